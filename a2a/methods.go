@@ -1,0 +1,84 @@
+package a2a
+
+// Method is a protocol operation, whatever its name in the caller's version.
+type Method uint8
+
+const (
+	MethodUnknown Method = iota
+	MethodSendMessage
+	MethodSendStreamingMessage
+	MethodGetTask
+	MethodListTasks
+	MethodCancelTask
+	MethodSubscribeToTask
+	MethodCreatePushConfig
+	MethodGetPushConfig
+	MethodListPushConfigs
+	MethodDeletePushConfig
+	MethodGetExtendedAgentCard
+)
+
+// Version is an A2A protocol version spoken on the wire.
+type Version uint8
+
+const (
+	// V03 is protocol 0.3: what a request without A2A-Version speaks.
+	V03 Version = iota
+	// V10 is protocol 1.0.
+	V10
+)
+
+func (v Version) String() string {
+	if v == V10 {
+		return "1.0"
+	}
+	return "0.3"
+}
+
+// ParseVersion reads the A2A-Version service parameter: empty means 0.3.
+func ParseVersion(s string) (Version, *Error) {
+	switch s {
+	case "", "0.3", "0.3.0":
+		return V03, nil
+	case "1.0", "1.0.0", "1":
+		return V10, nil
+	}
+	return V03, VersionNotSupported(s)
+}
+
+var methodNames = [...][2]string{ // index: Method; [V03, V10]
+	MethodSendMessage:          {"message/send", "SendMessage"},
+	MethodSendStreamingMessage: {"message/stream", "SendStreamingMessage"},
+	MethodGetTask:              {"tasks/get", "GetTask"},
+	MethodListTasks:            {"tasks/list", "ListTasks"},
+	MethodCancelTask:           {"tasks/cancel", "CancelTask"},
+	MethodSubscribeToTask:      {"tasks/resubscribe", "SubscribeToTask"},
+	MethodCreatePushConfig:     {"tasks/pushNotificationConfig/set", "CreateTaskPushNotificationConfig"},
+	MethodGetPushConfig:        {"tasks/pushNotificationConfig/get", "GetTaskPushNotificationConfig"},
+	MethodListPushConfigs:      {"tasks/pushNotificationConfig/list", "ListTaskPushNotificationConfigs"},
+	MethodDeletePushConfig:     {"tasks/pushNotificationConfig/delete", "DeleteTaskPushNotificationConfig"},
+	MethodGetExtendedAgentCard: {"agent/getAuthenticatedExtendedCard", "GetExtendedAgentCard"},
+}
+
+// LookupMethod finds a method by its name in version v.
+func LookupMethod(v Version, name string) Method {
+	for m, names := range methodNames {
+		if names[v] == name && name != "" {
+			return Method(m)
+		}
+	}
+	return MethodUnknown
+}
+
+// Name is the method's wire name in version v.
+func (m Method) Name(v Version) string {
+	if int(m) < len(methodNames) {
+		return methodNames[m][v]
+	}
+	return ""
+}
+
+// Streaming reports whether the method answers with an SSE stream.
+func (m Method) Streaming() bool {
+	return m == MethodSendStreamingMessage || m == MethodSubscribeToTask
+}
