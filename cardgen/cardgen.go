@@ -1,0 +1,278 @@
+// Package cardgen builds the Agent Card from configuration and serves it:
+// the card's bytes and ETag are computed once, at provision time, so a
+// request for the card only copies precomputed values (spec 1.0 §8).
+package cardgen
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"mime"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// ProtocolVersion is the A2A version the card's interface declares.
+const ProtocolVersion = "1.0"
+
+// Config is what the card says about the agent. Name, Description, Version
+// and URL are required.
+type Config struct {
+	Name        string
+	Description string
+	Version     string
+	// URL is the public URL of the JSON-RPC endpoint, from configuration:
+	// never derived from a request, whose Host header the caller controls.
+	URL              string
+	Provider         *a2a.AgentProvider
+	DocumentationURL string
+	IconURL          string
+	// DefaultInputModes and DefaultOutputModes are media types; empty means
+	// ["text/plain", "application/json"].
+	DefaultInputModes  []string
+	DefaultOutputModes []string
+	Skills             []a2a.AgentSkill
+	SecuritySchemes    map[string]a2a.SecurityScheme
+	// Security is the card's OR-list of requirements; every scheme a
+	// requirement names must be in SecuritySchemes.
+	Security []a2a.SecurityRequirement
+	// ExtendedCard says the agent answers GetExtendedAgentCard.
+	ExtendedCard bool
+}
+
+// defaultModes are the input and output modes of a card whose
+// configuration names none.
+var defaultModes = []string{"text/plain", "application/json"}
+
+// Build checks cfg and returns the card it describes. The error lists every
+// problem found, each naming its field by its name in the card (for example
+// `skills[1] ("get-weather").id`).
+//
+// The card gets copies of cfg's slices and maps, but shares what they hold
+// (a skill's tags, a scheme's flows): treat those as read-only afterwards.
+func Build(cfg Config) (*a2a.AgentCard, error) {
+	if err := validate(&cfg); err != nil {
+		return nil, err
+	}
+	inModes, outModes := cfg.DefaultInputModes, cfg.DefaultOutputModes
+	if len(inModes) == 0 {
+		inModes = defaultModes
+	}
+	if len(outModes) == 0 {
+		outModes = defaultModes
+	}
+	var provider *a2a.AgentProvider
+	if cfg.Provider != nil {
+		p := *cfg.Provider
+		provider = &p
+	}
+	return &a2a.AgentCard{
+		Name:        cfg.Name,
+		Description: cfg.Description,
+		SupportedInterfaces: []a2a.AgentInterface{{
+			URL:             cfg.URL,
+			ProtocolBinding: a2a.BindingJSONRPC,
+			ProtocolVersion: ProtocolVersion,
+		}},
+		Provider:         provider,
+		Version:          cfg.Version,
+		DocumentationURL: cfg.DocumentationURL,
+		Capabilities: a2a.AgentCapabilities{
+			Streaming:         ptr(true),
+			PushNotifications: ptr(false),
+			ExtendedAgentCard: ptr(cfg.ExtendedCard),
+		},
+		SecuritySchemes:      maps.Clone(cfg.SecuritySchemes),
+		SecurityRequirements: slices.Clone(cfg.Security),
+		DefaultInputModes:    slices.Clone(inModes),
+		DefaultOutputModes:   slices.Clone(outModes),
+		Skills:               slices.Clone(cfg.Skills),
+		IconURL:              cfg.IconURL,
+	}, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// problems collects configuration errors so that one run reports them all.
+type problems []error
+
+func (p *problems) add(field, format string, args ...any) {
+	*p = append(*p, fmt.Errorf("cardgen: %s: %w", field, fmt.Errorf(format, args...)))
+}
+
+func validate(cfg *Config) error {
+	var p problems
+	required(&p, "name", cfg.Name)
+	required(&p, "description", cfg.Description)
+	required(&p, "version", cfg.Version)
+	if required(&p, "url", cfg.URL) {
+		checkURL(&p, "url", cfg.URL)
+	}
+	if pr := cfg.Provider; pr != nil {
+		required(&p, "provider.organization", pr.Organization)
+		if required(&p, "provider.url", pr.URL) {
+			checkURL(&p, "provider.url", pr.URL)
+		}
+	}
+	optionalURL(&p, "documentationUrl", cfg.DocumentationURL)
+	optionalURL(&p, "iconUrl", cfg.IconURL)
+	checkModes(&p, "defaultInputModes", cfg.DefaultInputModes)
+	checkModes(&p, "defaultOutputModes", cfg.DefaultOutputModes)
+
+	// Sorted, so that the same configuration always gives the same error.
+	for _, name := range slices.Sorted(maps.Keys(cfg.SecuritySchemes)) {
+		checkScheme(&p, fmt.Sprintf("securitySchemes[%q]", name), name, cfg.SecuritySchemes[name])
+	}
+	checkRequirements(&p, "security", cfg.Security, cfg.SecuritySchemes)
+
+	seen := make(map[string]int, len(cfg.Skills))
+	for i, sk := range cfg.Skills {
+		field := fmt.Sprintf("skills[%d]", i)
+		if strings.TrimSpace(sk.ID) == "" {
+			p.add(field+".id", "required")
+		} else {
+			field += fmt.Sprintf(" (%q)", sk.ID)
+			if first, dup := seen[sk.ID]; dup {
+				p.add(field+".id", "duplicate of skills[%d]", first)
+			} else {
+				seen[sk.ID] = i
+			}
+		}
+		required(&p, field+".name", sk.Name)
+		required(&p, field+".description", sk.Description)
+		checkModes(&p, field+".inputModes", sk.InputModes)
+		checkModes(&p, field+".outputModes", sk.OutputModes)
+		checkRequirements(&p, field+".securityRequirements", sk.SecurityRequirements, cfg.SecuritySchemes)
+	}
+	return errors.Join(p...)
+}
+
+// required reports an empty (or blank) value and says whether it was set.
+func required(p *problems, field, v string) bool {
+	if strings.TrimSpace(v) == "" {
+		p.add(field, "required")
+		return false
+	}
+	return true
+}
+
+func optionalURL(p *problems, field, v string) {
+	if v != "" {
+		checkURL(p, field, v)
+	}
+}
+
+// checkURL wants an absolute http or https URL. Its messages do not repeat
+// a URL that carries credentials.
+func checkURL(p *problems, field, v string) {
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		p.add(field, "not a URL: %w", err)
+	case u.User != nil:
+		p.add(field, "must not carry credentials (user info)")
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		p.add(field, "%q is not an absolute http or https URL", v)
+	case u.Fragment != "":
+		p.add(field, "%q must not have a fragment", v)
+	}
+}
+
+func checkModes(p *problems, field string, modes []string) {
+	for i, m := range modes {
+		mt, _, err := mime.ParseMediaType(m)
+		// ParseMediaType also takes a bare token ("text"), as a
+		// Content-Disposition would be; a mode needs type/subtype.
+		if err == nil && !strings.Contains(mt, "/") {
+			err = errors.New("want type/subtype")
+		}
+		if err != nil {
+			p.add(fmt.Sprintf("%s[%d]", field, i), "%q is not a media type: %w", m, err)
+		}
+	}
+}
+
+var apiKeyLocations = []string{"header", "query", "cookie"}
+
+func checkScheme(p *problems, field, name string, s a2a.SecurityScheme) {
+	if strings.TrimSpace(name) == "" {
+		p.add(field, "a scheme needs a name")
+	}
+	switch s.Type {
+	case a2a.SchemeAPIKey:
+		if !slices.Contains(apiKeyLocations, s.Location) {
+			p.add(field+".location", "%q is not one of header, query, cookie", s.Location)
+		}
+		required(p, field+".name", s.Name)
+	case a2a.SchemeHTTPAuth:
+		required(p, field+".scheme", s.Scheme)
+	case a2a.SchemeOAuth2:
+		checkFlows(p, field+".flows", s.Flows)
+		optionalURL(p, field+".oauth2MetadataUrl", s.OAuth2MetadataURL)
+	case a2a.SchemeOpenIDConnect:
+		if required(p, field+".openIdConnectUrl", s.OpenIDConnectURL) {
+			checkURL(p, field+".openIdConnectUrl", s.OpenIDConnectURL)
+		}
+	case a2a.SchemeMutualTLS:
+		// The TLS handshake carries everything; nothing to declare.
+	default:
+		p.add(field, "unknown scheme type %d", s.Type)
+	}
+}
+
+// checkFlows wants exactly one flow (OAuthFlows is a oneof in 1.0) with the
+// URLs that flow requires.
+func checkFlows(p *problems, field string, f a2a.OAuthFlows) {
+	type flow struct {
+		name     string
+		flow     *a2a.OAuthFlow
+		needAuth bool // authorizationUrl
+		needDev  bool // deviceAuthorizationUrl
+		needTok  bool // tokenUrl
+	}
+	var set []flow
+	for _, fl := range []flow{
+		{"authorizationCode", f.AuthorizationCode, true, false, true},
+		{"clientCredentials", f.ClientCredentials, false, false, true},
+		{"deviceCode", f.DeviceCode, false, true, true},
+		{"implicit", f.Implicit, true, false, false},
+		{"password", f.Password, false, false, true},
+	} {
+		if fl.flow != nil {
+			set = append(set, fl)
+		}
+	}
+	if len(set) != 1 {
+		p.add(field, "exactly one flow is needed, got %d", len(set))
+	}
+	for _, fl := range set {
+		ff := field + "." + fl.name
+		urlField(p, ff+".authorizationUrl", fl.flow.AuthorizationURL, fl.needAuth)
+		urlField(p, ff+".deviceAuthorizationUrl", fl.flow.DeviceAuthorizationURL, fl.needDev)
+		urlField(p, ff+".tokenUrl", fl.flow.TokenURL, fl.needTok)
+		optionalURL(p, ff+".refreshUrl", fl.flow.RefreshURL)
+	}
+}
+
+func urlField(p *problems, field, v string, need bool) {
+	if need {
+		if required(p, field, v) {
+			checkURL(p, field, v)
+		}
+		return
+	}
+	optionalURL(p, field, v)
+}
+
+func checkRequirements(p *problems, field string, reqs []a2a.SecurityRequirement, schemes map[string]a2a.SecurityScheme) {
+	for i, req := range reqs {
+		for _, name := range slices.Sorted(maps.Keys(req)) {
+			if _, ok := schemes[name]; !ok {
+				p.add(fmt.Sprintf("%s[%d]", field, i), "scheme %q is not declared in securitySchemes", name)
+			}
+		}
+	}
+}

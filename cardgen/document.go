@@ -1,0 +1,198 @@
+package cardgen
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// DefaultMaxAge is how long clients and shared caches may reuse the card
+// before revalidating it (Cache-Control max-age), unless WithMaxAge says
+// otherwise.
+const DefaultMaxAge = 300 * time.Second
+
+// Option tunes NewDocument.
+type Option func(*settings)
+
+type settings struct {
+	maxAge time.Duration
+}
+
+// WithMaxAge sets the Cache-Control max-age, in whole seconds (a fraction
+// is dropped). Zero makes clients revalidate every time; negative is an
+// error.
+func WithMaxAge(d time.Duration) Option {
+	return func(s *settings) { s.maxAge = d }
+}
+
+// Document is an Agent Card ready to serve: its bytes and validators are
+// computed once, by NewDocument, and never change. It is safe for
+// concurrent use.
+type Document struct {
+	card *a2a.AgentCard
+	body []byte
+	// opaque is the entity-tag without quotes, what If-None-Match compares.
+	opaque string
+	// headers holds the values of a 200 answer, in header order; ServeHTTP
+	// copies them for each response (see there).
+	headers [numHeaders]string
+}
+
+// Indexes into Document.headers. A 304 answer sends only the first two.
+const (
+	hETag = iota
+	hCacheControl
+	hContentType
+	hContentLength
+	numHeaders
+)
+
+// headerKeys are in canonical form (textproto.CanonicalMIMEHeaderKey), so
+// they can index an http.Header directly.
+var headerKeys = [numHeaders]string{
+	hETag:          "Etag",
+	hCacheControl:  "Cache-Control",
+	hContentType:   "Content-Type",
+	hContentLength: "Content-Length",
+}
+
+// NewDocument encodes card (a2a.MarshalAgentCard: the union of the 1.0 and
+// 0.3 fields) and derives a strong ETag from the bytes. Document takes
+// ownership of card: do not modify it, or anything it refers to, afterwards.
+func NewDocument(card *a2a.AgentCard, opts ...Option) (*Document, error) {
+	if card == nil {
+		return nil, errors.New("cardgen: NewDocument: nil card")
+	}
+	s := settings{maxAge: DefaultMaxAge}
+	for _, o := range opts {
+		o(&s)
+	}
+	if s.maxAge < 0 {
+		return nil, fmt.Errorf("cardgen: max-age %s is negative", s.maxAge)
+	}
+	// A shallow copy: a later step (signing) sets fields on the served card
+	// without touching the caller's.
+	c := *card
+	body, err := a2a.MarshalAgentCard(&c)
+	if err != nil {
+		return nil, fmt.Errorf("cardgen: encoding agent card %q: %w", c.Name, err)
+	}
+	sum := sha256.Sum256(body)
+	opaque := base64.RawURLEncoding.EncodeToString(sum[:])
+	return &Document{
+		card:   &c,
+		body:   body,
+		opaque: opaque,
+		headers: [numHeaders]string{
+			hETag:          `"` + opaque + `"`,
+			hCacheControl:  "public, max-age=" + strconv.FormatInt(int64(s.maxAge/time.Second), 10),
+			hContentType:   "application/json",
+			hContentLength: strconv.Itoa(len(body)),
+		},
+	}, nil
+}
+
+// Card returns the card the document serves. It is shared: read-only.
+func (d *Document) Card() *a2a.AgentCard { return d.card }
+
+// ETag returns the strong entity-tag of the card's bytes, quoted as it
+// appears in the ETag header.
+func (d *Document) ETag() string { return d.headers[hETag] }
+
+// ServeHTTP answers GET and HEAD with the card, and with 304 Not Modified
+// when If-None-Match names the current ETag (RFC 9110 §13.1.2). Other
+// methods get 405 with Allow.
+func (d *Document) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	// One allocation holds every value. Sharing precomputed slices between
+	// responses would save it, but response-header rewriters (Caddy's
+	// `header` handler among them) edit value slices in place.
+	vals := new([numHeaders]string)
+	*vals = d.headers
+	h := w.Header()
+	if inm, ok := r.Header["If-None-Match"]; ok && matchesAny(inm, d.opaque) {
+		// A 304 carries the validators and cache directives, not the
+		// representation's own metadata (RFC 9110 §15.4.5).
+		h[headerKeys[hETag]] = vals[hETag : hETag+1 : hETag+1]
+		h[headerKeys[hCacheControl]] = vals[hCacheControl : hCacheControl+1 : hCacheControl+1]
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	for i, k := range headerKeys {
+		h[k] = vals[i : i+1 : i+1]
+	}
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(d.body)
+	}
+}
+
+// matchesAny evaluates If-None-Match field lines against the opaque part of
+// a strong ETag: true for "*" or for any listed entity-tag whose opaque part
+// is equal, weak (W/) or not, since If-None-Match uses the weak comparison.
+// A malformed member ends the scan, as net/http's own handling does.
+func matchesAny(lines []string, opaque string) bool {
+	for _, s := range lines {
+		for {
+			s = trimLeft(s)
+			if s == "" {
+				break
+			}
+			if s[0] == ',' {
+				s = s[1:]
+				continue
+			}
+			if s[0] == '*' {
+				return true
+			}
+			tag, rest, ok := scanETag(s)
+			if !ok {
+				break
+			}
+			if tag == opaque {
+				return true
+			}
+			s = rest
+		}
+	}
+	return false
+}
+
+// scanETag reads one entity-tag, [W/] DQUOTE *etagc DQUOTE, from the start
+// of s and returns its opaque part (without quotes) and the rest of s.
+func scanETag(s string) (opaque, rest string, ok bool) {
+	if len(s) >= 2 && s[0] == 'W' && s[1] == '/' {
+		s = s[2:]
+	}
+	if len(s) < 2 || s[0] != '"' {
+		return "", "", false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			return s[1:i], s[i+1:], true
+		case c == 0x21 || (c >= 0x23 && c <= 0x7E) || c >= 0x80: // etagc
+		default:
+			return "", "", false
+		}
+	}
+	return "", "", false
+}
+
+func trimLeft(s string) string {
+	for s != "" && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	return s
+}

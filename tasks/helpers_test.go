@@ -1,0 +1,141 @@
+package tasks_test
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+)
+
+// clock is a fake clock that moves only when told to.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// newManager returns a Manager on a fake clock with no janitor unless opts
+// asks for one, closed when the test ends.
+func newManager(t testing.TB, opts tasks.Options) (*tasks.Manager, *clock) {
+	t.Helper()
+	c := newClock()
+	if opts.Now == nil {
+		opts.Now = c.Now
+	}
+	if opts.SweepInterval == 0 {
+		opts.SweepInterval = -1
+	}
+	m := tasks.NewManager(opts)
+	t.Cleanup(m.Close)
+	return m, c
+}
+
+var msgSeq struct {
+	sync.Mutex
+	n int
+}
+
+func userMsg(text string) a2a.Message {
+	msgSeq.Lock()
+	msgSeq.n++
+	n := msgSeq.n
+	msgSeq.Unlock()
+	return a2a.Message{
+		MessageID: "msg-" + strconv.Itoa(n),
+		Role:      a2a.RoleUser,
+		Parts:     []a2a.Part{a2a.TextPart(text)},
+	}
+}
+
+func agentMsg(text string) *a2a.Message {
+	m := userMsg(text)
+	m.Role = a2a.RoleAgent
+	return &m
+}
+
+func mustCreate(t testing.TB, m *tasks.Manager, owner string, msg a2a.Message) *a2a.Task {
+	t.Helper()
+	task, err := m.Create(owner, msg, nil)
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	return task
+}
+
+func mustSetStatus(t testing.TB, m *tasks.Manager, id string, st a2a.TaskStatus) *a2a.Task {
+	t.Helper()
+	task, err := m.SetStatus(id, st)
+	if err != nil {
+		t.Fatalf("SetStatus(%s): %v", st.State, err)
+	}
+	return task
+}
+
+func mustGet(t testing.TB, m *tasks.Manager, owner, id string) *a2a.Task {
+	t.Helper()
+	task, err := m.Get(owner, id, nil)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	return task
+}
+
+// a2aCode returns err's protocol error code, or 0 when err is not an
+// *a2a.Error.
+func a2aCode(err error) int {
+	var e *a2a.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// recv returns the next event of sub, failing the test if none comes.
+func recv(t testing.TB, sub *tasks.Subscription) a2a.StreamResponse {
+	t.Helper()
+	select {
+	case ev, ok := <-sub.Events():
+		if !ok {
+			t.Fatalf("subscription closed (Err %v), want an event", sub.Err())
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+	}
+	return a2a.StreamResponse{}
+}
+
+// drain reports whether sub's channel is closed once its buffered events
+// are read, and how many there were.
+func drain(sub *tasks.Subscription) (n int, closed bool) {
+	for {
+		select {
+		case _, ok := <-sub.Events():
+			if !ok {
+				return n, true
+			}
+			n++
+		default:
+			return n, false
+		}
+	}
+}

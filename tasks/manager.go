@@ -1,0 +1,512 @@
+// Package tasks keeps A2A tasks: their lifecycle (spec 1.0 §4.1.3), a store
+// bounded by count and age, and the bus that feeds streams. The Manager is
+// the only type the server uses.
+//
+// Policies:
+//
+//   - Owners. Every read, cancel, subscribe and follow-up sees only the
+//     caller's own tasks; another owner's task answers exactly like an
+//     unknown one (TaskNotFound). Owner "" is the anonymous caller.
+//   - Full store. The store holds at most MaxTasks tasks. A new task makes
+//     room by evicting the terminal task updated longest ago. A running or
+//     interrupted task is never dropped: when every stored task is live,
+//     Create fails with an *a2a.Error (code -32603, reason
+//     RESOURCE_EXHAUSTED) that asks the client to retry later.
+//   - Age. A terminal task is evicted MaxAge after its last update. A live
+//     task not updated for MaxAge is moved to failed with an agent message
+//     saying it expired, its tracked context is canceled with cause
+//     ErrExpired and its streams end; it is evicted MaxAge later, so a
+//     client can still read why it failed. Ages are checked on every Create
+//     and by a janitor every SweepInterval.
+//   - Slow consumers. Publishing never blocks. A subscriber whose buffer of
+//     StreamBuffer events is full is dropped: its channel is closed and Err
+//     returns ErrSlowConsumer. It may subscribe again and gets the task's
+//     current state first.
+//   - Sharing. Tasks returned by the Manager and events on the bus share
+//     their messages, parts, artifacts and metadata with the store: callers
+//     may re-slice or replace a returned task's fields but must not modify
+//     what they point to. Likewise the Manager keeps the parts and metadata
+//     of messages and artifacts handed to it.
+package tasks
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+var (
+	// ErrTerminal reports an update of a task already in a terminal state,
+	// typically from a worker that finished after its task was canceled or
+	// expired. The task is left unchanged.
+	ErrTerminal = errors.New("tasks: task is in a terminal state")
+	// ErrTransition reports a status change the lifecycle does not allow.
+	ErrTransition = errors.New("tasks: state transition not allowed")
+	// ErrCanceled is the cause given to a tracked context when its task is
+	// canceled.
+	ErrCanceled = errors.New("tasks: task canceled")
+	// ErrExpired is the cause given to a tracked context when its task
+	// exceeds MaxAge without an update.
+	ErrExpired = errors.New("tasks: task expired")
+)
+
+// Options configure a Manager. Zero values take the defaults.
+type Options struct {
+	// MaxTasks bounds the number of stored tasks (default 10000).
+	MaxTasks int
+	// MaxAge bounds how long a task is kept after its last update
+	// (default 1h).
+	MaxAge time.Duration
+	// StreamBuffer is how many events each subscriber may fall behind
+	// before it is dropped (default 64).
+	StreamBuffer int
+	// SweepInterval is how often the janitor applies MaxAge (default
+	// MaxAge/10, between 1s and 1m). Negative: no janitor; ages are then
+	// applied on Create only.
+	SweepInterval time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Store keeps the tasks (default a MemoryStore bounded by MaxTasks and
+	// MaxAge).
+	Store Store
+}
+
+// Manager runs the task lifecycle on a Store and publishes every change on
+// a Bus. It holds no per-handler state, so one Manager can outlive config
+// reloads; the last user calls Close. It is safe for concurrent use.
+type Manager struct {
+	now    func() time.Time
+	maxAge time.Duration
+	store  Store
+	bus    *Bus
+	// expireFn is m.expire bound once, so that sweeping allocates nothing.
+	expireFn func(*Record)
+
+	trackMu  sync.Mutex
+	tracked  map[string]tracked
+	trackSeq uint64
+
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// tracked is the cancel function of a task's running work; seq tells one
+// Track call from a later one for the same task.
+type tracked struct {
+	cancel context.CancelCauseFunc
+	seq    uint64
+}
+
+// NewManager returns a Manager and starts its janitor.
+func NewManager(opts Options) *Manager {
+	if opts.MaxTasks <= 0 {
+		opts.MaxTasks = 10000
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = time.Hour
+	}
+	if opts.StreamBuffer <= 0 {
+		opts.StreamBuffer = 64
+	}
+	if opts.SweepInterval == 0 {
+		opts.SweepInterval = min(max(opts.MaxAge/10, time.Second), time.Minute)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Store == nil {
+		opts.Store = NewMemoryStore(opts.MaxTasks, opts.MaxAge)
+	}
+	m := &Manager{
+		now:     opts.Now,
+		maxAge:  opts.MaxAge,
+		store:   opts.Store,
+		bus:     NewBus(opts.StreamBuffer),
+		tracked: make(map[string]tracked),
+	}
+	m.expireFn = m.expire
+	if opts.SweepInterval > 0 {
+		m.stop, m.done = make(chan struct{}), make(chan struct{})
+		go m.janitor(opts.SweepInterval)
+	}
+	return m
+}
+
+// Close stops the janitor. Running tasks are not canceled: they finish and
+// their updates still apply. Close is idempotent.
+func (m *Manager) Close() {
+	m.closeOnce.Do(func() {
+		if m.stop != nil {
+			close(m.stop)
+			<-m.done
+		}
+	})
+}
+
+func (m *Manager) janitor(interval time.Duration) {
+	defer close(m.done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			m.store.Sweep(m.now(), m.expireFn)
+		}
+	}
+}
+
+// expire fails a live task that exceeded MaxAge; the store calls it with
+// exclusive access to rec.
+func (m *Manager) expire(rec *Record) {
+	msg := a2a.Message{
+		MessageID: newID(),
+		Role:      a2a.RoleAgent,
+		Parts:     []a2a.Part{a2a.TextPart(fmt.Sprintf("Task expired: no update for %s.", m.maxAge))},
+	}
+	m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &msg}, m.now())
+	m.cancelTracked(rec.Task.ID, ErrExpired)
+}
+
+// Create stores a new task for msg: a new id, the message's contextId or a
+// new one, the message (given that taskId and contextId) as its history,
+// status submitted, and the given metadata (the server keeps the task's
+// skill there). A message that names a task belongs to Continue.
+func (m *Manager) Create(owner string, msg a2a.Message, metadata map[string]any) (*a2a.Task, error) {
+	if msg.TaskID != "" {
+		return nil, a2a.InvalidParams("params.message.taskId",
+			"a new task cannot take a client-chosen id; taskId must name an existing task")
+	}
+	now := m.now()
+	m.store.Sweep(now, m.expireFn)
+	msg.TaskID = newID()
+	if msg.ContextID == "" {
+		msg.ContextID = newID()
+	}
+	rec := Record{
+		Owner:   owner,
+		Updated: now,
+		Task: a2a.Task{
+			ID:        msg.TaskID,
+			ContextID: msg.ContextID,
+			Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now},
+			History:   []a2a.Message{msg},
+			Metadata:  metadata,
+		},
+	}
+	if err := m.store.Insert(rec); err != nil {
+		return nil, err
+	}
+	return snapshot(&rec, -1, true), nil
+}
+
+// Continue adds a follow-up message to an interrupted (input-required or
+// auth-required) task and moves it to working. An unknown task, or another
+// owner's, is TaskNotFound; a terminal one UnsupportedOperation; a contextId
+// other than the task's InvalidParams.
+func (m *Manager) Continue(owner, taskID string, msg a2a.Message) (*a2a.Task, error) {
+	if msg.TaskID != "" && msg.TaskID != taskID {
+		return nil, a2a.InvalidParams("params.message.taskId", "does not name the task being continued")
+	}
+	var out *a2a.Task
+	err := m.store.Update(taskID, func(rec *Record) error {
+		if rec.Owner != owner {
+			return a2a.TaskNotFound(taskID)
+		}
+		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
+			return a2a.InvalidParams("params.message.contextId", "does not match the context of the task")
+		}
+		switch state := rec.Task.Status.State; {
+		case state.Terminal():
+			return a2a.UnsupportedOperation(fmt.Sprintf("task is in terminal state %s", state))
+		case !state.Interrupted():
+			return a2a.UnsupportedOperation(fmt.Sprintf(
+				"task is %s: only an input-required or auth-required task takes a follow-up message", state))
+		}
+		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
+		rec.Task.History = append(rec.Task.History, msg)
+		m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateWorking}, m.now())
+		out = snapshot(rec, -1, true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetStatus moves a task to st if the lifecycle allows it (see
+// CanTransition; ErrTerminal or ErrTransition otherwise), stamps st's
+// Timestamp if zero, appends st's message to the history and publishes a
+// status update, final when st is terminal or interrupted.
+func (m *Manager) SetStatus(taskID string, st a2a.TaskStatus) (*a2a.Task, error) {
+	var out *a2a.Task
+	err := m.store.Update(taskID, func(rec *Record) error {
+		if from := rec.Task.Status.State; !CanTransition(from, st.State) {
+			cause := ErrTransition
+			if from.Terminal() {
+				cause = ErrTerminal
+			}
+			return fmt.Errorf("tasks: set status of task %s from %s to %s: %w", taskID, from, st.State, cause)
+		}
+		m.apply(rec, st, m.now())
+		out = snapshot(rec, -1, true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// apply sets rec's status to st (a transition already checked), appends its
+// message to the history and publishes the change.
+func (m *Manager) apply(rec *Record, st a2a.TaskStatus, now time.Time) {
+	if st.Timestamp.IsZero() {
+		st.Timestamp = now
+	}
+	if st.Message != nil {
+		msg := *st.Message
+		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
+		rec.Task.History = append(rec.Task.History, msg)
+		// The status shares the history's copy instead of keeping another.
+		st.Message = &rec.Task.History[len(rec.Task.History)-1]
+	}
+	rec.Task.Status = st
+	rec.Updated = now
+	if m.bus.Active(rec.Task.ID) {
+		m.bus.Publish(rec.Task.ID, a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+			TaskID:    rec.Task.ID,
+			ContextID: rec.Task.ContextID,
+			Status:    st,
+			Final:     st.State.Terminal() || st.State.Interrupted(),
+		}})
+	}
+}
+
+// AddArtifact adds art to a task that is not terminal, replacing an
+// artifact with the same id, and publishes an artifact update. An empty
+// ArtifactID is given a new one.
+func (m *Manager) AddArtifact(taskID string, art a2a.Artifact) error {
+	if art.ArtifactID == "" {
+		art.ArtifactID = newID()
+	}
+	return m.store.Update(taskID, func(rec *Record) error {
+		if state := rec.Task.Status.State; state.Terminal() {
+			return fmt.Errorf("tasks: add artifact to task %s in state %s: %w", taskID, state, ErrTerminal)
+		}
+		arts := rec.Task.Artifacts
+		i := 0
+		for i < len(arts) && arts[i].ArtifactID != art.ArtifactID {
+			i++
+		}
+		if i < len(arts) {
+			// Snapshots share the slice: replace in a copy.
+			arts = append(arts[:0:0], arts...)
+			arts[i] = art
+		} else {
+			arts = append(arts, art)
+		}
+		rec.Task.Artifacts = arts
+		rec.Updated = m.now()
+		if m.bus.Active(taskID) {
+			m.bus.Publish(taskID, a2a.StreamResponse{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+				TaskID:    rec.Task.ID,
+				ContextID: rec.Task.ContextID,
+				Artifact:  art,
+				LastChunk: true,
+			}})
+		}
+		return nil
+	})
+}
+
+// Get returns a snapshot of the caller's task, with its last historyLength
+// messages (nil: all; 0: none).
+func (m *Manager) Get(owner, taskID string, historyLength *int32) (*a2a.Task, error) {
+	hl, err := historyLimit(historyLength)
+	if err != nil {
+		return nil, err
+	}
+	var out *a2a.Task
+	err = m.store.View(taskID, func(rec *Record) error {
+		if rec.Owner != owner {
+			return a2a.TaskNotFound(taskID)
+		}
+		out = snapshot(rec, hl, true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Track registers the cancel function of the work running for a task, so
+// that Cancel (or expiry) stops it. The returned untrack must be called when
+// the work ends. A task that is already terminal, or unknown, has cancel
+// called at once.
+func (m *Manager) Track(taskID string, cancel context.CancelCauseFunc) (untrack func()) {
+	m.trackMu.Lock()
+	m.trackSeq++
+	seq := m.trackSeq
+	m.tracked[taskID] = tracked{cancel: cancel, seq: seq}
+	m.trackMu.Unlock()
+	// A Cancel that ran before the registration found nothing to cancel;
+	// it changed the state first, so this sees it.
+	err := m.store.View(taskID, func(rec *Record) error {
+		switch state := rec.Task.Status.State; {
+		case state == a2a.TaskStateCanceled:
+			return ErrCanceled
+		case state.Terminal():
+			return ErrTerminal
+		}
+		return nil
+	})
+	if err != nil {
+		cancel(err)
+	}
+	return func() {
+		m.trackMu.Lock()
+		if t, ok := m.tracked[taskID]; ok && t.seq == seq {
+			delete(m.tracked, taskID)
+		}
+		m.trackMu.Unlock()
+	}
+}
+
+func (m *Manager) cancelTracked(taskID string, cause error) {
+	m.trackMu.Lock()
+	t, ok := m.tracked[taskID]
+	m.trackMu.Unlock()
+	if ok {
+		t.cancel(cause)
+	}
+}
+
+// Cancel moves the caller's task to canceled, publishes the final status
+// update and cancels its tracked work with cause ErrCanceled. A terminal
+// task is TaskNotCancelable.
+func (m *Manager) Cancel(owner, taskID string) (*a2a.Task, error) {
+	var out *a2a.Task
+	err := m.store.Update(taskID, func(rec *Record) error {
+		if rec.Owner != owner {
+			return a2a.TaskNotFound(taskID)
+		}
+		if state := rec.Task.Status.State; state.Terminal() {
+			return a2a.TaskNotCancelable(taskID, state)
+		}
+		m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateCanceled}, m.now())
+		m.cancelTracked(taskID, ErrCanceled)
+		out = snapshot(rec, -1, true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Subscribe returns a snapshot of the caller's task and a subscription to
+// its events from that snapshot on, with no event lost or repeated in
+// between. A terminal task is UnsupportedOperation. A subscription taken
+// while the task is interrupted stays open until the next final event,
+// after a follow-up message.
+func (m *Manager) Subscribe(owner, taskID string) (*a2a.Task, *Subscription, error) {
+	var (
+		snap *a2a.Task
+		sub  *Subscription
+	)
+	err := m.store.View(taskID, func(rec *Record) error {
+		if rec.Owner != owner {
+			return a2a.TaskNotFound(taskID)
+		}
+		if state := rec.Task.Status.State; state.Terminal() {
+			return a2a.UnsupportedOperation(fmt.Sprintf("task is in terminal state %s", state))
+		}
+		snap = snapshot(rec, -1, true)
+		sub = m.bus.Subscribe(taskID)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap, sub, nil
+}
+
+// Watch subscribes to the events of a task the caller has just created or
+// continued and already holds the state of. For a terminal task the
+// subscription is already closed; for an unknown task too, with Err
+// TaskNotFound.
+func (m *Manager) Watch(taskID string) *Subscription {
+	var sub *Subscription
+	err := m.store.View(taskID, func(rec *Record) error {
+		if !rec.Task.Status.State.Terminal() {
+			sub = m.bus.Subscribe(taskID)
+		}
+		return nil
+	})
+	if sub == nil {
+		return closedSubscription(err)
+	}
+	return sub
+}
+
+// newID returns a random (version 4) UUID. Filling a uuid.UUID in place
+// costs one allocation where uuid.NewString costs two.
+func newID() string {
+	var u uuid.UUID
+	rand.Read(u[:])         // never fails: crypto/rand crashes the program instead
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u.String()
+}
+
+// historyLimit validates a historyLength: -1 stands for "all".
+func historyLimit(historyLength *int32) (int, error) {
+	switch {
+	case historyLength == nil:
+		return -1, nil
+	case *historyLength < 0:
+		return 0, a2a.InvalidParams("params.historyLength",
+			fmt.Sprintf("must be a non-negative integer, got %d", *historyLength))
+	}
+	return int(*historyLength), nil
+}
+
+// snapshot returns a copy of rec's task with its last historyLength
+// messages (-1: all) and, if withArtifacts, its artifacts.
+func snapshot(rec *Record, historyLength int, withArtifacts bool) *a2a.Task {
+	t := new(a2a.Task)
+	snapshotInto(t, rec, historyLength, withArtifacts)
+	return t
+}
+
+func snapshotInto(t *a2a.Task, rec *Record, historyLength int, withArtifacts bool) {
+	*t = rec.Task
+	// Full slice expressions cap the copies, so that appending to them
+	// never writes into the store's arrays.
+	h := rec.Task.History
+	switch {
+	case historyLength == 0 || len(h) == 0:
+		t.History = nil
+	case historyLength > 0 && historyLength < len(h):
+		t.History = h[len(h)-historyLength : len(h) : len(h)]
+	default:
+		t.History = h[:len(h):len(h)]
+	}
+	if a := rec.Task.Artifacts; withArtifacts && len(a) > 0 {
+		t.Artifacts = a[:len(a):len(a)]
+	} else {
+		t.Artifacts = nil
+	}
+}

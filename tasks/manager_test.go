@@ -1,0 +1,486 @@
+package tasks_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+)
+
+func TestCreate(t *testing.T) {
+	m, clk := newManager(t, tasks.Options{})
+	msg := userMsg("hello")
+	task := mustCreate(t, m, "alice", msg)
+
+	if task.ID == "" || task.ContextID == "" || task.ID == task.ContextID {
+		t.Fatalf("ids: task %q context %q", task.ID, task.ContextID)
+	}
+	if task.Status.State != a2a.TaskStateSubmitted || !task.Status.Timestamp.Equal(clk.Now()) || task.Status.Message != nil {
+		t.Errorf("status = %+v, want submitted at %v", task.Status, clk.Now())
+	}
+	want := msg
+	want.TaskID, want.ContextID = task.ID, task.ContextID
+	if !reflect.DeepEqual(task.History, []a2a.Message{want}) {
+		t.Errorf("history = %+v, want [%+v]", task.History, want)
+	}
+	if !reflect.DeepEqual(mustGet(t, m, "alice", task.ID), task) {
+		t.Error("Get differs from what Create returned")
+	}
+
+	// The context is kept across the tasks of a conversation.
+	next := userMsg("and then?")
+	next.ContextID = task.ContextID
+	task2 := mustCreate(t, m, "alice", next)
+	if task2.ContextID != task.ContextID || task2.ID == task.ID {
+		t.Errorf("second task: id %q context %q, want a new id in context %q", task2.ID, task2.ContextID, task.ContextID)
+	}
+
+	// A client-chosen task id does not make a task.
+	withID := userMsg("x")
+	withID.TaskID = "client-id"
+	if _, err := m.Create("alice", withID, nil); a2aCode(err) != a2a.CodeInvalidParams {
+		t.Errorf("Create with taskId: err = %v, want InvalidParams", err)
+	}
+}
+
+func TestSetStatusTransitions(t *testing.T) {
+	tests := []struct {
+		name    string
+		path    []a2a.TaskState // reached with SetStatus from submitted
+		to      a2a.TaskState
+		wantErr error
+	}{
+		{"submitted to working", nil, a2a.TaskStateWorking, nil},
+		{"submitted to completed", nil, a2a.TaskStateCompleted, nil},
+		{"submitted to rejected", nil, a2a.TaskStateRejected, nil},
+		{"submitted to input-required", nil, a2a.TaskStateInputRequired, nil},
+		{"submitted to submitted", nil, a2a.TaskStateSubmitted, tasks.ErrTransition},
+		{"submitted to unspecified", nil, a2a.TaskStateUnspecified, tasks.ErrTransition},
+		{"working to working (progress)", []a2a.TaskState{a2a.TaskStateWorking}, a2a.TaskStateWorking, nil},
+		{"working to completed", []a2a.TaskState{a2a.TaskStateWorking}, a2a.TaskStateCompleted, nil},
+		{"working to failed", []a2a.TaskState{a2a.TaskStateWorking}, a2a.TaskStateFailed, nil},
+		{"working to auth-required", []a2a.TaskState{a2a.TaskStateWorking}, a2a.TaskStateAuthRequired, nil},
+		{"working to submitted", []a2a.TaskState{a2a.TaskStateWorking}, a2a.TaskStateSubmitted, tasks.ErrTransition},
+		{"input-required to working", []a2a.TaskState{a2a.TaskStateInputRequired}, a2a.TaskStateWorking, nil},
+		{"input-required to canceled", []a2a.TaskState{a2a.TaskStateInputRequired}, a2a.TaskStateCanceled, nil},
+		{"input-required to completed", []a2a.TaskState{a2a.TaskStateInputRequired}, a2a.TaskStateCompleted, tasks.ErrTransition},
+		{"auth-required to auth-required", []a2a.TaskState{a2a.TaskStateAuthRequired}, a2a.TaskStateAuthRequired, tasks.ErrTransition},
+		{"completed to working", []a2a.TaskState{a2a.TaskStateCompleted}, a2a.TaskStateWorking, tasks.ErrTerminal},
+		{"completed to completed", []a2a.TaskState{a2a.TaskStateCompleted}, a2a.TaskStateCompleted, tasks.ErrTerminal},
+		{"failed to working", []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateFailed}, a2a.TaskStateWorking, tasks.ErrTerminal},
+		{"canceled to completed", []a2a.TaskState{a2a.TaskStateCanceled}, a2a.TaskStateCompleted, tasks.ErrTerminal},
+		{"rejected to failed", []a2a.TaskState{a2a.TaskStateRejected}, a2a.TaskStateFailed, tasks.ErrTerminal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, _ := newManager(t, tasks.Options{})
+			task := mustCreate(t, m, "", userMsg("go"))
+			for _, s := range tt.path {
+				mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: s})
+			}
+			before := mustGet(t, m, "", task.ID)
+			got, err := m.SetStatus(task.ID, a2a.TaskStatus{State: tt.to, Message: agentMsg("late")})
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("SetStatus(%s) err = %v, want %v", tt.to, err, tt.wantErr)
+			}
+			after := mustGet(t, m, "", task.ID)
+			if err != nil {
+				if got != nil {
+					t.Error("a failed SetStatus returned a task")
+				}
+				if !reflect.DeepEqual(after, before) {
+					t.Errorf("a refused transition changed the task:\n%+v\nwas\n%+v", after, before)
+				}
+				return
+			}
+			if got.Status.State != tt.to || after.Status.State != tt.to {
+				t.Errorf("state = %s (returned) %s (stored), want %s", got.Status.State, after.Status.State, tt.to)
+			}
+		})
+	}
+}
+
+func TestSetStatusUnknownTask(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{})
+	if _, err := m.SetStatus("nope", a2a.TaskStatus{State: a2a.TaskStateWorking}); a2aCode(err) != a2a.CodeTaskNotFound {
+		t.Errorf("err = %v, want TaskNotFound", err)
+	}
+}
+
+func TestSetStatusMessageAndTimestamp(t *testing.T) {
+	m, clk := newManager(t, tasks.Options{})
+	task := mustCreate(t, m, "", userMsg("question"))
+
+	clk.Advance(time.Second)
+	reply := agentMsg("answer")
+	got := mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: reply})
+
+	if !got.Status.Timestamp.Equal(clk.Now()) {
+		t.Errorf("timestamp = %v, want %v (stamped)", got.Status.Timestamp, clk.Now())
+	}
+	if len(got.History) != 2 {
+		t.Fatalf("history has %d messages, want 2", len(got.History))
+	}
+	stored := got.History[1]
+	if stored.TaskID != task.ID || stored.ContextID != task.ContextID || stored.MessageID != reply.MessageID {
+		t.Errorf("history[1] = %+v, want the reply with the task's ids", stored)
+	}
+	if !reflect.DeepEqual(*got.Status.Message, stored) {
+		t.Errorf("status message %+v differs from history %+v", *got.Status.Message, stored)
+	}
+	if reply.TaskID != "" {
+		t.Error("SetStatus modified the caller's message")
+	}
+
+	// A timestamp given by the caller is kept.
+	task2 := mustCreate(t, m, "", userMsg("q"))
+	at := clk.Now().Add(-time.Minute)
+	if got := mustSetStatus(t, m, task2.ID, a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: at}); !got.Status.Timestamp.Equal(at) {
+		t.Errorf("timestamp = %v, want the given %v", got.Status.Timestamp, at)
+	}
+}
+
+func TestContinue(t *testing.T) {
+	tests := []struct {
+		name     string
+		owner    string
+		path     []a2a.TaskState
+		taskID   string // "" continues the task itself; "unknown" another id
+		msgCtx   string // "task": the task's own context
+		msgTask  string // "task": the task's own id
+		wantCode int    // 0: success
+	}{
+		{name: "input-required", path: []a2a.TaskState{a2a.TaskStateInputRequired}},
+		{name: "auth-required", path: []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateAuthRequired}},
+		{name: "with own context and task ids", path: []a2a.TaskState{a2a.TaskStateInputRequired}, msgCtx: "task", msgTask: "task"},
+		{name: "context mismatch", path: []a2a.TaskState{a2a.TaskStateInputRequired}, msgCtx: "other", wantCode: a2a.CodeInvalidParams},
+		{name: "task id mismatch", path: []a2a.TaskState{a2a.TaskStateInputRequired}, msgTask: "other", wantCode: a2a.CodeInvalidParams},
+		{name: "completed", path: []a2a.TaskState{a2a.TaskStateCompleted}, wantCode: a2a.CodeUnsupportedOperation},
+		{name: "canceled", path: []a2a.TaskState{a2a.TaskStateCanceled}, wantCode: a2a.CodeUnsupportedOperation},
+		{name: "still working", path: []a2a.TaskState{a2a.TaskStateWorking}, wantCode: a2a.CodeUnsupportedOperation},
+		{name: "submitted", wantCode: a2a.CodeUnsupportedOperation},
+		{name: "another owner's", owner: "mallory", path: []a2a.TaskState{a2a.TaskStateInputRequired}, wantCode: a2a.CodeTaskNotFound},
+		{name: "unknown", taskID: "unknown", wantCode: a2a.CodeTaskNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, clk := newManager(t, tasks.Options{})
+			task := mustCreate(t, m, "alice", userMsg("book a table"))
+			for _, s := range tt.path {
+				mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: s, Message: agentMsg("for how many?")})
+			}
+			before := mustGet(t, m, "alice", task.ID)
+			owner, id := "alice", task.ID
+			if tt.owner != "" {
+				owner = tt.owner
+			}
+			if tt.taskID != "" {
+				id = tt.taskID
+			}
+			msg := userMsg("four")
+			switch tt.msgCtx {
+			case "task":
+				msg.ContextID = task.ContextID
+			case "other":
+				msg.ContextID = "another-context"
+			}
+			switch tt.msgTask {
+			case "task":
+				msg.TaskID = task.ID
+			case "other":
+				msg.TaskID = "another-task"
+			}
+			clk.Advance(time.Second)
+
+			got, err := m.Continue(owner, id, msg)
+			if tt.wantCode != 0 {
+				if a2aCode(err) != tt.wantCode {
+					t.Fatalf("err = %v, want code %d", err, tt.wantCode)
+				}
+				if after := mustGet(t, m, "alice", task.ID); !reflect.DeepEqual(after, before) {
+					t.Error("a refused follow-up changed the task")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Continue: %v", err)
+			}
+			if got.Status.State != a2a.TaskStateWorking || !got.Status.Timestamp.Equal(clk.Now()) {
+				t.Errorf("status = %+v, want working now", got.Status)
+			}
+			last := got.History[len(got.History)-1]
+			if len(got.History) != len(before.History)+1 || last.MessageID != msg.MessageID ||
+				last.TaskID != task.ID || last.ContextID != task.ContextID {
+				t.Errorf("history = %+v, want the follow-up appended with the task's ids", got.History)
+			}
+		})
+	}
+}
+
+func TestHistoryLength(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{})
+	task := mustCreate(t, m, "", userMsg("one"))
+	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateWorking, Message: agentMsg("two")})
+	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: agentMsg("three")})
+	full := mustGet(t, m, "", task.ID)
+	if len(full.History) != 3 {
+		t.Fatalf("history has %d messages, want 3", len(full.History))
+	}
+
+	tests := []struct {
+		name     string
+		length   *int32
+		want     []a2a.Message
+		wantCode int
+	}{
+		{"unset: all", nil, full.History, 0},
+		{"zero: omitted", ptr[int32](0), nil, 0},
+		{"one: the last", ptr[int32](1), full.History[2:], 0},
+		{"two: the last two", ptr[int32](2), full.History[1:], 0},
+		{"more than there is: all", ptr[int32](10), full.History, 0},
+		{"negative: invalid", ptr[int32](-1), nil, a2a.CodeInvalidParams},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := m.Get("", task.ID, tt.length)
+			if a2aCode(err) != tt.wantCode {
+				t.Fatalf("err = %v, want code %d", err, tt.wantCode)
+			}
+			if err != nil {
+				return
+			}
+			if !reflect.DeepEqual(got.History, tt.want) {
+				t.Errorf("history = %+v, want %+v", got.History, tt.want)
+			}
+			if got.Status.Message == nil {
+				t.Error("the status message went with the history")
+			}
+		})
+	}
+}
+
+// A snapshot is the caller's: later updates do not show through it, and
+// appending to it does not reach the store.
+func TestSnapshotIsolation(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{})
+	task := mustCreate(t, m, "", userMsg("one"))
+	if err := m.AddArtifact(task.ID, a2a.Artifact{ArtifactID: "a", Name: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	snap := mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateWorking, Message: agentMsg("two")})
+
+	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateWorking, Message: agentMsg("three")})
+	if err := m.AddArtifact(task.ID, a2a.Artifact{ArtifactID: "a", Name: "replaced"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.History) != 2 || snap.Artifacts[0].Name != "first" {
+		t.Errorf("snapshot changed: %d messages, artifact %q", len(snap.History), snap.Artifacts[0].Name)
+	}
+
+	snap.History = append(snap.History, *agentMsg("injected"))
+	snap.Artifacts = append(snap.Artifacts, a2a.Artifact{ArtifactID: "b"})
+	now := mustGet(t, m, "", task.ID)
+	if len(now.History) != 3 || now.History[2].Parts[0].Text != "three" || len(now.Artifacts) != 1 || now.Artifacts[0].Name != "replaced" {
+		t.Errorf("store changed by appending to a snapshot: %+v", now)
+	}
+}
+
+func TestAddArtifact(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{})
+	task := mustCreate(t, m, "", userMsg("go"))
+	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateWorking})
+
+	for _, a := range []a2a.Artifact{
+		{ArtifactID: "a", Name: "one", Parts: []a2a.Part{a2a.TextPart("1")}},
+		{ArtifactID: "b", Name: "two"},
+		{ArtifactID: "a", Name: "one again"}, // replaces "a" in place
+		{Name: "no id"},
+	} {
+		if err := m.AddArtifact(task.ID, a); err != nil {
+			t.Fatalf("AddArtifact(%q): %v", a.Name, err)
+		}
+	}
+	got := mustGet(t, m, "", task.ID).Artifacts
+	if len(got) != 3 || got[0].Name != "one again" || got[1].Name != "two" || got[2].Name != "no id" || got[2].ArtifactID == "" {
+		t.Fatalf("artifacts = %+v", got)
+	}
+
+	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
+	if err := m.AddArtifact(task.ID, a2a.Artifact{ArtifactID: "c"}); !errors.Is(err, tasks.ErrTerminal) {
+		t.Errorf("AddArtifact to a completed task: err = %v, want ErrTerminal", err)
+	}
+	if err := m.AddArtifact("nope", a2a.Artifact{}); a2aCode(err) != a2a.CodeTaskNotFound {
+		t.Errorf("AddArtifact to an unknown task: err = %v, want TaskNotFound", err)
+	}
+}
+
+// Another owner's task answers every call exactly like an unknown task.
+func TestOwnerIsolation(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{})
+	task := mustCreate(t, m, "alice", userMsg("secret"))
+	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired})
+	notFound := a2a.TaskNotFound(task.ID)
+
+	for _, owner := range []string{"bob", "", "Alice", "alice "} {
+		calls := map[string]error{}
+		_, calls["Get"] = m.Get(owner, task.ID, nil)
+		_, calls["Cancel"] = m.Cancel(owner, task.ID)
+		_, _, calls["Subscribe"] = m.Subscribe(owner, task.ID)
+		_, calls["Continue"] = m.Continue(owner, task.ID, userMsg("let me in"))
+		for name, err := range calls {
+			if !reflect.DeepEqual(err, error(notFound)) {
+				t.Errorf("%s as %q: err = %#v, want %#v", name, owner, err, notFound)
+			}
+		}
+		resp, err := m.List(owner, &a2a.ListTasksRequest{ContextID: task.ContextID})
+		if err != nil || len(resp.Tasks) != 0 || resp.TotalSize != 0 {
+			t.Errorf("List as %q = %+v, %v; want nothing", owner, resp, err)
+		}
+	}
+	if got := mustGet(t, m, "alice", task.ID); got.Status.State != a2a.TaskStateInputRequired {
+		t.Errorf("the owner's task changed: %s", got.Status.State)
+	}
+	resp, err := m.List("alice", nil)
+	if err != nil || resp.TotalSize != 1 || resp.Tasks[0].ID != task.ID {
+		t.Errorf("List as the owner = %+v, %v", resp, err)
+	}
+}
+
+// A Cancel during a run cancels the tracked context; the worker's late
+// updates then fail without changing the task.
+func TestCancelDuringRun(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{})
+	task := mustCreate(t, m, "alice", userMsg("long job"))
+	_, sub, err := m.Subscribe("alice", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	untrack := m.Track(task.ID, cancel)
+	started := make(chan struct{})
+	workerErrs := make(chan error, 2)
+	go func() {
+		defer untrack()
+		if _, err := m.SetStatus(task.ID, a2a.TaskStatus{State: a2a.TaskStateWorking}); err != nil {
+			workerErrs <- err
+			return
+		}
+		close(started)
+		<-ctx.Done() // the upstream call sees the cancel
+		workerErrs <- m.AddArtifact(task.ID, a2a.Artifact{ArtifactID: "partial"})
+		_, err := m.SetStatus(task.ID, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentMsg("upstream call canceled")})
+		workerErrs <- err
+	}()
+	<-started
+
+	canceled, err := m.Cancel("alice", task.ID)
+	if err != nil {
+		t.Fatalf("Cancel: %v", err)
+	}
+	if canceled.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("Cancel returned state %s", canceled.Status.State)
+	}
+	for range 2 {
+		if err := <-workerErrs; !errors.Is(err, tasks.ErrTerminal) {
+			t.Errorf("late worker update: err = %v, want ErrTerminal", err)
+		}
+	}
+	if cause := context.Cause(ctx); !errors.Is(cause, tasks.ErrCanceled) {
+		t.Errorf("context cause = %v, want ErrCanceled", cause)
+	}
+	if got := mustGet(t, m, "alice", task.ID); !reflect.DeepEqual(got, canceled) {
+		t.Errorf("late updates changed the canceled task:\n%+v\nwant\n%+v", got, canceled)
+	}
+
+	if ev := recv(t, sub); ev.StatusUpdate == nil || ev.StatusUpdate.Status.State != a2a.TaskStateWorking {
+		t.Errorf("first event = %+v, want working", ev)
+	}
+	ev := recv(t, sub)
+	if ev.StatusUpdate == nil || ev.StatusUpdate.Status.State != a2a.TaskStateCanceled || !ev.StatusUpdate.Final {
+		t.Errorf("second event = %+v, want final canceled", ev)
+	}
+	if n, closed := drain(sub); n != 0 || !closed || sub.Err() != nil {
+		t.Errorf("after the final event: %d more events, closed %v, err %v", n, closed, sub.Err())
+	}
+
+	if _, err := m.Cancel("alice", task.ID); a2aCode(err) != a2a.CodeTaskNotCancelable {
+		t.Errorf("second Cancel: err = %v, want TaskNotCancelable", err)
+	}
+}
+
+func TestCancelStates(t *testing.T) {
+	tests := []struct {
+		path     []a2a.TaskState
+		wantCode int
+	}{
+		{nil, 0},
+		{[]a2a.TaskState{a2a.TaskStateWorking}, 0},
+		{[]a2a.TaskState{a2a.TaskStateInputRequired}, 0},
+		{[]a2a.TaskState{a2a.TaskStateAuthRequired}, 0},
+		{[]a2a.TaskState{a2a.TaskStateCompleted}, a2a.CodeTaskNotCancelable},
+		{[]a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateFailed}, a2a.CodeTaskNotCancelable},
+		{[]a2a.TaskState{a2a.TaskStateRejected}, a2a.CodeTaskNotCancelable},
+	}
+	for _, tt := range tests {
+		name := "submitted"
+		if len(tt.path) > 0 {
+			name = tt.path[len(tt.path)-1].String()
+		}
+		t.Run(name, func(t *testing.T) {
+			m, _ := newManager(t, tasks.Options{})
+			task := mustCreate(t, m, "", userMsg("x"))
+			for _, s := range tt.path {
+				mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: s})
+			}
+			got, err := m.Cancel("", task.ID)
+			if a2aCode(err) != tt.wantCode {
+				t.Fatalf("err = %v, want code %d", err, tt.wantCode)
+			}
+			if err == nil && got.Status.State != a2a.TaskStateCanceled {
+				t.Errorf("state = %s, want canceled", got.Status.State)
+			}
+		})
+	}
+}
+
+// Work tracked only after its task was canceled is canceled at once.
+func TestTrackAfterCancel(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{})
+	task := mustCreate(t, m, "", userMsg("x"))
+	if _, err := m.Cancel("", task.ID); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer m.Track(task.ID, cancel)()
+	if !errors.Is(context.Cause(ctx), tasks.ErrCanceled) {
+		t.Errorf("cause = %v, want ErrCanceled", context.Cause(ctx))
+	}
+}
+
+// Untracked work is no longer canceled, and an old untrack does not remove
+// newer work of the same task.
+func TestUntrack(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{})
+	task := mustCreate(t, m, "", userMsg("x"))
+
+	ctx1, cancel1 := context.WithCancelCause(context.Background())
+	untrack1 := m.Track(task.ID, cancel1)
+	ctx2, cancel2 := context.WithCancelCause(context.Background())
+	untrack2 := m.Track(task.ID, cancel2) // a follow-up's run replaces the first
+	untrack1()
+	if _, err := m.Cancel("", task.ID); err != nil {
+		t.Fatal(err)
+	}
+	untrack2()
+	if ctx1.Err() != nil {
+		t.Error("untracked work was canceled")
+	}
+	if !errors.Is(context.Cause(ctx2), tasks.ErrCanceled) {
+		t.Errorf("tracked work: cause = %v, want ErrCanceled", context.Cause(ctx2))
+	}
+}

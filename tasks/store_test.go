@@ -1,0 +1,145 @@
+package tasks_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+)
+
+func exists(m *tasks.Manager, id string) bool {
+	_, err := m.Get("", id, nil)
+	return err == nil
+}
+
+// A full store evicts terminal tasks, least recently updated first, and
+// refuses a new task rather than drop a live one.
+func TestEvictionOrder(t *testing.T) {
+	m, clk := newManager(t, tasks.Options{MaxTasks: 3})
+	a := mustCreate(t, m, "", userMsg("a"))
+	b := mustCreate(t, m, "", userMsg("b"))
+	c := mustCreate(t, m, "", userMsg("c"))
+	clk.Advance(time.Second)
+	mustSetStatus(t, m, b.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
+	clk.Advance(time.Second)
+	mustSetStatus(t, m, a.ID, a2a.TaskStatus{State: a2a.TaskStateFailed})
+	mustSetStatus(t, m, c.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired})
+
+	d := mustCreate(t, m, "", userMsg("d"))
+	if exists(m, b.ID) || !exists(m, a.ID) {
+		t.Fatalf("after d: b kept %v, a kept %v; want b (the older terminal task) evicted", exists(m, b.ID), exists(m, a.ID))
+	}
+	e := mustCreate(t, m, "", userMsg("e"))
+	if exists(m, a.ID) {
+		t.Fatal("after e: a kept, want it evicted")
+	}
+
+	// c (interrupted), d and e (submitted) are live: no room.
+	_, err := m.Create("", userMsg("f"), nil)
+	var ae *a2a.Error
+	if !errors.As(err, &ae) || ae.Code != a2a.CodeInternalError || ae.Reason != "RESOURCE_EXHAUSTED" ||
+		!strings.Contains(ae.Description, "retry later") {
+		t.Fatalf("Create in a store full of live tasks: err = %#v, want a retry-later error", err)
+	}
+	for _, task := range []*a2a.Task{c, d, e} {
+		if !exists(m, task.ID) {
+			t.Errorf("live task %s was dropped", task.History[0].Parts[0].Text)
+		}
+	}
+
+	// Once one finishes there is room again.
+	mustSetStatus(t, m, d.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
+	mustCreate(t, m, "", userMsg("g"))
+	if exists(m, d.ID) {
+		t.Error("d was not evicted for g")
+	}
+}
+
+// MaxAge is measured from the last update. Terminal tasks are evicted; live
+// ones are failed (their work canceled, their streams ended) and evicted a
+// MaxAge later.
+func TestAgeExpiry(t *testing.T) {
+	const maxAge = time.Hour
+	m, clk := newManager(t, tasks.Options{MaxAge: maxAge})
+
+	done := mustCreate(t, m, "", userMsg("done"))
+	mustSetStatus(t, m, done.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
+	waiting := mustCreate(t, m, "", userMsg("waiting"))
+	mustSetStatus(t, m, waiting.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired})
+	_, sub, err := m.Subscribe("", waiting.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := mustCreate(t, m, "", userMsg("running"))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer m.Track(running.ID, cancel)()
+
+	clk.Advance(maxAge / 2)
+	mustSetStatus(t, m, running.ID, a2a.TaskStatus{State: a2a.TaskStateWorking}) // refreshes its age
+	if err := m.AddArtifact(running.ID, a2a.Artifact{ArtifactID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(maxAge / 2)
+	mustCreate(t, m, "", userMsg("tick")) // Create applies the ages
+	if !exists(m, done.ID) {
+		t.Fatal("a task exactly MaxAge old was evicted")
+	}
+
+	clk.Advance(time.Second)
+	mustCreate(t, m, "", userMsg("tick"))
+	if exists(m, done.ID) {
+		t.Error("a terminal task older than MaxAge is still there")
+	}
+	got := mustGet(t, m, "", waiting.ID)
+	if got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil ||
+		!strings.Contains(got.Status.Message.Parts[0].Text, "expired") || !got.Status.Timestamp.Equal(clk.Now()) {
+		t.Errorf("expired interrupted task: status %+v, want failed now with an expiry message", got.Status)
+	}
+	if ev := recv(t, sub); ev.StatusUpdate == nil || ev.StatusUpdate.Status.State != a2a.TaskStateFailed || !ev.StatusUpdate.Final {
+		t.Errorf("subscriber got %+v, want the final failed update", ev)
+	}
+	if _, closed := drain(sub); !closed {
+		t.Error("the expired task's stream is still open")
+	}
+	if got := mustGet(t, m, "", running.ID); got.Status.State != a2a.TaskStateWorking || ctx.Err() != nil {
+		t.Errorf("a task updated half a MaxAge ago was expired (%s, ctx %v)", got.Status.State, ctx.Err())
+	}
+
+	clk.Advance(maxAge / 2)
+	mustCreate(t, m, "", userMsg("tick"))
+	if got := mustGet(t, m, "", running.ID); got.Status.State != a2a.TaskStateFailed {
+		t.Errorf("running task after MaxAge without update: %s, want failed", got.Status.State)
+	}
+	if !errors.Is(context.Cause(ctx), tasks.ErrExpired) {
+		t.Errorf("running task's context: cause %v, want ErrExpired", context.Cause(ctx))
+	}
+	if _, err := m.SetStatus(running.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted}); !errors.Is(err, tasks.ErrTerminal) {
+		t.Errorf("late completion of an expired task: err = %v, want ErrTerminal", err)
+	}
+	if !exists(m, waiting.ID) {
+		t.Error("the expired task was evicted before a second MaxAge")
+	}
+	clk.Advance(maxAge/2 + time.Second)
+	mustCreate(t, m, "", userMsg("tick"))
+	if exists(m, waiting.ID) {
+		t.Error("the expired task is still there a MaxAge after it failed")
+	}
+}
+
+// The janitor applies ages without any request coming in.
+func TestJanitor(t *testing.T) {
+	m, clk := newManager(t, tasks.Options{MaxAge: time.Minute, SweepInterval: time.Millisecond})
+	task := mustCreate(t, m, "", userMsg("forgotten"))
+	_, sub, err := m.Subscribe("", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Minute)
+	if ev := recv(t, sub); ev.StatusUpdate == nil || ev.StatusUpdate.Status.State != a2a.TaskStateFailed {
+		t.Errorf("event = %+v, want failed", ev)
+	}
+}

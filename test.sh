@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every test of caddy-a2a on a fresh machine: formatting and vet, the
+# unit and integration tests with the race detector (a real Caddy in front
+# of a real upstream on loopback), the interop suites against the official
+# Go and JavaScript A2A SDKs, a smoke run of every benchmark, and the xcaddy
+# build that xcaddy.Dockerfile performs.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	echo "== installing Node.js and npm (interop/js needs them)"
+	apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+fi
+
+echo "== modules"
+go mod download
+(cd interop && go mod download)
+(cd interop/js && npm ci --no-audit --no-fund --loglevel=error)
+
+echo "== gofmt and vet"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './interop/js/*'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change: $unformatted" >&2
+	exit 1
+fi
+go vet ./...
+(cd interop && go vet ./...)
+
+echo "== tests"
+go test -race -count=1 ./...
+echo "== interop (official Go and JavaScript SDK clients)"
+(cd interop && go test -race -count=1 ./...)
+
+echo "== benchmarks (smoke: one iteration each)"
+go test -run '^$' -bench . -benchtime 1x ./... >/dev/null
+
+echo "== xcaddy build"
+.ci/xcaddy-build
