@@ -1,5 +1,7 @@
 package a2a
 
+import "strings"
+
 // Method is a protocol operation, whatever its name in the caller's version.
 type Method uint8
 
@@ -35,12 +37,19 @@ func (v Version) String() string {
 	return "0.3"
 }
 
-// ParseVersion reads the A2A-Version service parameter: empty means 0.3.
+// ParseVersion reads the A2A-Version service parameter. Empty means 0.3;
+// a patch number is ignored (spec 1.0 §3.6: only Major.Minor negotiates).
 func ParseVersion(s string) (Version, *Error) {
-	switch s {
-	case "", "0.3", "0.3.0":
+	majorMinor := s
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		if j := strings.IndexByte(s[i+1:], '.'); j >= 0 {
+			majorMinor = s[:i+1+j]
+		}
+	}
+	switch majorMinor {
+	case "", "0.3":
 		return V03, nil
-	case "1.0", "1.0.0", "1":
+	case "1.0":
 		return V10, nil
 	}
 	return V03, VersionNotSupported(s)
@@ -50,7 +59,7 @@ var methodNames = [...][2]string{ // index: Method; [V03, V10]
 	MethodSendMessage:          {"message/send", "SendMessage"},
 	MethodSendStreamingMessage: {"message/stream", "SendStreamingMessage"},
 	MethodGetTask:              {"tasks/get", "GetTask"},
-	MethodListTasks:            {"tasks/list", "ListTasks"},
+	MethodListTasks:            {"", "ListTasks"}, // 0.3 has no tasks/list over JSON-RPC
 	MethodCancelTask:           {"tasks/cancel", "CancelTask"},
 	MethodSubscribeToTask:      {"tasks/resubscribe", "SubscribeToTask"},
 	MethodCreatePushConfig:     {"tasks/pushNotificationConfig/set", "CreateTaskPushNotificationConfig"},

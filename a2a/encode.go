@@ -1,0 +1,334 @@
+package a2a
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// Encoders of the model, for both versions. Field order follows the proto.
+// REQUIRED members are always written; optional ones only when set. In 0.3
+// every object carries its "kind", contextId is always written (0.3
+// requires it), and parts take the 0.3 text/file/data shapes.
+
+func appendStreamResponse(dst []byte, v Version, r *StreamResponse) ([]byte, error) {
+	if r == nil {
+		return dst, errors.New("nil stream response")
+	}
+	var err error
+	switch {
+	case r.Task != nil:
+		dst, err = appendTask(openWrap(dst, v, "task"), v, r.Task)
+	case r.Message != nil:
+		dst, err = appendMessage(openWrap(dst, v, "message"), v, r.Message)
+	case r.StatusUpdate != nil:
+		dst, err = appendStatusUpdate(openWrap(dst, v, "statusUpdate"), v, r.StatusUpdate)
+	case r.ArtifactUpdate != nil:
+		dst, err = appendArtifactUpdate(openWrap(dst, v, "artifactUpdate"), v, r.ArtifactUpdate)
+	default:
+		return dst, errors.New("empty stream response")
+	}
+	if err != nil || v != V10 {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// openWrap opens the 1.0 StreamResponse wrapper ({"task": ...); 0.3 writes
+// the object itself.
+func openWrap(dst []byte, v Version, member string) []byte {
+	if v != V10 {
+		return dst
+	}
+	dst = append(dst, `{"`...)
+	dst = append(dst, member...)
+	return append(dst, `":`...)
+}
+
+func appendTask(dst []byte, v Version, t *Task) ([]byte, error) {
+	dst = append(dst, `{"id":`...)
+	dst = appendString(dst, t.ID)
+	var err error
+	if t.ContextID != "" || v == V03 {
+		dst = appendStringField(dst, "contextId", t.ContextID)
+	}
+	if dst, err = appendStatus(appendKey(dst, "status"), v, &t.Status); err != nil {
+		return dst, fmt.Errorf("task %s: status: %w", t.ID, err)
+	}
+	if len(t.Artifacts) > 0 {
+		dst = appendKey(dst, "artifacts")
+		dst = append(dst, '[')
+		for i := range t.Artifacts {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = appendArtifact(dst, v, &t.Artifacts[i]); err != nil {
+				return dst, fmt.Errorf("task %s: artifacts[%d]: %w", t.ID, i, err)
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if len(t.History) > 0 {
+		dst = appendKey(dst, "history")
+		dst = append(dst, '[')
+		for i := range t.History {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = appendMessage(dst, v, &t.History[i]); err != nil {
+				return dst, fmt.Errorf("task %s: history[%d]: %w", t.ID, i, err)
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if dst, err = appendMetadata(dst, t.Metadata); err != nil {
+		return dst, fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	if v == V03 {
+		dst = append(dst, `,"kind":"task"`...)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendStatus(dst []byte, v Version, s *TaskStatus) ([]byte, error) {
+	if int(s.State) >= len(stateNames[v]) {
+		return dst, fmt.Errorf("unknown task state %d", s.State)
+	}
+	dst = append(dst, `{"state":`...)
+	dst = appendString(dst, stateNames[v][s.State])
+	if s.Message != nil {
+		var err error
+		if dst, err = appendMessage(appendKey(dst, "message"), v, s.Message); err != nil {
+			return dst, fmt.Errorf("message: %w", err)
+		}
+	}
+	if !s.Timestamp.IsZero() {
+		dst = appendTime(appendKey(dst, "timestamp"), s.Timestamp)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendMessage(dst []byte, v Version, m *Message) ([]byte, error) {
+	if int(m.Role) >= len(roleNames[v]) || roleNames[v][m.Role] == "" {
+		return dst, fmt.Errorf("message %s: role %d has no %s name", m.MessageID, m.Role, v)
+	}
+	dst = append(dst, `{"messageId":`...)
+	dst = appendString(dst, m.MessageID)
+	if m.ContextID != "" {
+		dst = appendStringField(dst, "contextId", m.ContextID)
+	}
+	if m.TaskID != "" {
+		dst = appendStringField(dst, "taskId", m.TaskID)
+	}
+	dst = appendStringField(dst, "role", roleNames[v][m.Role])
+	var err error
+	if dst, err = appendParts(appendKey(dst, "parts"), v, m.Parts); err != nil {
+		return dst, fmt.Errorf("message %s: %w", m.MessageID, err)
+	}
+	if dst, err = appendMetadata(dst, m.Metadata); err != nil {
+		return dst, fmt.Errorf("message %s: %w", m.MessageID, err)
+	}
+	if len(m.Extensions) > 0 {
+		dst = appendStrings(appendKey(dst, "extensions"), m.Extensions)
+	}
+	if len(m.ReferenceTaskIDs) > 0 {
+		dst = appendStrings(appendKey(dst, "referenceTaskIds"), m.ReferenceTaskIDs)
+	}
+	if v == V03 {
+		dst = append(dst, `,"kind":"message"`...)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendArtifact(dst []byte, v Version, a *Artifact) ([]byte, error) {
+	dst = append(dst, `{"artifactId":`...)
+	dst = appendString(dst, a.ArtifactID)
+	if a.Name != "" {
+		dst = appendStringField(dst, "name", a.Name)
+	}
+	if a.Description != "" {
+		dst = appendStringField(dst, "description", a.Description)
+	}
+	var err error
+	if dst, err = appendParts(appendKey(dst, "parts"), v, a.Parts); err != nil {
+		return dst, fmt.Errorf("artifact %s: %w", a.ArtifactID, err)
+	}
+	if dst, err = appendMetadata(dst, a.Metadata); err != nil {
+		return dst, fmt.Errorf("artifact %s: %w", a.ArtifactID, err)
+	}
+	if len(a.Extensions) > 0 {
+		dst = appendStrings(appendKey(dst, "extensions"), a.Extensions)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendParts(dst []byte, v Version, parts []Part) ([]byte, error) {
+	dst = append(dst, '[')
+	for i := range parts {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if v == V10 {
+			dst, err = appendPart10(dst, &parts[i])
+		} else {
+			dst, err = appendPart03(dst, &parts[i])
+		}
+		if err != nil {
+			return dst, fmt.Errorf("parts[%d]: %w", i, err)
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+func appendPart10(dst []byte, p *Part) ([]byte, error) {
+	var err error
+	switch p.Kind {
+	case PartText:
+		dst = appendString(append(dst, `{"text":`...), p.Text)
+	case PartRaw:
+		dst = appendBase64(append(dst, `{"raw":`...), p.Raw)
+	case PartURL:
+		dst = appendString(append(dst, `{"url":`...), p.URL)
+	case PartData:
+		if dst, err = appendAny(append(dst, `{"data":`...), p.Data); err != nil {
+			return dst, fmt.Errorf("data: %w", err)
+		}
+	default:
+		return dst, fmt.Errorf("unknown part kind %d", p.Kind)
+	}
+	if dst, err = appendMetadata(dst, p.Metadata); err != nil {
+		return dst, err
+	}
+	if p.Filename != "" {
+		dst = appendStringField(dst, "filename", p.Filename)
+	}
+	if p.MediaType != "" {
+		dst = appendStringField(dst, "mediaType", p.MediaType)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendPart03 writes a part in 0.3 shape. Raw and URL parts become file
+// parts; a media type or filename on a text or data part has no 0.3 field
+// and is dropped.
+func appendPart03(dst []byte, p *Part) ([]byte, error) {
+	meta := p.Metadata
+	var err error
+	switch p.Kind {
+	case PartText:
+		dst = appendString(append(dst, `{"kind":"text","text":`...), p.Text)
+	case PartRaw, PartURL:
+		if p.Kind == PartRaw {
+			dst = appendBase64(append(dst, `{"kind":"file","file":{"bytes":`...), p.Raw)
+		} else {
+			dst = appendString(append(dst, `{"kind":"file","file":{"uri":`...), p.URL)
+		}
+		if p.MediaType != "" {
+			dst = appendStringField(dst, "mimeType", p.MediaType)
+		}
+		if p.Filename != "" {
+			dst = appendStringField(dst, "name", p.Filename)
+		}
+		dst = append(dst, '}')
+	case PartData:
+		dst = append(dst, `{"kind":"data","data":`...)
+		mark := len(dst)
+		if dst, err = appendAny(dst, p.Data); err != nil {
+			return dst, fmt.Errorf("data: %w", err)
+		}
+		if firstByte(dst[mark:]) != '{' {
+			value := slices.Clone(dst[mark:])
+			dst = append(append(append(dst[:mark], `{"value":`...), value...), '}')
+			meta = maps.Clone(meta)
+			if meta == nil {
+				meta = make(map[string]any, 1)
+			}
+			meta[dataPartCompat] = true
+		}
+	default:
+		return dst, fmt.Errorf("unknown part kind %d", p.Kind)
+	}
+	if dst, err = appendMetadata(dst, meta); err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// firstByte returns the first byte of JSON text that is not white space.
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
+	}
+	return 0
+}
+
+func appendStatusUpdate(dst []byte, v Version, e *TaskStatusUpdateEvent) ([]byte, error) {
+	dst = append(dst, `{"taskId":`...)
+	dst = appendString(dst, e.TaskID)
+	dst = appendStringField(dst, "contextId", e.ContextID)
+	var err error
+	if dst, err = appendStatus(appendKey(dst, "status"), v, &e.Status); err != nil {
+		return dst, fmt.Errorf("task %s: status: %w", e.TaskID, err)
+	}
+	if v == V03 {
+		dst = strconv.AppendBool(append(dst, `,"final":`...), e.Final)
+	}
+	if dst, err = appendMetadata(dst, e.Metadata); err != nil {
+		return dst, fmt.Errorf("task %s: %w", e.TaskID, err)
+	}
+	if v == V03 {
+		dst = append(dst, `,"kind":"status-update"`...)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendArtifactUpdate(dst []byte, v Version, e *TaskArtifactUpdateEvent) ([]byte, error) {
+	dst = append(dst, `{"taskId":`...)
+	dst = appendString(dst, e.TaskID)
+	dst = appendStringField(dst, "contextId", e.ContextID)
+	var err error
+	if dst, err = appendArtifact(appendKey(dst, "artifact"), v, &e.Artifact); err != nil {
+		return dst, fmt.Errorf("task %s: %w", e.TaskID, err)
+	}
+	if e.Append {
+		dst = append(dst, `,"append":true`...)
+	}
+	if e.LastChunk {
+		dst = append(dst, `,"lastChunk":true`...)
+	}
+	if dst, err = appendMetadata(dst, e.Metadata); err != nil {
+		return dst, fmt.Errorf("task %s: %w", e.TaskID, err)
+	}
+	if v == V03 {
+		dst = append(dst, `,"kind":"artifact-update"`...)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendListTasks(dst []byte, v Version, r *ListTasksResponse) ([]byte, error) {
+	if v != V10 {
+		return dst, errors.New("ListTasks has no 0.3 form")
+	}
+	if r == nil {
+		return dst, errors.New("nil list")
+	}
+	dst = append(dst, `{"tasks":[`...)
+	for i := range r.Tasks {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = appendTask(dst, v, &r.Tasks[i]); err != nil {
+			return dst, fmt.Errorf("tasks[%d]: %w", i, err)
+		}
+	}
+	dst = appendStringField(append(dst, ']'), "nextPageToken", r.NextPageToken)
+	dst = strconv.AppendInt(append(dst, `,"pageSize":`...), int64(r.PageSize), 10)
+	dst = strconv.AppendInt(append(dst, `,"totalSize":`...), int64(r.TotalSize), 10)
+	return append(dst, '}'), nil
+}

@@ -1,0 +1,241 @@
+package a2a
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Request is one decoded JSON-RPC request.
+type Request struct {
+	// ID is the raw id (string, number or null) echoed in the answer; nil
+	// when the request has none or its id is not valid.
+	ID     json.RawMessage
+	Method Method
+	// Params is *SendMessageRequest (SendMessage, SendStreamingMessage),
+	// *GetTaskRequest, *ListTasksRequest, *TaskIDRequest (CancelTask,
+	// SubscribeToTask), *TaskPushNotificationConfig (the push config
+	// methods; Create carries the whole config, the others TaskID and ID)
+	// or nil (GetExtendedAgentCard).
+	Params any
+}
+
+// envelope is a JSON-RPC request as read in one pass, params included:
+// P holds the members of every method's params in one version.
+type envelope[P any] struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  *P              `json:"params"`
+}
+
+// wireParams is a pointer to params10 or params03.
+type wireParams[P any] interface {
+	*P
+	model(m Method) (any, *Error)
+}
+
+// DecodeRequest decodes and validates a JSON-RPC 2.0 request spoken in
+// version v. Errors are -32700 (not JSON), -32600 (not a JSON-RPC 2.0
+// request object), -32601 (no such method in v) and -32602 (invalid params,
+// Field naming the offending member as in "params.message.parts[0]"). The
+// returned Request is nil only when body is not a JSON object; alongside an
+// error it carries the ID (when valid) and the Method (when known).
+func DecodeRequest(v Version, body []byte) (*Request, *Error) {
+	if v == V10 {
+		return decodeRequest[params10](v, body)
+	}
+	return decodeRequest[params03](v, body)
+}
+
+func decodeRequest[P any, PP wireParams[P]](v Version, body []byte) (*Request, *Error) {
+	var env envelope[P]
+	// Reported once the envelope is known to be valid:
+	var (
+		paramsErr  *Error // a params member of the wrong type
+		paramsType string // the JSON type of params when not an object
+	)
+	if err := json.Unmarshal(body, &env); err != nil {
+		// A type error leaves its member zero, and decoding goes on: the
+		// envelope's members are judged by value below.
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, ParseError(err.Error())
+		case !errors.As(err, &te):
+			return nil, InvalidRequest(err.Error())
+		case te.Field == "":
+			return nil, InvalidRequest("the request must be a JSON object (batches are not supported)")
+		case te.Field == "params":
+			paramsType = te.Value
+		case strings.HasPrefix(te.Field, "params."):
+			paramsErr = typeError(body, te)
+		}
+	}
+	req := &Request{}
+	if !validID(env.ID) {
+		return req, InvalidRequest("id must be a string, a number or null")
+	}
+	req.ID = env.ID
+	if env.JSONRPC != "2.0" {
+		return req, InvalidRequest(`jsonrpc must be "2.0"`)
+	}
+	if env.Method == "" {
+		return req, InvalidRequest("method must be a string naming the method")
+	}
+	req.Method = LookupMethod(v, env.Method)
+	if req.Method == MethodUnknown {
+		return req, MethodNotFound(env.Method)
+	}
+	switch paramsType {
+	case "":
+	case "array": // by-position params, which A2A does not use
+		return req, InvalidParams("params", "must be an object")
+	default:
+		return req, InvalidRequest("params must be an object")
+	}
+	if paramsErr != nil {
+		return req, paramsErr
+	}
+	params := env.Params
+	if params == nil {
+		params = new(P) // absent: each required member is reported
+	}
+	out, err := PP(params).model(req.Method)
+	if err != nil {
+		return req, within(err, "params")
+	}
+	req.Params = out
+	return req, nil
+}
+
+// validID reports whether a raw id (valid JSON) is absent, a string, a
+// number or null, judging by its first byte.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return true
+	}
+	c := raw[0]
+	return c == '"' || c == 'n' || c == '-' || c >= '0' && c <= '9'
+}
+
+func checkHistoryLength(h *int32) *Error {
+	if h != nil && *h < 0 {
+		return InvalidParams("historyLength", "must not be negative")
+	}
+	return nil
+}
+
+func appendEnvelope(dst []byte, id json.RawMessage) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	if len(id) == 0 {
+		return append(dst, "null"...)
+	}
+	return append(dst, id...)
+}
+
+// AppendResult appends the JSON-RPC response carrying result, in version v,
+// to dst. result is *StreamResponse (the SendMessage answer and every
+// stream event: 1.0 wraps it as {"task":..}, {"message":..},
+// {"statusUpdate":..} or {"artifactUpdate":..}; 0.3 writes the object with
+// its "kind"), *Task (GetTask, CancelTask), *ListTasksResponse (1.0 only),
+// *AgentCard (the union card) or json.RawMessage (an already-encoded result,
+// such as precomputed card bytes, written as is). On error dst is returned
+// unchanged.
+func AppendResult(dst []byte, v Version, id json.RawMessage, result any) ([]byte, error) {
+	start := len(dst)
+	dst = append(appendEnvelope(dst, id), `,"result":`...)
+	var err error
+	switch r := result.(type) {
+	case *StreamResponse:
+		dst, err = appendStreamResponse(dst, v, r)
+	case *Task:
+		if r == nil {
+			err = errors.New("nil task")
+			break
+		}
+		dst, err = appendTask(dst, v, r)
+	case *ListTasksResponse:
+		dst, err = appendListTasks(dst, v, r)
+	case *AgentCard:
+		var card []byte
+		if card, err = MarshalAgentCard(r); err == nil {
+			dst = append(dst, card...)
+		}
+	case json.RawMessage:
+		dst, err = appendRaw(dst, r)
+	default:
+		err = fmt.Errorf("unsupported result type %T", result)
+	}
+	if err != nil {
+		return dst[:start], fmt.Errorf("a2a: encode %s result: %w", v, err)
+	}
+	return append(dst, '}'), nil
+}
+
+// Error detail type URLs of spec 1.0 §9.5.
+const (
+	errorInfoType  = "type.googleapis.com/google.rpc.ErrorInfo"
+	badRequestType = "type.googleapis.com/google.rpc.BadRequest"
+	errorDomain    = "a2a-protocol.org"
+)
+
+// AppendError appends the JSON-RPC error response for e, in version v, to
+// dst. A parse error (-32700) always answers with a null id.
+//
+// In 1.0, error.data is an array of typed details (spec 1.0 §9.5): a
+// google.rpc.ErrorInfo with e.Reason and e.Metadata, and for an invalid
+// field a google.rpc.BadRequest naming it. In 0.3, error.data is omitted
+// and the detail goes into the message: the official Go SDK's 0.3 client
+// decodes error.data only as an array of typed details and fails on a plain
+// object, and no 0.3 client reads a structure from it.
+func AppendError(dst []byte, v Version, id json.RawMessage, e *Error) []byte {
+	if e == nil {
+		e = InternalError("")
+	}
+	if e.Code == CodeParseError {
+		id = nil
+	}
+	dst = append(appendEnvelope(dst, id), `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
+	dst = append(dst, `,"message":`...)
+	msg := e.Message
+	if e.Field != "" && v == V03 {
+		msg += ": " + e.Field
+	}
+	if e.Description != "" && (e.Field == "" || v == V03) {
+		msg += ": " + e.Description
+	}
+	dst = appendString(dst, msg)
+	if v == V10 && (e.Reason != "" || e.Field != "") {
+		dst = append(dst, `,"data":[`...)
+		if e.Reason != "" {
+			dst = appendErrorInfo(dst, e)
+		}
+		if e.Field != "" {
+			if e.Reason != "" {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"@type":"`+badRequestType+`","fieldViolations":[{"field":`...)
+			dst = appendString(dst, e.Field)
+			dst = append(dst, `,"description":`...)
+			dst = appendString(dst, e.Description)
+			dst = append(dst, "}]}"...)
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, "}}"...)
+}
+
+func appendErrorInfo(dst []byte, e *Error) []byte {
+	dst = append(dst, `{"@type":"`+errorInfoType+`","reason":`...)
+	dst = appendString(dst, e.Reason)
+	dst = append(dst, `,"domain":"`+errorDomain+`"`...)
+	if len(e.Metadata) > 0 {
+		dst = appendStringMap(append(dst, `,"metadata":`...), e.Metadata)
+	}
+	return append(dst, '}')
+}
