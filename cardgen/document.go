@@ -3,6 +3,7 @@ package cardgen
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -100,6 +101,10 @@ func NewDocument(card *a2a.AgentCard, opts ...Option) (*Document, error) {
 
 // Card returns the card the document serves. It is shared: read-only.
 func (d *Document) Card() *a2a.AgentCard { return d.card }
+
+// JSON returns the served bytes, for answers that embed the card (the
+// extended card method). Shared: read-only.
+func (d *Document) JSON() json.RawMessage { return d.body }
 
 // ETag returns the strong entity-tag of the card's bytes, quoted as it
 // appears in the ETag header.

@@ -1,0 +1,115 @@
+package mapping
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// benchSkills has a typical skill (a path hole, a credential header, rules
+// that read the decoded body, a message template and a data artifact) and a
+// minimal one that relies on the default mapping.
+const benchSkills = `upstream:
+  url: http://127.0.0.1:9090
+  headers:
+    X-Api-Key: "{env.KEY}"
+skills:
+  - id: weather
+    description: Weather.
+    request:
+      path: /weather/{args.city}
+      query:
+        units: "{args.units ?? 'metric'}"
+    response:
+      - when: response.status == 200
+        state: completed
+        message: "{response.body.city}: {response.body.temperatureC} °C, {response.body.conditions}."
+        artifacts:
+          - name: weather
+            data: response.body
+      - when: response.status == 404
+        state: rejected
+        message: I do not know the weather in {args.city}.
+  - id: user
+    description: User.
+    request:
+      path: /users/{args.id}
+`
+
+const weatherBody = `{"city":"Paris","temperatureC":17,"conditions":"sunny"}`
+
+// memoryRoundTripper answers every request in memory, so that a benchmark
+// measures the mapping and not the network.
+type memoryRoundTripper struct{ header http.Header }
+
+func (m memoryRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: m.header, ContentLength: int64(len(weatherBody)),
+		Body: io.NopCloser(bytes.NewReader([]byte(weatherBody))), Request: req}, nil
+}
+
+func benchLoad(b *testing.B, upstreamURL string) *Skills {
+	b.Helper()
+	s, err := Parse("bench.yaml", []byte(benchSkills), Options{UpstreamURL: upstreamURL,
+		LookupEnv: func(string) (string, bool) { return "k3y", true }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Close)
+	return s
+}
+
+func benchRun(b *testing.B, s *Skills, msg *a2a.Message) {
+	b.Helper()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		sk, serr := s.Select(msg)
+		if serr != nil {
+			b.Fatal(serr)
+		}
+		out := sk.Run(ctx, Call{Message: msg, TaskID: "t", ContextID: "c"}, nil)
+		if out.State != a2a.TaskStateCompleted {
+			b.Fatalf("state %v: %v", out.State, out.Err)
+		}
+	}
+}
+
+// BenchmarkRunInMemory is select + environment + request + response mapping,
+// with the upstream answered in memory (its three allocations included).
+func BenchmarkRunInMemory(b *testing.B) {
+	for _, tc := range []struct {
+		skill string
+		args  map[string]any
+	}{
+		{"weather", map[string]any{"city": "Paris"}},
+		{"user", map[string]any{"id": 1.0}},
+	} {
+		b.Run(tc.skill, func(b *testing.B) {
+			s := benchLoad(b, "")
+			s.up.scheme = "memory"
+			s.up.transport.RegisterProtocol("memory",
+				memoryRoundTripper{header: http.Header{"Content-Type": {"application/json"}}})
+			msg := &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Metadata: map[string]any{"skill": tc.skill},
+				Parts: []a2a.Part{a2a.DataPart(tc.args)}}
+			benchRun(b, s, msg)
+		})
+	}
+}
+
+// BenchmarkRunLoopback is the same with a real upstream on loopback.
+func BenchmarkRunLoopback(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, weatherBody)
+	}))
+	defer srv.Close()
+	s := benchLoad(b, srv.URL)
+	msg := &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Metadata: map[string]any{"skill": "weather"},
+		Parts: []a2a.Part{a2a.DataPart(map[string]any{"city": "Paris"})}}
+	benchRun(b, s, msg)
+}

@@ -1,0 +1,367 @@
+package mapping
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ConfigError is one mistake in a skills file.
+type ConfigError struct {
+	File  string
+	Line  int    // 0 when the mistake has no line
+	Skill string // the skill's id; "" outside the skills
+	Key   string // the dotted key, e.g. "request.path"
+	Msg   string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Skill != "" {
+		fmt.Fprintf(&b, "skill %q: ", e.Skill)
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads and parses the skills file at path.
+func Load(path string, opts Options) (*Skills, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("mapping: reading skills: %w", err)
+	}
+	return Parse(path, src, opts)
+}
+
+// Parse parses a skills file; filename names it in errors. Every mistake
+// found is reported, each as a *ConfigError, joined with errors.Join.
+func Parse(filename string, src []byte, opts Options) (*Skills, error) {
+	l := &loader{file: filename, opts: &opts}
+	l.c.maxNodes = opts.MaxExpressionNodes
+	if l.c.maxNodes == 0 {
+		l.c.maxNodes = DefaultMaxExpressionNodes
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		l.yamlError(err)
+		return nil, errors.Join(l.errs...)
+	}
+	s := l.document(&doc)
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	return s, nil
+}
+
+// loader walks the YAML tree, collecting every mistake.
+type loader struct {
+	file string
+	opts *Options
+	errs []error
+	c    compiler
+	// skill and prefix say where in the file the walk is, for messages.
+	skill, prefix string
+}
+
+func (l *loader) errorf(n *yaml.Node, key, format string, args ...any) {
+	l.errorAt(line(n), key, fmt.Sprintf(format, args...))
+}
+
+func (l *loader) errorAt(ln int, key, msg string) {
+	l.errs = append(l.errs, &ConfigError{File: l.file, Line: ln, Skill: l.skill, Key: l.prefix + key, Msg: msg})
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (l *loader) yamlError(err error) {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		l.errorAt(n, "", m[2])
+		return
+	}
+	l.errorAt(0, "", err.Error())
+}
+
+// document reads the whole file.
+func (l *loader) document(doc *yaml.Node) *Skills {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		l.errorAt(0, "", "the file is empty")
+		return nil
+	}
+	root := resolve(doc.Content[0])
+	var upNode, configNode, skillsNode *yaml.Node
+	l.fields(root, "", []string{"upstream", "config", "skills"}, func(name string, v *yaml.Node) {
+		switch name {
+		case "upstream":
+			upNode = v
+		case "config":
+			configNode = v
+		case "skills":
+			skillsNode = v
+		}
+	})
+	if root.Kind != yaml.MappingNode {
+		return nil
+	}
+	up := l.upstream(upNode, root)
+	var config map[string]any
+	if configNode != nil {
+		config = l.constants(configNode, "config")
+	}
+	if skillsNode == nil {
+		l.errorf(root, "skills", "is required: list at least one skill")
+		return nil
+	}
+	if skillsNode.Kind != yaml.SequenceNode || len(skillsNode.Content) == 0 {
+		l.errorf(skillsNode, "skills", "must be a list of at least one skill")
+		return nil
+	}
+	s := &Skills{byID: make(map[string]*Skill, len(skillsNode.Content)), up: up.up}
+	firstLine := map[string]int{}
+	for i, n := range skillsNode.Content {
+		n = resolve(n)
+		sk := l.readSkill(i, n, up, config)
+		if sk == nil {
+			continue
+		}
+		if first, dup := firstLine[sk.ID]; dup {
+			l.skill, l.prefix = sk.ID, ""
+			l.errorf(n, "id", "repeated skill id (first at line %d)", first)
+			l.skill = ""
+			continue
+		}
+		firstLine[sk.ID] = n.Line
+		sk.set = s
+		s.skills = append(s.skills, sk)
+		s.byID[sk.ID] = sk
+	}
+	if up.up != nil {
+		up.up.transport = newTransport(up.maxIdle)
+	}
+	return s
+}
+
+// upstreamConfig is the upstream section: the shared upstream and the
+// defaults every skill starts from.
+type upstreamConfig struct {
+	up       *upstream
+	headers  []headerDef
+	needs    usage // what the header expressions read
+	timeout  time.Duration
+	maxBytes int64
+	maxIdle  int
+}
+
+// headerDef is a header as configured, before a skill's own headers
+// override the upstream ones.
+type headerDef struct {
+	name       string
+	tpl        *template
+	credential bool
+}
+
+func (l *loader) upstream(n, root *yaml.Node) upstreamConfig {
+	cfg := upstreamConfig{timeout: DefaultTimeout, maxBytes: DefaultMaxResponseBytes, maxIdle: DefaultMaxIdleConnsPerHost}
+	var urlNode *yaml.Node
+	if n != nil {
+		l.c.needs = 0
+		l.fields(n, "upstream", []string{"url", "headers", "timeout", "max_response_bytes", "max_idle_conns_per_host"},
+			func(name string, v *yaml.Node) {
+				switch name {
+				case "url":
+					urlNode = v
+				case "headers":
+					cfg.headers = l.headers(v, "upstream.headers", true)
+				case "timeout":
+					cfg.timeout = l.duration(v, "upstream.timeout")
+				case "max_response_bytes":
+					cfg.maxBytes = l.size(v, "upstream.max_response_bytes")
+				case "max_idle_conns_per_host":
+					cfg.maxIdle = l.positiveInt(v, "upstream.max_idle_conns_per_host")
+				}
+			})
+		cfg.needs = l.c.needs
+	}
+	if l.opts.UpstreamURL != "" {
+		up, err := parseBaseURL(l.opts.UpstreamURL)
+		if err != nil {
+			l.errorAt(0, "", "the upstream URL given to the module "+err.Error())
+		}
+		cfg.up = up
+		return cfg
+	}
+	if urlNode == nil {
+		at := n
+		if at == nil {
+			at = root
+		}
+		l.errorf(at, "upstream.url", "is required (or set the module's upstream URL)")
+		return cfg
+	}
+	t := l.template(urlNode, "upstream.url", tplOpts{env: true})
+	if t == nil {
+		return cfg
+	}
+	s, ok := t.constant()
+	if !ok {
+		if t.null {
+			l.errorf(urlNode, "upstream.url", "an optional {env.NAME?} placeholder is unset, which leaves no URL")
+		} else {
+			l.errorf(urlNode, "upstream.url", "may hold {env.NAME} placeholders but no expressions")
+		}
+		return cfg
+	}
+	up, err := parseBaseURL(s)
+	if err != nil {
+		l.errorf(urlNode, "upstream.url", "%s", err.Error())
+	}
+	cfg.up = up
+	return cfg
+}
+
+// parseBaseURL checks the upstream's base URL. Its messages do not repeat
+// the URL, which may hold a value from the environment.
+func parseBaseURL(s string) (*upstream, error) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return nil, errors.New("is not a valid URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, errors.New("must be an absolute http:// or https:// URL")
+	case u.Host == "" || u.Opaque != "":
+		return nil, errors.New("must name a host, as in http://127.0.0.1:8080")
+	case u.User != nil:
+		return nil, errors.New("may not hold a user or password: send credentials in upstream.headers")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return nil, errors.New("may not have a query or a fragment")
+	}
+	return &upstream{
+		scheme: u.Scheme, host: u.Host,
+		basePath: strings.TrimSuffix(u.Path, "/"), baseRawPath: strings.TrimSuffix(u.EscapedPath(), "/"),
+	}, nil
+}
+
+var skillID = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+
+var skillKeys = []string{"id", "name", "description", "tags", "examples", "input_modes", "output_modes",
+	"timeout", "max_response_bytes", "returns", "config", "working_message", "request", "response"}
+
+func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[string]any) *Skill {
+	l.skill, l.prefix = "", fmt.Sprintf("skills[%d].", i)
+	defer func() { l.skill, l.prefix = "", "" }()
+	if n.Kind != yaml.MappingNode {
+		l.errorf(n, "", "a skill must be a mapping, not %s", describe(n))
+		return nil
+	}
+	sk := &Skill{Timeout: up.timeout, MaxResponseBytes: up.maxBytes, config: global}
+	hasID := false
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		if n.Content[j].Value == "id" {
+			hasID = true
+			if id, ok := l.scalar(resolve(n.Content[j+1]), "id"); ok {
+				if !skillID.MatchString(id) {
+					l.errorf(n.Content[j+1], "id", "%q is not a valid skill id: use letters, digits, '_', '-' and '.'", id)
+				} else {
+					sk.ID = id
+					l.skill, l.prefix = id, ""
+				}
+			}
+		}
+	}
+	startErrs := len(l.errs)
+	l.c.needs = up.needs
+	var reqNode, respNode *yaml.Node
+	given := map[string]bool{}
+	l.fields(n, "", skillKeys, func(name string, v *yaml.Node) {
+		given[name] = true
+		switch name {
+		case "id":
+		case "name":
+			sk.Name, _ = l.scalar(v, name)
+		case "description":
+			sk.Description, _ = l.scalar(v, name)
+		case "tags":
+			sk.Tags = l.stringList(v, name)
+		case "examples":
+			sk.Examples = l.stringList(v, name)
+		case "input_modes":
+			sk.InputModes = l.stringList(v, name)
+		case "output_modes":
+			sk.OutputModes = l.stringList(v, name)
+		case "timeout":
+			sk.Timeout = l.duration(v, name)
+		case "max_response_bytes":
+			sk.MaxResponseBytes = l.size(v, name)
+		case "returns":
+			switch s, _ := l.scalar(v, name); s {
+			case "task":
+			case "message":
+				sk.ReturnsMessage = true
+			case "":
+			default:
+				l.errorf(v, name, "must be task or message, not %q", s)
+			}
+		case "config":
+			sk.config = merge(global, l.constants(v, name))
+		case "working_message":
+			sk.working = l.template(v, name, tplOpts{})
+		case "request":
+			reqNode = v
+		case "response":
+			respNode = v
+		}
+	})
+	if !hasID {
+		l.errorf(n, "id", "is required")
+	}
+	if sk.Name == "" {
+		sk.Name = sk.ID
+	}
+	if !given["description"] {
+		l.errorf(n, "description", "is required: it tells clients what the skill does")
+	}
+	if !given["request"] {
+		l.errorf(n, "request", "is required")
+	} else {
+		sk.request = l.request(reqNode, up)
+	}
+	if respNode != nil {
+		sk.rules = l.rules(respNode)
+	}
+	sk.needs = l.c.needs
+	if sk.ID == "" || len(l.errs) > startErrs {
+		return nil
+	}
+	return sk
+}
+
+func merge(global, local map[string]any) map[string]any {
+	if len(global) == 0 {
+		return local
+	}
+	out := make(map[string]any, len(global)+len(local))
+	for k, v := range global {
+		out[k] = v
+	}
+	for k, v := range local {
+		out[k] = v
+	}
+	return out
+}

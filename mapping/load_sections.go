@@ -1,0 +1,354 @@
+package mapping
+
+// Reading the request and response sections of a skill.
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"gopkg.in/yaml.v3"
+)
+
+// forbiddenHeaders are set by the HTTP client itself.
+var forbiddenHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}
+
+func (l *loader) headers(n *yaml.Node, key string, credential bool) []headerDef {
+	var out []headerDef
+	seen := map[string]bool{}
+	l.entries(n, key, func(k, v *yaml.Node) {
+		hkey := join(key, k.Value)
+		if !validToken(k.Value) {
+			l.errorf(k, hkey, "is not a valid header name")
+			return
+		}
+		name := http.CanonicalHeaderKey(k.Value)
+		if slices.Contains(forbiddenHeaders, name) {
+			l.errorf(k, hkey, "is set by the HTTP client and cannot be configured")
+			return
+		}
+		if seen[name] {
+			l.errorf(k, hkey, "repeated header (header names ignore case)")
+			return
+		}
+		seen[name] = true
+		if t := l.template(v, hkey, tplOpts{env: true, header: true}); t != nil {
+			out = append(out, headerDef{name: name, tpl: t, credential: credential})
+		}
+	})
+	return out
+}
+
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 || c <= ' ' || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+func (l *loader) request(n *yaml.Node, up upstreamConfig) request {
+	r := request{method: http.MethodGet}
+	var pathNode, bodyNode *yaml.Node
+	var headers []headerDef
+	l.fields(n, "request", []string{"method", "path", "query", "headers", "body", "body_format"}, func(name string, v *yaml.Node) {
+		key := "request." + name
+		switch name {
+		case "method":
+			if m, ok := l.scalar(v, key); ok {
+				r.method = strings.ToUpper(m)
+				if !slices.Contains(methods, r.method) {
+					l.errorf(v, key, "must be one of %s, not %q", strings.Join(methods, ", "), m)
+				}
+			}
+		case "path":
+			pathNode = v
+		case "query":
+			r.query = l.query(v, key)
+		case "headers":
+			headers = l.headers(v, key, false)
+		case "body":
+			bodyNode = v
+			r.body = l.expression(v, key, phaseRequest, false)
+		case "body_format":
+			switch f, _ := l.scalar(v, key); f {
+			case "json", "":
+			case "form":
+				r.form = true
+			default:
+				l.errorf(v, key, "must be json or form, not %q", f)
+			}
+		}
+	})
+	if n.Kind != yaml.MappingNode {
+		return r
+	}
+	if pathNode == nil {
+		l.errorf(n, "request.path", "is required")
+	} else {
+		r.path = l.path(pathNode, up.up)
+	}
+	r.allConstQuery = true
+	var pre []string
+	for _, q := range r.query {
+		if q.tpl != nil {
+			r.allConstQuery = false
+		} else if q.pre != "" {
+			pre = append(pre, q.pre)
+		}
+	}
+	if r.allConstQuery {
+		r.constQuery = strings.Join(pre, "&")
+	}
+	r.setHeaders(up.headers, headers, bodyNode != nil)
+	return r
+}
+
+// setHeaders sorts the upstream's and the skill's headers (the skill's
+// winning) into constant and per-request ones.
+func (r *request) setHeaders(upstream, own []headerDef, body bool) {
+	r.header = http.Header{}
+	all := make([]headerDef, 0, len(upstream)+len(own))
+	for _, h := range upstream {
+		if !slices.ContainsFunc(own, func(o headerDef) bool { return o.name == h.name }) {
+			all = append(all, h)
+		}
+	}
+	for _, h := range own {
+		// A skill's replacement for a credential is a credential too.
+		h.credential = h.credential || slices.ContainsFunc(upstream, func(u headerDef) bool { return u.name == h.name })
+		all = append(all, h)
+	}
+	hasType := false
+	for _, h := range all {
+		hasType = hasType || h.name == "Content-Type"
+		switch v, ok := h.tpl.constant(); {
+		case ok:
+			r.header[h.name] = []string{v}
+		case h.tpl.null: // an unset optional placeholder: the header is left out
+		default:
+			r.dynamic = append(r.dynamic, headerParam{name: h.name, tpl: h.tpl, credential: h.credential})
+		}
+	}
+	r.headerWithBody = r.header
+	if body && !hasType {
+		r.headerWithBody = r.header.Clone()
+		contentType := "application/json"
+		if r.form {
+			contentType = "application/x-www-form-urlencoded"
+		}
+		r.headerWithBody["Content-Type"] = []string{contentType}
+	}
+}
+
+func (l *loader) query(n *yaml.Node, key string) []queryParam {
+	var out []queryParam
+	l.entries(n, key, func(k, v *yaml.Node) {
+		if k.Value == "" {
+			l.errorf(k, key, "a query parameter needs a name")
+			return
+		}
+		t := l.template(v, join(key, k.Value), tplOpts{env: true})
+		if t == nil {
+			return
+		}
+		q := queryParam{name: url.QueryEscape(k.Value)}
+		if s, ok := t.constant(); ok {
+			q.pre = q.name + "=" + url.QueryEscape(s)
+		} else if !t.null {
+			q.tpl = t
+		}
+		out = append(out, q)
+	})
+	return out
+}
+
+// path compiles the path template. Literal text must be a valid escaped
+// path with no query, fragment, empty or dot segment.
+func (l *loader) path(n *yaml.Node, up *upstream) pathTemplate {
+	const key = "request.path"
+	src, ok := l.scalar(n, key)
+	if !ok {
+		return pathTemplate{}
+	}
+	pieces, off, err := splitTemplate(src)
+	if err != nil {
+		l.errorAt(exprLine(n, 1), key, fmt.Sprintf("%v (at byte %d)", err, off))
+		return pathTemplate{}
+	}
+	if len(pieces) == 0 || pieces[0].hole || !strings.HasPrefix(pieces[0].text, "/") {
+		l.errorf(n, key, "must start with /")
+		return pathTemplate{}
+	}
+	var p pathTemplate
+	var shape strings.Builder // the path with each hole as "x", to check segments
+	if up != nil {
+		p.parts = append(p.parts, pathPart{raw: up.baseRawPath, decoded: up.basePath})
+	}
+	for _, pc := range pieces {
+		if !pc.hole {
+			if msg := checkPathLiteral(pc.text); msg != "" {
+				l.errorf(n, key, "%s", msg)
+				return pathTemplate{}
+			}
+			dec, _ := url.PathUnescape(pc.text) // checkPathLiteral validated the escapes
+			if k := len(p.parts); k > 0 && p.parts[k-1].prog == nil {
+				p.parts[k-1].raw += pc.text
+				p.parts[k-1].decoded += dec
+			} else {
+				p.parts = append(p.parts, pathPart{raw: pc.text, decoded: dec})
+			}
+			shape.WriteString(dec)
+			p.size += len(pc.text)
+			continue
+		}
+		if name, _, isEnv := envRef(pc.text); isEnv {
+			l.errorf(n, key, "{env.%s}: environment placeholders are allowed only in upstream.url and in header and query values", name)
+			return pathTemplate{}
+		}
+		prog, err := l.c.compile(pc.text, phaseRequest, false)
+		if err != nil {
+			l.exprError(n, key, 1+strings.Count(src[:pc.offset], "\n"), err)
+			return pathTemplate{}
+		}
+		p.parts = append(p.parts, pathPart{prog: prog, src: strings.TrimSpace(pc.text)})
+		p.holes++
+		shape.WriteString("x")
+	}
+	segs := strings.Split(shape.String(), "/")[1:]
+	for i, seg := range segs {
+		switch {
+		case seg == "." || seg == "..":
+			l.errorf(n, key, "may not have a %q segment", seg)
+			return pathTemplate{}
+		case seg == "" && i < len(segs)-1:
+			l.errorf(n, key, "may not have an empty segment (//)")
+			return pathTemplate{}
+		}
+	}
+	if up != nil {
+		p.size += len(up.baseRawPath)
+	}
+	return p
+}
+
+// checkPathLiteral returns what is wrong with a path template's literal
+// text, or "".
+func checkPathLiteral(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '?' || c == '#':
+			return fmt.Sprintf("may not hold %q: put query parameters under request.query", c)
+		case c == '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return "has a % that does not start an escape such as %20"
+			}
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0:
+		default:
+			return fmt.Sprintf("holds %q, which must be escaped in a path (as %%%02X)", c, c)
+		}
+	}
+	return ""
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+var states = map[string]a2a.TaskState{
+	"completed": a2a.TaskStateCompleted, "failed": a2a.TaskStateFailed, "rejected": a2a.TaskStateRejected,
+	"input-required": a2a.TaskStateInputRequired, "auth-required": a2a.TaskStateAuthRequired,
+}
+
+func (l *loader) rules(n *yaml.Node) []rule {
+	if n.Kind != yaml.SequenceNode {
+		l.errorf(n, "response", "must be a list of rules, not %s", describe(n))
+		return nil
+	}
+	var out []rule
+	catchAll := 0 // the number of the first rule without when
+	for i, rn := range n.Content {
+		rn = resolve(rn)
+		key := fmt.Sprintf("response[%d]", i)
+		if catchAll > 0 {
+			l.errorf(rn, key, "never applies: rule %d before it has no when, so it matches every response", catchAll)
+		}
+		r := rule{}
+		hasState, hasWhen := false, false
+		l.fields(rn, key, []string{"when", "state", "message", "artifacts"}, func(name string, v *yaml.Node) {
+			switch name {
+			case "when":
+				hasWhen = true
+				r.when = l.expression(v, key+".when", phaseResponse, true)
+			case "state":
+				hasState = true
+				if s, ok := l.scalar(v, key+".state"); ok {
+					st, known := states[s]
+					if !known {
+						l.errorf(v, key+".state", "must be completed, failed, rejected, input-required or auth-required, not %q", s)
+					}
+					r.state = st
+				}
+			case "message":
+				r.message = l.template(v, key+".message", tplOpts{phase: phaseResponse})
+			case "artifacts":
+				r.artifacts = l.artifacts(v, key+".artifacts")
+			}
+		})
+		if rn.Kind != yaml.MappingNode {
+			continue
+		}
+		if !hasState {
+			l.errorf(rn, key+".state", "is required")
+		}
+		if !hasWhen && catchAll == 0 {
+			catchAll = i + 1
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (l *loader) artifacts(n *yaml.Node, key string) []artifactRule {
+	if n.Kind != yaml.SequenceNode {
+		l.errorf(n, key, "must be a list of artifacts, not %s", describe(n))
+		return nil
+	}
+	var out []artifactRule
+	for i, an := range n.Content {
+		an = resolve(an)
+		akey := fmt.Sprintf("%s[%d]", key, i)
+		var a artifactRule
+		contents := 0
+		l.fields(an, akey, []string{"name", "description", "data", "text"}, func(name string, v *yaml.Node) {
+			switch name {
+			case "name":
+				a.name, _ = l.scalar(v, akey+".name")
+			case "description":
+				a.description, _ = l.scalar(v, akey+".description")
+			case "data":
+				contents++
+				a.data = l.expression(v, akey+".data", phaseResponse, false)
+			case "text":
+				contents++
+				a.text = l.template(v, akey+".text", tplOpts{phase: phaseResponse})
+			}
+		})
+		if an.Kind == yaml.MappingNode && contents != 1 {
+			l.errorf(an, akey, "needs exactly one of data (an expression) and text (a template)")
+		}
+		out = append(out, a)
+	}
+	return out
+}

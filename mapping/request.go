@@ -1,0 +1,330 @@
+package mapping
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/expr-lang/expr/vm"
+)
+
+// request is a skill's compiled request section.
+type request struct {
+	method string
+	path   pathTemplate
+	query  []queryParam
+	// constQuery is the whole query when every parameter is constant.
+	constQuery    string
+	allConstQuery bool
+	// header and headerWithBody hold the constant headers (the second one
+	// with the body's Content-Type). Every request shares them, so they are
+	// never modified after load.
+	header, headerWithBody http.Header
+	dynamic                []headerParam
+	body                   *vm.Program
+	form                   bool
+}
+
+type pathTemplate struct {
+	parts []pathPart
+	holes int
+	size  int // bytes of literal text, to size the builders
+}
+
+// pathPart is a literal, as written and decoded, or a hole.
+type pathPart struct {
+	raw, decoded string
+	prog         *vm.Program
+	src          string
+}
+
+type queryParam struct {
+	name string // query-escaped
+	// pre is the encoded "name=value" of a constant parameter ("" when a
+	// constant null drops it); tpl is nil then.
+	pre string
+	tpl *template
+}
+
+type headerParam struct {
+	name string // canonical
+	tpl  *template
+	// credential marks an upstream header: a request whose credential
+	// cannot be applied is not sent.
+	credential bool
+}
+
+// inputError is a request that the caller's input makes impossible or
+// unsafe. Its text is meant for the caller.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+
+// credentialError is an upstream header that could not be applied. It never
+// holds the header's value.
+type credentialError struct {
+	header string
+	err    error
+}
+
+func (e *credentialError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("credential header %s is null", e.header)
+	}
+	return fmt.Sprintf("credential header %s: %v", e.header, e.err)
+}
+
+func (e *credentialError) Unwrap() error { return e.err }
+
+// newRequest builds the upstream request from the environment.
+func (sk *Skill) newRequest(ctx context.Context, m *vm.VM, e *env) (*http.Request, error) {
+	r := &sk.request
+	up := sk.set.up
+	path, rawPath, err := r.path.build(m, e)
+	if err != nil {
+		return nil, err
+	}
+	query := r.constQuery
+	if !r.allConstQuery {
+		if query, err = r.buildQuery(m, e); err != nil {
+			return nil, err
+		}
+	}
+	var body []byte
+	if r.body != nil {
+		if body, err = r.buildBody(m, e); err != nil {
+			return nil, err
+		}
+	}
+	header, err := r.buildHeader(m, e, body != nil)
+	if err != nil {
+		return nil, err
+	}
+	req := &http.Request{
+		Method:     r.method,
+		URL:        &url.URL{Scheme: up.scheme, Host: up.host, Path: path, RawPath: rawPath, RawQuery: query},
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     header,
+		Host:       up.host,
+	}
+	if body != nil {
+		req.ContentLength = int64(len(body))
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	return req.WithContext(ctx), nil
+}
+
+// build returns the path decoded and as sent. Every hole's value is escaped
+// as one path segment, so no value can add a segment, a query or a
+// fragment; a value that would make a "." or ".." segment is refused.
+func (p *pathTemplate) build(m *vm.VM, e *env) (string, string, error) {
+	if p.holes == 0 {
+		return p.parts[0].decoded, p.parts[0].raw, nil
+	}
+	var raw, dec strings.Builder
+	raw.Grow(p.size + 16*p.holes)
+	dec.Grow(p.size + 16*p.holes)
+	for i := range p.parts {
+		part := &p.parts[i]
+		if part.prog == nil {
+			raw.WriteString(part.raw)
+			dec.WriteString(part.decoded)
+			continue
+		}
+		v, err := m.Run(part.prog, e)
+		if err != nil {
+			return "", "", err
+		}
+		if v == nil {
+			return "", "", &inputError{fmt.Sprintf("the path parameter {%s} is missing", part.src)}
+		}
+		s, ok := scalarString(v)
+		if !ok {
+			return "", "", &inputError{fmt.Sprintf("the path parameter {%s} is a %s, not a single value", part.src, kindName(v))}
+		}
+		if s == "" {
+			return "", "", &inputError{fmt.Sprintf("the path parameter {%s} is empty", part.src)}
+		}
+		raw.WriteString(url.PathEscape(s))
+		dec.WriteString(s)
+	}
+	rs := raw.String()
+	if dotSegment(rs) {
+		return "", "", &inputError{`the path parameters may not make a "." or ".." path segment`}
+	}
+	return dec.String(), rs, nil
+}
+
+// dotSegment reports whether an escaped path has a "." or ".." segment.
+func dotSegment(path string) bool {
+	for len(path) > 0 {
+		i := strings.IndexByte(path, '/')
+		seg := path
+		if i >= 0 {
+			seg, path = path[:i], path[i+1:]
+		} else {
+			path = ""
+		}
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *request) buildQuery(m *vm.VM, e *env) (string, error) {
+	var b strings.Builder
+	for i := range r.query {
+		q := &r.query[i]
+		if q.tpl == nil {
+			if q.pre != "" {
+				if b.Len() > 0 {
+					b.WriteByte('&')
+				}
+				b.WriteString(q.pre)
+			}
+			continue
+		}
+		v, err := q.tpl.value(m, e)
+		if err != nil {
+			return "", err
+		}
+		err = forEach(v, func(x any) error {
+			if x == nil {
+				return nil
+			}
+			s, ok := scalarString(x)
+			if !ok {
+				return &inputError{fmt.Sprintf("the query parameter %s holds a %s, not a value or a list of values", q.name, kindName(x))}
+			}
+			if b.Len() > 0 {
+				b.WriteByte('&')
+			}
+			b.WriteString(q.name)
+			b.WriteByte('=')
+			b.WriteString(url.QueryEscape(s))
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+func (r *request) buildHeader(m *vm.VM, e *env, hasBody bool) (http.Header, error) {
+	base := r.header
+	if hasBody {
+		base = r.headerWithBody
+	}
+	if len(r.dynamic) == 0 {
+		return base, nil
+	}
+	h := make(http.Header, len(base)+len(r.dynamic))
+	for k, v := range base {
+		h[k] = v // shared slices: nothing below appends to a constant header's values
+	}
+	for i := range r.dynamic {
+		d := &r.dynamic[i]
+		v, err := d.tpl.value(m, e)
+		if err == nil && v == nil && d.credential {
+			return nil, &credentialError{header: d.name}
+		}
+		if err == nil {
+			err = forEach(v, func(x any) error {
+				if x == nil {
+					return nil
+				}
+				s, ok := scalarString(x)
+				if !ok {
+					return &inputError{fmt.Sprintf("the header %s holds a %s, not a value or a list of values", d.name, kindName(x))}
+				}
+				if !validHeaderValue(s) {
+					return &inputError{fmt.Sprintf("the header %s would hold a line break or a control character", d.name)}
+				}
+				h[d.name] = append(h[d.name], s)
+				return nil
+			})
+		}
+		if err != nil {
+			if d.credential {
+				return nil, &credentialError{header: d.name, err: err}
+			}
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *request) buildBody(m *vm.VM, e *env) ([]byte, error) {
+	v, err := m.Run(r.body, e)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if r.form {
+		return encodeForm(v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the body as JSON: %w", err)
+	}
+	return b, nil
+}
+
+// encodeForm encodes a map as application/x-www-form-urlencoded, keys
+// sorted; a list value repeats its key and null values are left out.
+func encodeForm(v any) ([]byte, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("a form body must be a map, not a %s", kindName(v))
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b []byte
+	for _, k := range keys {
+		err := forEach(obj[k], func(x any) error {
+			if x == nil {
+				return nil
+			}
+			s, ok := scalarString(x)
+			if !ok {
+				return &inputError{fmt.Sprintf("the form field %s holds a %s, not a value or a list of values", k, kindName(x))}
+			}
+			if len(b) > 0 {
+				b = append(b, '&')
+			}
+			b = append(b, url.QueryEscape(k)...)
+			b = append(b, '=')
+			b = append(b, url.QueryEscape(s)...)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// dispatch runs one decoded request and answers it.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request) {
+	// Authentication arrives with its own issue; until then every caller
+	// is the anonymous owner.
+	const owner = ""
+
+	switch req.Method {
+	case a2a.MethodSendMessage:
+		h.sendMessage(w, v, req, owner)
+	case a2a.MethodSendStreamingMessage:
+		h.sendStreamingMessage(w, r, v, req, owner)
+	case a2a.MethodGetTask:
+		p := req.Params.(*a2a.GetTaskRequest)
+		task, err := h.tasks.Get(owner, p.ID, p.HistoryLength)
+		h.answer(w, v, req, task, err)
+	case a2a.MethodListTasks:
+		list, err := h.tasks.List(owner, req.Params.(*a2a.ListTasksRequest))
+		h.answer(w, v, req, list, err)
+	case a2a.MethodCancelTask:
+		task, err := h.tasks.Cancel(owner, req.Params.(*a2a.TaskIDRequest).ID)
+		h.answer(w, v, req, task, err)
+	case a2a.MethodSubscribeToTask:
+		task, sub, err := h.tasks.Subscribe(owner, req.Params.(*a2a.TaskIDRequest).ID)
+		if err != nil {
+			h.answer(w, v, req, nil, err)
+			return
+		}
+		h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: task}, sub)
+	case a2a.MethodCreatePushConfig, a2a.MethodGetPushConfig, a2a.MethodListPushConfigs, a2a.MethodDeletePushConfig:
+		h.writeError(w, http.StatusOK, v, req.ID, a2a.PushNotificationNotSupported())
+	case a2a.MethodGetExtendedAgentCard:
+		if h.extendedCard == nil {
+			h.writeError(w, http.StatusOK, v, req.ID, a2a.ExtendedAgentCardNotConfigured())
+			return
+		}
+		h.writeResult(w, v, req.ID, h.extendedCard.JSON())
+	default:
+		h.writeError(w, http.StatusOK, v, req.ID, a2a.MethodNotFound(req.Method.Name(v)))
+	}
+}
+
+// answer writes result, or err as a protocol error: errors the task layer
+// meant for the caller keep their code, anything else is internal.
+func (h *Handler) answer(w http.ResponseWriter, v a2a.Version, req *a2a.Request, result any, err error) {
+	if err != nil {
+		h.writeError(w, http.StatusOK, v, req.ID, h.protocolError(req.Method, err))
+		return
+	}
+	h.writeResult(w, v, req.ID, result)
+}
+
+func (h *Handler) protocolError(m a2a.Method, err error) *a2a.Error {
+	var protoErr *a2a.Error
+	if errors.As(err, &protoErr) {
+		return protoErr
+	}
+	h.log.Error("A2A method failed", zap.String("method", m.Name(a2a.V10)), zap.Error(err))
+	return a2a.InternalError("the request could not be completed")
+}

@@ -1,0 +1,216 @@
+// Package server is the A2A endpoint as a plain http.Handler: the JSON-RPC
+// transport with SSE streaming, method dispatch, and blocking, non-blocking
+// and streamed answers. It wires a2a, tasks, mapping and cardgen together
+// and knows nothing of Caddy.
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultMaxRequestBytes   = 4 << 20
+	DefaultHeartbeatInterval = 15 * time.Second
+)
+
+// Card paths: the 1.0 well-known path and the older one 0.3 clients may ask.
+const (
+	CardPath       = "/.well-known/agent-card.json"
+	LegacyCardPath = "/.well-known/agent.json"
+)
+
+// Config is what the handler serves. Skills, Tasks and Card are required.
+type Config struct {
+	Skills *mapping.Skills
+	Tasks  *tasks.Manager
+	Card   *cardgen.Document
+	// ExtendedCard answers GetExtendedAgentCard; nil answers -32007.
+	ExtendedCard *cardgen.Document
+	// MaxRequestBytes caps a JSON-RPC request body (default 4 MiB).
+	MaxRequestBytes int64
+	// HeartbeatInterval is how often an idle stream gets an SSE comment
+	// (default 15 s), so proxies and clients keep it open.
+	HeartbeatInterval time.Duration
+	Logger            *zap.Logger
+}
+
+// Handler serves the Agent Card and the JSON-RPC endpoint.
+type Handler struct {
+	skills       *mapping.Skills
+	tasks        *tasks.Manager
+	card         *cardgen.Document
+	extendedCard *cardgen.Document
+	maxBody      int64
+	heartbeat    time.Duration
+	log          *zap.Logger
+}
+
+// New checks cfg and applies its defaults.
+func New(cfg Config) (*Handler, error) {
+	switch {
+	case cfg.Skills == nil:
+		return nil, errors.New("server: no skills configured")
+	case cfg.Tasks == nil:
+		return nil, errors.New("server: no task manager configured")
+	case cfg.Card == nil:
+		return nil, errors.New("server: no agent card configured")
+	case cfg.MaxRequestBytes < 0:
+		return nil, fmt.Errorf("server: max request bytes %d is negative", cfg.MaxRequestBytes)
+	case cfg.HeartbeatInterval < 0:
+		return nil, fmt.Errorf("server: heartbeat interval %s is negative", cfg.HeartbeatInterval)
+	}
+	h := &Handler{
+		skills:       cfg.Skills,
+		tasks:        cfg.Tasks,
+		card:         cfg.Card,
+		extendedCard: cfg.ExtendedCard,
+		maxBody:      cfg.MaxRequestBytes,
+		heartbeat:    cfg.HeartbeatInterval,
+		log:          cfg.Logger,
+	}
+	if h.maxBody == 0 {
+		h.maxBody = DefaultMaxRequestBytes
+	}
+	if h.heartbeat == 0 {
+		h.heartbeat = DefaultHeartbeatInterval
+	}
+	if h.log == nil {
+		h.log = zap.NewNop()
+	}
+	return h, nil
+}
+
+// ServeHTTP answers card requests on the well-known paths and JSON-RPC
+// requests (POST) on any other path that routes here.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == CardPath || r.URL.Path == LegacyCardPath {
+		h.card.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "A2A JSON-RPC endpoint: use POST with Content-Type: application/json", http.StatusMethodNotAllowed)
+		return
+	}
+
+	versionParam := r.Header.Get("A2A-Version")
+	if versionParam == "" {
+		versionParam = r.URL.Query().Get("A2A-Version")
+	}
+	version, versionErr := a2a.ParseVersion(versionParam)
+
+	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
+		h.writeError(w, http.StatusUnsupportedMediaType, version, nil,
+			a2a.InvalidRequest("Content-Type must be application/json"))
+		return
+	}
+
+	buf := getBuffer()
+	defer putBuffer(buf)
+	body, err := readBody(buf, http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.writeError(w, http.StatusRequestEntityTooLarge, version, nil,
+				a2a.InvalidRequest(fmt.Sprintf("request body exceeds the limit of %d bytes", h.maxBody)))
+			return
+		}
+		h.writeError(w, http.StatusBadRequest, version, nil, a2a.InvalidRequest("reading the request body: "+err.Error()))
+		return
+	}
+
+	if versionErr != nil {
+		h.writeError(w, http.StatusOK, version, requestID(body), versionErr)
+		return
+	}
+	req, protoErr := a2a.DecodeRequest(version, body)
+	if protoErr != nil {
+		var id json.RawMessage
+		if req != nil {
+			id = req.ID
+		}
+		h.writeError(w, http.StatusOK, version, id, protoErr)
+		return
+	}
+	h.dispatch(w, r, version, req)
+}
+
+// requestID digs the id out of a request that will not be decoded further,
+// so even an early error answers the caller's id.
+func requestID(body []byte) json.RawMessage {
+	var envelope struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &envelope) != nil {
+		return nil
+	}
+	return envelope.ID
+}
+
+// writeResult encodes a successful JSON-RPC answer in the caller's version.
+func (h *Handler) writeResult(w http.ResponseWriter, v a2a.Version, id json.RawMessage, result any) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	out, err := a2a.AppendResult((*buf)[:0], v, id, result)
+	if err != nil {
+		h.log.Error("encoding a JSON-RPC result", zap.Error(err))
+		h.writeError(w, http.StatusInternalServerError, v, id, a2a.InternalError("the answer could not be encoded"))
+		return
+	}
+	*buf = out
+	writeJSON(w, http.StatusOK, out)
+}
+
+// writeError encodes a JSON-RPC error. Protocol errors travel with 200, as
+// JSON-RPC over HTTP expects; transport problems carry their HTTP status.
+func (h *Handler) writeError(w http.ResponseWriter, status int, v a2a.Version, id json.RawMessage, e *a2a.Error) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	*buf = a2a.AppendError((*buf)[:0], v, id, e)
+	writeJSON(w, status, *buf)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// readBody reads r into buf's storage, growing it as needed.
+func readBody(buf *[]byte, r io.Reader) ([]byte, error) {
+	b := bytes.NewBuffer((*buf)[:0])
+	_, err := b.ReadFrom(r)
+	*buf = b.Bytes()
+	return *buf, err
+}
+
+// Buffers for request bodies and encoded answers. Large ones are not kept,
+// so one huge request does not pin memory.
+const maxPooledBuffer = 64 << 10
+
+var bufferPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func getBuffer() *[]byte { return bufferPool.Get().(*[]byte) }
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxPooledBuffer {
+		*b = (*b)[:0]
+		bufferPool.Put(b)
+	}
+}

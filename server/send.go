@@ -1,0 +1,272 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+)
+
+// execution is one run of a skill for a task. The context is detached from
+// the caller's connection: a client that hangs up does not kill the task,
+// only CancelTask (or the skill's timeout) does.
+type execution struct {
+	task      *a2a.Task      // snapshot when the run was set up
+	skill     *mapping.Skill // nil when no skill matched
+	rejection string         // why no skill matched
+	call      mapping.Call
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	untrack   func()
+}
+
+var errRunFinished = errors.New("skill run finished")
+
+// selection is the skill a new message is for, or why none is.
+type selection struct {
+	skill     *mapping.Skill
+	rejection string
+}
+
+// selectSkill selects the skill of a message that starts a task; a
+// follow-up message keeps its task's skill and selects nothing here.
+func (h *Handler) selectSkill(msg *a2a.Message) (selection, *a2a.Error) {
+	if msg.Role != a2a.RoleUser {
+		return selection{}, a2a.InvalidParams("params.message.role", "a message sent to an agent must have the user role")
+	}
+	if msg.TaskID != "" {
+		return selection{}, nil
+	}
+	skill, selErr := h.skills.Select(msg)
+	if selErr != nil {
+		return selection{rejection: selErr.Error()}, nil
+	}
+	return selection{skill: skill}, nil
+}
+
+// start creates the task for a new message, or continues the interrupted
+// task it names, and registers the run so CancelTask can reach it.
+func (h *Handler) start(owner string, msg *a2a.Message, sel selection) (*execution, error) {
+	e := &execution{skill: sel.skill, rejection: sel.rejection}
+	var err error
+	if msg.TaskID != "" {
+		e.task, err = h.tasks.Continue(owner, msg.TaskID, *msg)
+		if err != nil {
+			return nil, err
+		}
+		e.skill = h.skills.ByID(skillOf(e.task))
+	} else {
+		e.task, err = h.tasks.Create(owner, *msg, skillMetadata(sel.skill))
+		if err != nil {
+			return nil, err
+		}
+	}
+	e.call = mapping.Call{Message: msg, History: e.task.History, TaskID: e.task.ID, ContextID: e.task.ContextID}
+	e.ctx, e.cancel = context.WithCancelCause(context.Background())
+	e.untrack = h.tasks.Track(e.task.ID, e.cancel)
+	return e, nil
+}
+
+// execute runs the skill and records its outcome on the task.
+func (h *Handler) execute(e *execution) {
+	defer func() {
+		e.untrack()
+		e.cancel(errRunFinished)
+	}()
+	id := e.task.ID
+	var out mapping.Outcome
+	if e.skill == nil {
+		out = mapping.Outcome{State: a2a.TaskStateRejected, Message: agentText(e.rejection)}
+	} else {
+		if _, err := h.tasks.SetStatus(id, a2a.TaskStatus{State: a2a.TaskStateWorking}); err != nil {
+			h.logLateUpdate(id, err)
+			return
+		}
+		out = e.skill.Run(e.ctx, e.call, progress{h: h, task: e.task})
+		if out.Err != nil {
+			h.log.Warn("skill run failed", zap.String("skill", e.skill.ID), zap.String("task", id), zap.Error(out.Err))
+		}
+	}
+	for i := range out.Artifacts {
+		if err := h.tasks.AddArtifact(id, stampArtifact(out.Artifacts[i])); err != nil {
+			h.logLateUpdate(id, err)
+			return
+		}
+	}
+	status := a2a.TaskStatus{State: out.State, Message: stampMessage(out.Message, e.task)}
+	if _, err := h.tasks.SetStatus(id, status); err != nil {
+		h.logLateUpdate(id, err)
+	}
+}
+
+// logLateUpdate notes an update refused because the task moved on (most
+// often: it was canceled while the upstream call ran).
+func (h *Handler) logLateUpdate(taskID string, err error) {
+	h.log.Debug("task update refused", zap.String("task", taskID), zap.Error(err))
+}
+
+// sendMessage answers SendMessage: blocking by default, at once when the
+// caller asks, or with a Message for skills that answer without a task.
+func (h *Handler) sendMessage(w http.ResponseWriter, v a2a.Version, req *a2a.Request, owner string) {
+	p := req.Params.(*a2a.SendMessageRequest)
+	sel, selErr := h.selectSkill(&p.Message)
+	if selErr != nil {
+		h.writeError(w, http.StatusOK, v, req.ID, selErr)
+		return
+	}
+	if sel.skill != nil && sel.skill.ReturnsMessage {
+		h.writeResult(w, v, req.ID, &a2a.StreamResponse{Message: h.runForMessage(sel.skill, &p.Message)})
+		return
+	}
+	e, err := h.start(owner, &p.Message, sel)
+	if err != nil {
+		h.answer(w, v, req, nil, err)
+		return
+	}
+	var historyLength *int32
+	if c := p.Configuration; c != nil {
+		historyLength = c.HistoryLength
+		if c.ReturnImmediately {
+			go h.execute(e)
+			h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: withHistory(e.task, historyLength)})
+			return
+		}
+	}
+	h.execute(e)
+	task, err := h.tasks.Get(owner, e.task.ID, historyLength)
+	if err != nil {
+		h.answer(w, v, req, nil, err)
+		return
+	}
+	h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: task})
+}
+
+// sendStreamingMessage answers SendStreamingMessage with an SSE stream: the
+// task first, then its updates until it ends or is interrupted.
+func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, owner string) {
+	p := req.Params.(*a2a.SendMessageRequest)
+	sel, selErr := h.selectSkill(&p.Message)
+	if selErr != nil {
+		h.writeError(w, http.StatusOK, v, req.ID, selErr)
+		return
+	}
+	if sel.skill != nil && sel.skill.ReturnsMessage {
+		h.streamOne(w, v, req.ID, &a2a.StreamResponse{Message: h.runForMessage(sel.skill, &p.Message)})
+		return
+	}
+	e, err := h.start(owner, &p.Message, sel)
+	if err != nil {
+		h.answer(w, v, req, nil, err)
+		return
+	}
+	task, sub, err := h.tasks.Subscribe(owner, e.task.ID)
+	if err != nil {
+		e.untrack()
+		e.cancel(err)
+		h.answer(w, v, req, nil, err)
+		return
+	}
+	go h.execute(e)
+	h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: task}, sub)
+}
+
+// runForMessage runs a message-answering skill. No task exists, so there is
+// nothing to cancel: the skill's own timeout bounds the call.
+func (h *Handler) runForMessage(skill *mapping.Skill, msg *a2a.Message) *a2a.Message {
+	contextID := msg.ContextID
+	if contextID == "" {
+		contextID = uuid.NewString()
+	}
+	out := skill.Run(context.Background(), mapping.Call{Message: msg, ContextID: contextID}, nil)
+	if out.Err != nil {
+		h.log.Warn("skill run failed", zap.String("skill", skill.ID), zap.Error(out.Err))
+	}
+	reply := out.Message
+	if reply == nil {
+		reply = &a2a.Message{}
+	}
+	for _, art := range out.Artifacts {
+		reply.Parts = append(reply.Parts, art.Parts...)
+	}
+	return stampMessage(reply, &a2a.Task{ContextID: contextID})
+}
+
+// progress passes a skill's intermediate updates on to its task.
+type progress struct {
+	h    *Handler
+	task *a2a.Task
+}
+
+func (p progress) Working(msg *a2a.Message) {
+	status := a2a.TaskStatus{State: a2a.TaskStateWorking, Message: stampMessage(msg, p.task)}
+	if _, err := p.h.tasks.SetStatus(p.task.ID, status); err != nil {
+		p.h.logLateUpdate(p.task.ID, err)
+	}
+}
+
+func (p progress) Artifact(art a2a.Artifact) {
+	if err := p.h.tasks.AddArtifact(p.task.ID, stampArtifact(art)); err != nil {
+		p.h.logLateUpdate(p.task.ID, err)
+	}
+}
+
+// stampMessage fills the ids an agent message needs; nil stays nil.
+func stampMessage(msg *a2a.Message, task *a2a.Task) *a2a.Message {
+	if msg == nil {
+		return nil
+	}
+	msg.Role = a2a.RoleAgent
+	if msg.MessageID == "" {
+		msg.MessageID = uuid.NewString()
+	}
+	msg.TaskID = task.ID
+	msg.ContextID = task.ContextID
+	return msg
+}
+
+func stampArtifact(art a2a.Artifact) a2a.Artifact {
+	if art.ArtifactID == "" {
+		art.ArtifactID = uuid.NewString()
+	}
+	return art
+}
+
+func agentText(text string) *a2a.Message {
+	return &a2a.Message{Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(text)}}
+}
+
+// withHistory trims a snapshot's history as historyLength asks (spec 1.0
+// §3.2.4) without touching the stored task.
+func withHistory(task *a2a.Task, historyLength *int32) *a2a.Task {
+	if historyLength == nil || int(*historyLength) >= len(task.History) {
+		return task
+	}
+	trimmed := *task
+	if *historyLength <= 0 {
+		trimmed.History = nil
+	} else {
+		trimmed.History = task.History[len(task.History)-int(*historyLength):]
+	}
+	return &trimmed
+}
+
+// The skill a task runs is kept in its metadata, so a follow-up message
+// reaches the same skill (also after a config reload).
+const skillMetadataKey = "skill"
+
+func skillMetadata(skill *mapping.Skill) map[string]any {
+	if skill == nil {
+		return nil
+	}
+	return map[string]any{skillMetadataKey: skill.ID}
+}
+
+func skillOf(task *a2a.Task) string {
+	id, _ := task.Metadata[skillMetadataKey].(string)
+	return id
+}

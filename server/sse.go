@@ -1,0 +1,119 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+)
+
+// streamWriteTimeout bounds one SSE write: a client that stops reading is
+// dropped instead of holding a goroutine forever.
+const streamWriteTimeout = 10 * time.Second
+
+var heartbeatComment = []byte(": keep-alive\n\n")
+
+// sseWriter writes JSON-RPC answers as SSE events, each flushed at once.
+type sseWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	v   a2a.Version
+	id  json.RawMessage
+	buf *[]byte
+}
+
+func startSSE(w http.ResponseWriter, v a2a.Version, id json.RawMessage) *sseWriter {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &sseWriter{w: w, rc: http.NewResponseController(w), v: v, id: id, buf: getBuffer()}
+}
+
+func (s *sseWriter) close() { putBuffer(s.buf) }
+
+func (s *sseWriter) event(ev *a2a.StreamResponse) error {
+	out, err := a2a.AppendResult(append((*s.buf)[:0], "data: "...), s.v, s.id, ev)
+	if err != nil {
+		return err
+	}
+	*s.buf = append(out, '\n', '\n')
+	return s.write(*s.buf)
+}
+
+func (s *sseWriter) error(e *a2a.Error) error {
+	out := a2a.AppendError(append((*s.buf)[:0], "data: "...), s.v, s.id, e)
+	*s.buf = append(out, '\n', '\n')
+	return s.write(*s.buf)
+}
+
+func (s *sseWriter) write(b []byte) error {
+	// Not every ResponseWriter supports deadlines (httptest's does not);
+	// without one the server's own timeouts still apply.
+	if err := s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// stream sends first, then the subscription's events until the task ends
+// or is interrupted, the client goes away, or the client falls too far
+// behind (see tasks.ErrSlowConsumer): then it gets an error event and can
+// resubscribe to pick up the current task.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, v a2a.Version, id json.RawMessage, first *a2a.StreamResponse, sub *tasks.Subscription) {
+	defer sub.Close()
+	s := startSSE(w, v, id)
+	defer s.close()
+	if err := s.event(first); err != nil {
+		h.logStreamEnd(err)
+		return
+	}
+	heartbeat := time.NewTicker(h.heartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case ev, open := <-sub.Events():
+			if !open {
+				if errors.Is(sub.Err(), tasks.ErrSlowConsumer) {
+					h.logStreamEnd(s.error(a2a.InternalError("the stream fell behind the task's updates; subscribe again to resume")))
+				}
+				return
+			}
+			if err := s.event(&ev); err != nil {
+				h.logStreamEnd(err)
+				return
+			}
+		case <-heartbeat.C:
+			if err := s.write(heartbeatComment); err != nil {
+				h.logStreamEnd(err)
+				return
+			}
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// streamOne answers a streaming request with a single event.
+func (h *Handler) streamOne(w http.ResponseWriter, v a2a.Version, id json.RawMessage, ev *a2a.StreamResponse) {
+	s := startSSE(w, v, id)
+	defer s.close()
+	if err := s.event(ev); err != nil {
+		h.logStreamEnd(err)
+	}
+}
+
+func (h *Handler) logStreamEnd(err error) {
+	if err != nil {
+		h.log.Debug("stream ended early", zap.Error(err))
+	}
+}
