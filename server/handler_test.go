@@ -305,6 +305,21 @@ func TestIdleStreamGetsHeartbeats(t *testing.T) {
 		}
 		seen.Write(buf[:n])
 	}
+	// Cancel the task so the slow upstream call ends with the test.
+	first, _, _ := strings.Cut(strings.TrimPrefix(seen.String(), "data: "), "\n")
+	var ev struct {
+		Result struct {
+			Task struct {
+				ID string `json:"id"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(first), &ev); err != nil || ev.Result.Task.ID == "" {
+		t.Fatalf("first event %q is not the task: %v", first, err)
+	}
+	if ans := a.call("1.0", "CancelTask", map[string]any{"id": ev.Result.Task.ID}); ans.Error != nil {
+		t.Fatalf("cancel: %+v", ans.Error)
+	}
 }
 
 func TestMessageSkillAnswersWithAMessage(t *testing.T) {

@@ -1,0 +1,234 @@
+package caddymodule
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("a2a", parseCaddyfile)
+	httpcaddyfile.RegisterDirectiveOrder("a2a", httpcaddyfile.Before, "reverse_proxy")
+}
+
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	handler := new(Handler)
+	if err := handler.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return handler, nil
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	a2a [<matcher>] {
+//	    skills      <file>
+//	    upstream    <url>
+//	    url         <public url>
+//	    name        <name>
+//	    description <description>
+//	    version     <version>
+//	    provider    <organization> <url>
+//	    documentation_url <url>
+//	    icon_url    <url>
+//	    default_input_modes  <media types...>
+//	    default_output_modes <media types...>
+//	    max_request_body <size>
+//	    heartbeat    <duration>
+//	    card_max_age <duration>
+//	    tasks {
+//	        max_tasks     <count>
+//	        max_age       <duration>
+//	        stream_buffer <count>
+//	    }
+//	}
+//
+// skills is the skills YAML file, relative to Caddy's working directory.
+// upstream replaces the upstream URL the skills file names. url is the
+// public URL of this endpoint, which the Agent Card advertises and which
+// names the task store kept across reloads. skills, url, name and
+// description are required; version defaults to 1.0.0.
+//
+// default_input_modes and default_output_modes list the media types skills
+// accept and produce unless a skill says otherwise (default: text/plain and
+// application/json). max_request_body caps a JSON-RPC request body (a size
+// such as 4MiB or 1MB; default 4MiB). heartbeat is how often an idle SSE
+// stream gets a comment (default 15s). card_max_age is how long clients may
+// reuse the Agent Card before revalidating it (default 5m).
+//
+// The tasks block bounds the task store: how many tasks it keeps (default
+// 10000), how long a task is kept after its last update (default 1h), and
+// how many events a stream may fall behind before it is closed (default 64).
+// A store kept across a reload keeps the limits it was created with.
+//
+// Each subdirective may appear once.
+func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.Errf("a2a: unexpected argument '%s'; the configuration goes in a block", d.Val())
+	}
+
+	seen := make(map[string]bool)
+	for d.NextBlock(0) {
+		sub := d.Val()
+		if seen[sub] {
+			return d.Errf("a2a: %s is set more than once", sub)
+		}
+		seen[sub] = true
+
+		var err error
+		switch sub {
+		case "skills":
+			h.Skills, err = oneArg(d)
+		case "upstream":
+			h.Upstream, err = oneArg(d)
+		case "url":
+			h.URL, err = oneArg(d)
+		case "name":
+			h.Name, err = oneArg(d)
+		case "description":
+			h.Description, err = oneArg(d)
+		case "version":
+			h.Version, err = oneArg(d)
+		case "provider":
+			args := d.RemainingArgs()
+			if len(args) != 2 {
+				return d.Errf("provider: want <organization> <url>, got %d arguments", len(args))
+			}
+			h.Provider = &Provider{Organization: args[0], URL: args[1]}
+		case "documentation_url":
+			h.DocumentationURL, err = oneArg(d)
+		case "icon_url":
+			h.IconURL, err = oneArg(d)
+		case "default_input_modes":
+			h.DefaultInputModes, err = someArgs(d)
+		case "default_output_modes":
+			h.DefaultOutputModes, err = someArgs(d)
+		case "max_request_body":
+			h.MaxRequestBody, err = sizeArg(d)
+		case "heartbeat":
+			h.Heartbeat, err = durationArg(d)
+		case "card_max_age":
+			h.CardMaxAge, err = durationArg(d)
+		case "tasks":
+			h.Tasks, err = parseTasks(d)
+		default:
+			return d.Errf("a2a: unknown subdirective '%s'", sub)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseTasks reads the tasks block.
+func parseTasks(d *caddyfile.Dispenser) (*TasksConfig, error) {
+	if d.NextArg() {
+		return nil, d.Errf("tasks: unexpected argument '%s'; the limits go in a block", d.Val())
+	}
+	t := new(TasksConfig)
+	seen := make(map[string]bool)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		sub := d.Val()
+		if seen[sub] {
+			return nil, d.Errf("tasks: %s is set more than once", sub)
+		}
+		seen[sub] = true
+
+		var err error
+		switch sub {
+		case "max_tasks":
+			t.MaxTasks, err = countArg(d)
+		case "max_age":
+			t.MaxAge, err = durationArg(d)
+		case "stream_buffer":
+			t.StreamBuffer, err = countArg(d)
+		default:
+			return nil, d.Errf("tasks: unknown subdirective '%s'", sub)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// oneArg reads the single argument of the current subdirective.
+func oneArg(d *caddyfile.Dispenser) (string, error) {
+	sub := d.Val()
+	args := d.RemainingArgs()
+	if len(args) != 1 {
+		return "", d.Errf("%s: want exactly one argument, got %d", sub, len(args))
+	}
+	return args[0], nil
+}
+
+// someArgs reads the one or more arguments of the current subdirective.
+func someArgs(d *caddyfile.Dispenser) ([]string, error) {
+	sub := d.Val()
+	args := d.RemainingArgs()
+	if len(args) == 0 {
+		return nil, d.Errf("%s: want at least one argument", sub)
+	}
+	return args, nil
+}
+
+// sizeArg reads a positive size such as 4MiB or 1000000.
+func sizeArg(d *caddyfile.Dispenser) (int64, error) {
+	sub := d.Val()
+	arg, err := oneArg(d)
+	if err != nil {
+		return 0, err
+	}
+	n, err := humanize.ParseBytes(arg)
+	if err != nil {
+		return 0, d.Errf("%s: '%s' is not a size: %v", sub, arg, err)
+	}
+	if n == 0 {
+		return 0, d.Errf("%s: %s is not positive", sub, arg)
+	}
+	if n > math.MaxInt64 {
+		return 0, d.Errf("%s: %s is too large", sub, arg)
+	}
+	return int64(n), nil
+}
+
+// durationArg reads a positive duration such as 15s or 1h.
+func durationArg(d *caddyfile.Dispenser) (caddy.Duration, error) {
+	sub := d.Val()
+	arg, err := oneArg(d)
+	if err != nil {
+		return 0, err
+	}
+	dur, err := caddy.ParseDuration(arg)
+	if err != nil {
+		return 0, d.Errf("%s: '%s' is not a duration: %v", sub, arg, err)
+	}
+	if dur <= 0 {
+		return 0, d.Errf("%s: %s is not positive", sub, arg)
+	}
+	return caddy.Duration(dur), nil
+}
+
+// countArg reads a positive integer.
+func countArg(d *caddyfile.Dispenser) (int, error) {
+	sub := d.Val()
+	arg, err := oneArg(d)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(arg)
+	if err != nil {
+		return 0, d.Errf("%s: '%s' is not an integer", sub, arg)
+	}
+	if n <= 0 {
+		return 0, d.Errf("%s: %s is not positive", sub, arg)
+	}
+	return n, nil
+}

@@ -1,0 +1,164 @@
+package caddymodule
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+)
+
+func TestUnmarshalCaddyfile(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  Handler
+	}{
+		{
+			name:  "empty block",
+			input: `a2a`,
+			want:  Handler{},
+		},
+		{
+			name: "every subdirective",
+			input: `a2a {
+				skills      examples/skills.yaml
+				upstream    http://127.0.0.1:9090
+				url         http://localhost:8080/
+				name        "Demo Agent"
+				description "Weather, users and orders"
+				version     2.1.0
+				provider    "Example Org" https://example.org
+				documentation_url https://example.org/docs
+				icon_url    https://example.org/icon.png
+				default_input_modes  text/plain application/json
+				default_output_modes application/json
+				max_request_body 4MiB
+				heartbeat   15s
+				card_max_age 5m
+				tasks {
+					max_tasks     10000
+					max_age       1h
+					stream_buffer 64
+				}
+			}`,
+			want: Handler{
+				Skills:             "examples/skills.yaml",
+				Upstream:           "http://127.0.0.1:9090",
+				URL:                "http://localhost:8080/",
+				Name:               "Demo Agent",
+				Description:        "Weather, users and orders",
+				Version:            "2.1.0",
+				Provider:           &Provider{Organization: "Example Org", URL: "https://example.org"},
+				DocumentationURL:   "https://example.org/docs",
+				IconURL:            "https://example.org/icon.png",
+				DefaultInputModes:  []string{"text/plain", "application/json"},
+				DefaultOutputModes: []string{"application/json"},
+				MaxRequestBody:     4 << 20,
+				Heartbeat:          caddy.Duration(15 * time.Second),
+				CardMaxAge:         caddy.Duration(5 * time.Minute),
+				Tasks: &TasksConfig{
+					MaxTasks:     10000,
+					MaxAge:       caddy.Duration(time.Hour),
+					StreamBuffer: 64,
+				},
+			},
+		},
+		{
+			name:  "decimal sizes and day durations",
+			input: "a2a {\n max_request_body 1MB\n card_max_age 1d\n}",
+			want:  Handler{MaxRequestBody: 1_000_000, CardMaxAge: caddy.Duration(24 * time.Hour)},
+		},
+		{
+			name:  "plain byte count",
+			input: "a2a {\n max_request_body 65536\n}",
+			want:  Handler{MaxRequestBody: 65536},
+		},
+		{
+			name:  "empty tasks block",
+			input: "a2a {\n tasks\n}",
+			want:  Handler{Tasks: &TasksConfig{}},
+		},
+		{
+			name:  "partial tasks block",
+			input: "a2a {\n tasks {\n max_age 30m\n }\n name n\n}",
+			want:  Handler{Tasks: &TasksConfig{MaxAge: caddy.Duration(30 * time.Minute)}, Name: "n"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got Handler
+			if err := got.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input)); err != nil {
+				t.Fatalf("UnmarshalCaddyfile: %v", err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestUnmarshalCaddyfileErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  string // a substring of the error
+	}{
+		{"argument on the directive", "a2a examples/skills.yaml", "a2a: unexpected argument 'examples/skills.yaml'"},
+		{"unknown subdirective", "a2a {\n skill x\n}", "a2a: unknown subdirective 'skill', at Testfile:2"},
+		{"repeated subdirective", "a2a {\n name a\n name b\n}", "a2a: name is set more than once, at Testfile:3"},
+
+		{"skills without a file", "a2a {\n skills\n}", "skills: want exactly one argument, got 0"},
+		{"skills with two files", "a2a {\n skills a.yaml b.yaml\n}", "skills: want exactly one argument, got 2"},
+		{"upstream without a URL", "a2a {\n upstream\n}", "upstream: want exactly one argument, got 0"},
+		{"url without a URL", "a2a {\n url\n}", "url: want exactly one argument, got 0"},
+		{"name without a name", "a2a {\n name\n}", "name: want exactly one argument, got 0"},
+		{"name in two words", "a2a {\n name Demo Agent\n}", "name: want exactly one argument, got 2"},
+		{"description without text", "a2a {\n description\n}", "description: want exactly one argument, got 0"},
+		{"version without a version", "a2a {\n version\n}", "version: want exactly one argument, got 0"},
+		{"documentation_url without a URL", "a2a {\n documentation_url\n}", "documentation_url: want exactly one argument, got 0"},
+		{"icon_url without a URL", "a2a {\n icon_url\n}", "icon_url: want exactly one argument, got 0"},
+
+		{"provider without a URL", "a2a {\n provider Org\n}", "provider: want <organization> <url>, got 1 arguments"},
+		{"provider with three arguments", "a2a {\n provider Example Org https://example.org\n}", "provider: want <organization> <url>, got 3 arguments"},
+
+		{"default_input_modes empty", "a2a {\n default_input_modes\n}", "default_input_modes: want at least one argument"},
+		{"default_output_modes empty", "a2a {\n default_output_modes\n}", "default_output_modes: want at least one argument"},
+
+		{"max_request_body missing", "a2a {\n max_request_body\n}", "max_request_body: want exactly one argument, got 0"},
+		{"max_request_body not a size", "a2a {\n max_request_body lots\n}", "max_request_body: 'lots' is not a size"},
+		{"max_request_body zero", "a2a {\n max_request_body 0\n}", "max_request_body: 0 is not positive"},
+		{"max_request_body too large", "a2a {\n max_request_body 9EiB\n}", "max_request_body: 9EiB is too large"},
+
+		{"heartbeat missing", "a2a {\n heartbeat\n}", "heartbeat: want exactly one argument, got 0"},
+		{"heartbeat not a duration", "a2a {\n heartbeat often\n}", "heartbeat: 'often' is not a duration"},
+		{"heartbeat negative", "a2a {\n heartbeat -1s\n}", "heartbeat: -1s is not positive"},
+		{"card_max_age not a duration", "a2a {\n card_max_age 5\n}", "card_max_age: '5' is not a duration"},
+		{"card_max_age zero", "a2a {\n card_max_age 0s\n}", "card_max_age: 0s is not positive"},
+
+		{"tasks with an argument", "a2a {\n tasks 10\n}", "tasks: unexpected argument '10'"},
+		{"tasks unknown subdirective", "a2a {\n tasks {\n max 1\n }\n}", "tasks: unknown subdirective 'max', at Testfile:3"},
+		{"tasks repeated subdirective", "a2a {\n tasks {\n max_tasks 1\n max_tasks 2\n }\n}", "tasks: max_tasks is set more than once"},
+		{"max_tasks missing", "a2a {\n tasks {\n max_tasks\n }\n}", "max_tasks: want exactly one argument, got 0"},
+		{"max_tasks not an integer", "a2a {\n tasks {\n max_tasks 1e4\n }\n}", "max_tasks: '1e4' is not an integer"},
+		{"max_tasks zero", "a2a {\n tasks {\n max_tasks 0\n }\n}", "max_tasks: 0 is not positive"},
+		{"max_age not a duration", "a2a {\n tasks {\n max_age forever\n }\n}", "max_age: 'forever' is not a duration"},
+		{"max_age negative", "a2a {\n tasks {\n max_age -1h\n }\n}", "max_age: -1h is not positive"},
+		{"stream_buffer negative", "a2a {\n tasks {\n stream_buffer -1\n }\n}", "stream_buffer: -1 is not positive"},
+		{"stream_buffer two arguments", "a2a {\n tasks {\n stream_buffer 1 2\n }\n}", "stream_buffer: want exactly one argument, got 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var h Handler
+			err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input))
+			if err == nil {
+				t.Fatalf("no error; want one containing %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q\ndoes not contain %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,318 @@
+// Package caddymodule plugs caddy-a2a into Caddy: it registers the
+// http.handlers.a2a module and the a2a Caddyfile directive, turns their
+// configuration into the options of the server package, and keeps the task
+// store alive across config reloads. It is the only package that imports
+// Caddy; all protocol logic lives in server and the packages below it.
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// DefaultVersion is the agent version the card shows when none is configured.
+const DefaultVersion = "1.0.0"
+
+// Handler makes the REST API described by a skills file into an A2A agent.
+// It serves the Agent Card on GET /.well-known/agent-card.json (and the older
+// /.well-known/agent.json) and the A2A JSON-RPC endpoint, with SSE streaming,
+// on POST to whatever path routes to it. It is a terminal handler: it never
+// calls the next handler in the chain.
+//
+// The task store outlives config reloads: handlers whose url is the same
+// share one store, so tasks created before `caddy reload` stay readable after
+// it and open streams keep their events. The store is released when the last
+// config using that url is unloaded. Changing the url starts a fresh store.
+type Handler struct {
+	// Skills is the path of the skills YAML file, relative to Caddy's working
+	// directory. Required.
+	Skills string `json:"skills,omitempty"`
+
+	// Upstream, when set, replaces the upstream URL written in the skills
+	// file, so one skills file serves several deployments.
+	Upstream string `json:"upstream,omitempty"`
+
+	// URL is the public, absolute URL of this A2A endpoint, as clients reach
+	// it; the Agent Card advertises it. It also names the task store kept
+	// across config reloads. Required.
+	URL string `json:"url,omitempty"`
+
+	// Name is the agent's human-readable name. Required.
+	Name string `json:"name,omitempty"`
+
+	// Description says what the agent does. Required.
+	Description string `json:"description,omitempty"`
+
+	// Version is the agent's own version, as the card shows it. Default: 1.0.0.
+	Version string `json:"version,omitempty"`
+
+	// Provider is the organization behind the agent.
+	Provider *Provider `json:"provider,omitempty"`
+
+	// DocumentationURL is an absolute URL of the agent's documentation.
+	DocumentationURL string `json:"documentation_url,omitempty"`
+
+	// IconURL is an absolute URL of the agent's icon.
+	IconURL string `json:"icon_url,omitempty"`
+
+	// DefaultInputModes are the media types every skill accepts unless the
+	// skill says otherwise.
+	DefaultInputModes []string `json:"default_input_modes,omitempty"`
+
+	// DefaultOutputModes are the media types every skill produces unless the
+	// skill says otherwise.
+	DefaultOutputModes []string `json:"default_output_modes,omitempty"`
+
+	// MaxRequestBody caps the size in bytes of a JSON-RPC request body; a
+	// larger one is refused with 413. Default: 4 MiB.
+	MaxRequestBody int64 `json:"max_request_body,omitempty"`
+
+	// Heartbeat is how often an idle SSE stream gets a comment line, so
+	// proxies and clients keep it open. Default: 15s.
+	Heartbeat caddy.Duration `json:"heartbeat,omitempty"`
+
+	// CardMaxAge is how long clients and caches may reuse the Agent Card
+	// before revalidating it (Cache-Control max-age, whole seconds).
+	// Default: 5m.
+	CardMaxAge caddy.Duration `json:"card_max_age,omitempty"`
+
+	// Tasks bounds the task store. A store kept across a reload keeps the
+	// limits it was created with: new limits take effect once no loaded
+	// config uses the store's url any more (a restart, or a reload with a
+	// different url).
+	Tasks *TasksConfig `json:"tasks,omitempty"`
+
+	skills   *mapping.Skills
+	storeKey string // set while this handler holds a reference in stores
+	srv      *server.Handler
+	logger   *zap.Logger
+}
+
+// Provider is the organization behind the agent.
+type Provider struct {
+	// Organization is the provider's name. Required.
+	Organization string `json:"organization,omitempty"`
+	// URL is an absolute URL of the provider's website. Required.
+	URL string `json:"url,omitempty"`
+}
+
+// TasksConfig bounds the task store. Zero values take the defaults.
+type TasksConfig struct {
+	// MaxTasks is how many tasks the store keeps. Default: 10000.
+	MaxTasks int `json:"max_tasks,omitempty"`
+	// MaxAge is how long a task is kept after its last update. Default: 1h.
+	MaxAge caddy.Duration `json:"max_age,omitempty"`
+	// StreamBuffer is how many events a stream may fall behind before it is
+	// closed as too slow. Default: 64.
+	StreamBuffer int `json:"stream_buffer,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.a2a",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision loads the skills, builds the Agent Card, takes the shared task
+// store and sets up the A2A server.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+
+	// Caddy validates only after provisioning; checking first means no file
+	// is read and no store is taken for a configuration that cannot work.
+	if err := h.Validate(); err != nil {
+		return err
+	}
+
+	// An absolute path, so that errors name the file wherever Caddy runs.
+	path, err := filepath.Abs(h.Skills)
+	if err != nil {
+		return fmt.Errorf("skills file %s: %w", h.Skills, err)
+	}
+	// mapping's errors already name the file, the line and the skill.
+	h.skills, err = mapping.Load(path, mapping.Options{UpstreamURL: h.Upstream, LookupEnv: os.LookupEnv})
+	if err != nil {
+		return err
+	}
+
+	card, err := cardgen.Build(h.cardConfig())
+	if err != nil {
+		return fmt.Errorf("building the agent card: %w", err)
+	}
+	var cardOpts []cardgen.Option
+	if h.CardMaxAge > 0 {
+		cardOpts = append(cardOpts, cardgen.WithMaxAge(time.Duration(h.CardMaxAge)))
+	}
+	doc, err := cardgen.NewDocument(card, cardOpts...)
+	if err != nil {
+		return fmt.Errorf("encoding the agent card: %w", err)
+	}
+
+	manager := h.acquireStore()
+	h.srv, err = server.New(server.Config{
+		Skills:            h.skills,
+		Tasks:             manager,
+		Card:              doc,
+		MaxRequestBytes:   h.MaxRequestBody,
+		HeartbeatInterval: time.Duration(h.Heartbeat),
+		Logger:            h.logger,
+	})
+	if err != nil {
+		return fmt.Errorf("setting up the A2A server: %w", err)
+	}
+	return nil
+}
+
+// cardConfig is the card's part of the configuration, with the skills the
+// skills file declares.
+func (h *Handler) cardConfig() cardgen.Config {
+	cfg := cardgen.Config{
+		Name:               h.Name,
+		Description:        h.Description,
+		Version:            h.Version,
+		URL:                h.URL,
+		DocumentationURL:   h.DocumentationURL,
+		IconURL:            h.IconURL,
+		DefaultInputModes:  h.DefaultInputModes,
+		DefaultOutputModes: h.DefaultOutputModes,
+	}
+	if cfg.Version == "" {
+		cfg.Version = DefaultVersion
+	}
+	if h.Provider != nil {
+		cfg.Provider = &a2a.AgentProvider{Organization: h.Provider.Organization, URL: h.Provider.URL}
+	}
+	all := h.skills.All()
+	cfg.Skills = make([]a2a.AgentSkill, len(all))
+	for i, sk := range all {
+		cfg.Skills[i] = sk.AgentSkill()
+	}
+	return cfg
+}
+
+// Validate checks the configuration: required fields, absolute URLs, and
+// no negative sizes, durations or limits. The card's own rules (media types,
+// URLs without credentials) are cardgen's to check.
+func (h *Handler) Validate() error {
+	switch {
+	case h.Skills == "":
+		return errors.New("skills: the skills file is required")
+	case h.URL == "":
+		return errors.New("url: the public URL of the A2A endpoint is required")
+	case h.Name == "":
+		return errors.New("name: the agent's name is required")
+	case h.Description == "":
+		return errors.New("description: the agent's description is required")
+	case h.MaxRequestBody < 0:
+		return fmt.Errorf("max_request_body: %d is negative", h.MaxRequestBody)
+	case h.Heartbeat < 0:
+		return fmt.Errorf("heartbeat: %s is negative", time.Duration(h.Heartbeat))
+	case h.CardMaxAge < 0:
+		return fmt.Errorf("card_max_age: %s is negative", time.Duration(h.CardMaxAge))
+	}
+	if h.Provider != nil {
+		if h.Provider.Organization == "" {
+			return errors.New("provider: the organization is required")
+		}
+		if h.Provider.URL == "" {
+			return errors.New("provider: the provider's URL is required")
+		}
+	}
+	for _, u := range [...]struct{ field, value string }{
+		{"url", h.URL},
+		{"upstream", h.Upstream},
+		{"provider", h.providerURL()},
+		{"documentation_url", h.DocumentationURL},
+		{"icon_url", h.IconURL},
+	} {
+		if u.value == "" {
+			continue
+		}
+		if err := checkAbsoluteURL(u.value); err != nil {
+			return fmt.Errorf("%s: %w", u.field, err)
+		}
+	}
+	if t := h.Tasks; t != nil {
+		switch {
+		case t.MaxTasks < 0:
+			return fmt.Errorf("tasks: max_tasks %d is negative", t.MaxTasks)
+		case t.MaxAge < 0:
+			return fmt.Errorf("tasks: max_age %s is negative", time.Duration(t.MaxAge))
+		case t.StreamBuffer < 0:
+			return fmt.Errorf("tasks: stream_buffer %d is negative", t.StreamBuffer)
+		}
+	}
+	return nil
+}
+
+func (h *Handler) providerURL() string {
+	if h.Provider == nil {
+		return ""
+	}
+	return h.Provider.URL
+}
+
+// checkAbsoluteURL accepts http and https URLs with a host. Its error does
+// not repeat the value, which may carry credentials.
+func checkAbsoluteURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("not an absolute http or https URL")
+	}
+	return nil
+}
+
+// Cleanup closes the skills' upstream connections and releases the task
+// store; the last handler to release a store closes it.
+func (h *Handler) Cleanup() error {
+	if h.skills != nil {
+		h.skills.Close()
+		h.skills = nil
+	}
+	if h.storeKey == "" {
+		return nil
+	}
+	key := h.storeKey
+	h.storeKey = ""
+	if _, err := stores.Delete(key); err != nil {
+		return fmt.Errorf("releasing the task store of %s: %w", key, err)
+	}
+	return nil
+}
+
+// ServeHTTP hands the request to the A2A server. The handler is terminal.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	h.srv.ServeHTTP(w, r)
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Module                = (*Handler)(nil)
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+	_ caddyfile.Unmarshaler       = (*Handler)(nil)
+)

@@ -1,0 +1,100 @@
+package caddymodule
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+)
+
+// validHandler is the smallest configuration Validate accepts.
+func validHandler() *Handler {
+	return &Handler{
+		Skills:      "skills.yaml",
+		URL:         "https://agent.example.com/a2a",
+		Name:        "Agent",
+		Description: "Does things",
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(h *Handler)
+		want   string // a substring of the error; "" for none
+	}{
+		{"minimal", func(*Handler) {}, ""},
+		{"everything set", func(h *Handler) {
+			h.Upstream = "http://127.0.0.1:9090"
+			h.Provider = &Provider{Organization: "Org", URL: "https://example.org"}
+			h.DocumentationURL = "https://example.org/docs"
+			h.IconURL = "https://example.org/icon.png"
+			h.MaxRequestBody = 1 << 20
+			h.Heartbeat = caddy.Duration(1)
+			h.CardMaxAge = caddy.Duration(1)
+			h.Tasks = &TasksConfig{MaxTasks: 1, MaxAge: 1, StreamBuffer: 1}
+		}, ""},
+		{"zero limits take defaults", func(h *Handler) { h.Tasks = &TasksConfig{} }, ""},
+
+		{"no skills", func(h *Handler) { h.Skills = "" }, "skills: the skills file is required"},
+		{"no url", func(h *Handler) { h.URL = "" }, "url: the public URL of the A2A endpoint is required"},
+		{"no name", func(h *Handler) { h.Name = "" }, "name: the agent's name is required"},
+		{"no description", func(h *Handler) { h.Description = "" }, "description: the agent's description is required"},
+
+		{"relative url", func(h *Handler) { h.URL = "/a2a" }, "url: not an absolute http or https URL"},
+		{"url without host", func(h *Handler) { h.URL = "http:///a2a" }, "url: not an absolute"},
+		{"url with another scheme", func(h *Handler) { h.URL = "ftp://example.com/" }, "url: not an absolute"},
+		{"url not parsable", func(h *Handler) { h.URL = "http://[::1" }, "url: not an absolute"},
+		{"upstream without a scheme", func(h *Handler) { h.Upstream = "127.0.0.1:9090" }, "upstream: not an absolute"},
+		{"relative documentation_url", func(h *Handler) { h.DocumentationURL = "docs" }, "documentation_url: not an absolute"},
+		{"relative icon_url", func(h *Handler) { h.IconURL = "icon.png" }, "icon_url: not an absolute"},
+		{"provider without organization", func(h *Handler) {
+			h.Provider = &Provider{URL: "https://example.org"}
+		}, "provider: the organization is required"},
+		{"provider without url", func(h *Handler) {
+			h.Provider = &Provider{Organization: "Org"}
+		}, "provider: the provider's URL is required"},
+		{"provider with a relative url", func(h *Handler) {
+			h.Provider = &Provider{Organization: "Org", URL: "example.org"}
+		}, "provider: not an absolute"},
+
+		{"negative max_request_body", func(h *Handler) { h.MaxRequestBody = -1 }, "max_request_body: -1 is negative"},
+		{"negative heartbeat", func(h *Handler) { h.Heartbeat = -caddy.Duration(1e9) }, "heartbeat: -1s is negative"},
+		{"negative card_max_age", func(h *Handler) { h.CardMaxAge = -caddy.Duration(1e9) }, "card_max_age: -1s is negative"},
+		{"negative max_tasks", func(h *Handler) { h.Tasks = &TasksConfig{MaxTasks: -1} }, "tasks: max_tasks -1 is negative"},
+		{"negative max_age", func(h *Handler) {
+			h.Tasks = &TasksConfig{MaxAge: -caddy.Duration(1e9)}
+		}, "tasks: max_age -1s is negative"},
+		{"negative stream_buffer", func(h *Handler) {
+			h.Tasks = &TasksConfig{StreamBuffer: -1}
+		}, "tasks: stream_buffer -1 is negative"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := validHandler()
+			tc.modify(h)
+			err := h.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case tc.want != "" && err == nil:
+				t.Fatalf("Validate: no error; want one containing %q", tc.want)
+			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
+				t.Errorf("Validate: %q\ndoes not contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestValidateHidesURLs: a URL may carry credentials, so errors name the
+// field, not the value.
+func TestValidateHidesURLs(t *testing.T) {
+	for _, upstream := range []string{"user:s3cret@api.internal", "http://user:s3cret@[::1"} {
+		h := validHandler()
+		h.Upstream = upstream
+		err := h.Validate()
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Validate with upstream %q: %v; want an error without the credentials", upstream, err)
+		}
+	}
+}
