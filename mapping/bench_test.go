@@ -52,9 +52,9 @@ func (m memoryRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 		Body: io.NopCloser(bytes.NewReader([]byte(weatherBody))), Request: req}, nil
 }
 
-func benchLoad(b *testing.B, upstreamURL string) *Skills {
+func benchLoad(b *testing.B, upstreamURL string, transport http.RoundTripper) *Skills {
 	b.Helper()
-	s, err := Parse("bench.yaml", []byte(benchSkills), Options{UpstreamURL: upstreamURL,
+	s, err := Parse("bench.yaml", []byte(benchSkills), Options{UpstreamURL: upstreamURL, Transport: transport,
 		LookupEnv: func(string) (string, bool) { return "k3y", true }})
 	if err != nil {
 		b.Fatal(err)
@@ -90,10 +90,7 @@ func BenchmarkRunInMemory(b *testing.B) {
 		{"user", map[string]any{"id": 1.0}},
 	} {
 		b.Run(tc.skill, func(b *testing.B) {
-			s := benchLoad(b, "")
-			s.up.scheme = "memory"
-			s.up.transport.RegisterProtocol("memory",
-				memoryRoundTripper{header: http.Header{"Content-Type": {"application/json"}}})
+			s := benchLoad(b, "", memoryRoundTripper{header: http.Header{"Content-Type": {"application/json"}}})
 			msg := &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Metadata: map[string]any{"skill": tc.skill},
 				Parts: []a2a.Part{a2a.DataPart(tc.args)}}
 			benchRun(b, s, msg)
@@ -108,7 +105,7 @@ func BenchmarkRunLoopback(b *testing.B) {
 		io.WriteString(w, weatherBody)
 	}))
 	defer srv.Close()
-	s := benchLoad(b, srv.URL)
+	s := benchLoad(b, srv.URL, nil)
 	msg := &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Metadata: map[string]any{"skill": "weather"},
 		Parts: []a2a.Part{a2a.DataPart(map[string]any{"city": "Paris"})}}
 	benchRun(b, s, msg)

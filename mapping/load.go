@@ -153,7 +153,10 @@ func (l *loader) document(doc *yaml.Node) *Skills {
 		s.byID[sk.ID] = sk
 	}
 	if up.up != nil {
-		up.up.transport = newTransport(up.maxIdle)
+		up.up.transport = l.opts.Transport
+		if up.up.transport == nil {
+			up.up.transport = newTransport(up.maxIdle)
+		}
 	}
 	return s
 }

@@ -39,6 +39,9 @@ type Options struct {
 	// MaxExpressionNodes bounds every expression's syntax tree; zero means
 	// DefaultMaxExpressionNodes.
 	MaxExpressionNodes uint
+	// Transport, when set, carries every upstream request instead of the
+	// upstream's own keep-alive transport: for embedding and benchmarks.
+	Transport http.RoundTripper
 }
 
 func (o *Options) lookupEnv(name string) (string, bool) {
@@ -66,7 +69,11 @@ func (s *Skills) All() []*Skill { return s.skills }
 func (s *Skills) ByID(id string) *Skill { return s.byID[id] }
 
 // Close releases idle upstream connections.
-func (s *Skills) Close() { s.up.transport.CloseIdleConnections() }
+func (s *Skills) Close() {
+	if t, ok := s.up.transport.(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+}
 
 // MetadataSkillKey is the message metadata key that names a skill.
 const MetadataSkillKey = "skill"
@@ -210,7 +217,7 @@ type upstream struct {
 	// basePath and baseRawPath are the url's path without its trailing
 	// slash, decoded and as written.
 	basePath, baseRawPath string
-	transport             *http.Transport
+	transport             http.RoundTripper
 }
 
 func (s *Skills) getVM() *vm.VM {

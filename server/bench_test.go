@@ -1,0 +1,115 @@
+package server_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/server"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+)
+
+const benchSkills = `
+upstream:
+  url: http://upstream.invalid
+  headers:
+    X-Api-Key: k3y
+skills:
+  - id: weather
+    name: Weather
+    description: Current weather for a city.
+    request:
+      path: /weather/{args.city}
+  - id: user
+    name: User
+    description: A user by id.
+    request:
+      path: /users/{args.id}
+`
+
+// weatherBody is a typical small JSON answer of the upstream.
+const weatherBody = `{"city":"Paris","temperatureC":18.5,"conditions":"partly cloudy","humidity":0.62,"wind":{"speedKph":14,"direction":"WSW"}}`
+
+// memoryUpstream answers every upstream request in memory, so the benchmark
+// measures the module's own work and not the network.
+type memoryUpstream struct{}
+
+func (memoryUpstream) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{
+		StatusCode: http.StatusOK, ContentLength: int64(len(weatherBody)), Request: req,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   io.NopCloser(strings.NewReader(weatherBody)),
+	}, nil
+}
+
+// discardWriter is a ResponseWriter that keeps nothing, reusing its header
+// map, so the figures are the handler's and not a recorder's.
+type discardWriter struct {
+	header http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.header }
+func (w *discardWriter) WriteHeader(status int)      { w.status = status }
+func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// BenchmarkSendMessage is one blocking SendMessage: decode, select the
+// skill, create the task, build and send the upstream request (answered in
+// memory), map the answer to a completed task, encode it.
+func BenchmarkSendMessage(b *testing.B) {
+	skills, err := mapping.Parse("bench.yaml", []byte(benchSkills), mapping.Options{Transport: memoryUpstream{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	manager := tasks.NewManager(tasks.Options{MaxTasks: 1000})
+	defer manager.Close()
+	card, err := cardgen.Build(cardgen.Config{Name: "Bench", Description: "Bench", Version: "1", URL: "http://localhost/"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, err := cardgen.NewDocument(card)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := server.New(server.Config{Skills: skills, Tasks: manager, Card: doc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct{ name, version, body string }{
+		{"1.0", "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}`},
+		{"0.3", "", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-1","role":"user","metadata":{"skill":"weather"},"parts":[{"kind":"data","data":{"city":"Paris"}}]}}}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodPost, "/", nil)
+			req.Header.Set("Content-Type", "application/json")
+			if tc.version != "" {
+				req.Header.Set("A2A-Version", tc.version)
+			}
+			body := []byte(tc.body)
+			// The benchmark must measure a run that completes.
+			rec := httptest.NewRecorder()
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(rec, req)
+			if !strings.Contains(strings.ToLower(rec.Body.String()), "completed") || !strings.Contains(rec.Body.String(), "partly cloudy") {
+				b.Fatalf("the benchmarked request does not complete with the upstream's data: %s", rec.Body)
+			}
+			reader := bytes.NewReader(body)
+			w := &discardWriter{header: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				reader.Reset(body)
+				req.Body = io.NopCloser(reader)
+				clear(w.header)
+				h.ServeHTTP(w, req)
+				if w.status != http.StatusOK {
+					b.Fatalf("status %d", w.status)
+				}
+			}
+		})
+	}
+}
