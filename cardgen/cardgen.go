@@ -15,8 +15,10 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
-// ProtocolVersion is the A2A version the card's interface declares.
-const ProtocolVersion = "1.0"
+// ProtocolVersions are the A2A versions the endpoint speaks, each declared
+// as an interface on the same URL: clients pick theirs by protocolVersion
+// (the official SDKs' 0.3 compatibility clients look for the 0.3 entry).
+var ProtocolVersions = [...]string{"1.0", "0.3"}
 
 // Config is what the card says about the agent. Name, Description, Version
 // and URL are required.
@@ -72,11 +74,7 @@ func Build(cfg Config) (*a2a.AgentCard, error) {
 	return &a2a.AgentCard{
 		Name:        cfg.Name,
 		Description: cfg.Description,
-		SupportedInterfaces: []a2a.AgentInterface{{
-			URL:             cfg.URL,
-			ProtocolBinding: a2a.BindingJSONRPC,
-			ProtocolVersion: ProtocolVersion,
-		}},
+		SupportedInterfaces: interfaces(cfg.URL),
 		Provider:         provider,
 		Version:          cfg.Version,
 		DocumentationURL: cfg.DocumentationURL,
@@ -275,4 +273,12 @@ func checkRequirements(p *problems, field string, reqs []a2a.SecurityRequirement
 			}
 		}
 	}
+}
+
+func interfaces(url string) []a2a.AgentInterface {
+	out := make([]a2a.AgentInterface, len(ProtocolVersions))
+	for i, v := range ProtocolVersions {
+		out[i] = a2a.AgentInterface{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: v}
+	}
+	return out
 }

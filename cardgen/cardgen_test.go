@@ -61,6 +61,7 @@ func TestBuild(t *testing.T) {
 		Description: cfg.Description,
 		SupportedInterfaces: []a2a.AgentInterface{
 			{URL: "https://agent.example.com/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+			{URL: "https://agent.example.com/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
 		},
 		Provider:         &a2a.AgentProvider{Organization: "Example Inc.", URL: "https://example.com"},
 		Version:          "1.2.0",

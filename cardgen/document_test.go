@@ -186,9 +186,10 @@ func TestDocumentCardParsesBack(t *testing.T) {
 	if err := json.Unmarshal(body, &wire); err != nil {
 		t.Fatal(err)
 	}
-	wantIface := []any{map[string]any{
-		"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0",
-	}}
+	wantIface := []any{
+		map[string]any{"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+		map[string]any{"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+	}
 	if !reflect.DeepEqual(wire["supportedInterfaces"], wantIface) {
 		t.Errorf("supportedInterfaces %v, want %v", wire["supportedInterfaces"], wantIface)
 	}

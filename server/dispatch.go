@@ -33,28 +33,41 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 	case a2a.MethodSubscribeToTask:
 		task, sub, err := h.tasks.Subscribe(owner, req.Params.(*a2a.TaskIDRequest).ID)
 		if err != nil {
-			h.answer(w, v, req, nil, err)
+			h.fail(w, v, req, h.protocolError(req.Method, err))
 			return
 		}
 		h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: task}, sub)
 	case a2a.MethodCreatePushConfig, a2a.MethodGetPushConfig, a2a.MethodListPushConfigs, a2a.MethodDeletePushConfig:
-		h.writeError(w, http.StatusOK, v, req.ID, a2a.PushNotificationNotSupported())
+		h.fail(w, v, req, a2a.PushNotificationNotSupported())
 	case a2a.MethodGetExtendedAgentCard:
 		if h.extendedCard == nil {
-			h.writeError(w, http.StatusOK, v, req.ID, a2a.ExtendedAgentCardNotConfigured())
+			h.fail(w, v, req, a2a.ExtendedAgentCardNotConfigured())
 			return
 		}
 		h.writeResult(w, v, req.ID, h.extendedCard.JSON())
 	default:
-		h.writeError(w, http.StatusOK, v, req.ID, a2a.MethodNotFound(req.Method.Name(v)))
+		h.fail(w, v, req, a2a.MethodNotFound(req.Method.Name(v)))
 	}
+}
+
+// fail answers a protocol error in the form the caller reads: one SSE error
+// event for a streaming method (the official SDKs read any 200 answer to a
+// streaming call as a stream), a JSON-RPC error object otherwise.
+func (h *Handler) fail(w http.ResponseWriter, v a2a.Version, req *a2a.Request, e *a2a.Error) {
+	if req.Method.Streaming() {
+		s := startSSE(w, v, req.ID)
+		defer s.close()
+		h.logStreamEnd(s.error(e))
+		return
+	}
+	h.writeError(w, http.StatusOK, v, req.ID, e)
 }
 
 // answer writes result, or err as a protocol error: errors the task layer
 // meant for the caller keep their code, anything else is internal.
 func (h *Handler) answer(w http.ResponseWriter, v a2a.Version, req *a2a.Request, result any, err error) {
 	if err != nil {
-		h.writeError(w, http.StatusOK, v, req.ID, h.protocolError(req.Method, err))
+		h.fail(w, v, req, h.protocolError(req.Method, err))
 		return
 	}
 	h.writeResult(w, v, req.ID, result)

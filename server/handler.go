@@ -141,11 +141,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req, protoErr := a2a.DecodeRequest(version, body)
 	if protoErr != nil {
-		var id json.RawMessage
 		if req != nil {
-			id = req.ID
+			h.fail(w, version, req, protoErr)
+		} else {
+			h.writeError(w, http.StatusOK, version, nil, protoErr)
 		}
-		h.writeError(w, http.StatusOK, version, id, protoErr)
 		return
 	}
 	h.dispatch(w, r, version, req)

@@ -272,9 +272,19 @@ func TestCancelReachesTheUpstream(t *testing.T) {
 			if again.Error == nil || again.Error.Code != a2a.CodeTaskNotCancelable {
 				t.Fatalf("second cancel = %+v, want task not cancelable", again.Error)
 			}
-			sub := a.call(v, methodName(v, a2a.MethodSubscribeToTask), map[string]any{"id": id})
-			if sub.Error == nil || sub.Error.Code != a2a.CodeUnsupportedOperation {
-				t.Fatalf("subscribe to a canceled task = %+v, want unsupported operation", sub.Error)
+			// A streaming method answers even its errors as a stream: one
+			// error event.
+			resp, events := a.stream(ctx, v, methodName(v, a2a.MethodSubscribeToTask), map[string]any{"id": id})
+			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+				t.Errorf("subscribe error Content-Type = %q, want text/event-stream", ct)
+			}
+			var codes []any
+			for ev := range events {
+				errObj, _ := ev["error"].(map[string]any)
+				codes = append(codes, errObj["code"])
+			}
+			if len(codes) != 1 || codes[0] != float64(a2a.CodeUnsupportedOperation) {
+				t.Fatalf("subscribe to a canceled task: error events %v, want one with code %d", codes, a2a.CodeUnsupportedOperation)
 			}
 		})
 	}

@@ -116,7 +116,7 @@ func (h *Handler) sendMessage(w http.ResponseWriter, v a2a.Version, req *a2a.Req
 	p := req.Params.(*a2a.SendMessageRequest)
 	sel, selErr := h.selectSkill(&p.Message)
 	if selErr != nil {
-		h.writeError(w, http.StatusOK, v, req.ID, selErr)
+		h.fail(w, v, req, selErr)
 		return
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {
@@ -152,7 +152,7 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v
 	p := req.Params.(*a2a.SendMessageRequest)
 	sel, selErr := h.selectSkill(&p.Message)
 	if selErr != nil {
-		h.writeError(w, http.StatusOK, v, req.ID, selErr)
+		h.fail(w, v, req, selErr)
 		return
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {
