@@ -72,12 +72,12 @@ func Build(cfg Config) (*a2a.AgentCard, error) {
 		provider = &p
 	}
 	return &a2a.AgentCard{
-		Name:        cfg.Name,
-		Description: cfg.Description,
+		Name:                cfg.Name,
+		Description:         cfg.Description,
 		SupportedInterfaces: interfaces(cfg.URL),
-		Provider:         provider,
-		Version:          cfg.Version,
-		DocumentationURL: cfg.DocumentationURL,
+		Provider:            provider,
+		Version:             cfg.Version,
+		DocumentationURL:    cfg.DocumentationURL,
 		Capabilities: a2a.AgentCapabilities{
 			Streaming:         ptr(true),
 			PushNotifications: ptr(false),
