@@ -1,0 +1,19 @@
+// Package interop holds black-box interoperability tests of caddy-a2a
+// against the official A2A SDK clients: the Go SDK
+// (github.com/a2aproject/a2a-go/v2) as a 1.0 client and through its
+// a2acompat/a2av0 layer as a 0.3 client, and the JavaScript SDK
+// (@a2a-js/sdk, under js/) as a 1.0 client.
+//
+// The tests build the product's Caddy (../cmd/caddy) and the demo REST API
+// (../examples/demoapi/cmd/demoapi), start both on loopback ports, and talk to
+// the agent over HTTP only; this module does not import the product.
+//
+//	cd interop/js && npm ci   # once, for the JavaScript subtest
+//	cd interop && go test -count=1 ./...
+//
+// To run the suite against an agent that is already running instead, set
+// INTEROP_AGENT_URL to its A2A endpoint and INTEROP_DEMO_URL to the demo API
+// it fronts.
+//
+// It is its own module so that the SDKs stay out of the product's go.mod.
+package interop

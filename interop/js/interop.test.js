@@ -1,0 +1,150 @@
+// Interoperability of caddy-a2a with the official A2A JavaScript SDK
+// (@a2a-js/sdk 1.x, protocol 1.0 over JSON-RPC + SSE).
+//
+// A2A_URL is the agent's endpoint (the Go interop suite sets it, and
+// A2A_AGENT_NAME, the name the card must carry):
+//   A2A_URL=http://127.0.0.1:8080/ node --test
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+
+import { Role, TaskState } from '@a2a-js/sdk';
+import { AgentCardResolver, ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { TaskNotFoundError } from '@a2a-js/sdk/errors';
+
+const url = process.env.A2A_URL;
+if (!url) {
+  throw new Error('A2A_URL is not set: point it at the agent endpoint, e.g. http://127.0.0.1:8080/');
+}
+
+/** A user message selecting a skill, with its arguments in a data part. */
+function skillMessage(skill, args) {
+  return {
+    messageId: randomUUID(),
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'data', value: args }, metadata: undefined, filename: '', mediaType: '' }],
+    metadata: { skill },
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function sendRequest(message) {
+  return { tenant: '', message, configuration: undefined, metadata: undefined };
+}
+
+/** The JSON text of every data part of the artifacts. */
+function artifactData(artifacts) {
+  return artifacts.flatMap((a) =>
+    a.parts.filter((p) => p.content?.$case === 'data').map((p) => JSON.stringify(p.content.value)),
+  );
+}
+
+function assertWeatherArtifact(artifacts) {
+  const data = artifactData(artifacts);
+  assert.ok(
+    data.some((d) => d.includes('"Paris"') && d.includes('"sunny"')),
+    `no data artifact with the Paris weather report: ${JSON.stringify(artifacts)}`,
+  );
+}
+
+const isTask = (result) => !('messageId' in result);
+
+test('card resolution picks the 1.0 JSON-RPC interface', async () => {
+  const client = await new ClientFactory().createFromUrl(url);
+  assert.equal(client.protocolVersion, '1.0');
+  const card = await client.getAgentCard();
+  if (process.env.A2A_AGENT_NAME) assert.equal(card.name, process.env.A2A_AGENT_NAME);
+  assert.ok(card.capabilities?.streaming, 'capabilities.streaming should be true');
+  const ids = card.skills.map((s) => s.id);
+  for (const want of ['weather', 'slow', 'fail', 'echo']) {
+    assert.ok(ids.includes(want), `card skills ${ids} lack ${want}`);
+  }
+});
+
+test('sendMessage (blocking) answers the completed task with a data artifact', async () => {
+  const client = await new ClientFactory().createFromUrl(url);
+  const result = await client.sendMessage(sendRequest(skillMessage('weather', { city: 'Paris' })));
+  assert.ok(isTask(result), `expected a Task, got ${JSON.stringify(result)}`);
+  assert.ok(result.id && result.contextId, 'task id and context id are set');
+  assert.equal(result.status?.state, TaskState.TASK_STATE_COMPLETED, JSON.stringify(result.status));
+  assertWeatherArtifact(result.artifacts);
+
+  const got = await client.getTask({ tenant: '', id: result.id, historyLength: 1 });
+  assert.equal(got.id, result.id);
+  assert.equal(got.status?.state, TaskState.TASK_STATE_COMPLETED);
+  assert.ok(got.history.length <= 1, `historyLength 1 returned ${got.history.length} messages`);
+  assertWeatherArtifact(got.artifacts);
+});
+
+test('sendMessageStream: the Task first, then updates, ending with the terminal status', async () => {
+  const client = await new ClientFactory().createFromUrl(url);
+  const events = [];
+  for await (const ev of client.sendMessageStream(sendRequest(skillMessage('weather', { city: 'Paris' })))) {
+    events.push(ev);
+  }
+  const kinds = events.map((e) => e.payload?.$case);
+  assert.equal(kinds[0], 'task', `first event should be the Task: ${kinds}`);
+  const taskId = events[0].payload.value.id;
+  for (const ev of events) {
+    const v = ev.payload.value;
+    assert.equal(ev.payload.$case === 'task' ? v.id : v.taskId, taskId, `event of another task: ${JSON.stringify(ev)}`);
+  }
+  const statuses = events.filter((e) => e.payload.$case === 'statusUpdate');
+  const last = statuses.at(-1);
+  assert.ok(last, `no status update: ${kinds}`);
+  assert.equal(last.payload.value.status?.state, TaskState.TASK_STATE_COMPLETED);
+  const lastIdx = events.lastIndexOf(last);
+  assert.ok(lastIdx >= events.length - 2, `events after the terminal status: ${kinds}`);
+  const artifacts = events.filter((e) => e.payload.$case === 'artifactUpdate').map((e) => e.payload.value.artifact);
+  assert.ok(artifacts.length > 0, `no artifact update: ${kinds}`);
+  assertWeatherArtifact(artifacts);
+});
+
+test('an unknown task is TaskNotFoundError', async () => {
+  const client = await new ClientFactory().createFromUrl(url);
+  await assert.rejects(client.getTask({ tenant: '', id: randomUUID() }), TaskNotFoundError);
+});
+
+// A 1.0 SDK reaches an agent's 0.3 side through the interface the card
+// lists with protocolVersion 0.3 (the SDK's legacyCompat picks it by that).
+test('the card lists a 0.3 JSON-RPC interface', async () => {
+  const card = await AgentCardResolver.default.resolve(url);
+  const legacy = (card.supportedInterfaces ?? []).filter(
+    (i) => i.protocolBinding === 'JSONRPC' && i.protocolVersion?.startsWith('0.3'),
+  );
+  assert.ok(legacy.length > 0, `supportedInterfaces has no 0.3 JSON-RPC entry: ${JSON.stringify(card.supportedInterfaces)}`);
+  assert.equal(legacy[0].url, url);
+});
+
+// The same flow over protocol 0.3, through the SDK's legacy compat layer,
+// pointed at the endpoint as a 0.3 interface whatever the card lists.
+test('0.3 via legacyCompat: sendMessage, sendMessageStream, errors', async () => {
+  const card = await AgentCardResolver.default.resolve(url);
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
+  });
+  const client = await factory.createFromAgentCard({
+    ...card,
+    supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', protocolVersion: '0.3', tenant: '' }],
+  });
+  assert.equal(client.protocolVersion, '0.3');
+
+  const result = await client.sendMessage(sendRequest(skillMessage('weather', { city: 'Paris' })));
+  assert.ok(isTask(result), `expected a Task, got ${JSON.stringify(result)}`);
+  assert.equal(result.status?.state, TaskState.TASK_STATE_COMPLETED, JSON.stringify(result.status));
+  assertWeatherArtifact(result.artifacts);
+
+  const events = [];
+  for await (const ev of client.sendMessageStream(sendRequest(skillMessage('weather', { city: 'Paris' })))) {
+    events.push(ev);
+  }
+  const kinds = events.map((e) => e.payload?.$case);
+  assert.equal(kinds[0], 'task', `first event should be the Task: ${kinds}`);
+  const last = events.filter((e) => e.payload.$case === 'statusUpdate').at(-1);
+  assert.equal(last?.payload.value.status?.state, TaskState.TASK_STATE_COMPLETED, `no completed status: ${kinds}`);
+
+  await assert.rejects(client.getTask({ tenant: '', id: randomUUID() }), TaskNotFoundError);
+});
