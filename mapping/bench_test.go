@@ -11,9 +11,10 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
-// benchSkills has a typical skill (a path hole, a credential header, rules
-// that read the decoded body, a message template and a data artifact) and a
-// minimal one that relies on the default mapping.
+// benchSkills has a typical skill (a selection predicate, declared
+// arguments with a default and an enum, a text pattern, a path hole, a
+// credential header, rules that read the decoded body, a message template
+// and a data artifact) and a minimal one that relies on the default mapping.
 const benchSkills = `upstream:
   url: http://127.0.0.1:9090
   headers:
@@ -21,10 +22,15 @@ const benchSkills = `upstream:
 skills:
   - id: weather
     description: Weather.
+    match: message.text contains "weather"
+    arguments:
+      city: {type: string, required: true, description: The city.}
+      units: {type: string, enum: [metric, imperial], default: metric}
+    from_text: 'weather in (?P<city>\pL+)'
     request:
       path: /weather/{args.city}
       query:
-        units: "{args.units ?? 'metric'}"
+        units: "{args.units}"
     response:
       - when: response.status == 200
         state: completed
@@ -79,21 +85,24 @@ func benchRun(b *testing.B, s *Skills, msg *a2a.Message) {
 	}
 }
 
-// BenchmarkRunInMemory is select + environment + request + response mapping,
-// with the upstream answered in memory (its three allocations included).
+// BenchmarkRunInMemory is selection + argument extraction + request
+// building + response mapping, with the upstream answered in memory (its
+// three allocations included).
 func BenchmarkRunInMemory(b *testing.B) {
 	for _, tc := range []struct {
-		skill string
-		args  map[string]any
+		name string
+		msg  *a2a.Message
 	}{
-		{"weather", map[string]any{"city": "Paris"}},
-		{"user", map[string]any{"id": 1.0}},
+		{"weather/data", &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Metadata: map[string]any{"skill": "weather"},
+			Parts: []a2a.Part{a2a.DataPart(map[string]any{"city": "Paris", "units": "metric"})}}},
+		{"weather/text", &a2a.Message{MessageID: "m", Role: a2a.RoleUser,
+			Parts: []a2a.Part{a2a.TextPart("What is the weather in Paris?")}}},
+		{"user", &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Metadata: map[string]any{"skill": "user"},
+			Parts: []a2a.Part{a2a.DataPart(map[string]any{"id": 1.0})}}},
 	} {
-		b.Run(tc.skill, func(b *testing.B) {
+		b.Run(tc.name, func(b *testing.B) {
 			s := benchLoad(b, "", memoryRoundTripper{header: http.Header{"Content-Type": {"application/json"}}})
-			msg := &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Metadata: map[string]any{"skill": tc.skill},
-				Parts: []a2a.Part{a2a.DataPart(tc.args)}}
-			benchRun(b, s, msg)
+			benchRun(b, s, tc.msg)
 		})
 	}
 }

@@ -3,12 +3,15 @@ package mapping
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -16,12 +19,13 @@ import (
 // with. Compiling against the struct type lets expr check names and types at
 // load time and read fields by index at run time.
 type env struct {
-	Args     map[string]any `expr:"args" json:"args"`
-	Message  messageEnv     `expr:"message" json:"message"`
-	Caller   callerEnv      `expr:"caller" json:"caller"`
-	Config   map[string]any `expr:"config" json:"config"`
-	Task     taskEnv        `expr:"task" json:"task"`
-	Response responseEnv    `expr:"response" json:"response"`
+	Args     map[string]any         `expr:"args" json:"args"`
+	Message  messageEnv             `expr:"message" json:"message"`
+	Caller   callerEnv              `expr:"caller" json:"caller"`
+	Config   map[string]any         `expr:"config" json:"config"`
+	Task     taskEnv                `expr:"task" json:"task"`
+	Steps    map[string]responseEnv `expr:"steps" json:"steps"`
+	Response responseEnv            `expr:"response" json:"response"`
 }
 
 type messageEnv struct {
@@ -58,6 +62,7 @@ type responseEnv struct {
 	Headers map[string]string `expr:"headers" json:"headers"`
 	Body    any               `expr:"body" json:"body"`
 	Text    string            `expr:"text" json:"text"`
+	Bytes   []byte            `expr:"bytes" json:"bytes"`
 }
 
 // usage records which costly parts of the environment a skill's
@@ -69,22 +74,34 @@ const (
 	useHeaders
 	useBody
 	useText
+	useBytes
+	useSteps // steps.<name>: every step's response is kept
 )
+
+// useResponse is everything a response can be bound with.
+const useResponse = useHeaders | useBody | useText | useBytes
 
 var envPool = sync.Pool{New: func() any { return new(env) }}
 
-// phase says where an expression sits: response is unknown before the call.
+// phase says where an expression sits, and so which names it may read.
 type phase uint8
 
 const (
 	phaseRequest phase = iota
 	phaseResponse
+	phaseSelect // a skill's match: only message and config are known
 )
 
 // compiler compiles expressions against env and gathers their usage.
 type compiler struct {
 	maxNodes uint
 	needs    usage
+	// args holds the declared argument names of the skill being read; nil
+	// when it declares none (then any args.<name> may be read).
+	args map[string]bool
+	// steps holds the names of the steps an expression may read:
+	// those before it, and its own in its own response rules.
+	steps []string
 }
 
 // compile compiles src. asBool asks for a boolean result.
@@ -103,32 +120,101 @@ func (c *compiler) compile(src string, ph phase, asBool bool) (*vm.Program, erro
 		}
 		return nil, err
 	}
-	if v.respIdents > 0 && ph == phaseRequest {
+	switch {
+	case ph == phaseSelect && v.idents&^(identMessage|identConfig) != 0:
+		return nil, errors.New("match may read only message and config: the arguments, the caller and the task are known once the skill is chosen")
+	case v.idents&identResponse != 0 && ph == phaseRequest:
 		return nil, errors.New("response is only known in the response section")
+	}
+	if c.args != nil {
+		for _, r := range v.args {
+			if !c.args[r.name] {
+				return nil, refError(src, r, fmt.Sprintf("args.%s is not a declared argument (declared: %s)", r.name, sortedKeys(c.args)))
+			}
+		}
+	}
+	for _, r := range v.steps {
+		if !slices.Contains(c.steps, r.name) {
+			known := "none"
+			if len(c.steps) > 0 {
+				known = strings.Join(c.steps, ", ")
+			}
+			return nil, refError(src, r, fmt.Sprintf("steps.%s is not a step whose answer is known here (known: %s)", r.name, known))
+		}
+	}
+	if v.idents&identSteps != 0 && len(v.steps) == 0 && len(c.steps) == 0 {
+		return nil, errors.New("steps: no step's answer is known here")
 	}
 	c.needs |= v.usage()
 	return prog, nil
 }
 
-// usageVisitor counts uses of message and response, and which of their
-// costly fields are read by name; it also makes member access null-safe.
+// refError is a reference to an unknown name, located in src.
+func refError(src string, r ref, msg string) error {
+	return (&file.Error{Location: r.loc, Message: msg}).Bind(file.NewSource(src))
+}
+
+func sortedKeys(m map[string]bool) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if len(keys) == 0 {
+		return "none"
+	}
+	return strings.Join(keys, ", ")
+}
+
+// identifiers of the environment an expression reads.
+type idents uint8
+
+const (
+	identArgs idents = 1 << iota
+	identMessage
+	identCaller
+	identConfig
+	identTask
+	identSteps
+	identResponse
+)
+
+var identBits = map[string]idents{"args": identArgs, "message": identMessage, "caller": identCaller,
+	"config": identConfig, "task": identTask, "steps": identSteps, "response": identResponse}
+
+// ref is a name read as args.<name> or steps.<name>.
+type ref struct {
+	name string
+	loc  file.Location
+}
+
+// usageVisitor records which names an expression reads, and which costly
+// fields of message, response and steps; it also makes member access
+// null-safe.
 type usageVisitor struct {
+	idents                                         idents
 	msgIdents, msgMembers, respIdents, respMembers int
+	stepsIdents, stepsMembers, stepFieldsMembers   int
 	needs                                          usage
+	args, steps                                    []ref
 }
 
 func (v *usageVisitor) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.IdentifierNode:
+		v.idents |= identBits[n.Value]
 		switch n.Value {
 		case "message":
 			v.msgIdents++
 		case "response":
 			v.respIdents++
+		case "steps":
+			v.stepsIdents++
 		}
 	case *ast.MemberNode:
 		id, ok := n.Node.(*ast.IdentifierNode)
 		if !ok {
+			v.nested(n)
 			// Reading into null gives null, as if every "." were "?.":
 			// upstream JSON is often partial. The environment's own names
 			// (message.text, response.body) are never null and keep the
@@ -151,16 +237,45 @@ func (v *usageVisitor) Visit(node *ast.Node) {
 			}
 		case "response":
 			v.respMembers++
-			switch prop.Value {
-			case "headers":
-				v.needs |= useHeaders
-			case "body":
-				v.needs |= useBody
-			case "text":
-				v.needs |= useText
-			}
+			v.needs |= responseField(prop.Value)
+		case "args":
+			v.args = append(v.args, ref{name: prop.Value, loc: n.Property.Location()})
+		case "steps":
+			v.stepsMembers++
+			v.steps = append(v.steps, ref{name: prop.Value, loc: n.Property.Location()})
 		}
 	}
+}
+
+// nested looks at steps.<name>.<field>.
+func (v *usageVisitor) nested(n *ast.MemberNode) {
+	inner, ok := n.Node.(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	if id, ok := inner.Node.(*ast.IdentifierNode); !ok || id.Value != "steps" {
+		return
+	}
+	v.stepFieldsMembers++
+	if prop, ok := n.Property.(*ast.StringNode); ok {
+		v.needs |= responseField(prop.Value)
+	} else {
+		v.needs |= useResponse
+	}
+}
+
+func responseField(name string) usage {
+	switch name {
+	case "headers":
+		return useHeaders
+	case "body":
+		return useBody
+	case "text":
+		return useText
+	case "bytes":
+		return useBytes
+	}
+	return 0
 }
 
 func (v *usageVisitor) usage() usage {
@@ -169,7 +284,13 @@ func (v *usageVisitor) usage() usage {
 		u |= useParts
 	}
 	if v.respIdents > v.respMembers {
-		u |= useHeaders | useBody | useText
+		u |= useResponse
+	}
+	if v.stepsIdents > 0 {
+		u |= useSteps
+		if v.stepsIdents > v.stepsMembers || v.stepsMembers > v.stepFieldsMembers {
+			u |= useResponse // a step's whole answer is read
+		}
 	}
 	return u
 }
@@ -179,17 +300,18 @@ func (sk *Skill) bindRequest(e *env, call *Call) {
 	e.Config = sk.config
 	e.Task = taskEnv{ID: call.TaskID, ContextID: call.ContextID}
 	e.Caller = callerEnv{Subject: call.Caller.Subject, Scopes: call.Caller.Scopes, Claims: call.Caller.Claims}
-	msg := call.Message
+	bindMessage(e, call.Message, sk.needs)
+}
+
+// bindMessage fills message from msg.
+func bindMessage(e *env, msg *a2a.Message, needs usage) {
 	if msg == nil {
 		return
 	}
 	e.Message.Metadata = msg.Metadata
 	e.Message.Text = joinText(msg.Parts)
 	e.Message.Data = mergeData(msg.Parts)
-	// The arguments are the message's data for now; declared schemas and
-	// text captures will refine them here.
-	e.Args = e.Message.Data
-	if sk.needs&useParts != 0 {
+	if needs&useParts != 0 {
 		e.Message.Parts = partsEnv(msg.Parts)
 	}
 }

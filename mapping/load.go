@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"gopkg.in/yaml.v3"
 )
 
@@ -67,6 +68,10 @@ func Parse(filename string, src []byte, opts Options) (*Skills, error) {
 	if len(l.errs) > 0 {
 		return nil, errors.Join(l.errs...)
 	}
+	s.memoryBudget = opts.MaxExpressionMemory
+	if s.memoryBudget == 0 {
+		s.memoryBudget = DefaultMaxExpressionMemory
+	}
 	return s, nil
 }
 
@@ -78,6 +83,8 @@ type loader struct {
 	c    compiler
 	// skill and prefix say where in the file the walk is, for messages.
 	skill, prefix string
+	// matchNeeds is what the skills' match predicates read.
+	matchNeeds usage
 }
 
 func (l *loader) errorf(n *yaml.Node, key, format string, args ...any) {
@@ -151,7 +158,11 @@ func (l *loader) document(doc *yaml.Node) *Skills {
 		sk.set = s
 		s.skills = append(s.skills, sk)
 		s.byID[sk.ID] = sk
+		if sk.match != nil {
+			s.matching = append(s.matching, sk)
+		}
 	}
+	s.matchNeeds = l.matchNeeds
 	if up.up != nil {
 		up.up.transport = l.opts.Transport
 		if up.up.transport == nil {
@@ -169,6 +180,7 @@ type upstreamConfig struct {
 	needs    usage // what the header expressions read
 	timeout  time.Duration
 	maxBytes int64
+	maxFile  int64
 	maxIdle  int
 }
 
@@ -181,11 +193,12 @@ type headerDef struct {
 }
 
 func (l *loader) upstream(n, root *yaml.Node) upstreamConfig {
-	cfg := upstreamConfig{timeout: DefaultTimeout, maxBytes: DefaultMaxResponseBytes, maxIdle: DefaultMaxIdleConnsPerHost}
+	cfg := upstreamConfig{timeout: DefaultTimeout, maxBytes: DefaultMaxResponseBytes, maxFile: DefaultMaxFileBytes,
+		maxIdle: DefaultMaxIdleConnsPerHost}
 	var urlNode *yaml.Node
 	if n != nil {
 		l.c.needs = 0
-		l.fields(n, "upstream", []string{"url", "headers", "timeout", "max_response_bytes", "max_idle_conns_per_host"},
+		l.fields(n, "upstream", []string{"url", "headers", "timeout", "max_response_bytes", "max_file_bytes", "max_idle_conns_per_host"},
 			func(name string, v *yaml.Node) {
 				switch name {
 				case "url":
@@ -196,6 +209,8 @@ func (l *loader) upstream(n, root *yaml.Node) upstreamConfig {
 					cfg.timeout = l.duration(v, "upstream.timeout")
 				case "max_response_bytes":
 					cfg.maxBytes = l.size(v, "upstream.max_response_bytes")
+				case "max_file_bytes":
+					cfg.maxFile = l.size(v, "upstream.max_file_bytes")
 				case "max_idle_conns_per_host":
 					cfg.maxIdle = l.positiveInt(v, "upstream.max_idle_conns_per_host")
 				}
@@ -264,7 +279,8 @@ func parseBaseURL(s string) (*upstream, error) {
 var skillID = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 
 var skillKeys = []string{"id", "name", "description", "tags", "examples", "input_modes", "output_modes",
-	"timeout", "max_response_bytes", "returns", "config", "working_message", "request", "response"}
+	"match", "arguments", "from_text", "timeout", "max_response_bytes", "max_file_bytes", "returns", "config",
+	"working_message", "request", "steps", "response", "client_errors", "error_detail"}
 
 func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[string]any) *Skill {
 	l.skill, l.prefix = "", fmt.Sprintf("skills[%d].", i)
@@ -273,7 +289,8 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 		l.errorf(n, "", "a skill must be a mapping, not %s", describe(n))
 		return nil
 	}
-	sk := &Skill{Timeout: up.timeout, MaxResponseBytes: up.maxBytes, config: global}
+	sk := &Skill{Timeout: up.timeout, MaxResponseBytes: up.maxBytes, MaxFileBytes: up.maxFile, config: global,
+		clientErrors: a2a.TaskStateFailed}
 	hasID := false
 	for j := 0; j+1 < len(n.Content); j += 2 {
 		if n.Content[j].Value == "id" {
@@ -290,7 +307,33 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 	}
 	startErrs := len(l.errs)
 	l.c.needs = up.needs
-	var reqNode, respNode *yaml.Node
+	// The arguments come first: every expression is checked against them.
+	l.c.args = nil
+	defer func() { l.c.args = nil }()
+	var textNode *yaml.Node
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		switch v := resolve(n.Content[j+1]); n.Content[j].Value {
+		case "arguments":
+			if sk.schema == nil {
+				sk.schema = &argSchema{declared: true}
+				sk.schema.args = l.arguments(v)
+				l.c.args = make(map[string]bool, len(sk.schema.args))
+				for _, a := range sk.schema.args {
+					l.c.args[a.name] = true
+					sk.schema.hasFiles = sk.schema.hasFiles || a.typ == argFile
+				}
+			}
+		case "from_text":
+			textNode = v
+		}
+	}
+	if textNode != nil {
+		if sk.schema == nil {
+			sk.schema = &argSchema{}
+		}
+		l.textPatterns(textNode, sk.schema)
+	}
+	var reqNode, stepsNode, respNode, matchNode *yaml.Node
 	given := map[string]bool{}
 	l.fields(n, "", skillKeys, func(name string, v *yaml.Node) {
 		given[name] = true
@@ -312,6 +355,18 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 			sk.Timeout = l.duration(v, name)
 		case "max_response_bytes":
 			sk.MaxResponseBytes = l.size(v, name)
+		case "max_file_bytes":
+			sk.MaxFileBytes = l.size(v, name)
+		case "client_errors":
+			switch st, _ := l.scalar(v, name); st {
+			case "failed", "rejected", "input-required":
+				sk.clientErrors = states[st]
+			case "":
+			default:
+				l.errorf(v, name, "must be failed, rejected or input-required, not %q", st)
+			}
+		case "error_detail":
+			sk.errorDetail = l.boolean(v, name)
 		case "returns":
 			switch s, _ := l.scalar(v, name); s {
 			case "task":
@@ -325,12 +380,25 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 			sk.config = merge(global, l.constants(v, name))
 		case "working_message":
 			sk.working = l.template(v, name, tplOpts{})
+		case "arguments", "from_text": // read above
+		case "match":
+			matchNode = v
 		case "request":
 			reqNode = v
+		case "steps":
+			stepsNode = v
 		case "response":
 			respNode = v
 		}
 	})
+	if matchNode != nil {
+		// compiled after config, which a predicate may read
+		before := l.c.needs
+		l.c.needs = 0
+		sk.match = l.expression(matchNode, "match", phaseSelect, true)
+		l.matchNeeds |= l.c.needs
+		l.c.needs = before
+	}
 	if !hasID {
 		l.errorf(n, "id", "is required")
 	}
@@ -340,13 +408,20 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 	if !given["description"] {
 		l.errorf(n, "description", "is required: it tells clients what the skill does")
 	}
-	if !given["request"] {
-		l.errorf(n, "request", "is required")
-	} else {
-		sk.request = l.request(reqNode, up)
+	switch {
+	case reqNode != nil && stepsNode != nil:
+		l.errorf(stepsNode, "steps", "and request are two ways to say the same: give one")
+	case reqNode != nil:
+		sk.steps = []step{{request: l.request(reqNode, "request", up)}}
+	case stepsNode != nil:
+		sk.steps = l.steps(stepsNode, up)
+	default:
+		l.errorf(n, "request", "is required (or steps, for several calls)")
 	}
 	if respNode != nil {
-		sk.rules = l.rules(respNode)
+		l.c.steps = stepNames(sk.steps)
+		sk.rules = l.rules(respNode, "response")
+		l.c.steps = nil
 	}
 	sk.needs = l.c.needs
 	if sk.ID == "" || len(l.errs) > startErrs {

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"gopkg.in/yaml.v3"
@@ -57,46 +59,64 @@ func validToken(s string) bool {
 
 var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
-func (l *loader) request(n *yaml.Node, up upstreamConfig) request {
+// idempotent methods may be retried: sending them twice does no harm.
+var idempotent = []string{"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}
+
+var requestKeys = []string{"method", "path", "query", "headers", "body", "body_format", "retry"}
+
+// request reads a request section; key is where it is ("request", or
+// "steps[1].request").
+func (l *loader) request(n *yaml.Node, key string, up upstreamConfig) request {
 	r := request{method: http.MethodGet}
-	var pathNode, bodyNode *yaml.Node
+	var pathNode, bodyNode, retryNode *yaml.Node
 	var headers []headerDef
-	l.fields(n, "request", []string{"method", "path", "query", "headers", "body", "body_format"}, func(name string, v *yaml.Node) {
-		key := "request." + name
+	l.fields(n, key, requestKeys, func(name string, v *yaml.Node) {
+		fkey := key + "." + name
 		switch name {
 		case "method":
-			if m, ok := l.scalar(v, key); ok {
+			if m, ok := l.scalar(v, fkey); ok {
 				r.method = strings.ToUpper(m)
 				if !slices.Contains(methods, r.method) {
-					l.errorf(v, key, "must be one of %s, not %q", strings.Join(methods, ", "), m)
+					l.errorf(v, fkey, "must be one of %s, not %q", strings.Join(methods, ", "), m)
 				}
 			}
 		case "path":
 			pathNode = v
 		case "query":
-			r.query = l.query(v, key)
+			r.query = l.query(v, fkey)
 		case "headers":
-			headers = l.headers(v, key, false)
+			headers = l.headers(v, fkey, false)
 		case "body":
 			bodyNode = v
-			r.body = l.expression(v, key, phaseRequest, false)
+			r.body = l.expression(v, fkey, phaseRequest, false)
 		case "body_format":
-			switch f, _ := l.scalar(v, key); f {
+			switch f, _ := l.scalar(v, fkey); f {
 			case "json", "":
 			case "form":
-				r.form = true
+				r.format = formatForm
+			case "multipart":
+				r.format = formatMultipart
 			default:
-				l.errorf(v, key, "must be json or form, not %q", f)
+				l.errorf(v, fkey, "must be json, form or multipart, not %q", f)
 			}
+		case "retry":
+			retryNode = v
 		}
 	})
 	if n.Kind != yaml.MappingNode {
 		return r
 	}
 	if pathNode == nil {
-		l.errorf(n, "request.path", "is required")
+		l.errorf(n, key+".path", "is required")
 	} else {
-		r.path = l.path(pathNode, up.up)
+		r.path = l.path(pathNode, key+".path", up.up)
+	}
+	if retryNode != nil {
+		r.retry = l.retry(retryNode, key+".retry")
+		if r.retry != nil && !slices.Contains(idempotent, r.method) {
+			l.errorf(retryNode, key+".retry", "is only for idempotent methods (%s): a %s sent twice may be applied twice",
+				strings.Join(idempotent, ", "), r.method)
+		}
 	}
 	r.allConstQuery = true
 	var pre []string
@@ -110,8 +130,55 @@ func (l *loader) request(n *yaml.Node, up upstreamConfig) request {
 	if r.allConstQuery {
 		r.constQuery = strings.Join(pre, "&")
 	}
+	if r.format == formatMultipart && slices.ContainsFunc(headers, func(h headerDef) bool { return h.name == "Content-Type" }) {
+		l.errorf(n, key+".headers.Content-Type", "is set by body_format multipart, with its boundary")
+	}
 	r.setHeaders(up.headers, headers, bodyNode != nil)
 	return r
+}
+
+// Retry defaults.
+const (
+	defaultBackoff    = 100 * time.Millisecond
+	defaultMaxBackoff = 5 * time.Second
+)
+
+var defaultRetryStatuses = []int{502, 503, 504}
+
+func (l *loader) retry(n *yaml.Node, key string) *retryPolicy {
+	p := &retryPolicy{backoff: defaultBackoff, maxBackoff: defaultMaxBackoff, statuses: defaultRetryStatuses}
+	hasAttempts := false
+	l.fields(n, key, []string{"attempts", "backoff", "max_backoff", "statuses"}, func(name string, v *yaml.Node) {
+		switch name {
+		case "attempts":
+			hasAttempts = true
+			p.attempts = l.positiveInt(v, key+".attempts")
+			if p.attempts > 10 {
+				l.errorf(v, key+".attempts", "must be at most 10, not %d", p.attempts)
+			}
+		case "backoff":
+			p.backoff = l.duration(v, key+".backoff")
+		case "max_backoff":
+			p.maxBackoff = l.duration(v, key+".max_backoff")
+		case "statuses":
+			p.statuses = nil
+			for i, s := range l.stringList(v, key+".statuses") {
+				code, err := strconv.Atoi(s)
+				if err != nil || code < 400 || code > 599 {
+					l.errorf(v.Content[i], fmt.Sprintf("%s.statuses[%d]", key, i), "must be an HTTP status from 400 to 599, not %q", s)
+					continue
+				}
+				p.statuses = append(p.statuses, code)
+			}
+		}
+	})
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	if !hasAttempts {
+		l.errorf(n, key+".attempts", "is required: how many times in all the request may be sent")
+	}
+	return p
 }
 
 // setHeaders sorts the upstream's and the skill's headers (the skill's
@@ -143,11 +210,12 @@ func (r *request) setHeaders(upstream, own []headerDef, body bool) {
 	r.headerWithBody = r.header
 	if body && !hasType {
 		r.headerWithBody = r.header.Clone()
-		contentType := "application/json"
-		if r.form {
-			contentType = "application/x-www-form-urlencoded"
+		switch r.format {
+		case formatJSON:
+			r.headerWithBody["Content-Type"] = []string{"application/json"}
+		case formatForm:
+			r.headerWithBody["Content-Type"] = []string{"application/x-www-form-urlencoded"}
 		}
-		r.headerWithBody["Content-Type"] = []string{contentType}
 	}
 }
 
@@ -175,8 +243,7 @@ func (l *loader) query(n *yaml.Node, key string) []queryParam {
 
 // path compiles the path template. Literal text must be a valid escaped
 // path with no query, fragment, empty or dot segment.
-func (l *loader) path(n *yaml.Node, up *upstream) pathTemplate {
-	const key = "request.path"
+func (l *loader) path(n *yaml.Node, key string, up *upstream) pathTemplate {
 	src, ok := l.scalar(n, key)
 	if !ok {
 		return pathTemplate{}
@@ -271,22 +338,23 @@ var states = map[string]a2a.TaskState{
 	"input-required": a2a.TaskStateInputRequired, "auth-required": a2a.TaskStateAuthRequired,
 }
 
-func (l *loader) rules(n *yaml.Node) []rule {
+func (l *loader) rules(n *yaml.Node, rkey string) []rule {
 	if n.Kind != yaml.SequenceNode {
-		l.errorf(n, "response", "must be a list of rules, not %s", describe(n))
+		l.errorf(n, rkey, "must be a list of rules, not %s", describe(n))
 		return nil
 	}
 	var out []rule
 	catchAll := 0 // the number of the first rule without when
 	for i, rn := range n.Content {
 		rn = resolve(rn)
-		key := fmt.Sprintf("response[%d]", i)
+		key := fmt.Sprintf("%s[%d]", rkey, i)
 		if catchAll > 0 {
 			l.errorf(rn, key, "never applies: rule %d before it has no when, so it matches every response", catchAll)
 		}
 		r := rule{}
 		hasState, hasWhen := false, false
-		l.fields(rn, key, []string{"when", "state", "message", "artifacts"}, func(name string, v *yaml.Node) {
+		var askNode *yaml.Node
+		l.fields(rn, key, []string{"when", "state", "message", "artifacts", "ask"}, func(name string, v *yaml.Node) {
 			switch name {
 			case "when":
 				hasWhen = true
@@ -304,10 +372,16 @@ func (l *loader) rules(n *yaml.Node) []rule {
 				r.message = l.template(v, key+".message", tplOpts{phase: phaseResponse})
 			case "artifacts":
 				r.artifacts = l.artifacts(v, key+".artifacts")
+			case "ask":
+				askNode = v
+				r.ask = l.expression(v, key+".ask", phaseResponse, false)
 			}
 		})
 		if rn.Kind != yaml.MappingNode {
 			continue
+		}
+		if askNode != nil && hasState && r.state != a2a.TaskStateInputRequired {
+			l.errorf(askNode, key+".ask", "is only for rules whose state is input-required")
 		}
 		if !hasState {
 			l.errorf(rn, key+".state", "is required")
@@ -331,7 +405,7 @@ func (l *loader) artifacts(n *yaml.Node, key string) []artifactRule {
 		akey := fmt.Sprintf("%s[%d]", key, i)
 		var a artifactRule
 		contents := 0
-		l.fields(an, akey, []string{"name", "description", "data", "text"}, func(name string, v *yaml.Node) {
+		l.fields(an, akey, []string{"name", "description", "data", "text", "file"}, func(name string, v *yaml.Node) {
 			switch name {
 			case "name":
 				a.name, _ = l.scalar(v, akey+".name")
@@ -343,12 +417,39 @@ func (l *loader) artifacts(n *yaml.Node, key string) []artifactRule {
 			case "text":
 				contents++
 				a.text = l.template(v, akey+".text", tplOpts{phase: phaseResponse})
+			case "file":
+				contents++
+				a.file = l.fileRule(v, akey+".file")
 			}
 		})
 		if an.Kind == yaml.MappingNode && contents != 1 {
-			l.errorf(an, akey, "needs exactly one of data (an expression) and text (a template)")
+			l.errorf(an, akey, "needs exactly one of data (an expression), text (a template) and file (a mapping)")
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// fileRule reads an artifact's file: its bytes (an expression; the body by
+// default) or a URL, its media type and its file name.
+func (l *loader) fileRule(n *yaml.Node, key string) *fileRule {
+	f := &fileRule{}
+	l.fields(n, key, []string{"bytes", "url", "media_type", "filename"}, func(name string, v *yaml.Node) {
+		switch name {
+		case "bytes":
+			f.bytes = l.expression(v, key+".bytes", phaseResponse, false)
+		case "url":
+			f.url = l.template(v, key+".url", tplOpts{phase: phaseResponse})
+		case "media_type":
+			f.mediaType = l.template(v, key+".media_type", tplOpts{phase: phaseResponse})
+		case "filename":
+			f.filename = l.template(v, key+".filename", tplOpts{phase: phaseResponse})
+		}
+	})
+	if f.bytes != nil && f.url != nil {
+		l.errorf(n, key, "takes bytes or url, not both")
+	}
+	// The defaults come from the answer itself.
+	l.c.needs |= useBytes | useHeaders
+	return f
 }

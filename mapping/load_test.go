@@ -44,7 +44,7 @@ skills:
     request:
       methd: GET
       path: /a
-`, mapping.Options{}, []string{`t.yaml:6: skill "a": request.methd: unknown key (known keys: method, path, query, headers, body, body_format)`}},
+`, mapping.Options{}, []string{`t.yaml:6: skill "a": request.methd: unknown key (known keys: method, path, query, headers, body, body_format, retry)`}},
 		{"unknown rule key", minimal + `    response:
       - when: response.status == 200
         state: completed
@@ -153,7 +153,7 @@ skills:
 		{"rule after a catch-all", minimal + "    response:\n      - state: completed\n      - when: response.status == 404\n        state: failed\n", mapping.Options{},
 			[]string{`t.yaml:10: skill "a": response[1]: never applies: rule 1 before it has no when`}},
 		{"artifact with data and text", minimal + "    response:\n      - state: completed\n        artifacts:\n          - {data: response.body, text: x}\n", mapping.Options{},
-			[]string{`t.yaml:11: skill "a": response[0].artifacts[0]: needs exactly one of data (an expression) and text (a template)`}},
+			[]string{`t.yaml:11: skill "a": response[0].artifacts[0]: needs exactly one of data (an expression), text (a template) and file (a mapping)`}},
 		{"body as a YAML mapping", strings.Replace(minimal, "path: /a", "path: /a\n      body:\n        item: args.item", 1), mapping.Options{},
 			[]string{`t.yaml:9: skill "a": request.body: must be a single value, not a mapping`}},
 		{"several mistakes at once", minimal + "    returns: maybe\n    timeout: soon\n", mapping.Options{},

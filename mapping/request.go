@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/expr-lang/expr/vm"
 )
@@ -28,7 +32,24 @@ type request struct {
 	header, headerWithBody http.Header
 	dynamic                []headerParam
 	body                   *vm.Program
-	form                   bool
+	format                 bodyFormat
+	retry                  *retryPolicy // nil: one attempt
+}
+
+// bodyFormat is how a body's value is encoded.
+type bodyFormat uint8
+
+const (
+	formatJSON bodyFormat = iota
+	formatForm
+	formatMultipart
+)
+
+// retryPolicy says when and how often an idempotent request is sent again.
+type retryPolicy struct {
+	attempts            int // in all, the first one included
+	backoff, maxBackoff time.Duration
+	statuses            []int
 }
 
 type pathTemplate struct {
@@ -83,9 +104,7 @@ func (e *credentialError) Error() string {
 func (e *credentialError) Unwrap() error { return e.err }
 
 // newRequest builds the upstream request from the environment.
-func (sk *Skill) newRequest(ctx context.Context, m *vm.VM, e *env) (*http.Request, error) {
-	r := &sk.request
-	up := sk.set.up
+func (r *request) newRequest(ctx context.Context, up *upstream, m *vm.VM, e *env) (*http.Request, error) {
 	path, rawPath, err := r.path.build(m, e)
 	if err != nil {
 		return nil, err
@@ -97,14 +116,19 @@ func (sk *Skill) newRequest(ctx context.Context, m *vm.VM, e *env) (*http.Reques
 		}
 	}
 	var body []byte
+	var contentType string
 	if r.body != nil {
-		if body, err = r.buildBody(m, e); err != nil {
+		if body, contentType, err = r.buildBody(m, e); err != nil {
 			return nil, err
 		}
 	}
 	header, err := r.buildHeader(m, e, body != nil)
 	if err != nil {
 		return nil, err
+	}
+	if contentType != "" {
+		header = header.Clone()
+		header.Set("Content-Type", contentType)
 	}
 	req := &http.Request{
 		Method:     r.method,
@@ -274,19 +298,94 @@ func validHeaderValue(s string) bool {
 	return true
 }
 
-func (r *request) buildBody(m *vm.VM, e *env) ([]byte, error) {
+// buildBody encodes the body's value; contentType is set when the format
+// decides it per request (multipart, for its boundary).
+func (r *request) buildBody(m *vm.VM, e *env) (body []byte, contentType string, err error) {
 	v, err := m.Run(r.body, e)
 	if err != nil || v == nil {
-		return nil, err
+		return nil, "", err
 	}
-	if r.form {
-		return encodeForm(v)
+	switch r.format {
+	case formatForm:
+		body, err = encodeForm(v)
+		return body, "", err
+	case formatMultipart:
+		return encodeMultipart(v)
 	}
-	b, err := json.Marshal(v)
+	if body, err = json.Marshal(v); err != nil {
+		return nil, "", fmt.Errorf("encoding the body as JSON: %w", err)
+	}
+	return body, "", nil
+}
+
+// encodeMultipart encodes a map as multipart/form-data, keys sorted: a
+// file value (a map with bytes, and optionally name and media_type, as a
+// file argument is) becomes a file part, a list repeats its key, nulls are
+// left out and every other value is a field.
+func encodeMultipart(v any) ([]byte, string, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, "", fmt.Errorf("a multipart body must be a map, not a %s", kindName(v))
+	}
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		err := forEach(obj[k], func(x any) error {
+			switch x := x.(type) {
+			case nil:
+				return nil
+			case map[string]any:
+				return writeFilePart(w, k, x)
+			}
+			s, ok := scalarString(x)
+			if !ok {
+				return &inputError{fmt.Sprintf("the multipart field %s holds a %s, not a value, a file or a list of them", k, kindName(x))}
+			}
+			return w.WriteField(k, s)
+		})
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, "", err
+	}
+	return buf.Bytes(), w.FormDataContentType(), nil
+}
+
+func writeFilePart(w *multipart.Writer, field string, f map[string]any) error {
+	var data []byte
+	switch b := f["bytes"].(type) {
+	case []byte:
+		data = b
+	case string:
+		data = []byte(b)
+	default:
+		if f["url"] != nil {
+			return &inputError{fmt.Sprintf("the file %s is given by URL only: a multipart body needs its bytes", field)}
+		}
+		return &inputError{fmt.Sprintf("the multipart field %s holds a map that is not a file (a file has bytes)", field)}
+	}
+	name, _ := f["name"].(string)
+	if name == "" {
+		name = field
+	}
+	mediaType, _ := f["media_type"].(string)
+	if mediaType == "" {
+		mediaType = "application/octet-stream"
+	}
+	if !validHeaderValue(name) || !validHeaderValue(mediaType) {
+		return &inputError{fmt.Sprintf("the file %s has a name or media type with a line break or a control character", field)}
+	}
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", multipart.FileContentDisposition(field, name))
+	h.Set("Content-Type", mediaType)
+	pw, err := w.CreatePart(h)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the body as JSON: %w", err)
+		return err
 	}
-	return b, nil
+	_, err = pw.Write(data)
+	return err
 }
 
 // encodeForm encodes a map as application/x-www-form-urlencoded, keys

@@ -2,8 +2,11 @@ package mapping
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	"path"
 	"strings"
 	"unicode/utf8"
 
@@ -18,6 +21,9 @@ type rule struct {
 	state     a2a.TaskState
 	message   *template // nil: none
 	artifacts []artifactRule
+	// ask names the arguments an input-required rule asks for: a list of
+	// names, a map of name to problem, or one name.
+	ask *vm.Program
 }
 
 // artifactRule makes one artifact from data (any JSON value) or text.
@@ -25,21 +31,54 @@ type artifactRule struct {
 	name, description string
 	data              *vm.Program
 	text              *template
+	file              *fileRule
 }
 
-// mapResponse applies the first rule that matches, or the default mapping.
-func (sk *Skill) mapResponse(m *vm.VM, e *env, call *Call, resp *http.Response, body []byte) Outcome {
+// fileRule makes a file part.
+type fileRule struct {
+	bytes               *vm.Program // nil (and no url): the answer's body
+	url                 *template
+	mediaType, filename *template // nil: from the answer's headers
+}
+
+// mapResponse maps the last call's answer: the first rule that matches,
+// or the default mapping.
+func (sk *Skill) mapResponse(m *vm.VM, e *env, call *Call, st *step, resp *http.Response, body []byte) Outcome {
 	mediaType := mediaTypeOf(resp.Header.Get("Content-Type"))
 	if len(sk.rules) == 0 {
-		return sk.defaultOutcome(call, resp.StatusCode, body, mediaType)
+		return sk.defaultOutcome(call, resp, body, mediaType)
 	}
-	sk.bindResponse(e, resp, body, mediaType)
-	for i := range sk.rules {
-		r := &sk.rules[i]
+	sk.bindStep(e, st, resp, body, mediaType)
+	if out, ok := sk.applyRules(m, e, call, sk.rules); ok {
+		return out
+	}
+	return sk.defaultOutcome(call, resp, body, mediaType)
+}
+
+// stepOutcome maps the answer of a step that is not the last: a rule that
+// matches ends the run, as does a status other than 2xx; done is false
+// when the run goes on to the next step.
+func (sk *Skill) stepOutcome(m *vm.VM, e *env, call *Call, st *step, resp *http.Response, body []byte) (out Outcome, done bool) {
+	mediaType := mediaTypeOf(resp.Header.Get("Content-Type"))
+	sk.bindStep(e, st, resp, body, mediaType)
+	if out, ok := sk.applyRules(m, e, call, st.rules); ok {
+		return out, true
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return sk.defaultOutcome(call, resp, body, mediaType), true
+	}
+	return Outcome{}, false
+}
+
+// applyRules applies the first rule that matches; ok is false when none
+// does.
+func (sk *Skill) applyRules(m *vm.VM, e *env, call *Call, rules []rule) (Outcome, bool) {
+	for i := range rules {
+		r := &rules[i]
 		if r.when != nil {
 			v, err := m.Run(r.when, e)
 			if err != nil {
-				return sk.fail(call, responseFailure(fmt.Errorf("response rule %d: when: %w", i+1, err)))
+				return sk.fail(call, responseFailure(fmt.Errorf("response rule %d: when: %w", i+1, err))), true
 			}
 			if match, _ := v.(bool); !match {
 				continue
@@ -47,11 +86,28 @@ func (sk *Skill) mapResponse(m *vm.VM, e *env, call *Call, resp *http.Response, 
 		}
 		out, err := sk.applyRule(m, e, call, r)
 		if err != nil {
-			return sk.fail(call, responseFailure(fmt.Errorf("response rule %d: %w", i+1, err)))
+			var big *fileTooLarge
+			if errors.As(err, &big) {
+				return sk.fail(call, sk.fileFailure(big)), true
+			}
+			return sk.fail(call, responseFailure(fmt.Errorf("response rule %d: %w", i+1, err))), true
 		}
-		return out
+		return out, true
 	}
-	return sk.defaultOutcome(call, resp.StatusCode, body, mediaType)
+	return Outcome{}, false
+}
+
+// bindStep binds a call's answer as response, and as steps.<name> when
+// expressions read steps.
+func (sk *Skill) bindStep(e *env, st *step, resp *http.Response, body []byte, mediaType string) {
+	e.Response = responseEnv{}
+	sk.bindResponse(e, resp, body, mediaType)
+	if sk.needs&useSteps != 0 && st.name != "" {
+		if e.Steps == nil {
+			e.Steps = make(map[string]responseEnv, len(sk.steps))
+		}
+		e.Steps[st.name] = e.Response
+	}
 }
 
 func (sk *Skill) bindResponse(e *env, resp *http.Response, body []byte, mediaType string) {
@@ -70,6 +126,9 @@ func (sk *Skill) bindResponse(e *env, resp *http.Response, body []byte, mediaTyp
 	if sk.needs&useText != 0 {
 		e.Response.Text = string(body)
 	}
+	if sk.needs&useBytes != 0 {
+		e.Response.Bytes = body
+	}
 }
 
 func (sk *Skill) applyRule(m *vm.VM, e *env, call *Call, r *rule) (Outcome, error) {
@@ -83,33 +142,156 @@ func (sk *Skill) applyRule(m *vm.VM, e *env, call *Call, r *rule) (Outcome, erro
 	var arts []a2a.Artifact
 	for i := range r.artifacts {
 		a := &r.artifacts[i]
-		var part a2a.Part
-		if a.data != nil {
-			v, err := m.Run(a.data, e)
-			if err != nil {
-				return Outcome{}, fmt.Errorf("artifact %d: data: %w", i+1, err)
-			}
-			if v == nil {
-				continue
-			}
-			part = a2a.DataPart(v)
-		} else {
-			s, err := a.text.text(m, e)
-			if err != nil {
-				return Outcome{}, fmt.Errorf("artifact %d: text: %w", i+1, err)
-			}
-			if s == "" {
-				continue
-			}
-			part = a2a.TextPart(s)
+		part, ok, err := sk.artifactPart(m, e, a)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("artifact %d: %w", i+1, err)
 		}
-		arts = append(arts, a2a.Artifact{ArtifactID: uuid.NewString(), Name: a.name, Description: a.description,
-			Parts: []a2a.Part{part}})
+		if ok {
+			arts = append(arts, a2a.Artifact{ArtifactID: uuid.NewString(), Name: a.name, Description: a.description,
+				Parts: []a2a.Part{part}})
+		}
+	}
+	if r.ask != nil {
+		v, err := m.Run(r.ask, e)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("ask: %w", err)
+		}
+		problems, err := sk.askedProblems(v)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("ask: %w", err)
+		}
+		if text == "" {
+			text = askText(fmt.Sprintf("Skill %q", sk.ID), problems)
+		}
+		out := sk.askFor(call, text, problems)
+		out.Artifacts = arts
+		return out, nil
 	}
 	if text == "" && r.state != a2a.TaskStateCompleted {
 		text = sk.stateText(r.state)
 	}
 	return sk.finish(call, r.state, text, arts), nil
+}
+
+// artifactPart makes an artifact's one part; ok is false for a null value
+// or an empty text, which leave the artifact out.
+func (sk *Skill) artifactPart(m *vm.VM, e *env, a *artifactRule) (part a2a.Part, ok bool, err error) {
+	switch {
+	case a.data != nil:
+		v, err := m.Run(a.data, e)
+		if err != nil || v == nil {
+			return part, false, wrap("data", err)
+		}
+		return a2a.DataPart(v), true, nil
+	case a.text != nil:
+		s, err := a.text.text(m, e)
+		if err != nil || s == "" {
+			return part, false, wrap("text", err)
+		}
+		return a2a.TextPart(s), true, nil
+	}
+	return sk.filePart(m, e, a.file, a.name)
+}
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// filePart makes a file part: bytes inline, up to MaxFileBytes, or a URL.
+func (sk *Skill) filePart(m *vm.VM, e *env, f *fileRule, artifact string) (a2a.Part, bool, error) {
+	mediaType := mediaTypeOf(e.Response.Headers["content-type"])
+	if f.mediaType != nil {
+		s, err := f.mediaType.text(m, e)
+		if err != nil {
+			return a2a.Part{}, false, wrap("file: media_type", err)
+		}
+		mediaType = s
+	}
+	if mediaType == "" {
+		mediaType = "application/octet-stream"
+	}
+	name := dispositionFilename(e.Response.Headers["content-disposition"])
+	if f.filename != nil {
+		s, err := f.filename.text(m, e)
+		if err != nil {
+			return a2a.Part{}, false, wrap("file: filename", err)
+		}
+		name = s
+	}
+	part := a2a.Part{MediaType: mediaType, Filename: name}
+	if f.url != nil {
+		u, err := f.url.text(m, e)
+		if err != nil || u == "" {
+			return part, false, wrap("file: url", err)
+		}
+		part.Kind, part.URL = a2a.PartURL, u
+		return part, true, nil
+	}
+	raw := e.Response.Bytes
+	if f.bytes != nil {
+		v, err := m.Run(f.bytes, e)
+		if err != nil {
+			return part, false, wrap("file: bytes", err)
+		}
+		switch b := v.(type) {
+		case nil:
+			return part, false, nil
+		case []byte:
+			raw = b
+		case string:
+			raw = []byte(b)
+		default:
+			return part, false, fmt.Errorf("file: bytes is a %s, not bytes or a string", kindName(v))
+		}
+	}
+	if int64(len(raw)) > sk.MaxFileBytes {
+		return part, false, &fileTooLarge{name: cmpOr(name, artifact), size: len(raw)}
+	}
+	part.Kind, part.Raw = a2a.PartRaw, raw
+	return part, true, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// fileTooLarge is a file over the inline limit.
+type fileTooLarge struct {
+	name string
+	size int
+}
+
+func (e *fileTooLarge) Error() string {
+	return fmt.Sprintf("file %q of %d bytes is over the inline limit", e.name, e.size)
+}
+
+func (sk *Skill) fileFailure(f *fileTooLarge) failure {
+	what := "the file"
+	if f.name != "" {
+		what = fmt.Sprintf("the file %q", f.name)
+	}
+	return failure{state: a2a.TaskStateFailed, stage: "response",
+		public: fmt.Sprintf("failed: %s is %s, larger than the limit of %s for files sent inline.",
+			what, formatBytes(int64(f.size)), formatBytes(sk.MaxFileBytes)),
+		err: f}
+}
+
+// dispositionFilename is the filename of a Content-Disposition header, or "".
+func dispositionFilename(cd string) string {
+	if cd == "" {
+		return ""
+	}
+	_, params, err := mime.ParseMediaType(cd)
+	if err != nil || params["filename"] == "" {
+		return ""
+	}
+	return path.Base(strings.ReplaceAll(params["filename"], `\`, "/"))
 }
 
 // stateText is the message of a rule that leaves a task unfinished and
@@ -127,24 +309,50 @@ func (sk *Skill) stateText(st a2a.TaskState) string {
 }
 
 // defaultOutcome maps a response no rule claimed: 2xx completes the task
-// with the body as an artifact, anything else fails it.
-func (sk *Skill) defaultOutcome(call *Call, status int, body []byte, mediaType string) Outcome {
-	if status < 200 || status > 299 {
-		name := http.StatusText(status)
-		if name != "" {
-			name = " " + name
+// with the body as an artifact; 4xx leaves it as the skill's client_errors
+// says (failed by default); anything else fails it. The upstream's own
+// error text is shown only with error_detail.
+func (sk *Skill) defaultOutcome(call *Call, resp *http.Response, body []byte, mediaType string) Outcome {
+	status := resp.StatusCode
+	if status >= 200 && status <= 299 {
+		if len(body) == 0 {
+			return sk.finish(call, a2a.TaskStateCompleted, "", nil)
 		}
-		return sk.fail(call, failure{
-			state: a2a.TaskStateFailed, stage: "response",
-			public: fmt.Sprintf("failed: the service answered HTTP %d%s.", status, name),
-			err:    fmt.Errorf("upstream answered %d and no response rule matched", status),
-		})
+		part := bodyPart(body, mediaType)
+		if part.Kind == a2a.PartRaw {
+			part.Filename = dispositionFilename(resp.Header.Get("Content-Disposition"))
+			if int64(len(body)) > sk.MaxFileBytes {
+				return sk.fail(call, sk.fileFailure(&fileTooLarge{name: part.Filename, size: len(body)}))
+			}
+		}
+		return sk.finish(call, a2a.TaskStateCompleted, "", []a2a.Artifact{{ArtifactID: uuid.NewString(), Name: "result", Parts: []a2a.Part{part}}})
 	}
-	var arts []a2a.Artifact
-	if len(body) > 0 {
-		arts = []a2a.Artifact{{ArtifactID: uuid.NewString(), Name: "result", Parts: []a2a.Part{bodyPart(body, mediaType)}}}
+	name := http.StatusText(status)
+	if name != "" {
+		name = " " + name
 	}
-	return sk.finish(call, a2a.TaskStateCompleted, "", arts)
+	answered := fmt.Sprintf("the service answered HTTP %d%s.", status, name)
+	detail := ""
+	if sk.errorDetail {
+		if d := errorDetail(body, mediaType); d != "" {
+			detail = fmt.Sprintf(" It said: %q.", d)
+		}
+	}
+	err := fmt.Errorf("upstream answered %d and no response rule matched", status)
+	clientError := status >= 400 && status <= 499
+	switch {
+	case clientError && sk.clientErrors == a2a.TaskStateInputRequired:
+		problems := sk.fieldProblems(body, mediaType)
+		text := fmt.Sprintf("Skill %q needs different input: %s%s", sk.ID, answered, detail)
+		if len(problems) > 0 {
+			text += " " + askText("It", problems)
+		}
+		return sk.askFor(call, text, problems)
+	case clientError && sk.clientErrors == a2a.TaskStateRejected:
+		return sk.fail(call, failure{state: a2a.TaskStateRejected, stage: "response",
+			public: "cannot do this: " + answered + detail, err: err})
+	}
+	return sk.fail(call, failure{state: a2a.TaskStateFailed, stage: "response", public: "failed: " + answered + detail, err: err})
 }
 
 // bodyPart is a body as a part: JSON as data, text as text, the rest as

@@ -12,8 +12,12 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
-// Run calls the upstream for call and maps its answer to an Outcome. It
-// never panics: every failure becomes a failed (or rejected, or canceled)
+// Run gathers the call's arguments from its messages (History, then
+// Message), calls the upstream (each step in turn) and maps the answer to an
+// Outcome. A missing or unusable argument stops it before any call with an
+// input-required Outcome that asks for it; the next Run on the task, with
+// the follow-up message last in History, takes the answer. Run never
+// panics: every failure becomes a failed (or rejected, or canceled)
 // Outcome whose Err names the skill. Canceling ctx aborts the upstream call.
 func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Outcome) {
 	m := sk.set.getVM()
@@ -30,35 +34,48 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 	}()
 
 	sk.bindRequest(e, &call)
+	args, problems := sk.gatherArgs(&call, e)
+	if len(problems) > 0 {
+		return sk.askOutcome(&call, problems)
+	}
+	e.Args = args
 	callCtx, cancel := context.WithTimeout(ctx, sk.Timeout)
 	defer cancel()
-	req, err := sk.newRequest(callCtx, m, e)
-	if err != nil {
-		return sk.fail(&call, requestFailure(err))
-	}
-	if progress != nil && sk.working != nil {
-		if text, err := sk.working.text(m, e); err == nil && text != "" {
-			progress.Working(agentMessage(&call, []a2a.Part{a2a.TextPart(text)}))
+	for i := 0; ; i++ { // a loaded skill has at least one step; the last one returns
+		st := &sk.steps[i]
+		stage = "request"
+		req, err := st.request.newRequest(callCtx, sk.set.up, m, e)
+		if err != nil {
+			return sk.fail(&call, requestFailure(err))
+		}
+		if i == 0 && progress != nil && sk.working != nil {
+			if text, err := sk.working.text(m, e); err == nil && text != "" {
+				progress.Working(agentMessage(&call, []a2a.Part{a2a.TextPart(text)}))
+			}
+		}
+		stage = "upstream"
+		resp, body, f := sk.send(ctx, callCtx, req, st.request.retry)
+		if f != nil {
+			return sk.fail(&call, *f)
+		}
+		stage = "response"
+		if i == len(sk.steps)-1 {
+			return sk.mapResponse(m, e, &call, st, resp, body)
+		}
+		if out, done := sk.stepOutcome(m, e, &call, st, resp, body); done {
+			return out
 		}
 	}
+}
 
-	stage = "upstream"
-	resp, err := sk.set.up.transport.RoundTrip(req)
-	if err != nil {
-		return sk.fail(&call, sk.transportFailure(ctx, callCtx, err))
+// bodyFailure is a body that could not be read: too large, or cut short.
+func (sk *Skill) bodyFailure(parent, callCtx context.Context, err error) failure {
+	if errors.Is(err, errTooLarge) {
+		return failure{state: a2a.TaskStateFailed, stage: "upstream",
+			public: fmt.Sprintf("failed: the service's answer is larger than the limit of %s.", formatBytes(sk.MaxResponseBytes)),
+			err:    fmt.Errorf("response body: %w (%d bytes)", err, sk.MaxResponseBytes)}
 	}
-	body, err := readBody(resp, sk.MaxResponseBytes)
-	if err != nil {
-		if errors.Is(err, errTooLarge) {
-			return sk.fail(&call, failure{state: a2a.TaskStateFailed, stage: stage,
-				public: fmt.Sprintf("failed: the service's answer is larger than the limit of %s.", formatBytes(sk.MaxResponseBytes)),
-				err:    fmt.Errorf("response body: %w (%d bytes)", err, sk.MaxResponseBytes)})
-		}
-		return sk.fail(&call, sk.transportFailure(ctx, callCtx, err))
-	}
-
-	stage = "response"
-	return sk.mapResponse(m, e, &call, resp, body)
+	return sk.transportFailure(parent, callCtx, err)
 }
 
 // failure is a run that went wrong: the state it leaves the task in, what

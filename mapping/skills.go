@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,10 +21,15 @@ import (
 // Options.MaxExpressionNodes is zero.
 const DefaultMaxExpressionNodes = 1000
 
+// DefaultMaxExpressionMemory is expr's own default memory budget, used when
+// Options.MaxExpressionMemory is zero.
+const DefaultMaxExpressionMemory = 1_000_000
+
 // Defaults for the upstream section.
 const (
 	DefaultTimeout             = 30 * time.Second
 	DefaultMaxResponseBytes    = 10 << 20
+	DefaultMaxFileBytes        = 1 << 20
 	DefaultMaxIdleConnsPerHost = 1024
 )
 
@@ -39,6 +43,10 @@ type Options struct {
 	// MaxExpressionNodes bounds every expression's syntax tree; zero means
 	// DefaultMaxExpressionNodes.
 	MaxExpressionNodes uint
+	// MaxExpressionMemory bounds what one evaluation of an expression may
+	// allocate, in expr's units (about one per list element, map entry or
+	// byte of a repeated string); zero means DefaultMaxExpressionMemory.
+	MaxExpressionMemory uint
 	// Transport, when set, carries every upstream request instead of the
 	// upstream's own keep-alive transport: for embedding and benchmarks.
 	Transport http.RoundTripper
@@ -57,9 +65,15 @@ type Skills struct {
 	skills []*Skill
 	byID   map[string]*Skill
 	up     *upstream
+	// matching are the skills with a match predicate, in file order, and
+	// matchNeeds what their predicates read.
+	matching   []*Skill
+	matchNeeds usage
 	// vms holds *vm.VM: a VM is not safe for concurrent use, so each run
 	// borrows one for all of its expressions.
 	vms sync.Pool
+	// memoryBudget bounds what one expression may allocate at run time.
+	memoryBudget uint
 }
 
 // All returns the skills in file order. The slice must not be modified.
@@ -75,57 +89,6 @@ func (s *Skills) Close() {
 	}
 }
 
-// MetadataSkillKey is the message metadata key that names a skill.
-const MetadataSkillKey = "skill"
-
-// Select picks the skill msg is for: the one its metadata names under
-// "skill", or the only skill there is.
-func (s *Skills) Select(msg *a2a.Message) (*Skill, *SelectionError) {
-	if msg != nil {
-		if v, ok := msg.Metadata[MetadataSkillKey]; ok {
-			id, isString := v.(string)
-			if sk := s.byID[id]; isString && sk != nil {
-				return sk, nil
-			}
-			return nil, s.selectionError(fmt.Sprint(v), true)
-		}
-	}
-	if len(s.skills) == 1 {
-		return s.skills[0], nil
-	}
-	return nil, s.selectionError("", false)
-}
-
-func (s *Skills) selectionError(requested string, named bool) *SelectionError {
-	ids := make([]string, len(s.skills))
-	for i, sk := range s.skills {
-		ids[i] = sk.ID
-	}
-	return &SelectionError{Requested: requested, Named: named, Skills: ids}
-}
-
-// SelectionError says that a message does not name one of the skills.
-type SelectionError struct {
-	// Requested is what metadata.skill held (formatted), when Named.
-	Requested string
-	// Named reports whether the message named a skill at all.
-	Named bool
-	// Skills are the ids of every skill, in file order.
-	Skills []string
-}
-
-func (e *SelectionError) Error() string {
-	var b strings.Builder
-	if e.Named {
-		fmt.Fprintf(&b, "there is no skill %q; ", e.Requested)
-	} else {
-		b.WriteString("the message does not say which skill it is for; ")
-	}
-	fmt.Fprintf(&b, "the skills are: %s. Name one in the message metadata, e.g. \"metadata\": {%q: %q}",
-		strings.Join(e.Skills, ", "), MetadataSkillKey, e.Skills[0])
-	return b.String()
-}
-
 // Skill is one skill of the file: its card metadata, and the compiled
 // request and response mapping Run uses.
 type Skill struct {
@@ -136,19 +99,28 @@ type Skill struct {
 	Examples    []string
 	InputModes  []string
 	OutputModes []string
-	// Timeout bounds one run's upstream call, body included.
+	// Timeout bounds one run: every upstream call, retry and body.
 	Timeout time.Duration
 	// ReturnsMessage says the skill answers with a Message, not a Task.
 	ReturnsMessage bool
 	// MaxResponseBytes caps the upstream response body.
 	MaxResponseBytes int64
+	// MaxFileBytes caps a file part sent inline (as bytes) to the client.
+	MaxFileBytes int64
 
 	set     *Skills
+	match   *vm.Program // the selection predicate, or nil
+	schema  *argSchema  // nil: the arguments are the messages' data
 	config  map[string]any
 	working *template // working_message, or nil
-	request request
-	rules   []rule
-	needs   usage // which lazily built parts of the environment expressions read
+	steps   []step    // the upstream calls, in order; one for a plain request
+	rules   []rule    // map the last call's answer
+	// clientErrors is the state of a 4xx answer no rule claims.
+	clientErrors a2a.TaskState
+	// errorDetail lets the upstream's own error text into the messages of
+	// answers no rule claims.
+	errorDetail bool
+	needs       usage // which lazily built parts of the environment expressions read
 }
 
 // AgentSkill is the skill as the Agent Card lists it.
@@ -224,5 +196,24 @@ func (s *Skills) getVM() *vm.VM {
 	if v, ok := s.vms.Get().(*vm.VM); ok {
 		return v
 	}
-	return &vm.VM{}
+	return &vm.VM{MemoryBudget: s.memoryBudget}
+}
+
+// CanProduce reports whether the skill can answer in one of the accepted
+// media types (a client's acceptedOutputModes). Wildcards match on either
+// side (image/* accepts image/png, */* everything) and parameters are
+// ignored. No accepted types, or a skill without output_modes, accept
+// everything.
+func (sk *Skill) CanProduce(accepted []string) bool {
+	if len(accepted) == 0 || len(sk.OutputModes) == 0 {
+		return true
+	}
+	for _, a := range accepted {
+		for _, o := range sk.OutputModes {
+			if mediaMatch(a, o) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -70,6 +70,12 @@ func TestProtocolErrors(t *testing.T) {
 		{"unsupported version", "9.9", "", rpcBody("GetTask", map[string]any{"id": "x"}), 200, a2a.CodeVersionNotSupported, "7"},
 		{"agent role", "1.0", "", rpcBody("SendMessage", map[string]any{"message": map[string]any{
 			"messageId": "m", "role": "ROLE_AGENT", "parts": []any{map[string]any{"text": "hi"}}}}), 200, a2a.CodeInvalidParams, "7"},
+		{"no accepted output mode", "1.0", "", rpcBody("SendMessage", map[string]any{
+			"message":       message("1.0", "weather", map[string]any{"city": "Paris"}),
+			"configuration": map[string]any{"acceptedOutputModes": []string{"image/png"}}}), 200, a2a.CodeContentTypeNotSupported, "7"},
+		{"no accepted output mode 0.3", "", "", rpcBody("message/send", map[string]any{
+			"message":       message("", "weather", map[string]any{"city": "Paris"}),
+			"configuration": map[string]any{"acceptedOutputModes": []string{"image/png"}}}), 200, a2a.CodeContentTypeNotSupported, "7"},
 		{"wrong content type", "1.0", "text/plain", rpcBody("GetTask", map[string]any{"id": "x"}), 415, a2a.CodeInvalidRequest, "null"},
 		{"body too large", "1.0", "", rpcBody("GetTask", map[string]any{"id": strings.Repeat("x", 2<<10)}), 413, a2a.CodeInvalidRequest, "null"},
 	}

@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -33,20 +35,35 @@ type selection struct {
 	rejection string
 }
 
-// selectSkill selects the skill of a message that starts a task; a
-// follow-up message keeps its task's skill and selects nothing here.
-func (h *Handler) selectSkill(msg *a2a.Message) (selection, *a2a.Error) {
+// selectSkill finds the skill a message is for: the one selected for a new
+// message, or its task's for a follow-up. A skill that cannot produce any
+// of the caller's accepted output modes is refused before anything runs.
+func (h *Handler) selectSkill(owner string, msg *a2a.Message, cfg *a2a.SendMessageConfiguration) (selection, error) {
 	if msg.Role != a2a.RoleUser {
 		return selection{}, a2a.InvalidParams("params.message.role", "a message sent to an agent must have the user role")
 	}
+	var sel selection
 	if msg.TaskID != "" {
-		return selection{}, nil
+		noHistory := int32(0)
+		task, err := h.tasks.Get(owner, msg.TaskID, &noHistory)
+		if err != nil {
+			return selection{}, err
+		}
+		if sel.skill = h.skills.ByID(skillOf(task)); sel.skill == nil {
+			sel.rejection = fmt.Sprintf("this task's skill %q is no longer offered; start a new task", skillOf(task))
+		}
+	} else {
+		skill, selErr := h.skills.Select(msg)
+		if selErr != nil {
+			return selection{rejection: selErr.Error()}, nil
+		}
+		sel.skill = skill
 	}
-	skill, selErr := h.skills.Select(msg)
-	if selErr != nil {
-		return selection{rejection: selErr.Error()}, nil
+	if sel.skill != nil && cfg != nil && !sel.skill.CanProduce(cfg.AcceptedOutputModes) {
+		return selection{}, a2a.ContentTypeNotSupported(fmt.Sprintf("skill %q produces %s; the request accepts only %s",
+			sel.skill.ID, strings.Join(sel.skill.OutputModes, ", "), strings.Join(cfg.AcceptedOutputModes, ", ")))
 	}
-	return selection{skill: skill}, nil
+	return sel, nil
 }
 
 // start creates the task for a new message, or continues the interrupted
@@ -56,15 +73,11 @@ func (h *Handler) start(owner string, msg *a2a.Message, sel selection) (*executi
 	var err error
 	if msg.TaskID != "" {
 		e.task, err = h.tasks.Continue(owner, msg.TaskID, *msg)
-		if err != nil {
-			return nil, err
-		}
-		e.skill = h.skills.ByID(skillOf(e.task))
 	} else {
 		e.task, err = h.tasks.Create(owner, *msg, skillMetadata(sel.skill))
-		if err != nil {
-			return nil, err
-		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	e.call = mapping.Call{Message: msg, History: e.task.History, TaskID: e.task.ID, ContextID: e.task.ContextID}
 	e.ctx, e.cancel = context.WithCancelCause(context.Background())
@@ -114,9 +127,9 @@ func (h *Handler) logLateUpdate(taskID string, err error) {
 // caller asks, or with a Message for skills that answer without a task.
 func (h *Handler) sendMessage(w http.ResponseWriter, v a2a.Version, req *a2a.Request, owner string) {
 	p := req.Params.(*a2a.SendMessageRequest)
-	sel, selErr := h.selectSkill(&p.Message)
-	if selErr != nil {
-		h.fail(w, v, req, selErr)
+	sel, err := h.selectSkill(owner, &p.Message, p.Configuration)
+	if err != nil {
+		h.fail(w, v, req, h.protocolError(req.Method, err))
 		return
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {
@@ -150,9 +163,9 @@ func (h *Handler) sendMessage(w http.ResponseWriter, v a2a.Version, req *a2a.Req
 // task first, then its updates until it ends or is interrupted.
 func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, owner string) {
 	p := req.Params.(*a2a.SendMessageRequest)
-	sel, selErr := h.selectSkill(&p.Message)
-	if selErr != nil {
-		h.fail(w, v, req, selErr)
+	sel, err := h.selectSkill(owner, &p.Message, p.Configuration)
+	if err != nil {
+		h.fail(w, v, req, h.protocolError(req.Method, err))
 		return
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {

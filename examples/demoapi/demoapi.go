@@ -1,7 +1,9 @@
 // Package demoapi is a small REST API for trying the a2a module out and for
-// testing it end to end: weather, users, orders, search, a slow endpoint
-// that records cancellations, a failing endpoint and an echo endpoint.
-// Every answer is JSON. Every endpoint except /echo and /stats requires the
+// testing it end to end: weather, users (and their avatars), orders,
+// search, feedback (a form), documents (a multipart upload), a flaky
+// endpoint that fails once, a slow endpoint that records cancellations, a
+// failing endpoint and an echo endpoint. Every answer is JSON except the
+// avatars (PNG). Every endpoint except /echo and /stats requires the
 // X-Api-Key header.
 package demoapi
 
@@ -49,8 +51,12 @@ type API struct {
 	key      []byte
 	orderSeq atomic.Int64
 
+	feedbackSeq, documentSeq atomic.Int64
+
 	mu    sync.Mutex
 	stats Stats
+	// flaky counts the calls of GET /flaky/{key}, per key.
+	flaky map[string]int
 	// changed is closed and replaced whenever stats change, so WaitStats
 	// can wake without polling.
 	changed chan struct{}
@@ -62,11 +68,15 @@ func New(opts Options) *API {
 	if key == "" {
 		key = DefaultAPIKey
 	}
-	a := &API{mux: http.NewServeMux(), key: []byte(key), changed: make(chan struct{})}
+	a := &API{mux: http.NewServeMux(), key: []byte(key), changed: make(chan struct{}), flaky: map[string]int{}}
 
 	a.route("GET", "/weather/{city}", a.requireKey(a.weather))
 	a.route("GET", "/users/{id}", a.requireKey(a.user))
+	a.route("GET", "/users/{id}/avatar", a.requireKey(a.avatar))
 	a.route("POST", "/orders", a.requireKey(a.placeOrder))
+	a.route("POST", "/feedback", a.requireKey(a.feedback))
+	a.route("POST", "/documents", a.requireKey(a.document))
+	a.route("GET", "/flaky/{key}", a.requireKey(a.flakyHandler))
 	a.route("GET", "/search", a.requireKey(a.search))
 	a.route("GET", "/slow", a.requireKey(a.slow))
 	a.route("GET", "/fail", a.requireKey(a.fail))
@@ -189,6 +199,7 @@ type order struct {
 	ID       string `json:"id"`
 	Item     string `json:"item"`
 	Quantity int    `json:"quantity"`
+	Customer string `json:"customer,omitempty"`
 	Status   string `json:"status"`
 }
 
@@ -201,6 +212,7 @@ func (a *API) placeOrder(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Item     string `json:"item"`
 		Quantity int    `json:"quantity"`
+		Customer string `json:"customer"`
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
@@ -232,7 +244,7 @@ func (a *API) placeOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := "ord-" + strconv.FormatInt(a.orderSeq.Add(1), 10)
-	writeJSON(w, http.StatusCreated, order{ID: id, Item: in.Item, Quantity: in.Quantity, Status: "placed"})
+	writeJSON(w, http.StatusCreated, order{ID: id, Item: in.Item, Quantity: in.Quantity, Customer: in.Customer, Status: "placed"})
 }
 
 type searchResult struct {
