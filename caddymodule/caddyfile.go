@@ -46,6 +46,14 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        max_age       <duration>
 //	        stream_buffer <count>
 //	    }
+//	    signing {
+//	        key          <file|{env.VAR}> [<kid> [<alg>]]
+//	        generate_key [<kid> [<alg>]]
+//	        active       <kid>
+//	        jwks_path    <path>
+//	        jwks_url     <url>
+//	        forms        <spec|pruned|served>...
+//	    }
 //	}
 //
 // skills is the skills YAML file, relative to Caddy's working directory.
@@ -66,7 +74,29 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // how many events a stream may fall behind before it is closed (default 64).
 // A store kept across a reload keeps the limits it was created with.
 //
-// Each subdirective may appear once.
+// The signing block signs the Agent Card (spec 1.0 §8.4: RFC 8785 JCS, a
+// JWS with a detached payload in the card's signatures) and serves the
+// public keys as a JWK Set at jwks_path (default /.well-known/jwks.json),
+// with the card's Cache-Control max-age. key, which may repeat, adds a PEM
+// key (PKCS #8, SEC 1 or PKCS #1; a PKIX public key is published without
+// signing): a file relative to Caddy's working directory, or an {env.VAR}
+// placeholder holding the PEM text or a file path ({$VAR} would write the
+// key into the adapted JSON). kid defaults to the key's RFC 7638
+// thumbprint; alg (ES256, ES384, RS256, PS256 or EdDSA) to the key type's
+// (ES256 for P-256, ES384 for P-384, RS256 for RSA, EdDSA for Ed25519).
+// generate_key adds a key generated at first start (ES256 unless alg says
+// otherwise) and kept in Caddy's storage; its use is logged. active names
+// the key that signs; it is required when more than one key can sign.
+// Every key is published, so rotation is: add the new key, switch active
+// to it, later remove the old key, a reload each. jwks_url is the jku put
+// in the signatures (default: the scheme and host of url with jwks_path).
+// forms chooses the payloads signed (default: all three): spec is spec
+// 1.0 §8.4.1 over the 1.0 fields; pruned drops empty values as
+// @a2a-js/sdk 1.x and the Python SDK do; served is the card as served, 0.3
+// fields included, as a2a-go's a2acrypto verifies. Each distinct payload
+// gets one signature.
+//
+// Each subdirective may appear once, except key in the signing block.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -117,6 +147,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.CardMaxAge, err = durationArg(d)
 		case "tasks":
 			h.Tasks, err = parseTasks(d)
+		case "signing":
+			h.Signing, err = parseSigning(d)
 		default:
 			return d.Errf("a2a: unknown subdirective '%s'", sub)
 		}

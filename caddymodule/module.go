@@ -95,6 +95,10 @@ type Handler struct {
 	// Default: 5m.
 	CardMaxAge caddy.Duration `json:"card_max_age,omitempty"`
 
+	// Signing signs the Agent Card (spec 1.0 §8.4) and serves the public
+	// keys as a JWK Set at signing.jwks_path. See SigningConfig.
+	Signing *SigningConfig `json:"signing,omitempty"`
+
 	// Tasks bounds the task store. A store kept across a reload keeps the
 	// limits it was created with: new limits take effect once no loaded
 	// config uses the store's url any more (a restart, or a reload with a
@@ -164,20 +168,27 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.CardMaxAge > 0 {
 		cardOpts = append(cardOpts, cardgen.WithMaxAge(time.Duration(h.CardMaxAge)))
 	}
-	doc, err := cardgen.NewDocument(card, cardOpts...)
+	srvCfg := server.Config{
+		Skills:            h.skills,
+		MaxRequestBytes:   h.MaxRequestBody,
+		HeartbeatInterval: time.Duration(h.Heartbeat),
+		Logger:            h.logger,
+	}
+	if h.Signing != nil {
+		signer, jwks, err := h.provisionSigning(ctx)
+		if err != nil {
+			return err
+		}
+		cardOpts = append(cardOpts, cardgen.WithSigner(signer))
+		srvCfg.JWKS, srvCfg.JWKSPath = jwks, h.Signing.jwksPath()
+	}
+	srvCfg.Card, err = cardgen.NewDocument(card, cardOpts...)
 	if err != nil {
 		return fmt.Errorf("encoding the agent card: %w", err)
 	}
 
-	manager := h.acquireStore()
-	h.srv, err = server.New(server.Config{
-		Skills:            h.skills,
-		Tasks:             manager,
-		Card:              doc,
-		MaxRequestBytes:   h.MaxRequestBody,
-		HeartbeatInterval: time.Duration(h.Heartbeat),
-		Logger:            h.logger,
-	})
+	srvCfg.Tasks = h.acquireStore()
+	h.srv, err = server.New(srvCfg)
 	if err != nil {
 		return fmt.Errorf("setting up the A2A server: %w", err)
 	}
@@ -251,6 +262,11 @@ func (h *Handler) Validate() error {
 		}
 		if err := checkAbsoluteURL(u.value); err != nil {
 			return fmt.Errorf("%s: %w", u.field, err)
+		}
+	}
+	if h.Signing != nil {
+		if err := h.Signing.validate(); err != nil {
+			return fmt.Errorf("signing: %w", err)
 		}
 	}
 	if t := h.Tasks; t != nil {

@@ -1,6 +1,10 @@
-// Package cardgen builds the Agent Card from configuration and serves it:
-// the card's bytes and ETag are computed once, at provision time, so a
-// request for the card only copies precomputed values (spec 1.0 §8).
+// Package cardgen builds the Agent Card from configuration, signs it and
+// serves it: the card's bytes, signatures and ETag are computed once, at
+// provision time, so a request for the card only copies precomputed values
+// (spec 1.0 §8). Signing (§8.4) canonicalizes the card with RFC 8785 and
+// adds one JWS with a detached payload per payload form (see Form); the
+// public keys are served as a JWK Set (JWKS), and Verify and RunVerify
+// check a card's signatures.
 package cardgen
 
 import (

@@ -23,6 +23,7 @@ type Option func(*settings)
 
 type settings struct {
 	maxAge time.Duration
+	signer *Signer
 }
 
 // WithMaxAge sets the Cache-Control max-age, in whole seconds (a fraction
@@ -32,20 +33,80 @@ func WithMaxAge(d time.Duration) Option {
 	return func(s *settings) { s.maxAge = d }
 }
 
+// WithSigner signs the card (spec 1.0 §8.4): NewDocument adds s's
+// signatures last, after every field is set, so the bytes served are the
+// bytes signed.
+func WithSigner(s *Signer) Option {
+	return func(st *settings) { st.signer = s }
+}
+
 // Document is an Agent Card ready to serve: its bytes and validators are
 // computed once, by NewDocument, and never change. It is safe for
 // concurrent use.
 type Document struct {
 	card *a2a.AgentCard
+	res  resource
+}
+
+// NewDocument encodes card (a2a.MarshalAgentCard: the union of the 1.0 and
+// 0.3 fields), signs it when WithSigner says so, and derives a strong ETag
+// from the bytes. Document takes ownership of card: do not modify it, or
+// anything it refers to, afterwards.
+func NewDocument(card *a2a.AgentCard, opts ...Option) (*Document, error) {
+	if card == nil {
+		return nil, errors.New("cardgen: NewDocument: nil card")
+	}
+	s := settings{maxAge: DefaultMaxAge}
+	for _, o := range opts {
+		o(&s)
+	}
+	if s.maxAge < 0 {
+		return nil, fmt.Errorf("cardgen: max-age %s is negative", s.maxAge)
+	}
+	// A shallow copy: signing sets Signatures on the served card without
+	// touching the caller's.
+	c := *card
+	var body []byte
+	var err error
+	if s.signer != nil {
+		body, err = s.signer.sign(&c)
+	} else {
+		body, err = a2a.MarshalAgentCard(&c)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cardgen: encoding agent card %q: %w", c.Name, err)
+	}
+	return &Document{card: &c, res: newResource(body, "application/json", s.maxAge)}, nil
+}
+
+// Card returns the card the document serves. It is shared: read-only.
+func (d *Document) Card() *a2a.AgentCard { return d.card }
+
+// JSON returns the served bytes, for answers that embed the card (the
+// extended card method). Shared: read-only.
+func (d *Document) JSON() json.RawMessage { return d.res.body }
+
+// ETag returns the strong entity-tag of the card's bytes, quoted as it
+// appears in the ETag header.
+func (d *Document) ETag() string { return d.res.headers[hETag] }
+
+// ServeHTTP answers GET and HEAD with the card, and with 304 Not Modified
+// when If-None-Match names the current ETag (RFC 9110 §13.1.2). Other
+// methods get 405 with Allow.
+func (d *Document) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.res.serveHTTP(w, r) }
+
+// resource is a static JSON representation with precomputed validators and
+// cache headers: the card, or the JWKS that verifies it.
+type resource struct {
 	body []byte
 	// opaque is the entity-tag without quotes, what If-None-Match compares.
 	opaque string
-	// headers holds the values of a 200 answer, in header order; ServeHTTP
+	// headers holds the values of a 200 answer, in header order; serveHTTP
 	// copies them for each response (see there).
 	headers [numHeaders]string
 }
 
-// Indexes into Document.headers. A 304 answer sends only the first two.
+// Indexes into resource.headers. A 304 answer sends only the first two.
 const (
 	hETag = iota
 	hCacheControl
@@ -63,57 +124,22 @@ var headerKeys = [numHeaders]string{
 	hContentLength: "Content-Length",
 }
 
-// NewDocument encodes card (a2a.MarshalAgentCard: the union of the 1.0 and
-// 0.3 fields) and derives a strong ETag from the bytes. Document takes
-// ownership of card: do not modify it, or anything it refers to, afterwards.
-func NewDocument(card *a2a.AgentCard, opts ...Option) (*Document, error) {
-	if card == nil {
-		return nil, errors.New("cardgen: NewDocument: nil card")
-	}
-	s := settings{maxAge: DefaultMaxAge}
-	for _, o := range opts {
-		o(&s)
-	}
-	if s.maxAge < 0 {
-		return nil, fmt.Errorf("cardgen: max-age %s is negative", s.maxAge)
-	}
-	// A shallow copy: a later step (signing) sets fields on the served card
-	// without touching the caller's.
-	c := *card
-	body, err := a2a.MarshalAgentCard(&c)
-	if err != nil {
-		return nil, fmt.Errorf("cardgen: encoding agent card %q: %w", c.Name, err)
-	}
+func newResource(body []byte, contentType string, maxAge time.Duration) resource {
 	sum := sha256.Sum256(body)
 	opaque := base64.RawURLEncoding.EncodeToString(sum[:])
-	return &Document{
-		card:   &c,
+	return resource{
 		body:   body,
 		opaque: opaque,
 		headers: [numHeaders]string{
 			hETag:          `"` + opaque + `"`,
-			hCacheControl:  "public, max-age=" + strconv.FormatInt(int64(s.maxAge/time.Second), 10),
-			hContentType:   "application/json",
+			hCacheControl:  "public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10),
+			hContentType:   contentType,
 			hContentLength: strconv.Itoa(len(body)),
 		},
-	}, nil
+	}
 }
 
-// Card returns the card the document serves. It is shared: read-only.
-func (d *Document) Card() *a2a.AgentCard { return d.card }
-
-// JSON returns the served bytes, for answers that embed the card (the
-// extended card method). Shared: read-only.
-func (d *Document) JSON() json.RawMessage { return d.body }
-
-// ETag returns the strong entity-tag of the card's bytes, quoted as it
-// appears in the ETag header.
-func (d *Document) ETag() string { return d.headers[hETag] }
-
-// ServeHTTP answers GET and HEAD with the card, and with 304 Not Modified
-// when If-None-Match names the current ETag (RFC 9110 §13.1.2). Other
-// methods get 405 with Allow.
-func (d *Document) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (res *resource) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -123,9 +149,9 @@ func (d *Document) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// responses would save it, but response-header rewriters (Caddy's
 	// `header` handler among them) edit value slices in place.
 	vals := new([numHeaders]string)
-	*vals = d.headers
+	*vals = res.headers
 	h := w.Header()
-	if inm, ok := r.Header["If-None-Match"]; ok && matchesAny(inm, d.opaque) {
+	if inm, ok := r.Header["If-None-Match"]; ok && matchesAny(inm, res.opaque) {
 		// A 304 carries the validators and cache directives, not the
 		// representation's own metadata (RFC 9110 §15.4.5).
 		h[headerKeys[hETag]] = vals[hETag : hETag+1 : hETag+1]
@@ -138,7 +164,7 @@ func (d *Document) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		w.Write(d.body)
+		w.Write(res.body)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +49,11 @@ type Config struct {
 	// (default 15 s), so proxies and clients keep it open.
 	HeartbeatInterval time.Duration
 	Logger            *zap.Logger
+
+	// JWKS, when set, answers requests for JWKSPath: the public keys that
+	// verify the card's signatures (cardgen.JWKS).
+	JWKS     http.Handler
+	JWKSPath string
 }
 
 // Handler serves the Agent Card and the JSON-RPC endpoint.
@@ -59,6 +65,8 @@ type Handler struct {
 	maxBody      int64
 	heartbeat    time.Duration
 	log          *zap.Logger
+	jwks         http.Handler
+	jwksPath     string
 }
 
 // New checks cfg and applies its defaults.
@@ -74,6 +82,8 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("server: max request bytes %d is negative", cfg.MaxRequestBytes)
 	case cfg.HeartbeatInterval < 0:
 		return nil, fmt.Errorf("server: heartbeat interval %s is negative", cfg.HeartbeatInterval)
+	case cfg.JWKS != nil && (!strings.HasPrefix(cfg.JWKSPath, "/") || cfg.JWKSPath == CardPath || cfg.JWKSPath == LegacyCardPath):
+		return nil, fmt.Errorf("server: JWKS path %q must start with / and not be a card path", cfg.JWKSPath)
 	}
 	h := &Handler{
 		skills:       cfg.Skills,
@@ -83,6 +93,8 @@ func New(cfg Config) (*Handler, error) {
 		maxBody:      cfg.MaxRequestBytes,
 		heartbeat:    cfg.HeartbeatInterval,
 		log:          cfg.Logger,
+		jwks:         cfg.JWKS,
+		jwksPath:     cfg.JWKSPath,
 	}
 	if h.maxBody == 0 {
 		h.maxBody = DefaultMaxRequestBytes
@@ -101,6 +113,10 @@ func New(cfg Config) (*Handler, error) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == CardPath || r.URL.Path == LegacyCardPath {
 		h.card.ServeHTTP(w, r)
+		return
+	}
+	if h.jwks != nil && r.URL.Path == h.jwksPath {
+		h.jwks.ServeHTTP(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {

@@ -1,0 +1,412 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+// SigningConfig signs the Agent Card (spec 1.0 §8.4: RFC 8785 JCS and a
+// JWS with a detached payload) and publishes the public keys as a JWK Set.
+// The card is signed once, at provision time, with the active key; every
+// configured key is published. Rotating a key is three config reloads: add
+// the new key, switch active to it, later remove the old one. A client that
+// verifies with the JWKS never sees a card its cached key set cannot
+// verify, provided each step waits for the card and JWKS max-age.
+type SigningConfig struct {
+	// Keys are the keys, in order. Each is a PEM file or a placeholder such
+	// as {env.A2A_SIGNING_KEY}; see SigningKey.
+	Keys []SigningKey `json:"keys,omitempty"`
+
+	// GenerateKey adds a key generated at first start and kept in Caddy's
+	// storage (ctx.Storage()), so it survives restarts and is shared by
+	// instances that share storage. Its use is logged.
+	GenerateKey *GeneratedKey `json:"generate_key,omitempty"`
+
+	// Active is the kid of the key that signs. Required when more than one
+	// key has a private part; a key given as a public key only is
+	// published, never active.
+	Active string `json:"active,omitempty"`
+
+	// JWKSPath is the request path at which the JWK Set is served.
+	// Default: /.well-known/jwks.json.
+	JWKSPath string `json:"jwks_path,omitempty"`
+
+	// JWKSURL is the absolute URL of the JWK Set that goes into each
+	// signature's protected header as jku. Default: the scheme and host of
+	// url, with jwks_path.
+	JWKSURL string `json:"jwks_url,omitempty"`
+
+	// Forms are the payload forms signed, each distinct one once: spec
+	// (spec 1.0 §8.4.1 over the 1.0 fields), pruned (empty values removed,
+	// as @a2a-js/sdk 1.x and a2a-sdk for Python 1.x verify) and served (the
+	// card as served, the 0.3 fields included, as a2a-go's a2acrypto
+	// verifies). Default: all three.
+	Forms []string `json:"forms,omitempty"`
+}
+
+// SigningKey is one configured key.
+type SigningKey struct {
+	// Key is the PEM key (PKCS #8, SEC 1 or PKCS #1 private key; a PKIX
+	// public key to publish a key that no longer signs). It is a file path,
+	// relative to Caddy's working directory, or a placeholder such as
+	// {env.A2A_SIGNING_KEY} whose value is the PEM text or a file path.
+	// Use {env.*}, not {$*}: the latter writes the key into the adapted
+	// JSON config.
+	Key string `json:"key"`
+
+	// ID is the key's kid. Default: its RFC 7638 thumbprint.
+	ID string `json:"id,omitempty"`
+
+	// Algorithm is the JWS alg: ES256, ES384, RS256, PS256 or EdDSA.
+	// Default: ES256 for a P-256 key, ES384 for P-384, RS256 for RSA,
+	// EdDSA for Ed25519.
+	Algorithm string `json:"algorithm,omitempty"`
+}
+
+// GeneratedKey is the key generated at first start.
+type GeneratedKey struct {
+	// ID is the key's kid. Default: its RFC 7638 thumbprint (logged at
+	// start and published in the JWKS).
+	ID string `json:"id,omitempty"`
+
+	// Algorithm is the key's algorithm. Default: ES256.
+	Algorithm string `json:"algorithm,omitempty"`
+}
+
+// validate checks what can be checked without reading keys.
+func (s *SigningConfig) validate() error {
+	if len(s.Keys) == 0 && s.GenerateKey == nil {
+		return errors.New("no key: configure a key or generate_key")
+	}
+	for i, k := range s.Keys {
+		if k.Key == "" {
+			return fmt.Errorf("key %d: the key (a PEM file or a placeholder) is empty", i+1)
+		}
+		if err := checkSigningAlgorithm(k.Algorithm); err != nil {
+			return fmt.Errorf("key %d: %w", i+1, err)
+		}
+	}
+	if g := s.GenerateKey; g != nil {
+		if err := checkSigningAlgorithm(g.Algorithm); err != nil {
+			return fmt.Errorf("generate_key: %w", err)
+		}
+	}
+	if p := s.JWKSPath; p != "" && (!strings.HasPrefix(p, "/") || p == server.CardPath || p == server.LegacyCardPath) {
+		return fmt.Errorf("jwks_path %q must start with / and not be a card path", p)
+	}
+	if s.JWKSURL != "" {
+		if err := checkAbsoluteURL(s.JWKSURL); err != nil {
+			return fmt.Errorf("jwks_url: %w", err)
+		}
+	}
+	if _, err := cardgen.ParseForms(s.Forms); err != nil {
+		return fmt.Errorf("forms: %w", err)
+	}
+	return nil
+}
+
+func checkSigningAlgorithm(alg string) error {
+	if alg != "" && !slices.Contains(cardgen.SigningAlgorithms, alg) {
+		return fmt.Errorf("algorithm %q is not one of %s", alg, strings.Join(cardgen.SigningAlgorithms, ", "))
+	}
+	return nil
+}
+
+// jwksPath is where the JWK Set is served.
+func (s *SigningConfig) jwksPath() string {
+	if s.JWKSPath != "" {
+		return s.JWKSPath
+	}
+	return cardgen.DefaultJWKSPath
+}
+
+// provisionSigning loads the keys, generating the stored one if need be,
+// and returns the card signer and the JWK Set to serve.
+func (h *Handler) provisionSigning(ctx caddy.Context) (*cardgen.Signer, *cardgen.JWKS, error) {
+	s := h.Signing
+	repl := caddy.NewReplacer()
+	keys := make([]cardgen.Key, 0, len(s.Keys)+1)
+	for i, sk := range s.Keys {
+		k, err := loadKey(repl, sk.Key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("signing: key %d: %w", i+1, err)
+		}
+		k.ID, k.Algorithm = sk.ID, sk.Algorithm
+		keys = append(keys, k)
+	}
+	if s.GenerateKey != nil {
+		k, err := h.storedKey(ctx, s.GenerateKey)
+		if err != nil {
+			return nil, nil, fmt.Errorf("signing: generate_key: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	ks, err := cardgen.NewKeySet(keys...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("signing: %w", err)
+	}
+	jku := s.JWKSURL
+	if jku == "" {
+		u, err := url.Parse(h.URL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("signing: url: %w", err)
+		}
+		jku = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: s.jwksPath()}).String()
+	}
+	forms, err := cardgen.ParseForms(s.Forms)
+	if err != nil {
+		return nil, nil, fmt.Errorf("signing: forms: %w", err)
+	}
+	if len(forms) == 0 {
+		forms = nil // the default forms
+	}
+	signer, err := cardgen.NewSigner(cardgen.SignerConfig{Keys: ks, Active: s.Active, JWKSURL: jku, Forms: forms})
+	if err != nil {
+		return nil, nil, fmt.Errorf("signing: %w", err)
+	}
+	maxAge := cardgen.DefaultMaxAge
+	if h.CardMaxAge > 0 {
+		maxAge = time.Duration(h.CardMaxAge)
+	}
+	jwks, err := cardgen.NewJWKS(ks, maxAge)
+	if err != nil {
+		return nil, nil, fmt.Errorf("signing: %w", err)
+	}
+	published := make([]string, 0, len(keys))
+	for _, k := range ks.Keys() {
+		published = append(published, k.ID)
+	}
+	active := signer.Key()
+	h.logger.Info("signing the agent card",
+		zap.String("kid", active.ID),
+		zap.String("alg", active.Algorithm),
+		zap.String("jku", jku),
+		zap.Strings("published", published),
+		zap.Any("forms", signer.Forms()))
+	return signer, jwks, nil
+}
+
+// loadKey reads a key from a PEM file or a placeholder. When the value
+// came from a placeholder, errors name the placeholder, never its value.
+func loadKey(repl *caddy.Replacer, src string) (cardgen.Key, error) {
+	v := repl.ReplaceKnown(src, "")
+	fromPlaceholder := v != src
+	if strings.Contains(v, "-----BEGIN") {
+		k, err := cardgen.ParsePEM([]byte(v))
+		if err != nil {
+			return cardgen.Key{}, fmt.Errorf("%s: %w", src, err)
+		}
+		return k, nil
+	}
+	if v == "" {
+		return cardgen.Key{}, fmt.Errorf("%s is empty (is the environment variable set?)", src)
+	}
+	name := v
+	if !fromPlaceholder {
+		if abs, err := filepath.Abs(v); err == nil {
+			name = abs
+		}
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		if fromPlaceholder {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return cardgen.Key{}, fmt.Errorf("%s is neither PEM text nor a readable file: %v", src, err)
+		}
+		return cardgen.Key{}, fmt.Errorf("key file: %w", err)
+	}
+	k, err := cardgen.ParsePEM(data)
+	if err != nil {
+		if fromPlaceholder {
+			return cardgen.Key{}, fmt.Errorf("the file %s names: %w", src, err)
+		}
+		return cardgen.Key{}, fmt.Errorf("key file %s: %w", name, err)
+	}
+	return k, nil
+}
+
+// storedKey returns the generated key, from Caddy's storage, generating and
+// storing it at first start. A lock keeps instances that share storage from
+// generating two.
+func (h *Handler) storedKey(ctx caddy.Context, g *GeneratedKey) (cardgen.Key, error) {
+	alg := g.Algorithm
+	if alg == "" {
+		alg = cardgen.DefaultAlgorithm
+	}
+	name := g.ID
+	if name == "" {
+		name = "default-" + strings.ToLower(alg)
+	}
+	storage := ctx.Storage()
+	key := path.Join("caddy-a2a", "signing-keys", storageDir(h.URL), storageName(name)+".pem")
+	data, err := storage.Load(ctx, key)
+	generated := false
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := storage.Lock(ctx, key); err != nil {
+			return cardgen.Key{}, fmt.Errorf("locking %s in storage: %w", key, err)
+		}
+		defer func() {
+			if err := storage.Unlock(ctx, key); err != nil {
+				h.logger.Error("unlocking the signing key in storage", zap.String("storage_key", key), zap.Error(err))
+			}
+		}()
+		if data, err = storage.Load(ctx, key); errors.Is(err, fs.ErrNotExist) {
+			if _, data, err = cardgen.GenerateKey(alg); err != nil {
+				return cardgen.Key{}, err
+			}
+			if err = storage.Store(ctx, key, data); err != nil {
+				return cardgen.Key{}, fmt.Errorf("storing the generated key as %s: %w", key, err)
+			}
+			generated = true
+		}
+	}
+	if err != nil {
+		return cardgen.Key{}, fmt.Errorf("loading %s from storage: %w", key, err)
+	}
+	k, err := cardgen.ParsePEM(data)
+	if err != nil {
+		return cardgen.Key{}, fmt.Errorf("the key stored as %s: %w", key, err)
+	}
+	k.ID, k.Algorithm = g.ID, alg
+	if k.ID == "" {
+		if k.ID, err = cardgen.Thumbprint(k.Public); err != nil {
+			return cardgen.Key{}, fmt.Errorf("the key stored as %s: %w", key, err)
+		}
+	}
+	msg := "using the generated agent card signing key from storage"
+	if generated {
+		msg = "generated an agent card signing key and stored it"
+	}
+	h.logger.Info(msg,
+		zap.String("kid", k.ID),
+		zap.String("alg", alg),
+		zap.String("storage_key", key),
+		zap.String("storage", fmt.Sprintf("%T", storage)))
+	return k, nil
+}
+
+// storageDir names an agent's directory in storage after its url.
+func storageDir(agentURL string) string {
+	u, err := url.Parse(agentURL)
+	if err != nil {
+		return storageName(agentURL)
+	}
+	return storageName(u.Host + u.Path)
+}
+
+// storageName keeps letters, digits, dots and hyphens, and turns every run
+// of anything else into one underscore.
+func storageName(s string) string {
+	var b strings.Builder
+	underscore := false
+	for _, r := range s {
+		if r < 0x80 && (r == '.' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			b.WriteRune(r)
+			underscore = false
+		} else if !underscore {
+			b.WriteByte('_')
+			underscore = true
+		}
+	}
+	return strings.Trim(b.String(), "_")
+}
+
+// parseSigning reads the signing block:
+//
+//	signing {
+//	    key <file|{env.VAR}> [<kid> [<alg>]]
+//	    generate_key [<kid> [<alg>]]
+//	    active <kid>
+//	    jwks_path <path>
+//	    jwks_url <url>
+//	    forms <spec|pruned|served>...
+//	}
+func parseSigning(d *caddyfile.Dispenser) (*SigningConfig, error) {
+	if d.NextArg() {
+		return nil, d.Errf("signing: unexpected argument '%s'; the keys go in a block", d.Val())
+	}
+	s := new(SigningConfig)
+	seen := make(map[string]bool)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		sub := d.Val()
+		if seen[sub] && sub != "key" {
+			return nil, d.Errf("signing: %s is set more than once", sub)
+		}
+		seen[sub] = true
+
+		var err error
+		switch sub {
+		case "key":
+			args := d.RemainingArgs()
+			if len(args) < 1 || len(args) > 3 {
+				return nil, d.Errf("signing: key: want <file|{env.VAR}> [<kid> [<alg>]], got %d arguments", len(args))
+			}
+			k := SigningKey{Key: args[0]}
+			if len(args) > 1 {
+				k.ID = args[1]
+			}
+			if len(args) > 2 {
+				k.Algorithm = args[2]
+			}
+			if err := checkSigningAlgorithm(k.Algorithm); err != nil {
+				return nil, d.Errf("signing: key: %v", err)
+			}
+			s.Keys = append(s.Keys, k)
+		case "generate_key":
+			args := d.RemainingArgs()
+			if len(args) > 2 {
+				return nil, d.Errf("signing: generate_key: want [<kid> [<alg>]], got %d arguments", len(args))
+			}
+			g := new(GeneratedKey)
+			if len(args) > 0 {
+				g.ID = args[0]
+			}
+			if len(args) > 1 {
+				g.Algorithm = args[1]
+			}
+			if err := checkSigningAlgorithm(g.Algorithm); err != nil {
+				return nil, d.Errf("signing: generate_key: %v", err)
+			}
+			s.GenerateKey = g
+		case "active":
+			s.Active, err = oneArg(d)
+		case "jwks_path":
+			s.JWKSPath, err = oneArg(d)
+		case "jwks_url":
+			s.JWKSURL, err = oneArg(d)
+		case "forms":
+			if s.Forms, err = someArgs(d); err == nil {
+				if _, ferr := cardgen.ParseForms(s.Forms); ferr != nil {
+					err = d.Errf("signing: forms: %v", ferr)
+				}
+			}
+		default:
+			return nil, d.Errf("signing: unknown subdirective '%s'", sub)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(s.Keys) == 0 && s.GenerateKey == nil {
+		return nil, d.Err("signing: no key: add key <file|{env.VAR}> or generate_key")
+	}
+	return s, nil
+}
