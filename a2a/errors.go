@@ -19,6 +19,13 @@ const (
 	CodeExtendedAgentCardNotConfigured = -32007
 	CodeExtensionSupportRequired       = -32008
 	CodeVersionNotSupported            = -32009
+
+	// Authentication and authorization failures. Spec 1.0 §3.3.2 asks for
+	// them ("JSON-RPC custom error") without fixing the codes; these are
+	// the ones the official A2A Go SDK maps to ErrUnauthenticated and
+	// ErrUnauthorized. They travel with HTTP 401 and 403.
+	CodeUnauthenticated = -31401
+	CodeUnauthorized    = -31403
 )
 
 // Error is a protocol error: a JSON-RPC error object. Details become the

@@ -54,7 +54,83 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        jwks_url     <url>
 //	        forms        <spec|pruned|served>...
 //	    }
+//	    security {
+//	        realm        <realm>
+//	        cache_size   <count>
+//	        cache_ttl    <duration>
+//	        protect_card
+//	        api_key <name> header|query|cookie <parameter> {
+//	            key        <key|{env.VAR}> <subject> [<scope>...]
+//	            key_sha256 <hex digest> <subject> [<scope>...]
+//	            description <text>
+//	        }
+//	        basic <name> {
+//	            user <username> <bcrypt hash> [<scope>...]
+//	            description <text>
+//	        }
+//	        bearer <name> {
+//	            <token options>
+//	            bearer_format <format>
+//	            introspection <url> { <introspection options> }
+//	            allow_insecure_http
+//	            description <text>
+//	        }
+//	        oauth2 <name> {
+//	            flow authorization_code|client_credentials|device_code|implicit|password {
+//	                token_url                <url>
+//	                authorization_url        <url>
+//	                device_authorization_url <url>
+//	                refresh_url              <url>
+//	                scope <scope> [<description>]
+//	                pkce_required
+//	            }
+//	            metadata_url <url>
+//	            <token options>
+//	            introspection <url> { <introspection options> }
+//	            allow_insecure_http
+//	            description <text>
+//	        }
+//	        openid_connect <name> <discovery url> {
+//	            <token options>
+//	            allow_insecure_http
+//	            description <text>
+//	        }
+//	        mutual_tls <name> {
+//	            trusted_ca      <pem file|{env.VAR}>...
+//	            trusted_proxies <ip|cidr>...
+//	            cert_header     <header>
+//	            subject_from    <uri|dns|email|cn|dn>...
+//	            description <text>
+//	        }
+//	        require <scheme> [<scope>...]
+//	        require {
+//	            <scheme> [<scope>...]
+//	        }
+//	        require anonymous
+//	    }
+//	    extended_card {
+//	        description       <text>
+//	        documentation_url <url>
+//	    }
 //	}
+//
+// where <token options> are
+//
+//	issuer               <iss>
+//	audience             <aud>...
+//	algorithms           <alg>...
+//	leeway               <duration>
+//	jwks_url             <url>
+//	public_key           <pem file|{env.VAR}>...
+//	hmac_secret          <secret|{env.VAR}>
+//	subject_claim        <claim>
+//	refresh_interval     <duration>
+//	min_refresh_interval <duration>
+//	fetch_timeout        <duration>
+//
+// and <introspection options> are client_id <id>, client_secret
+// <secret|{env.VAR}>, audience <aud>..., subject_claim <field>, cache_ttl
+// <duration> and timeout <duration>.
 //
 // skills is the skills YAML file, relative to Caddy's working directory.
 // upstream replaces the upstream URL the skills file names. url is the
@@ -96,7 +172,54 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // fields included, as a2a-go's a2acrypto verifies. Each distinct payload
 // gets one signature.
 //
-// Each subdirective may appear once, except key in the signing block.
+// The security block declares how callers authenticate (spec 1.0 §7); the
+// card's securitySchemes and security requirement are made from it, so the
+// card states exactly what is checked. Each scheme has a name, which
+// requirements and the skills file's security: refer to. api_key takes a
+// key in a header, a query parameter or a cookie; each key (at least 16
+// characters; only its SHA-256 is kept) or key_sha256 (the hex SHA-256 of
+// the key) names the caller (subject) and the scopes it grants. basic
+// takes users with bcrypt hashes as `caddy hash-password` prints them.
+// bearer takes JWTs (checked with the token options: signature against
+// public_key, jwks_url or hmac_secret, the only way to allow HS256/384/512,
+// with algorithms as the allowlist; iss, aud, exp, nbf and iat with
+// leeway, default 30s; audience is required with a JWKS) and, with
+// introspection, opaque tokens (RFC 7662). oauth2 declares exactly one
+// flow for the card, whose scopes are what requirements may ask;
+// metadata_url (RFC 8414) is shown on the card and, without a key source,
+// gives the JWKS. openid_connect takes the discovery URL, which gives the
+// issuer and the JWKS; audience is required. mutual_tls takes the client
+// certificate of the TLS connection (the site needs tls { client_auth ...
+// }): trusted_ca verifies it (without it, only a certificate Caddy
+// verified counts); cert_header reads it from a proxy in front, believed
+// only from trusted_proxies; subject_from orders where the caller's name
+// comes from (default uri dns email cn). Secrets take {env.VAR}
+// placeholders, read at provision; an unset one is an error. JWKS and
+// discovery URLs must be https (or loopback) unless allow_insecure_http.
+//
+// require is the agent-wide requirement, one alternative per line (OR):
+// a scheme with the scopes it must grant, or a block of such lines (AND);
+// require anonymous admits callers that present no credentials. Without
+// require, any one declared scheme is enough. A request that meets no
+// alternative is refused with 401 and a WWW-Authenticate challenge per
+// acceptable scheme, one that lacks a scope with 403; both carry a
+// JSON-RPC error (-31401, -31403). realm is the challenges' realm (default
+// a2a); cache_size and cache_ttl bound the cache of verified credentials
+// (default 10000 and 5m; a token is never cached past its expiry).
+// protect_card makes the Agent Card ask the same; by default it is public.
+// The caller's subject, scheme and scopes are set as the placeholders
+// {http.auth.user.id}, {http.auth.user.scheme} and {http.auth.user.scopes}.
+//
+// extended_card serves the extended Agent Card (GetExtendedAgentCard) to
+// authenticated callers and announces it on the public card; it needs
+// security. It lists every skill, those marked extended: true in the
+// skills file included (the public card leaves them out), and may replace
+// the description and documentation_url. It is signed like the public
+// card.
+//
+// Each subdirective may appear once, except key in the signing block;
+// in the security block, the schemes and require repeat, as do key,
+// key_sha256, user, public_key, trusted_ca and a flow's scope.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -149,6 +272,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Tasks, err = parseTasks(d)
 		case "signing":
 			h.Signing, err = parseSigning(d)
+		case "security":
+			h.Security, err = parseSecurity(d)
+		case "extended_card":
+			h.ExtendedCard, err = parseExtendedCard(d)
 		default:
 			return d.Errf("a2a: unknown subdirective '%s'", sub)
 		}

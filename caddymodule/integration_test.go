@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,7 +99,7 @@ func (a *agent) publicURL() string { return fmt.Sprintf("http://localhost:%d/", 
 // load (re)loads Caddy's config: the a2a handler with url and description.
 func (a *agent) load(url, description string) {
 	a.t.Helper()
-	a.tester.InitServer(fmt.Sprintf(`{
+	initServer(a.t, a.tester, fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off
 }
@@ -112,10 +114,52 @@ func (a *agent) load(url, description string) {
 		description "%s"
 	}
 }
-`, adminPort, a.port, a.skills, a.upstream, url, description), "caddyfile")
-	if a.t.Failed() {
-		a.t.FailNow()
+`, adminPort, a.port, a.skills, a.upstream, url, description))
+}
+
+// initServer loads a Caddyfile into the test Caddy. A reload closes the
+// old server's connections: idle keep-alive ones, and one it accepted from
+// the shared listener as it stopped. A request on such a connection fails
+// with EOF or a reset, as it would for any client, which reconnects; so the
+// test client drops its idle connections and resends a request whose
+// connection closed under it.
+func initServer(t *testing.T, tester *caddytest.Tester, caddyfile string) {
+	t.Helper()
+	tester.InitServer(caddyfile, "caddyfile")
+	if t.Failed() {
+		t.FailNow()
 	}
+	tester.Client.CloseIdleConnections()
+	if _, ok := tester.Client.Transport.(resendOnClose); !ok {
+		tester.Client.Transport = resendOnClose{next: tester.Client.Transport}
+	}
+}
+
+// resendOnClose resends, once, a request whose connection closed before
+// any answer came.
+type resendOnClose struct{ next http.RoundTripper }
+
+func (rt resendOnClose) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := rt.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(req)
+	if err == nil || !(errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+		return resp, err
+	}
+	if req.Body != nil {
+		if req.GetBody == nil {
+			return resp, err
+		}
+		body, bodyErr := req.GetBody()
+		if bodyErr != nil {
+			return resp, err
+		}
+		req = req.Clone(req.Context())
+		req.Body = body
+	}
+	return next.RoundTrip(req)
 }
 
 // post sends a JSON-RPC request; version "" is 0.3 (no A2A-Version header).

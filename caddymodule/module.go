@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
@@ -105,8 +106,21 @@ type Handler struct {
 	// different url).
 	Tasks *TasksConfig `json:"tasks,omitempty"`
 
+	// Security authenticates callers against the security schemes the
+	// card declares (spec 1.0 §7): every JSON-RPC request must meet the
+	// agent-wide requirement, each caller owns the tasks it creates and
+	// sees no others, and skills may require more. Without it, every
+	// caller is anonymous. See SecurityConfig.
+	Security *SecurityConfig `json:"security,omitempty"`
+
+	// ExtendedCard serves the extended Agent Card to authenticated callers
+	// (GetExtendedAgentCard) and announces it on the public card. It needs
+	// Security. See ExtendedCardConfig.
+	ExtendedCard *ExtendedCardConfig `json:"extended_card,omitempty"`
+
 	skills   *mapping.Skills
-	storeKey string // set while this handler holds a reference in stores
+	auth     *authn.Authenticator // nil without Security
+	storeKey string               // set while this handler holds a reference in stores
 	srv      *server.Handler
 	logger   *zap.Logger
 }
@@ -149,14 +163,24 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 
+	// First, so that the skills' requirements are checked against the
+	// declared schemes while the file loads.
+	if err := h.provisionSecurity(ctx); err != nil {
+		return err
+	}
+
 	// An absolute path, so that errors name the file wherever Caddy runs.
 	path, err := filepath.Abs(h.Skills)
 	if err != nil {
 		return fmt.Errorf("skills file %s: %w", h.Skills, err)
 	}
 	// mapping's errors already name the file, the line and the skill.
-	h.skills, err = mapping.Load(path, mapping.Options{UpstreamURL: h.Upstream, LookupEnv: os.LookupEnv})
+	h.skills, err = mapping.Load(path, mapping.Options{UpstreamURL: h.Upstream, LookupEnv: os.LookupEnv,
+		CheckSecurity: h.auth.CheckRequirements})
 	if err != nil {
+		return err
+	}
+	if err := h.checkExtended(h.skills); err != nil {
 		return err
 	}
 
@@ -186,6 +210,20 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("encoding the agent card: %w", err)
 	}
+	if h.ExtendedCard != nil {
+		ext, err := cardgen.Build(h.extendedCardConfig())
+		if err != nil {
+			return fmt.Errorf("building the extended agent card: %w", err)
+		}
+		// Signed like the public card, when signing is configured.
+		if srvCfg.ExtendedCard, err = cardgen.NewDocument(ext, cardOpts...); err != nil {
+			return fmt.Errorf("encoding the extended agent card: %w", err)
+		}
+	}
+	if h.auth != nil {
+		srvCfg.Auth = placeholders{h.auth}
+		srvCfg.ProtectCard = h.Security.ProtectCard
+	}
 
 	srvCfg.Tasks = h.acquireStore()
 	h.srv, err = server.New(srvCfg)
@@ -195,8 +233,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// cardConfig is the card's part of the configuration, with the skills the
-// skills file declares.
+// cardConfig is the public card's part of the configuration: the skills
+// the skills file declares (but those for the extended card only), and the
+// security schemes and requirement exactly as they are checked.
 func (h *Handler) cardConfig() cardgen.Config {
 	cfg := cardgen.Config{
 		Name:               h.Name,
@@ -214,11 +253,14 @@ func (h *Handler) cardConfig() cardgen.Config {
 	if h.Provider != nil {
 		cfg.Provider = &a2a.AgentProvider{Organization: h.Provider.Organization, URL: h.Provider.URL}
 	}
-	all := h.skills.All()
-	cfg.Skills = make([]a2a.AgentSkill, len(all))
-	for i, sk := range all {
-		cfg.Skills[i] = sk.AgentSkill()
+	for _, sk := range h.skills.All() {
+		if !sk.Extended {
+			cfg.AddSkill(sk.AgentSkill(), sk.ArgumentSchema())
+		}
 	}
+	cfg.SecuritySchemes = h.auth.CardSchemes()
+	cfg.Security = h.auth.CardRequirements()
+	cfg.ExtendedCard = h.ExtendedCard != nil
 	return cfg
 }
 
@@ -269,6 +311,21 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("signing: %w", err)
 		}
 	}
+	if h.Security != nil {
+		if err := h.Security.validate(); err != nil {
+			return fmt.Errorf("security: %w", err)
+		}
+	}
+	if e := h.ExtendedCard; e != nil {
+		if h.Security == nil {
+			return errors.New("extended_card: the extended card is served to authenticated callers only: configure security")
+		}
+		if e.DocumentationURL != "" {
+			if err := checkAbsoluteURL(e.DocumentationURL); err != nil {
+				return fmt.Errorf("extended_card: documentation_url: %w", err)
+			}
+		}
+	}
 	if t := h.Tasks; t != nil {
 		switch {
 		case t.MaxTasks < 0:
@@ -299,9 +356,12 @@ func checkAbsoluteURL(s string) error {
 	return nil
 }
 
-// Cleanup closes the skills' upstream connections and releases the task
-// store; the last handler to release a store closes it.
+// Cleanup stops the authenticator's key refreshes, closes the skills'
+// upstream connections and releases the task store; the last handler to
+// release a store closes it.
 func (h *Handler) Cleanup() error {
+	h.auth.Close()
+	h.auth = nil
 	if h.skills != nil {
 		h.skills.Close()
 		h.skills = nil

@@ -297,7 +297,7 @@ func (a *signedAgent) url() string { return fmt.Sprintf("http://localhost:%d/", 
 // load (re)loads the config with the given signing block body.
 func (a *signedAgent) load(description, signing string) {
 	a.t.Helper()
-	a.tester.InitServer(fmt.Sprintf(`{
+	initServer(a.t, a.tester, fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off
 	storage file_system %s
@@ -316,10 +316,7 @@ func (a *signedAgent) load(description, signing string) {
 		}
 	}
 }
-`, adminPort, a.storage, a.port, a.skills, a.upstream, a.url(), description, signing), "caddyfile")
-	if a.t.Failed() {
-		a.t.FailNow()
-	}
+`, adminPort, a.storage, a.port, a.skills, a.upstream, a.url(), description, signing))
 }
 
 func (a *signedAgent) get(path string) []byte {

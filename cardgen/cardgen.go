@@ -47,6 +47,10 @@ type Config struct {
 	Security []a2a.SecurityRequirement
 	// ExtendedCard says the agent answers GetExtendedAgentCard.
 	ExtendedCard bool
+	// SkillArguments maps skill ids to the JSON Schema of their arguments,
+	// published by the skill-arguments extension (extensions.go); nil
+	// schemas are left out.
+	SkillArguments map[string]map[string]any
 }
 
 // defaultModes are the input and output modes of a card whose
@@ -75,7 +79,7 @@ func Build(cfg Config) (*a2a.AgentCard, error) {
 		p := *cfg.Provider
 		provider = &p
 	}
-	return &a2a.AgentCard{
+	return withSkillArguments(&a2a.AgentCard{
 		Name:                cfg.Name,
 		Description:         cfg.Description,
 		SupportedInterfaces: interfaces(cfg.URL),
@@ -93,7 +97,7 @@ func Build(cfg Config) (*a2a.AgentCard, error) {
 		DefaultOutputModes:   slices.Clone(outModes),
 		Skills:               slices.Clone(cfg.Skills),
 		IconURL:              cfg.IconURL,
-	}, nil
+	}, cfg.SkillArguments), nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -129,6 +133,7 @@ func validate(cfg *Config) error {
 		checkScheme(&p, fmt.Sprintf("securitySchemes[%q]", name), name, cfg.SecuritySchemes[name])
 	}
 	checkRequirements(&p, "security", cfg.Security, cfg.SecuritySchemes)
+	checkSkillArguments(&p, cfg)
 
 	seen := make(map[string]int, len(cfg.Skills))
 	for i, sk := range cfg.Skills {

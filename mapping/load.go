@@ -280,7 +280,8 @@ var skillID = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 
 var skillKeys = []string{"id", "name", "description", "tags", "examples", "input_modes", "output_modes",
 	"match", "arguments", "from_text", "timeout", "max_response_bytes", "max_file_bytes", "returns", "config",
-	"working_message", "request", "steps", "response", "client_errors", "error_detail"}
+	"working_message", "request", "steps", "response", "client_errors", "error_detail", "security",
+	"forward_headers", "extended"}
 
 func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[string]any) *Skill {
 	l.skill, l.prefix = "", fmt.Sprintf("skills[%d].", i)
@@ -333,7 +334,7 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 		}
 		l.textPatterns(textNode, sk.schema)
 	}
-	var reqNode, stepsNode, respNode, matchNode *yaml.Node
+	var reqNode, stepsNode, respNode, matchNode, forwardNode *yaml.Node
 	given := map[string]bool{}
 	l.fields(n, "", skillKeys, func(name string, v *yaml.Node) {
 		given[name] = true
@@ -389,6 +390,13 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 			stepsNode = v
 		case "response":
 			respNode = v
+		case "security":
+			sk.Security = l.security(v, name)
+		case "forward_headers":
+			forwardNode = v
+			sk.ForwardHeaders = l.forwardHeaders(v, name)
+		case "extended":
+			sk.Extended = l.boolean(v, name)
 		}
 	})
 	if matchNode != nil {
@@ -417,6 +425,9 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 		sk.steps = l.steps(stepsNode, up)
 	default:
 		l.errorf(n, "request", "is required (or steps, for several calls)")
+	}
+	if forwardNode != nil {
+		l.checkForwarded(forwardNode, sk.ForwardHeaders, sk.steps)
 	}
 	if respNode != nil {
 		l.c.steps = stepNames(sk.steps)

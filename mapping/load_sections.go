@@ -199,6 +199,9 @@ func (r *request) setHeaders(upstream, own []headerDef, body bool) {
 	hasType := false
 	for _, h := range all {
 		hasType = hasType || h.name == "Content-Type"
+		if h.credential {
+			r.credentials = append(r.credentials, h.name)
+		}
 		switch v, ok := h.tpl.constant(); {
 		case ok:
 			r.header[h.name] = []string{v}

@@ -34,6 +34,9 @@ type request struct {
 	body                   *vm.Program
 	format                 bodyFormat
 	retry                  *retryPolicy // nil: one attempt
+	// credentials names the credential headers, constant or not, for
+	// tools that must not show their values (the dry run).
+	credentials []string
 }
 
 // bodyFormat is how a body's value is encoded.
@@ -305,6 +308,11 @@ func (r *request) buildBody(m *vm.VM, e *env) (body []byte, contentType string, 
 	if err != nil || v == nil {
 		return nil, "", err
 	}
+	if pairs, ok := v.(map[any]any); ok { // fromPairs' map
+		if v, err = stringKeyed(pairs); err != nil {
+			return nil, "", err
+		}
+	}
 	switch r.format {
 	case formatForm:
 		body, err = encodeForm(v)
@@ -386,6 +394,26 @@ func writeFilePart(w *multipart.Writer, field string, f map[string]any) error {
 	}
 	_, err = pw.Write(data)
 	return err
+}
+
+// stringKeyed is a map with any keys (as expr's fromPairs makes) as a
+// map with string keys, the maps among its values too.
+func stringKeyed(m map[any]any) (map[string]any, error) {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		key, ok := k.(string)
+		if !ok {
+			return nil, fmt.Errorf("the body's map has a key that is not a string: %v", k)
+		}
+		if inner, isMap := v.(map[any]any); isMap {
+			var err error
+			if v, err = stringKeyed(inner); err != nil {
+				return nil, err
+			}
+		}
+		out[key] = v
+	}
+	return out, nil
 }
 
 // encodeForm encodes a map as application/x-www-form-urlencoded, keys

@@ -48,6 +48,9 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 		if err != nil {
 			return sk.fail(&call, requestFailure(err))
 		}
+		if len(sk.ForwardHeaders) > 0 {
+			forward(req, sk.ForwardHeaders, call.Headers)
+		}
 		if i == 0 && progress != nil && sk.working != nil {
 			if text, err := sk.working.text(m, e); err == nil && text != "" {
 				progress.Working(agentMessage(&call, []a2a.Part{a2a.TextPart(text)}))

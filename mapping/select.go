@@ -16,24 +16,57 @@ const MetadataSkillKey = "skill"
 // that several predicates claim); else the only skill, when there is one.
 // A predicate that fails at run time counts as not matching.
 func (s *Skills) Select(msg *a2a.Message) (*Skill, *SelectionError) {
+	sk, _, err := s.SelectWithReason(msg)
+	return sk, err
+}
+
+// SelectReason says which rule of Select chose a skill.
+type SelectReason uint8
+
+const (
+	// NotSelected: no rule chose a skill.
+	NotSelected SelectReason = iota
+	// SelectedByName: the message's metadata named the skill.
+	SelectedByName
+	// SelectedByMatch: the skill's match predicate held, and no earlier
+	// skill's did.
+	SelectedByMatch
+	// SelectedAsOnlySkill: the file has just one skill (its match, if
+	// any, is not consulted).
+	SelectedAsOnlySkill
+)
+
+var selectReasonNames = [...]string{NotSelected: "not selected", SelectedByName: "named in metadata.skill",
+	SelectedByMatch: "its match predicate holds", SelectedAsOnlySkill: "the only skill"}
+
+func (r SelectReason) String() string {
+	if int(r) < len(selectReasonNames) {
+		return selectReasonNames[r]
+	}
+	return "unknown"
+}
+
+// SelectWithReason is Select, also saying which rule chose the skill: for
+// tools that explain a choice (the dry run). It costs what Select costs.
+func (s *Skills) SelectWithReason(msg *a2a.Message) (*Skill, SelectReason, *SelectionError) {
 	if msg != nil {
 		if v, ok := msg.Metadata[MetadataSkillKey]; ok {
 			id, isString := v.(string)
 			if sk := s.byID[id]; isString && sk != nil {
-				return sk, nil
+				return sk, SelectedByName, nil
 			}
-			return nil, s.selectionError(fmt.Sprint(v), true)
+			return nil, NotSelected, s.selectionError(fmt.Sprint(v), true)
 		}
 	}
 	if len(s.skills) == 1 {
-		return s.skills[0], nil
+		return s.skills[0], SelectedAsOnlySkill, nil
 	}
 	if msg != nil && len(s.matching) > 0 {
 		if sk := s.matchSkill(msg); sk != nil {
-			return sk, nil
+			return sk, SelectedByMatch, nil
 		}
 	}
-	return nil, s.selectionError("", false)
+	return nil, NotSelected, s.selectionError("", false)
 }
 
 // matchSkill runs the match predicates in file order.

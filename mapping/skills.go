@@ -50,6 +50,10 @@ type Options struct {
 	// Transport, when set, carries every upstream request instead of the
 	// upstream's own keep-alive transport: for embedding and benchmarks.
 	Transport http.RoundTripper
+	// CheckSecurity, when set, checks each skill's security requirements
+	// against the schemes the agent declares; its error is reported at the
+	// skill's security key. Without it, only their form is checked.
+	CheckSecurity func([]a2a.SecurityRequirement) error
 }
 
 func (o *Options) lookupEnv(name string) (string, bool) {
@@ -107,6 +111,17 @@ type Skill struct {
 	MaxResponseBytes int64
 	// MaxFileBytes caps a file part sent inline (as bytes) to the client.
 	MaxFileBytes int64
+	// Security is who may use the skill, beyond the agent-wide requirement:
+	// an OR of ANDs of scheme names and scopes. Empty: anyone the agent
+	// admits.
+	Security []a2a.SecurityRequirement
+	// ForwardHeaders are the caller's request headers (canonical names)
+	// passed on to every upstream request of the skill; Call.Headers holds
+	// their values. No other header of the caller ever reaches the upstream.
+	ForwardHeaders []string
+	// Extended says the skill is listed on the extended Agent Card only,
+	// the one served to authenticated callers.
+	Extended bool
 
 	set     *Skills
 	match   *vm.Program // the selection predicate, or nil
@@ -127,7 +142,7 @@ type Skill struct {
 func (sk *Skill) AgentSkill() a2a.AgentSkill {
 	return a2a.AgentSkill{
 		ID: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags, Examples: sk.Examples,
-		InputModes: sk.InputModes, OutputModes: sk.OutputModes,
+		InputModes: sk.InputModes, OutputModes: sk.OutputModes, SecurityRequirements: sk.Security,
 	}
 }
 
@@ -139,9 +154,13 @@ type Call struct {
 	TaskID    string
 	ContextID string
 	Caller    Caller
+	// Headers are the caller's request headers; only those the skill names
+	// in ForwardHeaders are read. The server may pass just those.
+	Headers http.Header
 }
 
 // Caller is the authenticated identity; zero for an anonymous caller.
+// Expressions read it as caller.subject, caller.scopes and caller.claims.
 type Caller struct {
 	Subject string
 	Scopes  []string

@@ -7,19 +7,20 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
 )
 
-// dispatch runs one decoded request and answers it.
-func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request) {
-	// Authentication arrives with its own issue; until then every caller
-	// is the anonymous owner.
-	const owner = ""
+// dispatch runs one decoded request of caller (nil: anonymous) and answers
+// it. The caller owns the tasks it creates and sees no others: another
+// caller's task answers exactly like an unknown one.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
+	owner := caller.Owner()
 
 	switch req.Method {
 	case a2a.MethodSendMessage:
-		h.sendMessage(w, v, req, owner)
+		h.sendMessage(w, r, v, req, caller)
 	case a2a.MethodSendStreamingMessage:
-		h.sendStreamingMessage(w, r, v, req, owner)
+		h.sendStreamingMessage(w, r, v, req, caller)
 	case a2a.MethodGetTask:
 		p := req.Params.(*a2a.GetTaskRequest)
 		task, err := h.tasks.Get(owner, p.ID, p.HistoryLength)
@@ -42,6 +43,12 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 	case a2a.MethodGetExtendedAgentCard:
 		if h.extendedCard == nil {
 			h.fail(w, v, req, a2a.ExtendedAgentCardNotConfigured())
+			return
+		}
+		// Spec 1.0 §13.3: the extended card requires authentication, also
+		// where the agent-wide requirement admits anonymous callers.
+		if caller == nil {
+			h.refuse(w, v, req.ID, h.auth.Challenge())
 			return
 		}
 		h.writeResult(w, v, req.ID, h.extendedCard.JSON())

@@ -54,6 +54,15 @@ type Config struct {
 	// verify the card's signatures (cardgen.JWKS).
 	JWKS     http.Handler
 	JWKSPath string
+
+	// Auth authenticates every JSON-RPC request before its body is read,
+	// makes the caller the owner of the tasks it creates, and authorizes
+	// the use of skills that declare security. Nil: every caller is the
+	// anonymous owner, and no skill may declare security.
+	Auth Authenticator
+	// ProtectCard makes the Agent Card ask what JSON-RPC requests ask
+	// (Auth's agent-wide requirement). Default: the card is public.
+	ProtectCard bool
 }
 
 // Handler serves the Agent Card and the JSON-RPC endpoint.
@@ -67,6 +76,8 @@ type Handler struct {
 	log          *zap.Logger
 	jwks         http.Handler
 	jwksPath     string
+	auth         Authenticator
+	protectCard  bool
 }
 
 // New checks cfg and applies its defaults.
@@ -84,6 +95,19 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("server: heartbeat interval %s is negative", cfg.HeartbeatInterval)
 	case cfg.JWKS != nil && (!strings.HasPrefix(cfg.JWKSPath, "/") || cfg.JWKSPath == CardPath || cfg.JWKSPath == LegacyCardPath):
 		return nil, fmt.Errorf("server: JWKS path %q must start with / and not be a card path", cfg.JWKSPath)
+	case cfg.Auth == nil && cfg.ExtendedCard != nil:
+		return nil, errors.New("server: the extended card is for authenticated callers: it needs an authenticator")
+	case cfg.Auth == nil && cfg.ProtectCard:
+		return nil, errors.New("server: a protected card needs an authenticator")
+	}
+	if cfg.Auth == nil {
+		// Without an authenticator a skill's requirement could not be
+		// checked: refuse it rather than ignore it.
+		for _, sk := range cfg.Skills.All() {
+			if len(sk.Security) > 0 || sk.Extended {
+				return nil, fmt.Errorf("server: skill %q declares security or extended, but no authenticator is configured", sk.ID)
+			}
+		}
 	}
 	h := &Handler{
 		skills:       cfg.Skills,
@@ -95,6 +119,8 @@ func New(cfg Config) (*Handler, error) {
 		log:          cfg.Logger,
 		jwks:         cfg.JWKS,
 		jwksPath:     cfg.JWKSPath,
+		auth:         cfg.Auth,
+		protectCard:  cfg.ProtectCard,
 	}
 	if h.maxBody == 0 {
 		h.maxBody = DefaultMaxRequestBytes
@@ -112,6 +138,12 @@ func New(cfg Config) (*Handler, error) {
 // requests (POST) on any other path that routes here.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == CardPath || r.URL.Path == LegacyCardPath {
+		if h.protectCard {
+			if _, f := h.authenticate(r); f != nil {
+				h.refuse(w, a2a.V10, nil, f)
+				return
+			}
+		}
 		h.card.ServeHTTP(w, r)
 		return
 	}
@@ -130,6 +162,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		versionParam = r.URL.Query().Get("A2A-Version")
 	}
 	version, versionErr := a2a.ParseVersion(versionParam)
+
+	// Who is calling is settled before the body is read: an unauthenticated
+	// caller costs a header lookup, never a body of up to maxBody bytes.
+	caller, failure := h.authenticate(r)
+	if failure != nil {
+		h.refuse(w, version, nil, failure)
+		return
+	}
 
 	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
 		h.writeError(w, http.StatusUnsupportedMediaType, version, nil,
@@ -164,7 +204,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	h.dispatch(w, r, version, req)
+	h.dispatch(w, r, version, req, caller)
 }
 
 // requestID digs the id out of a request that will not be decoded further,

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 )
 
@@ -38,7 +40,8 @@ type selection struct {
 // selectSkill finds the skill a message is for: the one selected for a new
 // message, or its task's for a follow-up. A skill that cannot produce any
 // of the caller's accepted output modes is refused before anything runs.
-func (h *Handler) selectSkill(owner string, msg *a2a.Message, cfg *a2a.SendMessageConfiguration) (selection, error) {
+func (h *Handler) selectSkill(caller *authn.Identity, msg *a2a.Message, cfg *a2a.SendMessageConfiguration) (selection, error) {
+	owner := caller.Owner()
 	if msg.Role != a2a.RoleUser {
 		return selection{}, a2a.InvalidParams("params.message.role", "a message sent to an agent must have the user role")
 	}
@@ -55,6 +58,11 @@ func (h *Handler) selectSkill(owner string, msg *a2a.Message, cfg *a2a.SendMessa
 	} else {
 		skill, selErr := h.skills.Select(msg)
 		if selErr != nil {
+			if caller == nil {
+				// The skills of the extended card are not listed to those
+				// who cannot have it.
+				selErr.Skills = slices.DeleteFunc(selErr.Skills, func(id string) bool { return h.skills.ByID(id).Extended })
+			}
 			return selection{rejection: selErr.Error()}, nil
 		}
 		sel.skill = skill
@@ -68,7 +76,8 @@ func (h *Handler) selectSkill(owner string, msg *a2a.Message, cfg *a2a.SendMessa
 
 // start creates the task for a new message, or continues the interrupted
 // task it names, and registers the run so CancelTask can reach it.
-func (h *Handler) start(owner string, msg *a2a.Message, sel selection) (*execution, error) {
+func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Message, sel selection) (*execution, error) {
+	owner := caller.Owner()
 	e := &execution{skill: sel.skill, rejection: sel.rejection}
 	var err error
 	if msg.TaskID != "" {
@@ -79,7 +88,8 @@ func (h *Handler) start(owner string, msg *a2a.Message, sel selection) (*executi
 	if err != nil {
 		return nil, err
 	}
-	e.call = mapping.Call{Message: msg, History: e.task.History, TaskID: e.task.ID, ContextID: e.task.ContextID}
+	e.call = mapping.Call{Message: msg, History: e.task.History, TaskID: e.task.ID, ContextID: e.task.ContextID,
+		Caller: callerOf(caller), Headers: forwarded(r, sel.skill)}
 	e.ctx, e.cancel = context.WithCancelCause(context.Background())
 	e.untrack = h.tasks.Track(e.task.ID, e.cancel)
 	return e, nil
@@ -123,35 +133,61 @@ func (h *Handler) logLateUpdate(taskID string, err error) {
 	h.log.Debug("task update refused", zap.String("task", taskID), zap.Error(err))
 }
 
-// sendMessage answers SendMessage: blocking by default, at once when the
-// caller asks, or with a Message for skills that answer without a task.
-func (h *Handler) sendMessage(w http.ResponseWriter, v a2a.Version, req *a2a.Request, owner string) {
+// admission is where a SendMessage or SendStreamingMessage goes: a reply
+// from a skill that answers with a message, or a started task run.
+type admission struct {
+	params *a2a.SendMessageRequest
+	reply  *a2a.Message
+	run    *execution
+}
+
+// admit selects the skill of a message, checks the caller against it, and
+// runs a message-answering skill or starts the task. When the request goes
+// no further it answers the caller itself and returns false.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) (admission, bool) {
 	p := req.Params.(*a2a.SendMessageRequest)
-	sel, err := h.selectSkill(owner, &p.Message, p.Configuration)
+	sel, err := h.selectSkill(caller, &p.Message, p.Configuration)
 	if err != nil {
 		h.fail(w, v, req, h.protocolError(req.Method, err))
-		return
+		return admission{}, false
+	}
+	if f := h.authorize(caller, sel.skill); f != nil {
+		h.refuse(w, v, req.ID, f)
+		return admission{}, false
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {
-		h.writeResult(w, v, req.ID, &a2a.StreamResponse{Message: h.runForMessage(sel.skill, &p.Message)})
-		return
+		return admission{params: p, reply: h.runForMessage(r, caller, sel.skill, &p.Message)}, true
 	}
-	e, err := h.start(owner, &p.Message, sel)
+	e, err := h.start(r, caller, &p.Message, sel)
 	if err != nil {
 		h.answer(w, v, req, nil, err)
+		return admission{}, false
+	}
+	return admission{params: p, run: e}, true
+}
+
+// sendMessage answers SendMessage: blocking by default, at once when the
+// caller asks, or with a Message for skills that answer without a task.
+func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
+	in, ok := h.admit(w, r, v, req, caller)
+	if !ok {
+		return
+	}
+	if in.reply != nil {
+		h.writeResult(w, v, req.ID, &a2a.StreamResponse{Message: in.reply})
 		return
 	}
 	var historyLength *int32
-	if c := p.Configuration; c != nil {
+	if c := in.params.Configuration; c != nil {
 		historyLength = c.HistoryLength
 		if c.ReturnImmediately {
-			go h.execute(e)
-			h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: withHistory(e.task, historyLength)})
+			go h.execute(in.run)
+			h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: withHistory(in.run.task, historyLength)})
 			return
 		}
 	}
-	h.execute(e)
-	task, err := h.tasks.Get(owner, e.task.ID, historyLength)
+	h.execute(in.run)
+	task, err := h.tasks.Get(caller.Owner(), in.run.task.ID, historyLength)
 	if err != nil {
 		h.answer(w, v, req, nil, err)
 		return
@@ -161,23 +197,17 @@ func (h *Handler) sendMessage(w http.ResponseWriter, v a2a.Version, req *a2a.Req
 
 // sendStreamingMessage answers SendStreamingMessage with an SSE stream: the
 // task first, then its updates until it ends or is interrupted.
-func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, owner string) {
-	p := req.Params.(*a2a.SendMessageRequest)
-	sel, err := h.selectSkill(owner, &p.Message, p.Configuration)
-	if err != nil {
-		h.fail(w, v, req, h.protocolError(req.Method, err))
+func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
+	in, ok := h.admit(w, r, v, req, caller)
+	if !ok {
 		return
 	}
-	if sel.skill != nil && sel.skill.ReturnsMessage {
-		h.streamOne(w, v, req.ID, &a2a.StreamResponse{Message: h.runForMessage(sel.skill, &p.Message)})
+	if in.reply != nil {
+		h.streamOne(w, v, req.ID, &a2a.StreamResponse{Message: in.reply})
 		return
 	}
-	e, err := h.start(owner, &p.Message, sel)
-	if err != nil {
-		h.answer(w, v, req, nil, err)
-		return
-	}
-	task, sub, err := h.tasks.Subscribe(owner, e.task.ID)
+	e := in.run
+	task, sub, err := h.tasks.Subscribe(caller.Owner(), e.task.ID)
 	if err != nil {
 		e.untrack()
 		e.cancel(err)
@@ -190,12 +220,13 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v
 
 // runForMessage runs a message-answering skill. No task exists, so there is
 // nothing to cancel: the skill's own timeout bounds the call.
-func (h *Handler) runForMessage(skill *mapping.Skill, msg *a2a.Message) *a2a.Message {
+func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *mapping.Skill, msg *a2a.Message) *a2a.Message {
 	contextID := msg.ContextID
 	if contextID == "" {
 		contextID = uuid.NewString()
 	}
-	out := skill.Run(context.Background(), mapping.Call{Message: msg, ContextID: contextID}, nil)
+	call := mapping.Call{Message: msg, ContextID: contextID, Caller: callerOf(caller), Headers: forwarded(r, skill)}
+	out := skill.Run(context.Background(), call, nil)
 	if out.Err != nil {
 		h.log.Warn("skill run failed", zap.String("skill", skill.ID), zap.Error(out.Err))
 	}

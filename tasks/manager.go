@@ -7,6 +7,11 @@
 //   - Owners. Every read, cancel, subscribe and follow-up sees only the
 //     caller's own tasks; another owner's task answers exactly like an
 //     unknown one (TaskNotFound). Owner "" is the anonymous caller.
+//   - Contexts are per owner. A client may choose the contextId of a new
+//     task; one that another owner uses is accepted exactly like an
+//     unknown one (refusing it would tell that it exists), and the two
+//     owners' tasks under it never meet: List filters by owner first, and
+//     a follow-up names a task, which must be the caller's.
 //   - Full store. The store holds at most MaxTasks tasks. A new task makes
 //     room by evicting the terminal task updated longest ago. A running or
 //     interrupted task is never dropped: when every stored task is live,

@@ -350,6 +350,49 @@ func TestOwnerIsolation(t *testing.T) {
 	}
 }
 
+// Contexts are per owner: another owner's contextId is accepted exactly
+// like an unknown one, and the two owners' tasks under it never meet.
+func TestContextsPerOwner(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{})
+	alices := mustCreate(t, m, "alice", userMsg("secret"))
+	mustSetStatus(t, m, alices.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired})
+	shared := alices.ContextID
+
+	for _, contextID := range []string{shared, "never-used"} {
+		msg := userMsg("mine")
+		msg.ContextID = contextID
+		bobs := mustCreate(t, m, "bob", msg)
+		if bobs.ContextID != contextID || len(bobs.History) != 1 {
+			t.Errorf("bob's task in context %q: context %q, history %d; want the context and only bob's message",
+				contextID, bobs.ContextID, len(bobs.History))
+		}
+		resp, err := m.List("bob", &a2a.ListTasksRequest{ContextID: contextID})
+		if err != nil || resp.TotalSize != 1 || resp.Tasks[0].ID != bobs.ID {
+			t.Errorf("bob's List of context %q = %+v, %v; want his task alone", contextID, resp, err)
+		}
+	}
+	resp, err := m.List("alice", &a2a.ListTasksRequest{ContextID: shared})
+	if err != nil || resp.TotalSize != 1 || resp.Tasks[0].ID != alices.ID {
+		t.Errorf("alice's List of her context = %+v, %v; want her task alone", resp, err)
+	}
+
+	// Naming alice's task (and its context) to continue it is TaskNotFound,
+	// as for a task that never was.
+	follow := userMsg("let me in")
+	follow.TaskID, follow.ContextID = alices.ID, shared
+	if _, err := m.Continue("bob", alices.ID, follow); !reflect.DeepEqual(err, error(a2a.TaskNotFound(alices.ID))) {
+		t.Errorf("bob continuing alice's task: err = %#v, want TaskNotFound", err)
+	}
+	unknown := follow
+	unknown.TaskID = "no-such-task"
+	if _, err := m.Continue("bob", unknown.TaskID, unknown); !reflect.DeepEqual(err, error(a2a.TaskNotFound(unknown.TaskID))) {
+		t.Errorf("continuing an unknown task: err = %#v, want TaskNotFound", err)
+	}
+	if got := mustGet(t, m, "alice", alices.ID); len(got.History) != 1 || got.Status.State != a2a.TaskStateInputRequired {
+		t.Errorf("alice's task changed: %d messages, %s", len(got.History), got.Status.State)
+	}
+}
+
 // A Cancel during a run cancels the tracked context; the worker's late
 // updates then fail without changing the task.
 func TestCancelDuringRun(t *testing.T) {

@@ -1,0 +1,673 @@
+// Package authn authenticates A2A callers against the security schemes the
+// Agent Card declares (apiKey, http basic and bearer, oauth2, openIdConnect,
+// mutualTLS) and evaluates the card's OR-of-ANDs requirements, for the whole
+// agent and for each skill. One Config drives both the card's
+// securitySchemes/security fields and the checks.
+//
+// Everything that can be prepared is prepared in New: keys are hashed,
+// bcrypt hashes parsed, public keys loaded, JWKS fetched and refreshed in
+// the background. A request costs a header lookup and, for a credential
+// seen before, one SHA-256 and a map lookup.
+//
+// No credential, token, key or password ever appears in an error, a
+// Failure or a log line.
+package authn
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// Reasons carried by a Failure (and its JSON-RPC error's ErrorInfo.reason).
+const (
+	ReasonUnauthenticated   = "UNAUTHENTICATED"
+	ReasonInsufficientScope = "INSUFFICIENT_SCOPE"
+)
+
+// Size limits for credentials; anything larger is refused unread.
+const (
+	MaxTokenBytes      = 8 << 10  // a bearer token
+	MaxBasicBytes      = 1 << 10  // an Authorization: Basic header
+	MaxAPIKeyBytes     = 1 << 10  // an API key
+	MaxCertHeaderBytes = 16 << 10 // a client certificate from a proxy
+	maxDocumentBytes   = 1 << 20  // a JWKS or discovery document
+	maxIntrospectBytes = 64 << 10 // an introspection answer
+	maxJWKSKeys        = 256
+)
+
+// Options are the runtime dependencies of an Authenticator.
+type Options struct {
+	// Logger receives key refresh and configuration warnings. Default: none.
+	Logger *slog.Logger
+	// LookupEnv resolves {env.NAME} placeholders. Default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// HTTPClient fetches JWKS and discovery documents and calls
+	// introspection endpoints. Default: a client that follows no redirects.
+	// Every call is bounded by the configured timeouts whatever the client.
+	HTTPClient *http.Client
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Credential is what one scheme established about the caller. Values are
+// shared between requests (verified credentials are cached): read them,
+// never modify them.
+type Credential struct {
+	// Scheme is the scheme's name in the configuration and on the card.
+	Scheme string
+	Type   a2a.SecuritySchemeType
+	// Subject names the caller: the API key's or user's configured name,
+	// the token's subject claim, or the certificate's SAN or CN.
+	Subject string
+	Scopes  []string
+	// Claims: a token's claims or introspection answer; for basic,
+	// {"username"}; for an API key, {"subject"}; for a certificate, its
+	// names, issuer, serial and SHA-256 fingerprint.
+	Claims map[string]any
+	// Expires is when the credential stops being valid; zero when it
+	// does not expire.
+	Expires time.Time
+}
+
+// Identity is an authenticated caller: the primary credential (embedded)
+// and every credential the request satisfied. The primary one is the
+// most specific: a token before basic, basic before an API key, an API
+// key before a client certificate; ties go to the scheme name. Identities
+// are shared between requests: read them, never modify them.
+type Identity struct {
+	Credential
+	// Credentials holds every satisfied scheme's credential, primary first.
+	Credentials []*Credential
+
+	owner string // Owner, computed once for identities made here
+}
+
+// Owner is the key that tasks are owned by: scheme and subject, so the
+// same name from two schemes is two callers. The nil Identity (anonymous)
+// owns "".
+func (id *Identity) Owner() string {
+	switch {
+	case id == nil:
+		return ""
+	case id.owner != "":
+		return id.owner
+	}
+	return id.Scheme + ":" + id.Subject
+}
+
+// For returns the credential that scheme established, or nil.
+func (id *Identity) For(scheme string) *Credential {
+	if id == nil {
+		return nil
+	}
+	for _, c := range id.Credentials {
+		if c.Scheme == scheme {
+			return c
+		}
+	}
+	return nil
+}
+
+// Failure is a refused request: 401 when the caller is not authenticated,
+// 403 when they are but lack a scope. It never holds a credential.
+type Failure struct {
+	// Status is http.StatusUnauthorized or http.StatusForbidden.
+	Status int
+	// Challenges are the WWW-Authenticate values, one per acceptable
+	// scheme. A 403 carries RFC 6750 insufficient_scope challenges for
+	// token schemes only.
+	Challenges []string
+	// Reason is ReasonUnauthenticated or ReasonInsufficientScope.
+	Reason string
+	// Message is safe to show the caller.
+	Message string
+	// Detail says, for the server's log, which scheme refused what and why
+	// (for example `scheme "oidc": token expired`). Safe to log; not meant
+	// for the caller.
+	Detail string
+}
+
+func (f *Failure) Error() string {
+	if f.Detail == "" {
+		return "authn: " + f.Message
+	}
+	return "authn: " + f.Message + ": " + f.Detail
+}
+
+// SetHeaders adds the WWW-Authenticate challenges to h.
+func (f *Failure) SetHeaders(h http.Header) {
+	for _, c := range f.Challenges {
+		h.Add("WWW-Authenticate", c)
+	}
+}
+
+// RPCError is the JSON-RPC error that accompanies the HTTP status.
+func (f *Failure) RPCError() *a2a.Error {
+	code := a2a.CodeUnauthenticated
+	if f.Status == http.StatusForbidden {
+		code = a2a.CodeUnauthorized
+	}
+	return &a2a.Error{Code: code, Message: f.Message, Reason: f.Reason}
+}
+
+// Authenticator checks requests against the configured schemes. It is safe
+// for concurrent use. Close it to stop background key refreshes.
+type Authenticator struct {
+	realm     string
+	schemes   []*scheme // sorted by name
+	byName    map[string]*scheme
+	require   []alternative
+	anonymous bool // an empty alternative admits callers without credentials
+	cache     *cache
+	now       func() time.Time
+	log       *slog.Logger
+	remotes   []*remoteKeys
+
+	cardSchemes map[string]a2a.SecurityScheme
+	cardReqs    []a2a.SecurityRequirement
+
+	closeOnce sync.Once
+}
+
+// scheme is one configured scheme, ready to check requests.
+type scheme struct {
+	name     string
+	index    int
+	typ      a2a.SecuritySchemeType
+	priority int // lower is more specific; see Identity
+	// challenge is the WWW-Authenticate value.
+	challenge string
+	bearer    bool // RFC 6750 challenges with error attributes
+	check     func(r *http.Request) outcome
+	// checkScopes says why a requirement's scopes can never be granted.
+	checkScopes func(scopes []string) error
+}
+
+// outcome is one scheme's verdict on one request.
+type outcome struct {
+	state  uint8
+	id     *Identity // single-credential identity, shared via the cache
+	reason string    // safe for the caller (error_description)
+	detail string    // for the log
+}
+
+const (
+	absent  uint8 = iota // no credential for this scheme
+	invalid              // a credential that failed
+	valid
+)
+
+func refused(reason, detail string) outcome {
+	return outcome{state: invalid, reason: reason, detail: detail}
+}
+
+func accepted(id *Identity) outcome { return outcome{state: valid, id: id} }
+
+// alternative is one entry of an OR-of-ANDs requirement.
+type alternative []requirement
+
+type requirement struct {
+	scheme *scheme
+	scopes []string
+}
+
+// New prepares the checks: it validates cfg, expands {env.NAME}
+// placeholders, hashes API keys, parses bcrypt hashes and public keys,
+// fetches every JWKS and discovery document once (a failure is logged and
+// retried in the background; requests are refused until keys arrive) and
+// starts the background refreshes. With no schemes, every request is
+// anonymous.
+func New(cfg Config, opts Options) (*Authenticator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a := &Authenticator{
+		realm:  cmp.Or(cfg.Realm, DefaultRealm),
+		byName: make(map[string]*scheme, len(cfg.Schemes)),
+		now:    opts.Now,
+		log:    opts.Logger,
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	client := opts.HTTPClient
+	if client == nil {
+		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if cfg.CacheSize >= 0 {
+		a.cache = newCache(cmp.Or(cfg.CacheSize, DefaultCacheSize), orDefault(cfg.CacheTTL, DefaultCacheTTL))
+	}
+
+	b := builder{a: a, env: envExpander(lookup), client: client}
+	a.cardSchemes = make(map[string]a2a.SecurityScheme, len(cfg.Schemes))
+	for i, name := range slices.Sorted(maps.Keys(cfg.Schemes)) {
+		s, card, err := b.build(name, i, cfg.Schemes[name])
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("authn: scheme %q: %w", name, err)
+		}
+		a.schemes = append(a.schemes, s)
+		a.byName[name] = s
+		a.cardSchemes[name] = card
+	}
+
+	reqs := cfg.Require
+	if len(reqs) == 0 {
+		for _, s := range a.schemes {
+			reqs = append(reqs, a2a.SecurityRequirement{s.name: nil})
+		}
+	}
+	var err error
+	if a.require, err = a.compile(reqs, true); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("authn: require: %w", err)
+	}
+	for _, alt := range a.require {
+		a.anonymous = a.anonymous || len(alt) == 0
+	}
+	a.cardReqs = cloneRequirements(reqs)
+
+	var wg sync.WaitGroup
+	for _, k := range a.remotes {
+		wg.Go(k.initial)
+	}
+	wg.Wait()
+	for _, k := range a.remotes {
+		k.start()
+	}
+	return a, nil
+}
+
+// Enabled reports whether any scheme is configured; without one, every
+// request is anonymous.
+func (a *Authenticator) Enabled() bool { return a != nil && len(a.schemes) > 0 }
+
+// Close stops the background key refreshes. Safe to call more than once.
+func (a *Authenticator) Close() {
+	if a == nil {
+		return
+	}
+	a.closeOnce.Do(func() {
+		for _, k := range a.remotes {
+			k.close()
+		}
+	})
+}
+
+// CardSchemes is the card's securitySchemes: exactly the schemes checked.
+// The map is the caller's to keep.
+func (a *Authenticator) CardSchemes() map[string]a2a.SecurityScheme {
+	if a == nil || len(a.cardSchemes) == 0 {
+		return nil
+	}
+	out := make(map[string]a2a.SecurityScheme, len(a.cardSchemes))
+	for name, s := range a.cardSchemes {
+		f := &s.Flows
+		f.AuthorizationCode, f.ClientCredentials, f.DeviceCode = cloneFlow(f.AuthorizationCode), cloneFlow(f.ClientCredentials), cloneFlow(f.DeviceCode)
+		f.Implicit, f.Password = cloneFlow(f.Implicit), cloneFlow(f.Password)
+		out[name] = s
+	}
+	return out
+}
+
+func cloneFlow(f *a2a.OAuthFlow) *a2a.OAuthFlow {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	c.Scopes = maps.Clone(f.Scopes)
+	return &c
+}
+
+// CardRequirements is the card's agent-wide security: the requirement
+// Authenticate enforces (with the default spelled out when Require was empty). The slice is the
+// caller's to keep.
+func (a *Authenticator) CardRequirements() []a2a.SecurityRequirement {
+	if a == nil {
+		return nil
+	}
+	return cloneRequirements(a.cardReqs)
+}
+
+// CheckRequirements validates a skill's requirements at provision time:
+// every scheme must be declared and every scope grantable by it (a scope
+// no API key or user is given, a scope an oauth2 flow does not declare, or
+// any scope on mutualTLS can never be satisfied).
+func (a *Authenticator) CheckRequirements(reqs []a2a.SecurityRequirement) error {
+	_, err := a.compile(reqs, true)
+	return err
+}
+
+// compile resolves scheme names; strict also refuses scopes the scheme can
+// never grant.
+func (a *Authenticator) compile(reqs []a2a.SecurityRequirement, strict bool) ([]alternative, error) {
+	out := make([]alternative, 0, len(reqs))
+	for i, req := range reqs {
+		alt := make(alternative, 0, len(req))
+		for _, name := range slices.Sorted(maps.Keys(req)) {
+			s := a.schemeNamed(name)
+			if s == nil {
+				return nil, fmt.Errorf("[%d]: scheme %q is not declared", i, name)
+			}
+			if err := s.checkScopes(req[name]); strict && err != nil {
+				return nil, fmt.Errorf("[%d]: scheme %q: %w", i, name, err)
+			}
+			alt = append(alt, requirement{scheme: s, scopes: slices.Clone(req[name])})
+		}
+		out = append(out, alt)
+	}
+	return out, nil
+}
+
+func (a *Authenticator) schemeNamed(name string) *scheme {
+	if a == nil {
+		return nil
+	}
+	return a.byName[name]
+}
+
+// Authenticate checks r against the agent-wide requirement. It answers
+// (identity, nil) when one alternative is satisfied, (nil, nil) for an
+// anonymous caller (no schemes configured, or an empty alternative and no
+// credentials presented), and (nil, failure) otherwise: 401 when no
+// alternative's schemes are all satisfied, 403 when one alternative's
+// schemes all are but a scope is missing.
+//
+// Every scheme whose credential the request carries is checked, so the
+// identity also serves skill requirements (Authorize) that name schemes
+// the agent-wide requirement does not. A credential that fails is ignored
+// when another alternative is satisfied; otherwise it fails the request,
+// even where anonymous callers are admitted.
+func (a *Authenticator) Authenticate(r *http.Request) (*Identity, *Failure) {
+	if !a.Enabled() {
+		return nil, nil
+	}
+	var buf [8]outcome
+	outs := buf[:0]
+	if len(a.schemes) > len(buf) {
+		outs = make([]outcome, 0, len(a.schemes))
+	}
+	presented, failed := false, false
+	for _, s := range a.schemes {
+		o := s.check(r)
+		outs = append(outs, o)
+		presented = presented || o.state != absent
+		failed = failed || o.state == invalid
+	}
+
+	scopeShort := -1 // an alternative whose schemes all passed but lacks scopes
+	for i, alt := range a.require {
+		if len(alt) == 0 {
+			continue
+		}
+		authenticated, scoped := true, true
+		for _, req := range alt {
+			o := &outs[req.scheme.index]
+			if o.state != valid {
+				authenticated = false
+				break
+			}
+			scoped = scoped && hasScopes(o.id.Scopes, req.scopes)
+		}
+		switch {
+		case authenticated && scoped:
+			return a.identityOf(outs), nil
+		case authenticated && scopeShort < 0:
+			scopeShort = i
+		}
+	}
+	if a.anonymous {
+		switch {
+		case !presented:
+			return nil, nil
+		case !failed:
+			return a.identityOf(outs), nil
+		}
+	}
+	if scopeShort >= 0 {
+		return nil, a.insufficientScope(a.require[scopeShort:scopeShort+1], func(s *scheme) *Credential {
+			return outs[s.index].id.Credentials[0]
+		})
+	}
+	return nil, a.unauthenticated(outs, presented)
+}
+
+// Challenge is the 401 for an anonymous caller of something that needs an
+// authenticated one (the extended card, where the agent-wide requirement
+// admits anonymous callers): it challenges for the schemes of the
+// agent-wide requirement or, when that names none, for every scheme.
+func (a *Authenticator) Challenge() *Failure {
+	if a == nil {
+		return &Failure{Status: http.StatusUnauthorized, Reason: ReasonUnauthenticated,
+			Message: "authentication required", Detail: "no security schemes are configured"}
+	}
+	f := a.unauthenticated(make([]outcome, len(a.schemes)), false)
+	if len(f.Challenges) == 0 {
+		for _, s := range a.schemes {
+			f.Challenges = append(f.Challenges, s.challenge)
+		}
+	}
+	return f
+}
+
+// Authorize checks a skill's requirements (OR of ANDs) against an identity
+// from Authenticate. Empty requirements admit everyone, the anonymous
+// (nil) identity included. A refusal names what is missing: for the
+// anonymous identity it is a 401 with a challenge for each scheme the
+// requirements name (credentials would help), otherwise a 403. Unknown
+// scheme names refuse (CheckRequirements catches them at provision time).
+func (a *Authenticator) Authorize(id *Identity, reqs []a2a.SecurityRequirement) *Failure {
+	if len(reqs) == 0 {
+		return nil
+	}
+	for _, req := range reqs {
+		satisfied := true
+		for name, scopes := range req {
+			c := id.For(name)
+			if c == nil || a.schemeNamed(name) == nil || !hasScopes(c.Scopes, scopes) {
+				satisfied = false
+				break
+			}
+		}
+		if satisfied {
+			return nil
+		}
+	}
+	alts, err := a.compile(reqs, false)
+	if err != nil {
+		return &Failure{Status: http.StatusForbidden, Reason: ReasonInsufficientScope,
+			Message: "the requirement cannot be met", Detail: err.Error()}
+	}
+	if id == nil {
+		return a.anonymousRefused(alts)
+	}
+	return a.insufficientScope(alts, func(s *scheme) *Credential { return id.For(s.name) })
+}
+
+func hasScopes(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// identityOf gathers the valid credentials, primary first: by scheme
+// priority, then by name (the order of a.schemes).
+func (a *Authenticator) identityOf(outs []outcome) *Identity {
+	var idx [8]int
+	valids := idx[:0]
+	for i := range outs {
+		if outs[i].state == valid {
+			valids = append(valids, i)
+		}
+	}
+	if len(valids) == 1 {
+		return outs[valids[0]].id
+	}
+	slices.SortStableFunc(valids, func(x, y int) int {
+		return cmp.Compare(a.schemes[x].priority, a.schemes[y].priority)
+	})
+	primary := outs[valids[0]].id
+	id := &Identity{Credential: primary.Credential, Credentials: make([]*Credential, len(valids)), owner: primary.Owner()}
+	for i, v := range valids {
+		id.Credentials[i] = outs[v].id.Credentials[0]
+	}
+	return id
+}
+
+// Scheme priorities for the primary credential: tokens name the end user,
+// a client certificate names the workload.
+const (
+	priorityToken = iota
+	priorityBasic
+	priorityAPIKey
+	priorityMTLS
+)
+
+// single wraps one credential as an identity.
+func single(c *Credential) *Identity {
+	return &Identity{Credential: *c, Credentials: []*Credential{c}, owner: c.Scheme + ":" + c.Subject}
+}
+
+func (a *Authenticator) unauthenticated(outs []outcome, presented bool) *Failure {
+	f := &Failure{Status: http.StatusUnauthorized, Reason: ReasonUnauthenticated,
+		Message: "authentication required"}
+	if presented {
+		f.Message = "the credentials presented were not accepted"
+	}
+	var details []string
+	seen := map[*scheme]bool{}
+	for _, alt := range a.require {
+		for _, req := range alt {
+			s := req.scheme
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
+			o := outs[s.index]
+			if o.state == invalid {
+				details = append(details, fmt.Sprintf("scheme %q: %s", s.name, o.detail))
+			}
+			c := s.challenge
+			if s.bearer && o.state == invalid {
+				c += `, error="invalid_token", error_description=` + quote(o.reason)
+			}
+			if !slices.Contains(f.Challenges, c) {
+				f.Challenges = append(f.Challenges, c)
+			}
+		}
+	}
+	f.Detail = strings.Join(details, "; ")
+	return f
+}
+
+// insufficientScope names, for each alternative, the requirements the
+// caller's credentials (have: nil when the scheme was not satisfied) miss.
+func (a *Authenticator) insufficientScope(alts []alternative, have func(*scheme) *Credential) *Failure {
+	needs, challenges := missing(alts, have)
+	f := &Failure{Status: http.StatusForbidden, Reason: ReasonInsufficientScope, Challenges: challenges,
+		Message: "insufficient scope: requires " + needs}
+	f.Detail = f.Message
+	return f
+}
+
+// anonymousRefused answers an anonymous caller that a requirement refuses:
+// a 401 that challenges for every scheme the requirement names.
+func (a *Authenticator) anonymousRefused(alts []alternative) *Failure {
+	needs, _ := missing(alts, func(*scheme) *Credential { return nil })
+	f := &Failure{Status: http.StatusUnauthorized, Reason: ReasonUnauthenticated,
+		Message: "authentication required: requires " + needs}
+	f.Detail = f.Message
+	for _, alt := range alts {
+		for _, req := range alt {
+			if c := req.scheme.challenge; !slices.Contains(f.Challenges, c) {
+				f.Challenges = append(f.Challenges, c)
+			}
+		}
+	}
+	return f
+}
+
+// missing says, for each alternative, which requirements the caller's
+// credentials (have: nil when the scheme was not satisfied) do not meet,
+// and gives the RFC 6750 insufficient_scope challenges of the token
+// schemes among them.
+func missing(alts []alternative, have func(*scheme) *Credential) (needs string, challenges []string) {
+	var alternatives []string
+	for _, alt := range alts {
+		var parts []string
+		for _, req := range alt {
+			s := req.scheme
+			if c := have(s); c != nil && hasScopes(c.Scopes, req.scopes) {
+				continue
+			}
+			part := fmt.Sprintf("scheme %q", s.name)
+			if len(req.scopes) > 0 {
+				part += " with scopes [" + strings.Join(req.scopes, " ") + "]"
+				if s.bearer {
+					c := s.challenge + `, error="insufficient_scope", scope=` + quote(strings.Join(req.scopes, " "))
+					if !slices.Contains(challenges, c) {
+						challenges = append(challenges, c)
+					}
+				}
+			}
+			parts = append(parts, part)
+		}
+		if len(parts) > 0 {
+			alternatives = append(alternatives, strings.Join(parts, " and "))
+		}
+	}
+	return strings.Join(alternatives, ", or "), challenges
+}
+
+// quote makes an RFC 7235 quoted-string.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func cloneRequirements(reqs []a2a.SecurityRequirement) []a2a.SecurityRequirement {
+	if reqs == nil {
+		return nil
+	}
+	out := make([]a2a.SecurityRequirement, len(reqs))
+	for i, r := range reqs {
+		out[i] = make(a2a.SecurityRequirement, len(r))
+		for name, scopes := range r {
+			out[i][name] = slices.Clone(scopes)
+		}
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+package authn_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/caddy-a2a/caddy-a2a/authn"
+)
+
+func basicHeader(user, password string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+}
+
+func basicAuth(t *testing.T, cost int) *authn.Authenticator {
+	t.Helper()
+	bob := must(bcrypt.GenerateFromPassword([]byte("correct horse"), cost))
+	carol := must(bcrypt.GenerateFromPassword([]byte("battery staple"), cost))
+	return newAuth(t, authn.Config{Realm: "orders", Schemes: map[string]*authn.Scheme{
+		"basic": {Type: "http", HTTPScheme: "basic", Users: []authn.User{
+			{Username: "bob", Password: string(bob), Scopes: []string{"orders:write"}},
+			// Caddy's basic_auth also takes the hash base64-encoded.
+			{Username: "carol", Password: base64.StdEncoding.EncodeToString(carol)},
+		}},
+	}}, authn.Options{})
+}
+
+func TestBasic(t *testing.T) {
+	a := basicAuth(t, bcrypt.MinCost)
+	tests := []struct {
+		name    string
+		header  []string
+		subject string // "" expects a 401
+	}{
+		{"bob", []string{basicHeader("bob", "correct horse")}, "bob"},
+		{"carol, base64 hash", []string{basicHeader("carol", "battery staple")}, "carol"},
+		{"scheme in lower case", []string{"basic " + base64.StdEncoding.EncodeToString([]byte("bob:correct horse"))}, "bob"},
+		{"password with a colon", []string{basicHeader("bob", "correct horse:")}, ""},
+
+		{"no credentials", nil, ""},
+		{"wrong password", []string{basicHeader("bob", "wrong horse")}, ""},
+		{"unknown user", []string{basicHeader("mallory", "correct horse")}, ""},
+		{"another user's password", []string{basicHeader("carol", "correct horse")}, ""},
+		{"empty password", []string{basicHeader("bob", "")}, ""},
+		{"malformed base64", []string{"Basic Ym9iOmNvcnJlY3Qg*G9yc2U="}, ""},
+		{"no colon", []string{"Basic " + base64.StdEncoding.EncodeToString([]byte("bob"))}, ""},
+		{"empty credentials", []string{"Basic "}, ""},
+		{"oversized header", []string{basicHeader("bob", strings.Repeat("x", 4<<10))}, ""},
+		{"two headers", []string{basicHeader("bob", "correct horse"), basicHeader("bob", "correct horse")}, ""},
+		{"password past bcrypt's 72 bytes", []string{basicHeader("bob", "correct horse"+strings.Repeat("x", 80))}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := request()
+			for _, h := range tt.header {
+				r.Header.Add("Authorization", h)
+			}
+			id, f := a.Authenticate(r)
+			if tt.subject == "" {
+				if f == nil || f.Status != http.StatusUnauthorized {
+					t.Fatalf("Authenticate = %+v, %+v; want a 401", id, f)
+				}
+				if !slices.Equal(f.Challenges, []string{`Basic realm="orders", charset="UTF-8"`}) {
+					t.Errorf("challenges %q", f.Challenges)
+				}
+				assertNoSecret(t, failureText(f), "correct horse")
+				return
+			}
+			if f != nil {
+				t.Fatalf("refused: %v", f)
+			}
+			if id.Subject != tt.subject || id.Owner() != "basic:"+tt.subject {
+				t.Errorf("identity %+v", id)
+			}
+		})
+	}
+	// The password of a cached success still has to match.
+	if _, f := a.Authenticate(request("Authorization", basicHeader("bob", "correct horsE"))); f == nil {
+		t.Error("a wrong password passed after a cached success")
+	}
+}
+
+// TestBasicUnknownUserCostsAWrongPassword checks that an unknown user is
+// compared against a bcrypt hash too, so timing does not reveal which
+// users exist. A missing comparison would be thousands of times faster;
+// the bound is loose so a busy machine does not fail it.
+func TestBasicUnknownUserCostsAWrongPassword(t *testing.T) {
+	a := basicAuth(t, 8)
+	fastest := func(user string) time.Duration {
+		best := time.Duration(1 << 62)
+		for range 5 {
+			start := time.Now()
+			if _, f := a.Authenticate(request("Authorization", basicHeader(user, "wrong"))); f == nil {
+				t.Fatal("a wrong password passed")
+			}
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	wrong, unknown := fastest("bob"), fastest("mallory")
+	if ratio := float64(unknown) / float64(wrong); ratio < 0.3 || ratio > 3 {
+		t.Errorf("unknown user took %v, wrong password %v: the times differ", unknown, wrong)
+	}
+}

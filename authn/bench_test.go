@@ -1,0 +1,85 @@
+package authn_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/caddy-a2a/caddy-a2a/authn"
+)
+
+// benchBearer authenticates one token per iteration against keys fetched
+// from a JWKS at start. cacheSize -1 verifies the signature every time;
+// 0 (the default cache) verifies it once and then serves the cache.
+func benchBearer(b *testing.B, method jwt.SigningMethod, key any, pub any, cacheSize int) {
+	p := newIDP(b, jwk("k1", method.Alg(), pub))
+	a := newAuth(b, authn.Config{CacheSize: cacheSize, Schemes: map[string]*authn.Scheme{
+		"jwt": {Type: "http", HTTPScheme: "bearer", JWT: &authn.JWTConfig{
+			Issuer: "https://issuer.example", Audiences: []string{"a2a-agent"}, JWKSURL: p.URL + "/jwks",
+			RefreshInterval: authn.Duration(time.Hour)}},
+	}}, authn.Options{})
+	tok := mint(b, method, key, "k1", claimsAt(time.Now(), jwt.MapClaims{"scope": "orders:read orders:write"}))
+	r := bearer(tok)
+	if _, f := a.Authenticate(r); f != nil {
+		b.Fatal(f)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, f := a.Authenticate(r); f != nil {
+			b.Fatal(f)
+		}
+	}
+}
+
+func BenchmarkBearerRS256(b *testing.B) {
+	benchBearer(b, jwt.SigningMethodRS256, rsaKey(), &rsaKey().PublicKey, -1)
+}
+
+func BenchmarkBearerES256(b *testing.B) {
+	benchBearer(b, jwt.SigningMethodES256, ecKey(), &ecKey().PublicKey, -1)
+}
+
+func BenchmarkBearerRS256Cached(b *testing.B) {
+	benchBearer(b, jwt.SigningMethodRS256, rsaKey(), &rsaKey().PublicKey, 0)
+}
+
+func BenchmarkBearerES256Cached(b *testing.B) {
+	benchBearer(b, jwt.SigningMethodES256, ecKey(), &ecKey().PublicKey, 0)
+}
+
+func BenchmarkAPIKey(b *testing.B) {
+	keys := make([]authn.APIKey, 10)
+	for i := range keys {
+		keys[i] = authn.APIKey{Key: ciKey + string(rune('a'+i)), Subject: "ci", Scopes: []string{"tasks:read"}}
+	}
+	a := newAuth(b, authn.Config{Schemes: map[string]*authn.Scheme{
+		"key": {Type: "apiKey", In: "header", Name: "X-API-Key", Keys: keys},
+	}}, authn.Options{})
+	r := request("X-API-Key", ciKey+"j")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, f := a.Authenticate(r); f != nil {
+			b.Fatal(f)
+		}
+	}
+}
+
+func BenchmarkBasicCached(b *testing.B) {
+	hash := string(must(bcrypt.GenerateFromPassword([]byte("correct horse"), bcrypt.DefaultCost)))
+	a := newAuth(b, authn.Config{Schemes: map[string]*authn.Scheme{
+		"basic": {Type: "http", HTTPScheme: "basic", Users: []authn.User{{Username: "bob", Password: hash}}},
+	}}, authn.Options{})
+	r := request("Authorization", basicHeader("bob", "correct horse"))
+	if _, f := a.Authenticate(r); f != nil {
+		b.Fatal(f)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, f := a.Authenticate(r); f != nil {
+			b.Fatal(f)
+		}
+	}
+}

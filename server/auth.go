@@ -1,0 +1,87 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+)
+
+// Authenticator says who is calling and what they may do.
+// *authn.Authenticator is one; an adapter may wrap it, for example to
+// publish the identity to its own logs.
+type Authenticator interface {
+	// Authenticate checks a request against the agent-wide requirement:
+	// the caller's identity (nil for an anonymous caller the requirement
+	// admits), or why the request is refused.
+	Authenticate(r *http.Request) (*authn.Identity, *authn.Failure)
+	// Authorize checks a skill's requirements against an identity.
+	Authorize(id *authn.Identity, reqs []a2a.SecurityRequirement) *authn.Failure
+	// Challenge is the 401 for an anonymous caller of something only
+	// authenticated callers get.
+	Challenge() *authn.Failure
+}
+
+// authenticate identifies the caller; without an Authenticator every
+// caller is anonymous.
+func (h *Handler) authenticate(r *http.Request) (*authn.Identity, *authn.Failure) {
+	if h.auth == nil {
+		return nil, nil
+	}
+	return h.auth.Authenticate(r)
+}
+
+// authorize checks the caller against the skill a message is for, before
+// anything is created or sent: the skill's own requirement, and for a
+// skill listed on the extended card only, an authenticated caller.
+func (h *Handler) authorize(id *authn.Identity, sk *mapping.Skill) *authn.Failure {
+	switch {
+	case sk == nil || h.auth == nil:
+		return nil
+	case sk.Extended && id == nil:
+		return h.auth.Challenge()
+	case len(sk.Security) == 0:
+		return nil
+	}
+	return h.auth.Authorize(id, sk.Security)
+}
+
+// refuse answers an authentication or authorization failure: 401 or 403,
+// a WWW-Authenticate challenge per acceptable scheme, and a JSON-RPC error
+// body (never an SSE stream, whatever the method), so that a client can
+// read why. id is null when the request was refused unread.
+func (h *Handler) refuse(w http.ResponseWriter, v a2a.Version, id json.RawMessage, f *authn.Failure) {
+	h.log.Debug("request refused", zap.Int("status", f.Status), zap.String("reason", f.Reason), zap.String("detail", f.Detail))
+	f.SetHeaders(w.Header())
+	h.writeError(w, f.Status, v, id, f.RPCError())
+}
+
+// callerOf is what the skill's expressions see of the caller as caller.*.
+func callerOf(id *authn.Identity) mapping.Caller {
+	if id == nil {
+		return mapping.Caller{}
+	}
+	return mapping.Caller{Subject: id.Subject, Scopes: id.Scopes, Claims: id.Claims}
+}
+
+// forwarded copies the caller's headers that the skill passes on to its
+// upstream, and no others: a run may outlive the request.
+func forwarded(r *http.Request, sk *mapping.Skill) http.Header {
+	if sk == nil || len(sk.ForwardHeaders) == 0 {
+		return nil
+	}
+	out := make(http.Header, len(sk.ForwardHeaders))
+	for _, name := range sk.ForwardHeaders {
+		if vals := r.Header[name]; len(vals) > 0 {
+			out[name] = append([]string(nil), vals...)
+		}
+	}
+	return out
+}
+
+// Interface guard
+var _ Authenticator = (*authn.Authenticator)(nil)
