@@ -1,0 +1,777 @@
+package openapi
+
+// From operations to skills.
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
+)
+
+// generator gathers the skills file.
+type generator struct {
+	doc *document
+	// upstreamURL is the API's base URL, and upstreamNote what the
+	// operator should know about it.
+	upstreamURL  string
+	upstreamNote string
+	// headers are the credential headers every request sends, and
+	// queryCreds the credentials sent in the query, by scheme name.
+	headers    []param
+	queryCreds map[string]param
+	// cred documents each environment variable.
+	creds   []credential
+	skills  []*skill
+	usedIDs map[string]bool
+	notes   []string // about the whole file
+}
+
+// param is a name and a template.
+type param struct{ name, value string }
+
+type credential struct {
+	env, scheme, what string
+}
+
+// skill is one skill, ready to be written.
+type skill struct {
+	op                      *operation
+	id, name, description   string
+	tags, examples          []string
+	inputModes, outputModes []string
+	args                    []*argument
+	method, path            string
+	query, headers          []param
+	body, bodyFormat        string
+	bodyComment             string
+	notes                   []string
+}
+
+// argument is one declared argument.
+type argument struct {
+	name, typ, description string
+	required               bool
+	enum                   []any
+	def                    any
+	hasDef                 bool
+	mediaTypes             []string
+	example                any
+	hasExample             bool
+	in                     string // path, query, header or body
+	wire                   string // its name in the request
+}
+
+// placeholderURL stands for an API whose document gives no absolute URL.
+const placeholderURL = "http://127.0.0.1:8080"
+
+func (g *generator) upstream(override string) error {
+	if override != "" {
+		u, err := url.Parse(override)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("the upstream URL must be an absolute http:// or https:// URL without credentials, query or fragment")
+		}
+		g.upstreamURL = strings.TrimSuffix(override, "/")
+		return nil
+	}
+	servers := get(g.doc.root, "servers")
+	if servers == nil || servers.Kind != yaml.SequenceNode || len(servers.Content) == 0 {
+		g.upstreamURL = placeholderURL
+		g.upstreamNote = "the document names no server: set upstream.url (or the a2a handler's upstream)"
+		return nil
+	}
+	server := resolveAlias(servers.Content[0])
+	raw := scalar(get(server, "url"))
+	if vars := get(server, "variables"); vars != nil && vars.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(vars.Content); i += 2 {
+			raw = strings.ReplaceAll(raw, "{"+vars.Content[i].Value+"}", scalar(get(vars.Content[i+1], "default")))
+		}
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || strings.ContainsAny(raw, "{}"):
+		g.upstreamURL = placeholderURL
+		g.upstreamNote = fmt.Sprintf("the document's server %q is not a URL: set upstream.url", raw)
+	case u.Scheme == "" && u.Host == "":
+		g.upstreamURL = placeholderURL + strings.TrimSuffix(u.Path, "/")
+		g.upstreamNote = fmt.Sprintf("the document's server %q is relative to where the document is served: set upstream.url to the API's address", raw)
+	case u.Scheme != "http" && u.Scheme != "https":
+		g.upstreamURL = placeholderURL
+		g.upstreamNote = fmt.Sprintf("the document's server %q is not http or https: set upstream.url", raw)
+	default:
+		u.User, u.RawQuery, u.Fragment = nil, "", ""
+		g.upstreamURL = strings.TrimSuffix(u.String(), "/")
+	}
+	return nil
+}
+
+// security turns the schemes the operations need into credentials read
+// from the environment: headers every request sends (credentials, so a
+// request whose credential is unset is never sent), or query parameters of
+// the skills that need them.
+func (g *generator) security(ops []*operation) {
+	schemes := get(get(g.doc.root, "components"), "securitySchemes")
+	var names []string
+	for _, op := range ops {
+		for _, name := range g.requirement(op) {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	g.queryCreds = map[string]param{}
+	for _, name := range names {
+		s, err := g.doc.deref(get(schemes, name))
+		if s == nil || err != nil {
+			g.notes = append(g.notes, fmt.Sprintf("security scheme %q is not declared in components.securitySchemes", name))
+			continue
+		}
+		env := envName(name)
+		typ, in, pname := scalar(get(s, "type")), scalar(get(s, "in")), scalar(get(s, "name"))
+		var h param
+		var what string
+		switch {
+		case typ == "apiKey" && in == "header" && validHeaderName(pname):
+			h, what = param{pname, "{env." + env + "}"}, "the API key (header "+pname+")"
+		case typ == "apiKey" && in == "query" && pname != "":
+			g.queryCreds[name] = param{pname, "{env." + env + "}"}
+			g.creds = append(g.creds, credential{env, name, "the API key (query parameter " + pname + ")"})
+			continue
+		case typ == "apiKey" && in == "cookie" && pname != "":
+			h, what = param{"Cookie", pname + "={env." + env + "}"}, "the API key (cookie "+pname+")"
+		case typ == "http" && strings.EqualFold(scalar(get(s, "scheme")), "basic"):
+			h, what = param{"Authorization", "Basic {env." + env + "}"}, "base64 of user:password (HTTP basic)"
+		case typ == "http" && strings.EqualFold(scalar(get(s, "scheme")), "bearer"),
+			typ == "oauth2", typ == "openIdConnect":
+			h, what = param{"Authorization", "Bearer {env." + env + "}"}, "a bearer token"
+			if typ != "http" {
+				what += " (" + typ + ": the agent sends this token as it is; it does not fetch or refresh tokens)"
+			}
+		default:
+			g.notes = append(g.notes, fmt.Sprintf("security scheme %q (%s) is not carried over: add its credential to upstream.headers by hand", name, typ))
+			continue
+		}
+		if slices.ContainsFunc(g.headers, func(p param) bool { return strings.EqualFold(p.name, h.name) }) {
+			g.notes = append(g.notes, fmt.Sprintf("security scheme %q also uses the header %s: only the first scheme's is kept", name, h.name))
+			continue
+		}
+		g.headers = append(g.headers, h)
+		g.creds = append(g.creds, credential{env, name, what})
+	}
+}
+
+// requirement is the scheme names an operation needs: the first
+// alternative of its security, or of the document's.
+func (g *generator) requirement(op *operation) []string {
+	sec := get(op.node, "security")
+	if sec == nil {
+		sec = get(g.doc.root, "security")
+	}
+	if sec == nil || sec.Kind != yaml.SequenceNode || len(sec.Content) == 0 {
+		return nil
+	}
+	first := resolveAlias(sec.Content[0])
+	var names []string
+	for i := 0; first.Kind == yaml.MappingNode && i+1 < len(first.Content); i += 2 {
+		names = append(names, first.Content[i].Value)
+	}
+	return names
+}
+
+func (g *generator) envNames() []string {
+	out := make([]string, len(g.creds))
+	for i, c := range g.creds {
+		out[i] = c.env
+	}
+	return out
+}
+
+// envName makes a scheme name an environment variable's: demoApiKey is
+// DEMO_API_KEY.
+func envName(scheme string) string {
+	var b strings.Builder
+	prev := rune(0)
+	for _, r := range scheme {
+		switch {
+		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			if unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)) {
+				b.WriteByte('_')
+			}
+			b.WriteRune(unicode.ToUpper(r))
+		case b.Len() > 0 && prev != '_':
+			b.WriteByte('_')
+			r = '_'
+		}
+		prev = r
+	}
+	s := strings.Trim(b.String(), "_")
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		s = "API_" + s
+	}
+	return s
+}
+
+var (
+	skillIDPattern = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+	argNamePattern = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+)
+
+// skillID makes the operation's id a skill id, unique in the file.
+func (g *generator) skillID(op *operation) string {
+	base := op.id
+	if base == "" {
+		base = op.method + "_" + op.path
+	}
+	id := strings.Trim(skillIDPattern.ReplaceAllString(base, "_"), "_.-")
+	for strings.Contains(id, "__") {
+		id = strings.ReplaceAll(id, "__", "_")
+	}
+	if id == "" {
+		id = op.method
+	}
+	unique := id
+	for n := 2; g.usedIDs[unique]; n++ {
+		unique = id + "_" + strconv.Itoa(n)
+	}
+	g.usedIDs[unique] = true
+	return unique
+}
+
+// argName makes a parameter's name an argument's.
+func argName(name string) string {
+	s := strings.Trim(argNamePattern.ReplaceAllString(name, "_"), "_")
+	if s == "" {
+		return "arg"
+	}
+	if s[0] >= '0' && s[0] <= '9' {
+		s = "_" + s
+	}
+	return s
+}
+
+func (g *generator) skill(op *operation) (*skill, error) {
+	sk := &skill{op: op, id: g.skillID(op), method: strings.ToUpper(op.method)}
+	summary := oneLine(scalar(get(op.node, "summary")))
+	sk.name = summary
+	if sk.name == "" {
+		sk.name = sk.id
+	}
+	sk.description = strings.TrimSpace(scalar(get(op.node, "description")))
+	if sk.description == "" {
+		sk.description = summary
+	}
+	if sk.description == "" {
+		sk.description = sk.method + " " + op.path
+	}
+	if tags := get(op.node, "tags"); tags != nil && tags.Kind == yaml.SequenceNode {
+		for _, t := range tags.Content {
+			sk.tags = append(sk.tags, t.Value)
+		}
+	}
+	if get(op.node, "servers") != nil || get(op.pathItem, "servers") != nil {
+		sk.note("the operation names its own servers; the skill calls upstream.url")
+	}
+	if err := g.parameters(sk); err != nil {
+		return nil, err
+	}
+	if err := g.requestBody(sk); err != nil {
+		return nil, err
+	}
+	if err := g.pathTemplate(sk); err != nil {
+		return nil, err
+	}
+	for _, name := range g.requirement(op) {
+		if q, ok := g.queryCreds[name]; ok {
+			sk.query = append(sk.query, q)
+		}
+	}
+	if err := g.outputModes(sk); err != nil {
+		return nil, err
+	}
+	sk.inputs()
+	sk.example()
+	return sk, nil
+}
+
+func (sk *skill) note(format string, args ...any) {
+	sk.notes = append(sk.notes, fmt.Sprintf(format, args...))
+}
+
+// parameters reads the path item's and the operation's parameters, the
+// operation's winning.
+func (g *generator) parameters(sk *skill) error {
+	type key struct{ name, in string }
+	var order []key
+	nodes := map[key]*yaml.Node{}
+	for _, list := range []*yaml.Node{get(sk.op.pathItem, "parameters"), get(sk.op.node, "parameters")} {
+		if list == nil || list.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, pn := range list.Content {
+			p, err := g.doc.deref(pn)
+			if err != nil {
+				return fmt.Errorf("parameters: %w", err)
+			}
+			k := key{scalar(get(p, "name")), scalar(get(p, "in"))}
+			if _, seen := nodes[k]; !seen {
+				order = append(order, k)
+			}
+			nodes[k] = p
+		}
+	}
+	for _, k := range order {
+		p := nodes[k]
+		switch {
+		case k.in == "cookie":
+			sk.note("the cookie parameter %s is not carried over", k.name)
+			continue
+		case k.in == "header" && slices.Contains([]string{"Accept", "Content-Type", "Authorization"}, http.CanonicalHeaderKey(k.name)):
+			continue // OpenAPI ignores these: the media types and security say them
+		case k.in == "header" && slices.ContainsFunc(g.headers, func(h param) bool { return strings.EqualFold(h.name, k.name) }):
+			sk.note("the header parameter %s is a credential: upstream.headers sends it", k.name)
+			continue
+		case k.in == "header" && (!validHeaderName(k.name) || slices.Contains([]string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}, http.CanonicalHeaderKey(k.name))):
+			sk.note("the header parameter %s cannot be set by a skill", k.name)
+			continue
+		case k.in != "path" && k.in != "query" && k.in != "header":
+			sk.note("the parameter %s (in %q) is not carried over", k.name, k.in)
+			continue
+		}
+		schemaNode := get(p, "schema")
+		if schemaNode == nil {
+			if content := get(p, "content"); content != nil && content.Kind == yaml.MappingNode && len(content.Content) > 1 {
+				schemaNode = get(content.Content[1], "schema")
+			}
+		}
+		s, err := g.doc.schema(schemaNode, 0)
+		if err != nil {
+			return fmt.Errorf("parameter %s: %w", k.name, err)
+		}
+		if ex, ok := exampleOf(p); ok {
+			s.example, s.hasExample = ex, true
+		}
+		a := sk.argument(k.name, k.in, s, k.in == "path" || scalar(get(p, "required")) == "true", false)
+		if desc := strings.TrimSpace(scalar(get(p, "description"))); desc != "" {
+			a.description = describe(desc, &s)
+		}
+		switch k.in {
+		case "query":
+			queryParam(sk, a, p)
+		case "header":
+			sk.headers = append(sk.headers, param{k.name, "{args." + a.name + "}"})
+		}
+	}
+	return nil
+}
+
+func queryParam(sk *skill, a *argument, p *yaml.Node) {
+	style := scalar(get(p, "style"))
+	explode := style == "" || style == "form"
+	if e := scalar(get(p, "explode")); e != "" {
+		explode = e == "true"
+	}
+	switch {
+	case a.typ == "object":
+		sk.args = slices.DeleteFunc(sk.args, func(x *argument) bool { return x == a })
+		sk.note("the query parameter %s is an object (style %s), which a skill's query cannot send: build it by hand", a.wire, orDefault(style, "form"))
+		return
+	case a.typ == "array" && !explode:
+		sep := map[string]string{"spaceDelimited": " ", "pipeDelimited": "|"}[style]
+		if sep == "" {
+			sep = ","
+		}
+		sk.query = append(sk.query, param{a.wire, fmt.Sprintf("{args.%s == nil ? nil : join(map(args.%s, {string(#)}), %s)}", a.name, a.name, strconv.Quote(sep))})
+		return
+	}
+	sk.query = append(sk.query, param{a.wire, "{args." + a.name + "}"})
+}
+
+// argument declares an argument for a parameter or body property, under a
+// name not yet taken.
+func (sk *skill) argument(wire, in string, s schema, required, multipart bool) *argument {
+	name := argName(wire)
+	for taken := sk.arg(name) != nil; taken; taken = sk.arg(name) != nil {
+		name += "_" + in
+	}
+	a := &argument{name: name, in: in, wire: wire, required: required, description: describe(s.description, &s)}
+	a.typ = s.typ
+	switch {
+	case multipart && (s.typ == "string" && (s.format == "binary" || s.format == "base64") ||
+		s.typ == "array" && s.items != nil && scalar(get(s.items, "format")) == "binary"):
+		if s.typ == "array" {
+			sk.note("the multipart field %s takes several files; the skill sends one", wire)
+		}
+		a.typ = "file"
+	case s.typ == "":
+		a.typ = "string"
+		sk.note("the argument %s has no single type; it is taken as a string", name)
+	case !slices.Contains([]string{"string", "integer", "number", "boolean", "object", "array"}, s.typ):
+		a.typ = "string"
+		sk.note("the argument %s has the type %q; it is taken as a string", name, s.typ)
+	}
+	if slices.Contains([]string{"string", "integer", "number"}, a.typ) {
+		for _, v := range s.enum {
+			if fits(v, a.typ) {
+				a.enum = append(a.enum, v)
+			}
+		}
+	}
+	if s.hasDef && !required && a.typ != "file" && s.def != nil && fits(s.def, a.typ) &&
+		(a.enum == nil || slices.ContainsFunc(a.enum, func(v any) bool { return fmt.Sprint(v) == fmt.Sprint(s.def) })) {
+		a.def, a.hasDef = s.def, true
+	}
+	if s.hasExample && s.example != nil && fits(s.example, a.typ) {
+		a.example, a.hasExample = s.example, true
+	}
+	sk.args = append(sk.args, a)
+	return a
+}
+
+func (sk *skill) arg(name string) *argument {
+	for _, a := range sk.args {
+		if a.name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// describe is a description with the schema's format and bounds:
+// "How many (at least 1).", or "From 1 (bad) to 5 (great). Range: 1 to 5."
+// when the description already ends with a parenthesis.
+func describe(desc string, s *schema) string {
+	type fact struct{ label, text string }
+	var facts []fact
+	if s.format != "" && s.format != "binary" && s.format != "byte" && s.format != "int32" && s.format != "int64" &&
+		s.format != "float" && s.format != "double" {
+		facts = append(facts, fact{"Format", "format " + s.format})
+	}
+	if b := s.bounds(); b != "" && !strings.Contains(desc, b) {
+		facts = append(facts, fact{"Range", b})
+	}
+	if len(facts) == 0 {
+		return desc
+	}
+	desc = strings.TrimRight(desc, ".")
+	var b strings.Builder
+	if desc != "" && !strings.HasSuffix(desc, ")") {
+		b.WriteString(desc + " (")
+		for i, f := range facts {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(f.text)
+		}
+		b.WriteString(").")
+		return b.String()
+	}
+	if desc != "" {
+		b.WriteString(desc + ".")
+	}
+	for _, f := range facts {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f.label + ": " + strings.TrimPrefix(f.text, "format ") + ".")
+	}
+	return b.String()
+}
+
+// requestBody declares the body's properties as arguments and builds the
+// body from them.
+func (g *generator) requestBody(sk *skill) error {
+	rb, err := g.doc.deref(get(sk.op.node, "requestBody"))
+	if err != nil {
+		return fmt.Errorf("requestBody: %w", err)
+	}
+	content := get(rb, "content")
+	if rb == nil || content == nil || content.Kind != yaml.MappingNode || len(content.Content) == 0 {
+		return nil
+	}
+	required := scalar(get(rb, "required")) == "true"
+	var mediaType string
+	var media *yaml.Node
+	for _, want := range []string{"json", "application/x-www-form-urlencoded", "multipart/form-data"} {
+		for i := 0; i+1 < len(content.Content); i += 2 {
+			mt := strings.ToLower(content.Content[i].Value)
+			base, _, _ := strings.Cut(mt, ";")
+			if want == "json" && (base == "application/json" || strings.HasSuffix(base, "+json")) || base == want {
+				mediaType, media = strings.TrimSpace(base), resolveAlias(content.Content[i+1])
+				break
+			}
+		}
+		if media != nil {
+			break
+		}
+	}
+	if media == nil {
+		var types []string
+		for i := 0; i+1 < len(content.Content); i += 2 {
+			types = append(types, content.Content[i].Value)
+		}
+		sk.note("the request body (%s) is not JSON, a form or multipart: the skill sends no body; add one by hand", strings.Join(types, ", "))
+		return nil
+	}
+	multipart := mediaType == "multipart/form-data"
+	switch {
+	case multipart:
+		sk.bodyFormat = "multipart"
+	case mediaType == "application/x-www-form-urlencoded":
+		sk.bodyFormat = "form"
+	case mediaType != "application/json":
+		sk.headers = append(sk.headers, param{"Content-Type", mediaType})
+	}
+	s, err := g.doc.schema(get(media, "schema"), 0)
+	if err != nil {
+		return fmt.Errorf("requestBody: %w", err)
+	}
+	if s.typ != "object" || len(s.props) == 0 {
+		if s.typ == "" {
+			s.typ = "object"
+			sk.note("the request body has no schema: the argument body is taken as an object")
+		}
+		if sk.bodyFormat != "" && s.typ != "object" {
+			sk.note("the %s body is not an object; the skill sends the argument body as it is", mediaType)
+		}
+		a := sk.argument("body", "body", s, required, false)
+		if a.description == "" {
+			a.description = strings.TrimSpace(scalar(get(rb, "description")))
+		}
+		sk.body = "args." + a.name
+		return nil
+	}
+	var fields []*argument
+	for _, p := range s.props {
+		ps, err := g.doc.schema(p.node, 0)
+		if err != nil {
+			return fmt.Errorf("requestBody: property %s: %w", p.name, err)
+		}
+		if ps.readOnly {
+			continue
+		}
+		a := sk.argument(p.name, "body", ps, slices.Contains(s.required, p.name), multipart)
+		if a.typ == "file" {
+			if ct := scalar(get(get(get(media, "encoding"), p.name), "contentType")); ct != "" {
+				for _, t := range strings.Split(ct, ",") {
+					if t = strings.TrimSpace(t); t != "" {
+						a.mediaTypes = append(a.mediaTypes, t)
+					}
+				}
+			}
+		}
+		fields = append(fields, a)
+	}
+	sk.body, sk.bodyComment = bodyExpression(sk, fields)
+	return nil
+}
+
+// bodyExpression builds the body from the arguments of its fields: the
+// arguments themselves when they are exactly the fields, else a map of
+// them that leaves out the optional ones not given.
+func bodyExpression(sk *skill, fields []*argument) (expr, comment string) {
+	same := len(fields) == len(sk.args)
+	optional := false
+	for _, a := range fields {
+		same = same && a.name == a.wire
+		optional = optional || !a.required
+	}
+	if same {
+		return "args", "the body is the arguments given (those not given are left out)"
+	}
+	var b strings.Builder
+	if !optional {
+		b.WriteString("{\n")
+		for i, a := range fields {
+			fmt.Fprintf(&b, "  %s: args.%s", strconv.Quote(a.wire), a.name)
+			if i < len(fields)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString("}\n")
+		return b.String(), ""
+	}
+	b.WriteString("fromPairs(filter([\n")
+	for i, a := range fields {
+		fmt.Fprintf(&b, "  [%s, args.%s]", strconv.Quote(a.wire), a.name)
+		if i < len(fields)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("], {#[1] != nil}))\n")
+	return b.String(), "the body's fields, leaving out those not given"
+}
+
+// pathTemplate writes the path with a hole per path parameter.
+func (g *generator) pathTemplate(sk *skill) error {
+	var b strings.Builder
+	rest := sk.op.path
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			b.WriteString(escapePath(rest))
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return fmt.Errorf("the path has a { without its }")
+		}
+		b.WriteString(escapePath(rest[:i]))
+		name := rest[i+1 : i+j]
+		a := sk.findWire(name, "path")
+		if a == nil {
+			sk.note("the path parameter %s is not declared; it is taken as a required string", name)
+			a = sk.argument(name, "path", schema{typ: "string"}, true, false)
+		}
+		b.WriteString("{args." + a.name + "}")
+		rest = rest[i+j+1:]
+	}
+	sk.path = b.String()
+	if !strings.HasPrefix(sk.path, "/") {
+		sk.path = "/" + sk.path
+	}
+	// Declared path parameters the path does not use are of no use.
+	sk.args = slices.DeleteFunc(sk.args, func(a *argument) bool {
+		if a.in == "path" && !strings.Contains(sk.path, "{args."+a.name+"}") {
+			sk.note("the path parameter %s is not in the path; it is left out", a.wire)
+			return true
+		}
+		return false
+	})
+	return nil
+}
+
+func (sk *skill) findWire(wire, in string) *argument {
+	for _, a := range sk.args {
+		if a.wire == wire && a.in == in {
+			return a
+		}
+	}
+	return nil
+}
+
+// escapePath escapes what a path template's literal text may not hold.
+func escapePath(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	// Empty segments are not allowed in a path template.
+	out := b.String()
+	for strings.Contains(out, "//") {
+		out = strings.ReplaceAll(out, "//", "/")
+	}
+	return out
+}
+
+// outputModes are the media types of the success responses.
+func (g *generator) outputModes(sk *skill) error {
+	responses := get(sk.op.node, "responses")
+	if responses == nil || responses.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(responses.Content); i += 2 {
+		code := strings.ToUpper(responses.Content[i].Value)
+		if !strings.HasPrefix(code, "2") {
+			continue
+		}
+		resp, err := g.doc.deref(responses.Content[i+1])
+		if err != nil {
+			return fmt.Errorf("responses.%s: %w", code, err)
+		}
+		content := get(resp, "content")
+		for j := 0; content != nil && content.Kind == yaml.MappingNode && j+1 < len(content.Content); j += 2 {
+			mt, _, err := mime.ParseMediaType(content.Content[j].Value)
+			if err == nil && strings.Contains(mt, "/") && !strings.Contains(mt, "*") && !slices.Contains(sk.outputModes, mt) {
+				sk.outputModes = append(sk.outputModes, mt)
+			}
+		}
+	}
+	return nil
+}
+
+// inputs sets the input modes: data for the arguments, and the files'
+// media types.
+func (sk *skill) inputs() {
+	if len(sk.args) == 0 {
+		return
+	}
+	sk.inputModes = []string{"application/json"}
+	for _, a := range sk.args {
+		if a.typ != "file" {
+			continue
+		}
+		types := a.mediaTypes
+		if len(types) == 0 {
+			types = []string{"application/octet-stream"}
+		}
+		for _, t := range types {
+			if mt, _, err := mime.ParseMediaType(t); err == nil && strings.Contains(mt, "/") && !slices.Contains(sk.inputModes, mt) {
+				sk.inputModes = append(sk.inputModes, mt)
+			}
+		}
+	}
+}
+
+// example is one example request, as data, when every required argument
+// has an example value.
+func (sk *skill) example() {
+	var b strings.Builder
+	n := 0
+	for _, a := range sk.args {
+		if !a.hasExample {
+			if a.required {
+				return
+			}
+			continue
+		}
+		v, err := jsonText(a.example)
+		if err != nil {
+			return
+		}
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %s", strconv.Quote(a.name), v)
+		n++
+	}
+	if n > 0 {
+		sk.examples = []string{"{" + b.String() + "}"}
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 || c <= ' ' || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}

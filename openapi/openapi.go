@@ -1,0 +1,375 @@
+// Package openapi writes a starting skills file for caddy-a2a from an
+// OpenAPI 3 document (3.0 or 3.1, YAML or JSON): one skill per operation
+// picked, its arguments from the operation's path, query and header
+// parameters and from the properties of its JSON, form or multipart request
+// body, with their types, enums, defaults and descriptions; the request
+// (method, path holes, query, headers, body); the output modes from the
+// success responses' media types; and the credentials of the document's
+// security schemes as {env.NAME} placeholders. The file it writes loads
+// without errors (Generate checks it with mapping.Parse) and is meant to be
+// reviewed and refined: response rules, text patterns and match predicates
+// are the operator's to add.
+//
+// The document is read with gopkg.in/yaml.v3, already a dependency, rather
+// than an OpenAPI library: the generator reads a dozen fields and resolves
+// local $refs, which a node walk does in a few functions, while the
+// libraries (kin-openapi, libopenapi) would add several modules to every
+// Caddy build for a command run once, and decode into maps that lose the
+// document's order of paths, operations and properties, which the skills
+// file keeps. External $refs (to other files or URLs) are not followed:
+// bundle the document first.
+package openapi
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+)
+
+// Options says what to generate.
+type Options struct {
+	// Operations picks the operations, each by its operationId or as
+	// "METHOD /path" (e.g. "GET /users/{id}"); empty picks every one.
+	Operations []string
+	// UpstreamURL is the API's base URL; empty takes the document's first
+	// server.
+	UpstreamURL string
+}
+
+// Result is a generated skills file.
+type Result struct {
+	// YAML is the skills file.
+	YAML []byte
+	// Skills are the skills' ids, in order.
+	Skills []string
+	// Env names the environment variables the file reads when it loads
+	// (the credentials of the security schemes).
+	Env []string
+	// Notes say what could not be carried over; each names its operation.
+	// The file carries them as comments too.
+	Notes []string
+}
+
+// methods are the operations of a path item that the skills file can call,
+// in the order the OpenAPI specification lists them.
+var methods = []string{"get", "put", "post", "delete", "options", "head", "patch"}
+
+// Generate writes the skills file for the operations opts picks from the
+// OpenAPI document src; filename names it in errors and in the file's
+// header.
+func Generate(filename string, src []byte, opts Options) (*Result, error) {
+	d, err := parse(filename, src)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := d.operations()
+	if err != nil {
+		return nil, err
+	}
+	if ops, err = pick(ops, opts.Operations); err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", filename, err)
+	}
+	g := &generator{doc: d, usedIDs: map[string]bool{}}
+	if len(opts.Operations) == 0 {
+		for _, op := range d.skipped {
+			g.notes = append(g.notes, op+" is not carried over: a skill cannot send TRACE")
+		}
+	}
+	if err := g.upstream(opts.UpstreamURL); err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	g.security(ops)
+	for _, op := range ops {
+		sk, err := g.skill(op)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: %s: %s %s: %w", filename, strings.ToUpper(op.method), op.path, err)
+		}
+		g.skills = append(g.skills, sk)
+	}
+	out, err := g.emit(filename)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: writing the skills file: %w", filename, err)
+	}
+	// The file must load: a failure here is the generator's mistake.
+	loaded, err := mapping.Parse("generated.yaml", out, mapping.Options{
+		LookupEnv: func(string) (string, bool) { return "value", true },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: the generated skills file does not load (please report this): %w", filename, err)
+	}
+	loaded.Close()
+	r := &Result{YAML: out, Env: g.envNames()}
+	for _, sk := range g.skills {
+		r.Skills = append(r.Skills, sk.id)
+		for _, n := range sk.notes {
+			r.Notes = append(r.Notes, sk.id+": "+n)
+		}
+	}
+	r.Notes = append(r.Notes, g.notes...)
+	return r, nil
+}
+
+// Operation is an operation of a document, for choosing among them.
+type Operation struct {
+	// ID is the operationId; "" when the document gives none.
+	ID      string
+	Method  string // upper case
+	Path    string
+	Summary string
+}
+
+// Operations lists the operations of the OpenAPI document src, in its
+// order; filename names it in errors.
+func Operations(filename string, src []byte) ([]Operation, error) {
+	d, err := parse(filename, src)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := d.operations()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Operation, len(ops))
+	for i, op := range ops {
+		out[i] = Operation{ID: op.id, Method: strings.ToUpper(op.method), Path: op.path,
+			Summary: oneLine(scalar(get(op.node, "summary")))}
+	}
+	return out, nil
+}
+
+// document is a parsed OpenAPI document.
+type document struct {
+	file string
+	root *yaml.Node
+	// skipped are the operations a skill cannot call (TRACE).
+	skipped []string
+}
+
+func parse(filename string, src []byte) (*document, error) {
+	var n yaml.Node
+	if err := yaml.Unmarshal(src, &n); err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", filename, err)
+	}
+	if n.Kind != yaml.DocumentNode || len(n.Content) == 0 || resolveAlias(n.Content[0]).Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("openapi: %s: not an OpenAPI document (a mapping)", filename)
+	}
+	d := &document{file: filename, root: resolveAlias(n.Content[0])}
+	version := scalar(get(d.root, "openapi"))
+	switch {
+	case get(d.root, "swagger") != nil:
+		return nil, fmt.Errorf("openapi: %s: Swagger 2.0 is not supported: convert it to OpenAPI 3 first (for example with swagger2openapi)", filename)
+	case !strings.HasPrefix(version, "3."):
+		return nil, fmt.Errorf("openapi: %s: want an OpenAPI 3 document (openapi: 3.x), not %q", filename, version)
+	}
+	return d, nil
+}
+
+// operation is one operation of the document.
+type operation struct {
+	method, path string
+	id           string // the operationId, or ""
+	node         *yaml.Node
+	pathItem     *yaml.Node
+}
+
+func (op *operation) String() string {
+	if op.id != "" {
+		return op.id
+	}
+	return strings.ToUpper(op.method) + " " + op.path
+}
+
+// operations lists the document's operations in its order.
+func (d *document) operations() ([]*operation, error) {
+	paths := get(d.root, "paths")
+	if paths == nil || paths.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("openapi: %s: the document has no paths", d.file)
+	}
+	var ops []*operation
+	for i := 0; i+1 < len(paths.Content); i += 2 {
+		path := paths.Content[i].Value
+		item, err := d.deref(paths.Content[i+1])
+		if err != nil {
+			return nil, fmt.Errorf("openapi: %s: paths.%s: %w", d.file, path, err)
+		}
+		if item.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			method := item.Content[j].Value
+			if method == "trace" {
+				d.skipped = append(d.skipped, "TRACE "+path)
+			}
+			if !slices.Contains(methods, method) {
+				continue
+			}
+			node := resolveAlias(item.Content[j+1])
+			ops = append(ops, &operation{method: method, path: path, id: scalar(get(node, "operationId")), node: node, pathItem: item})
+		}
+	}
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("openapi: %s: the document has no operations", d.file)
+	}
+	return ops, nil
+}
+
+// pick keeps the operations named, in the document's order.
+func pick(ops []*operation, names []string) ([]*operation, error) {
+	if len(names) == 0 {
+		return ops, nil
+	}
+	chosen := make([]bool, len(ops))
+	var unknown []string
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		found := false
+		for i, op := range ops {
+			if op.id != "" && op.id == name || matchesMethodPath(op, name) {
+				chosen[i], found = true, true
+			}
+		}
+		if !found && name != "" {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		known := make([]string, len(ops))
+		for i, op := range ops {
+			known[i] = op.String()
+		}
+		return nil, fmt.Errorf("no operation %s; the operations are: %s", strings.Join(quoteAll(unknown), ", "), strings.Join(known, ", "))
+	}
+	var out []*operation
+	for i, op := range ops {
+		if chosen[i] {
+			out = append(out, op)
+		}
+	}
+	return out, nil
+}
+
+func matchesMethodPath(op *operation, name string) bool {
+	method, path, ok := strings.Cut(name, " ")
+	return ok && strings.EqualFold(method, op.method) && strings.TrimSpace(path) == op.path
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+// get returns the value of key in mapping n, or nil.
+func get(n *yaml.Node, key string) *yaml.Node {
+	n = resolveAlias(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return resolveAlias(n.Content[i+1])
+		}
+	}
+	return nil
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// scalar is a scalar node's value, or "".
+func scalar(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+// maxRefs bounds a chain of $refs, so a loop ends.
+const maxRefs = 32
+
+var errExternalRef = errors.New("only $refs within the document (#/...) are followed: bundle the document first")
+
+// deref follows n's $ref, if any, within the document.
+func (d *document) deref(n *yaml.Node) (*yaml.Node, error) {
+	n = resolveAlias(n)
+	for hops := 0; ; hops++ {
+		ref := get(n, "$ref")
+		if ref == nil {
+			return n, nil
+		}
+		if hops == maxRefs {
+			return nil, fmt.Errorf("$ref %q: too many $refs in a row (a loop?)", ref.Value)
+		}
+		target, err := d.pointer(ref.Value)
+		if err != nil {
+			return nil, fmt.Errorf("$ref %q: %w", ref.Value, err)
+		}
+		n = target
+	}
+}
+
+// pointer resolves a local JSON pointer reference ("#/components/...").
+func (d *document) pointer(ref string) (*yaml.Node, error) {
+	if !strings.HasPrefix(ref, "#") {
+		return nil, errExternalRef
+	}
+	n := d.root
+	rest := strings.TrimPrefix(ref, "#")
+	if rest == "" {
+		return n, nil
+	}
+	if !strings.HasPrefix(rest, "/") {
+		return nil, errors.New("not a JSON pointer")
+	}
+	for _, tok := range strings.Split(rest[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(unescapePercent(tok), "~1", "/"), "~0", "~")
+		switch n.Kind {
+		case yaml.MappingNode:
+			n = get(n, tok)
+		case yaml.SequenceNode:
+			var i int
+			if _, err := fmt.Sscan(tok, &i); err != nil || i < 0 || i >= len(n.Content) {
+				return nil, fmt.Errorf("no item %q", tok)
+			}
+			n = resolveAlias(n.Content[i])
+		default:
+			n = nil
+		}
+		if n == nil {
+			return nil, fmt.Errorf("nothing at %q", tok)
+		}
+	}
+	return n, nil
+}
+
+// unescapePercent decodes %XX escapes of a URI fragment, leaving invalid
+// ones as they are.
+func unescapePercent(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			var c byte
+			if _, err := fmt.Sscanf(s[i+1:i+3], "%02x", &c); err == nil {
+				b.WriteByte(c)
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
