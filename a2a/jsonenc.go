@@ -156,6 +156,12 @@ func appendRaw(dst []byte, raw []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// AppendJSON writes v as the codecs write a Part's data: one line, map keys
+// sorted. It fails for what JSON cannot hold (NaN, infinities, maps whose
+// keys are not strings), so that such a value can be refused where it is
+// made instead of breaking every later answer that carries it.
+func AppendJSON(dst []byte, v any) ([]byte, error) { return appendAny(dst, v) }
+
 // appendAny writes a decoded JSON value (or a json.RawMessage). Map keys are
 // sorted so that equal values encode to equal bytes.
 func appendAny(dst []byte, v any) ([]byte, error) {

@@ -182,7 +182,18 @@ func (sk *Skill) artifactPart(m *vm.VM, e *env, a *artifactRule) (part a2a.Part,
 		if err != nil || v == nil {
 			return part, false, wrap("data", err)
 		}
-		return a2a.DataPart(v), true, nil
+		// Encoded once here: a value JSON cannot hold fails this run
+		// rather than every later answer that carries the task.
+		if pairs, ok := v.(map[any]any); ok {
+			if v, err = stringKeyed(pairs); err != nil {
+				return part, false, wrap("data", err)
+			}
+		}
+		raw, err := a2a.AppendJSON(nil, v)
+		if err != nil {
+			return part, false, fmt.Errorf("data: the value cannot be written as JSON: %w", err)
+		}
+		return a2a.DataPart(json.RawMessage(raw)), true, nil
 	case a.text != nil:
 		s, err := a.text.text(m, e)
 		if err != nil || s == "" {

@@ -1,7 +1,11 @@
 package mapping_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -56,5 +60,52 @@ skills:
 				t.Errorf("err %v; want a %s RunError over the memory budget", out.Err, tt.stage)
 			}
 		})
+	}
+}
+
+// An artifact value JSON cannot hold fails the run where it is made: stored
+// on the task, it would break every later answer that carries the task.
+func TestArtifactDataJSONCannotHoldFailsTheRun(t *testing.T) {
+	src := `upstream: {url: "http://ignored"}
+skills:
+  - id: average
+    description: d
+    request: {path: /r}
+    response:
+      - state: completed
+        artifacts:
+          - data: "{avg: response.body.total / response.body.count}"
+  - id: pairs
+    description: d
+    request: {path: /r}
+    response:
+      - state: completed
+        artifacts:
+          - data: 'fromPairs([["a", 1], ["b", {"c": 2}]])'
+`
+	srv, _ := recorder(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"total": 10, "count": 0}`)
+	})
+	skills := load(t, src, srv.URL, mapping.Options{})
+
+	out := runSkill(t, skills, message("average", nil, ""))
+	if out.State != a2a.TaskStateFailed || len(out.Artifacts) != 0 || !strings.Contains(fmt.Sprint(out.Err), "cannot be written as JSON") {
+		t.Fatalf("10/0 as artifact data: state %v, %d artifacts, err %v; want a failed run", out.State, len(out.Artifacts), out.Err)
+	}
+
+	out = runSkill(t, skills, message("pairs", nil, ""))
+	if out.State != a2a.TaskStateCompleted || len(out.Artifacts) != 1 {
+		t.Fatalf("fromPairs as artifact data: state %v (%v)", out.State, out.Err)
+	}
+	if got := string(out.Artifacts[0].Parts[0].Data.(json.RawMessage)); got != `{"a":1,"b":{"c":2}}` {
+		t.Errorf("data = %s", got)
+	}
+}
+
+func TestSelectionErrorWithNoSkillsForTheCaller(t *testing.T) {
+	err := &mapping.SelectionError{Named: true, Requested: "nope"}
+	if got := err.Error(); !strings.Contains(got, "no skill is available") {
+		t.Fatalf("Error() = %q", got)
 	}
 }

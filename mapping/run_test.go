@@ -157,7 +157,7 @@ skills:
 	}{
 		{"first rule", "rules", answer(200, "application/json", `{"ok":true,"items":[1,2]}`), a2a.TaskStateCompleted,
 			"ok, 3 items, [1,2]", []a2a.Artifact{
-				{Name: "items", Description: "the items", Parts: []a2a.Part{a2a.DataPart([]any{1.0, 2.0})}},
+				{Name: "items", Description: "the items", Parts: []a2a.Part{a2a.DataPart(json.RawMessage(`[1,2]`))}},
 				{Name: "first", Parts: []a2a.Part{a2a.TextPart("first=1")}},
 			}},
 		{"second rule", "rules", answer(200, "text/plain", `not json`), a2a.TaskStateInputRequired, "not json", nil},
@@ -167,7 +167,7 @@ skills:
 		{"no rule matches", "rules", answer(503, "", ``), a2a.TaskStateFailed,
 			`Skill "rules" failed: the service answered HTTP 503 Service Unavailable.`, nil},
 		{"response as a whole", "whole", answer(202, "text/plain", `x`), a2a.TaskStateCompleted, "", []a2a.Artifact{
-			{Parts: []a2a.Part{a2a.DataPart(map[string]any{"status": 202, "type": "text/plain"})}},
+			{Parts: []a2a.Part{a2a.DataPart(json.RawMessage(`{"status":202,"type":"text/plain"}`))}},
 		}},
 	}
 	for _, tt := range tests {
@@ -211,7 +211,7 @@ skills:
 `, srv.URL, mapping.Options{})
 
 	out := runSkill(t, s, message("rules", nil, ""))
-	want := []a2a.Part{a2a.TextPart("got it"), a2a.DataPart(map[string]any{"a": 1.0})}
+	want := []a2a.Part{a2a.TextPart("got it"), a2a.DataPart(json.RawMessage(`{"a":1}`))}
 	if out.State != a2a.TaskStateCompleted || len(out.Artifacts) != 0 || out.Message == nil || !reflect.DeepEqual(out.Message.Parts, want) {
 		t.Errorf("rules: %+v; want a message with %+v", out, want)
 	}

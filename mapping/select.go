@@ -113,6 +113,10 @@ func (e *SelectionError) Error() string {
 	} else {
 		b.WriteString("the message does not say which skill it is for; ")
 	}
+	if len(e.Skills) == 0 {
+		b.WriteString("no skill is available to this caller")
+		return b.String()
+	}
 	fmt.Fprintf(&b, "the skills are: %s. Name one in the message metadata, e.g. \"metadata\": {%q: %q}",
 		strings.Join(e.Skills, ", "), MetadataSkillKey, e.Skills[0])
 	return b.String()

@@ -76,6 +76,9 @@ func TestProtocolErrors(t *testing.T) {
 		{"no accepted output mode 0.3", "", "", rpcBody("message/send", map[string]any{
 			"message":       message("", "weather", map[string]any{"city": "Paris"}),
 			"configuration": map[string]any{"acceptedOutputModes": []string{"image/png"}}}), 200, a2a.CodeContentTypeNotSupported, "7"},
+		{"push config in a message's configuration", "1.0", "", rpcBody("SendMessage", map[string]any{
+			"message":       message("1.0", "weather", map[string]any{"city": "Paris"}),
+			"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": "https://client.example/hook"}}}), 200, a2a.CodePushNotificationNotSupported, "7"},
 		{"wrong content type", "1.0", "text/plain", rpcBody("GetTask", map[string]any{"id": "x"}), 415, a2a.CodeInvalidRequest, "null"},
 		{"body too large", "1.0", "", rpcBody("GetTask", map[string]any{"id": strings.Repeat("x", 2<<10)}), 413, a2a.CodeInvalidRequest, "null"},
 	}

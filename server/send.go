@@ -146,6 +146,10 @@ type admission struct {
 // no further it answers the caller itself and returns false.
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) (admission, bool) {
 	p := req.Params.(*a2a.SendMessageRequest)
+	if p.Configuration != nil && p.Configuration.PushNotification != nil {
+		h.fail(w, v, req, a2a.PushNotificationNotSupported())
+		return admission{}, false
+	}
 	sel, err := h.selectSkill(caller, &p.Message, p.Configuration)
 	if err != nil {
 		h.fail(w, v, req, h.protocolError(req.Method, err))
@@ -215,18 +219,23 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v
 		return
 	}
 	go h.execute(e)
-	h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: task}, sub)
+	var historyLength *int32
+	if c := in.params.Configuration; c != nil {
+		historyLength = c.HistoryLength
+	}
+	h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: withHistory(task, historyLength)}, sub)
 }
 
-// runForMessage runs a message-answering skill. No task exists, so there is
-// nothing to cancel: the skill's own timeout bounds the call.
+// runForMessage runs a message-answering skill. No task exists whose result
+// could be fetched later, so the call ends when the caller hangs up; the
+// skill's own timeout bounds it too.
 func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *mapping.Skill, msg *a2a.Message) *a2a.Message {
 	contextID := msg.ContextID
 	if contextID == "" {
 		contextID = uuid.NewString()
 	}
 	call := mapping.Call{Message: msg, ContextID: contextID, Caller: callerOf(caller), Headers: forwarded(r, skill)}
-	out := skill.Run(context.Background(), call, nil)
+	out := skill.Run(r.Context(), call, nil)
 	if out.Err != nil {
 		h.log.Warn("skill run failed", zap.String("skill", skill.ID), zap.Error(out.Err))
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -38,10 +39,15 @@ func startSSE(w http.ResponseWriter, v a2a.Version, id json.RawMessage) *sseWrit
 
 func (s *sseWriter) close() { putBuffer(s.buf) }
 
+// event writes one answer. One that cannot be encoded ends the stream
+// with an error event, so the client is told rather than cut off.
 func (s *sseWriter) event(ev *a2a.StreamResponse) error {
 	out, err := a2a.AppendResult(append((*s.buf)[:0], "data: "...), s.v, s.id, ev)
 	if err != nil {
-		return err
+		if writeErr := s.error(a2a.InternalError("an update could not be encoded")); writeErr != nil {
+			return writeErr
+		}
+		return fmt.Errorf("encoding a stream event: %w", err)
 	}
 	*s.buf = append(out, '\n', '\n')
 	return s.write(*s.buf)
