@@ -1,7 +1,6 @@
 package authn
 
 import (
-	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -92,10 +91,20 @@ func (in *introspector) introspect(ctx context.Context, tok string, now time.Tim
 	if in.subjectClaim != "" {
 		sub, _ = answer[in.subjectClaim].(string)
 	} else {
+		// A subject taken from another member is marked with it, so that a
+		// client whose client_id equals some user's sub or username never
+		// becomes that user (and sees that user's tasks).
 		s1, _ := answer["sub"].(string)
 		s2, _ := answer["client_id"].(string)
 		s3, _ := answer["username"].(string)
-		sub = cmp.Or(s1, s2, s3)
+		switch {
+		case s1 != "":
+			sub = s1
+		case s2 != "":
+			sub = "client_id:" + s2
+		case s3 != "":
+			sub = "username:" + s3
+		}
 	}
 	if sub == "" {
 		return nil, "the token names no subject", "introspection: no subject"

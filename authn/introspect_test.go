@@ -149,3 +149,32 @@ func TestJWTAndIntrospection(t *testing.T) {
 		t.Error("a JWT that failed was introspected")
 	}
 }
+
+// A subject taken from client_id or username is marked with where it came
+// from, so a client never shares an owner (and tasks) with a user whose
+// sub or username is the same string.
+func TestIntrospectionSubjectNamesItsSource(t *testing.T) {
+	clk := newClock()
+	p := newIDP(t)
+	a := introspectAuth(t, p, clk, nil, nil)
+	exp := float64(clk.Now().Add(10 * time.Minute).Unix())
+	tests := []struct {
+		token  string
+		answer map[string]any
+		owner  string
+	}{
+		{"opaque-user-alice", map[string]any{"active": true, "sub": "alice", "exp": exp}, "oauth:alice"},
+		{"opaque-client-alice", map[string]any{"active": true, "client_id": "alice", "exp": exp}, "oauth:client_id:alice"},
+		{"opaque-username-alice", map[string]any{"active": true, "username": "alice", "exp": exp}, "oauth:username:alice"},
+	}
+	for _, tt := range tests {
+		p.setToken(tt.token, tt.answer)
+		id, f := a.Authenticate(bearer(tt.token))
+		if f != nil {
+			t.Fatalf("%s: refused: %v", tt.token, f)
+		}
+		if id.Owner() != tt.owner {
+			t.Errorf("%s: owner %q, want %q", tt.token, id.Owner(), tt.owner)
+		}
+	}
+}

@@ -42,9 +42,11 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    heartbeat    <duration>
 //	    card_max_age <duration>
 //	    tasks {
-//	        max_tasks     <count>
-//	        max_age       <duration>
-//	        stream_buffer <count>
+//	        max_tasks          <count>
+//	        max_live_per_owner <count>
+//	        max_history        <count>
+//	        max_age            <duration>
+//	        stream_buffer      <count>
 //	    }
 //	    signing {
 //	        key          <file|{env.VAR}> [<kid> [<alg>]]
@@ -146,8 +148,11 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // reuse the Agent Card before revalidating it (default 5m).
 //
 // The tasks block bounds the task store: how many tasks it keeps (default
-// 10000), how long a task is kept after its last update (default 1h), and
-// how many events a stream may fall behind before it is closed (default 64).
+// 10000), how many running or interrupted tasks one caller may have
+// (default a quarter of max_tasks), how many messages one task may hold
+// (default 100), how long a task is kept after its last update (default
+// 1h), and how many events a stream may fall behind before it is closed
+// (default 64).
 // A store kept across a reload keeps the limits it was created with.
 //
 // The signing block signs the Agent Card (spec 1.0 §8.4: RFC 8785 JCS, a
@@ -304,6 +309,10 @@ func parseTasks(d *caddyfile.Dispenser) (*TasksConfig, error) {
 		switch sub {
 		case "max_tasks":
 			t.MaxTasks, err = countArg(d)
+		case "max_live_per_owner":
+			t.MaxLivePerOwner, err = countArg(d)
+		case "max_history":
+			t.MaxHistory, err = countArg(d)
 		case "max_age":
 			t.MaxAge, err = durationArg(d)
 		case "stream_buffer":

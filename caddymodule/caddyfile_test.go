@@ -40,6 +40,8 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				card_max_age 5m
 				tasks {
 					max_tasks     10000
+					max_live_per_owner 100
+					max_history   20
 					max_age       1h
 					stream_buffer 64
 				}
@@ -60,9 +62,11 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				Heartbeat:          caddy.Duration(15 * time.Second),
 				CardMaxAge:         caddy.Duration(5 * time.Minute),
 				Tasks: &TasksConfig{
-					MaxTasks:     10000,
-					MaxAge:       caddy.Duration(time.Hour),
-					StreamBuffer: 64,
+					MaxTasks:        10000,
+					MaxLivePerOwner: 100,
+					MaxHistory:      20,
+					MaxAge:          caddy.Duration(time.Hour),
+					StreamBuffer:    64,
 				},
 			},
 		},

@@ -137,6 +137,12 @@ type Provider struct {
 type TasksConfig struct {
 	// MaxTasks is how many tasks the store keeps. Default: 10000.
 	MaxTasks int `json:"max_tasks,omitempty"`
+	// MaxLivePerOwner is how many running or interrupted tasks one caller
+	// may have. Default: a quarter of max_tasks.
+	MaxLivePerOwner int `json:"max_live_per_owner,omitempty"`
+	// MaxHistory is how many messages one task may hold; a follow-up past
+	// that is refused. Default: 100.
+	MaxHistory int `json:"max_history,omitempty"`
 	// MaxAge is how long a task is kept after its last update. Default: 1h.
 	MaxAge caddy.Duration `json:"max_age,omitempty"`
 	// StreamBuffer is how many events a stream may fall behind before it is
@@ -330,6 +336,10 @@ func (h *Handler) Validate() error {
 		switch {
 		case t.MaxTasks < 0:
 			return fmt.Errorf("tasks: max_tasks %d is negative", t.MaxTasks)
+		case t.MaxLivePerOwner < 0:
+			return fmt.Errorf("tasks: max_live_per_owner %d is negative", t.MaxLivePerOwner)
+		case t.MaxHistory < 0:
+			return fmt.Errorf("tasks: max_history %d is negative", t.MaxHistory)
 		case t.MaxAge < 0:
 			return fmt.Errorf("tasks: max_age %s is negative", time.Duration(t.MaxAge))
 		case t.StreamBuffer < 0:

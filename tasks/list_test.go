@@ -203,7 +203,7 @@ func TestListPaginationTies(t *testing.T) {
 // A page token survives inserts (and evictions): the next page continues
 // right after the last task seen.
 func TestListTokenSurvivesInserts(t *testing.T) {
-	m, clk := newManager(t, tasks.Options{MaxTasks: 8})
+	m, clk := newManager(t, tasks.Options{MaxTasks: 8, MaxLivePerOwner: 8})
 	var old []string // newest first
 	for range 6 {
 		task := mustCreate(t, m, "", userMsg("old"))

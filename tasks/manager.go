@@ -17,6 +17,10 @@
 //     interrupted task is never dropped: when every stored task is live,
 //     Create fails with an *a2a.Error (code -32603, reason
 //     RESOURCE_EXHAUSTED) that asks the client to retry later.
+//   - Per owner. One owner holds at most MaxLivePerOwner running or
+//     interrupted tasks; past that its Create fails with RESOURCE_EXHAUSTED
+//     while other owners are unaffected. A task holds at most MaxHistory
+//     messages; a follow-up past that is refused with InvalidParams.
 //   - Age. A terminal task is evicted MaxAge after its last update. A live
 //     task not updated for MaxAge is moved to failed with an agent message
 //     saying it expired, its tracked context is canceled with cause
@@ -66,6 +70,12 @@ var (
 type Options struct {
 	// MaxTasks bounds the number of stored tasks (default 10000).
 	MaxTasks int
+	// MaxLivePerOwner bounds the running or interrupted tasks of one owner
+	// (default MaxTasks/4), so that one caller cannot fill the store.
+	MaxLivePerOwner int
+	// MaxHistory bounds the messages of one task (default 100): a
+	// follow-up to a task that holds as many is refused.
+	MaxHistory int
 	// MaxAge bounds how long a task is kept after its last update
 	// (default 1h).
 	MaxAge time.Duration
@@ -87,10 +97,11 @@ type Options struct {
 // a Bus. It holds no per-handler state, so one Manager can outlive config
 // reloads; the last user calls Close. It is safe for concurrent use.
 type Manager struct {
-	now    func() time.Time
-	maxAge time.Duration
-	store  Store
-	bus    *Bus
+	now        func() time.Time
+	maxAge     time.Duration
+	maxHistory int
+	store      Store
+	bus        *Bus
 	// expireFn is m.expire bound once, so that sweeping allocates nothing.
 	expireFn func(*Record)
 
@@ -115,6 +126,12 @@ func NewManager(opts Options) *Manager {
 	if opts.MaxTasks <= 0 {
 		opts.MaxTasks = 10000
 	}
+	if opts.MaxLivePerOwner <= 0 {
+		opts.MaxLivePerOwner = max(opts.MaxTasks/4, 1)
+	}
+	if opts.MaxHistory <= 0 {
+		opts.MaxHistory = 100
+	}
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = time.Hour
 	}
@@ -128,14 +145,15 @@ func NewManager(opts Options) *Manager {
 		opts.Now = time.Now
 	}
 	if opts.Store == nil {
-		opts.Store = NewMemoryStore(opts.MaxTasks, opts.MaxAge)
+		opts.Store = NewMemoryStore(opts.MaxTasks, opts.MaxLivePerOwner, opts.MaxAge)
 	}
 	m := &Manager{
-		now:     opts.Now,
-		maxAge:  opts.MaxAge,
-		store:   opts.Store,
-		bus:     NewBus(opts.StreamBuffer),
-		tracked: make(map[string]tracked),
+		now:        opts.Now,
+		maxAge:     opts.MaxAge,
+		maxHistory: opts.MaxHistory,
+		store:      opts.Store,
+		bus:        NewBus(opts.StreamBuffer),
+		tracked:    make(map[string]tracked),
 	}
 	m.expireFn = m.expire
 	if opts.SweepInterval > 0 {
@@ -236,6 +254,10 @@ func (m *Manager) Continue(owner, taskID string, msg a2a.Message) (*a2a.Task, er
 		case !state.Interrupted():
 			return a2a.UnsupportedOperation(fmt.Sprintf(
 				"task is %s: only an input-required or auth-required task takes a follow-up message", state))
+		}
+		if len(rec.Task.History) >= m.maxHistory {
+			return a2a.InvalidParams("params.message.taskId", fmt.Sprintf(
+				"the task holds %d messages, as many as a task may; start a new task (referenceTaskIds may name this one)", len(rec.Task.History)))
 		}
 		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
 		rec.Task.History = append(rec.Task.History, msg)

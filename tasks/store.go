@@ -56,8 +56,9 @@ type Store interface {
 // costs O(1) per task: terminal and live tasks sit in two lists ordered by
 // their last update, so the oldest of each is always at the front.
 type MemoryStore struct {
-	maxTasks int
-	maxAge   time.Duration
+	maxTasks        int
+	maxLivePerOwner int
+	maxAge          time.Duration
 
 	mu       sync.RWMutex
 	byID     map[string]*memEntry
@@ -73,14 +74,16 @@ type memEntry struct {
 	terminal     bool      // which age list holds the entry
 }
 
-// NewMemoryStore returns an empty store that holds at most maxTasks tasks
-// and drops terminal tasks maxAge after their last update.
-func NewMemoryStore(maxTasks int, maxAge time.Duration) *MemoryStore {
+// NewMemoryStore returns an empty store that holds at most maxTasks tasks,
+// of which at most maxLivePerOwner live ones of any one owner, and drops
+// terminal tasks maxAge after their last update.
+func NewMemoryStore(maxTasks, maxLivePerOwner int, maxAge time.Duration) *MemoryStore {
 	return &MemoryStore{
-		maxTasks: maxTasks,
-		maxAge:   maxAge,
-		byID:     make(map[string]*memEntry),
-		owners:   make(map[string]*ownerList),
+		maxTasks:        maxTasks,
+		maxLivePerOwner: maxLivePerOwner,
+		maxAge:          maxAge,
+		byID:            make(map[string]*memEntry),
+		owners:          make(map[string]*ownerList),
 	}
 }
 
@@ -91,24 +94,41 @@ func (s *MemoryStore) Insert(rec Record) error {
 	if _, dup := s.byID[rec.Task.ID]; dup {
 		return fmt.Errorf("tasks: insert task %s: id already stored", rec.Task.ID)
 	}
+	terminal := rec.Task.Status.State.Terminal()
+	ow := s.owners[rec.Owner]
+	if !terminal && ow != nil && ow.live >= s.maxLivePerOwner {
+		return ownerFull(s.maxLivePerOwner)
+	}
 	if len(s.byID) >= s.maxTasks {
 		if s.terminal.head == nil {
 			return storeFull(s.maxTasks)
 		}
 		s.remove(s.terminal.head)
+		ow = s.owners[rec.Owner] // the eviction may have emptied it
 	}
-	e := &memEntry{rec: rec}
-	ow := s.owners[rec.Owner]
+	e := &memEntry{rec: rec, terminal: terminal}
 	if ow == nil {
 		ow = &ownerList{owner: rec.Owner}
 		s.owners[rec.Owner] = ow
 	}
 	e.rec.Owner = ow.owner // one copy of the owner string for all its tasks
 	ow.push(e)
+	if !terminal {
+		ow.live++
+	}
 	s.byID[rec.Task.ID] = e
-	e.terminal = rec.Task.Status.State.Terminal()
 	s.ages(e.terminal).pushBack(e)
 	return nil
+}
+
+// ownerFull is the answer to a new task of a caller that already has as
+// many live tasks as one caller may: one caller cannot fill the store for
+// everyone else.
+func ownerFull(max int) *a2a.Error {
+	e := a2a.InternalError(fmt.Sprintf(
+		"you have %d tasks running or waiting for input, as many as one caller may; finish or cancel some, or retry later", max))
+	e.Reason = "RESOURCE_EXHAUSTED"
+	return e
 }
 
 // storeFull is the answer to a new task when every stored task is live.
@@ -186,13 +206,19 @@ func (s *MemoryStore) Sweep(now time.Time, expire func(rec *Record)) {
 // belongs to.
 func (s *MemoryStore) touch(e *memEntry) {
 	s.ages(e.terminal).remove(e)
-	e.terminal = e.rec.Task.Status.State.Terminal()
+	if terminal := e.rec.Task.Status.State.Terminal(); terminal != e.terminal {
+		e.terminal = terminal
+		s.owners[e.rec.Owner].live-- // a terminal task never becomes live again
+	}
 	s.ages(e.terminal).pushBack(e)
 }
 
 func (s *MemoryStore) remove(e *memEntry) {
 	s.ages(e.terminal).remove(e)
 	ow := s.owners[e.rec.Owner]
+	if !e.terminal {
+		ow.live--
+	}
 	ow.remove(e)
 	if ow.head == nil {
 		delete(s.owners, e.rec.Owner)
@@ -244,6 +270,7 @@ func (l *ageList) remove(e *memEntry) {
 type ownerList struct {
 	owner string
 	head  *memEntry
+	live  int // how many of the owner's tasks are not terminal
 }
 
 func (l *ownerList) push(e *memEntry) {

@@ -19,7 +19,7 @@ func exists(m *tasks.Manager, id string) bool {
 // A full store evicts terminal tasks, least recently updated first, and
 // refuses a new task rather than drop a live one.
 func TestEvictionOrder(t *testing.T) {
-	m, clk := newManager(t, tasks.Options{MaxTasks: 3})
+	m, clk := newManager(t, tasks.Options{MaxTasks: 3, MaxLivePerOwner: 3})
 	a := mustCreate(t, m, "", userMsg("a"))
 	b := mustCreate(t, m, "", userMsg("b"))
 	c := mustCreate(t, m, "", userMsg("c"))
@@ -141,5 +141,43 @@ func TestJanitor(t *testing.T) {
 	clk.Advance(2 * time.Minute)
 	if ev := recv(t, sub); ev.StatusUpdate == nil || ev.StatusUpdate.Status.State != a2a.TaskStateFailed {
 		t.Errorf("event = %+v, want failed", ev)
+	}
+}
+
+// One caller cannot fill the store for everyone: past its share of live
+// tasks its new tasks are refused, while other callers still get theirs,
+// and a task that ends frees its place.
+func TestLiveTasksPerOwner(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{MaxTasks: 10, MaxLivePerOwner: 2})
+	first := mustCreate(t, m, "mallory", userMsg("1"))
+	mustCreate(t, m, "mallory", userMsg("2"))
+	_, err := m.Create("mallory", userMsg("3"), nil)
+	var protoErr *a2a.Error
+	if !errors.As(err, &protoErr) || protoErr.Reason != "RESOURCE_EXHAUSTED" {
+		t.Fatalf("third live task of one caller: %v, want RESOURCE_EXHAUSTED", err)
+	}
+	mustCreate(t, m, "alice", userMsg("a"))
+	mustSetStatus(t, m, first.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
+	mustCreate(t, m, "mallory", userMsg("3 again"))
+}
+
+// A task's history is bounded: a follow-up to a task that holds as many
+// messages as a task may is refused, and the task is unchanged.
+func TestHistoryLimit(t *testing.T) {
+	m, _ := newManager(t, tasks.Options{MaxHistory: 3})
+	task := mustCreate(t, m, "", userMsg("1"))
+	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: agentMsg("more?")})
+	if _, err := m.Continue("", task.ID, userMsg("2")); err != nil {
+		t.Fatalf("follow-up within the limit: %v", err)
+	}
+	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired})
+	_, err := m.Continue("", task.ID, userMsg("3"))
+	var protoErr *a2a.Error
+	if !errors.As(err, &protoErr) || protoErr.Code != a2a.CodeInvalidParams {
+		t.Fatalf("follow-up past the limit: %v, want invalid params", err)
+	}
+	got, err := m.Get("", task.ID, nil)
+	if err != nil || len(got.History) != 3 || got.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("task after the refused follow-up: %d messages, state %v (%v)", len(got.History), got.Status.State, err)
 	}
 }
