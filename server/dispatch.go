@@ -63,7 +63,6 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 func (h *Handler) fail(w http.ResponseWriter, v a2a.Version, req *a2a.Request, e *a2a.Error) {
 	if req.Method.Streaming() {
 		s := startSSE(w, v, req.ID)
-		defer s.close()
 		h.logStreamEnd(s.error(e))
 		return
 	}

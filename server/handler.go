@@ -177,6 +177,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if req, ok := h.decode(w, r, version, versionErr); ok {
+		h.dispatch(w, r, version, req, caller)
+	}
+}
+
+// decode reads the body into a pooled buffer and decodes it, answering
+// the error itself when it fails. The buffer goes back to the pool before
+// dispatch: the decoded request holds copies of what it needs, so a stream
+// that stays open for hours does not pin the body.
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) (*a2a.Request, bool) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	body, err := readBody(buf, http.MaxBytesReader(w, r.Body, h.maxBody))
@@ -185,15 +195,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &tooLarge) {
 			h.writeError(w, http.StatusRequestEntityTooLarge, version, nil,
 				a2a.InvalidRequest(fmt.Sprintf("request body exceeds the limit of %d bytes", h.maxBody)))
-			return
+			return nil, false
 		}
 		h.writeError(w, http.StatusBadRequest, version, nil, a2a.InvalidRequest("reading the request body: "+err.Error()))
-		return
+		return nil, false
 	}
 
 	if versionErr != nil {
 		h.writeError(w, http.StatusOK, version, requestID(body), versionErr)
-		return
+		return nil, false
 	}
 	req, protoErr := a2a.DecodeRequest(version, body)
 	if protoErr != nil {
@@ -202,9 +212,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			h.writeError(w, http.StatusOK, version, nil, protoErr)
 		}
-		return
+		return nil, false
 	}
-	h.dispatch(w, r, version, req, caller)
+	return req, true
 }
 
 // requestID digs the id out of a request that will not be decoded further,

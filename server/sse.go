@@ -19,13 +19,13 @@ const streamWriteTimeout = 10 * time.Second
 
 var heartbeatComment = []byte(": keep-alive\n\n")
 
-// sseWriter writes JSON-RPC answers as SSE events, each flushed at once.
+// sseWriter writes JSON-RPC answers as SSE events. It holds no buffer
+// between events: an open stream mostly waits, and thousands may be open.
 type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	v   a2a.Version
-	id  json.RawMessage
-	buf *[]byte
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	v  a2a.Version
+	id json.RawMessage
 }
 
 func startSSE(w http.ResponseWriter, v a2a.Version, id json.RawMessage) *sseWriter {
@@ -34,29 +34,44 @@ func startSSE(w http.ResponseWriter, v a2a.Version, id json.RawMessage) *sseWrit
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	return &sseWriter{w: w, rc: http.NewResponseController(w), v: v, id: id, buf: getBuffer()}
+	return &sseWriter{w: w, rc: http.NewResponseController(w), v: v, id: id}
 }
 
-func (s *sseWriter) close() { putBuffer(s.buf) }
-
-// event writes one answer. One that cannot be encoded ends the stream
-// with an error event, so the client is told rather than cut off.
+// event writes one answer and flushes it.
 func (s *sseWriter) event(ev *a2a.StreamResponse) error {
-	out, err := a2a.AppendResult(append((*s.buf)[:0], "data: "...), s.v, s.id, ev)
+	if err := s.put(ev); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// put writes one answer without flushing it, so that answers already
+// queued behind it leave in the same write. One that cannot be encoded
+// ends the stream with an error event, so the client is told rather than
+// cut off.
+func (s *sseWriter) put(ev *a2a.StreamResponse) error {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	out, err := a2a.AppendResult(append((*buf)[:0], "data: "...), s.v, s.id, ev)
 	if err != nil {
 		if writeErr := s.error(a2a.InternalError("an update could not be encoded")); writeErr != nil {
 			return writeErr
 		}
 		return fmt.Errorf("encoding a stream event: %w", err)
 	}
-	*s.buf = append(out, '\n', '\n')
-	return s.write(*s.buf)
+	*buf = append(out, '\n', '\n')
+	return s.write(*buf)
 }
 
+// error writes an error event and flushes it.
 func (s *sseWriter) error(e *a2a.Error) error {
-	out := a2a.AppendError(append((*s.buf)[:0], "data: "...), s.v, s.id, e)
-	*s.buf = append(out, '\n', '\n')
-	return s.write(*s.buf)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	*buf = append(a2a.AppendError(append((*buf)[:0], "data: "...), s.v, s.id, e), '\n', '\n')
+	if err := s.write(*buf); err != nil {
+		return err
+	}
+	return s.flush()
 }
 
 func (s *sseWriter) write(b []byte) error {
@@ -65,20 +80,24 @@ func (s *sseWriter) write(b []byte) error {
 	if err := s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	if _, err := s.w.Write(b); err != nil {
-		return err
-	}
-	return s.rc.Flush()
+	_, err := s.w.Write(b)
+	return err
 }
+
+func (s *sseWriter) flush() error { return s.rc.Flush() }
 
 // stream sends first, then the subscription's events until the task ends
 // or is interrupted, the client goes away, or the client falls too far
 // behind (see tasks.ErrSlowConsumer): then it gets an error event and can
 // resubscribe to pick up the current task.
+//
+// Events already queued when one arrives are written with it and flushed
+// once. After the final event the handler returns without flushing: the
+// HTTP server flushes it with the end of the response, so a task that
+// completes costs each of its streams one write.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, v a2a.Version, id json.RawMessage, first *a2a.StreamResponse, sub *tasks.Subscription) {
 	defer sub.Close()
 	s := startSSE(w, v, id)
-	defer s.close()
 	if err := s.event(first); err != nil {
 		h.logStreamEnd(err)
 		return
@@ -88,18 +107,34 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, v a2a.Version, 
 	for {
 		select {
 		case ev, open := <-sub.Events():
-			if !open {
-				if errors.Is(sub.Err(), tasks.ErrSlowConsumer) {
-					h.logStreamEnd(s.error(a2a.InternalError("the stream fell behind the task's updates; subscribe again to resume")))
+			for {
+				if !open {
+					if errors.Is(sub.Err(), tasks.ErrSlowConsumer) {
+						h.logStreamEnd(s.error(a2a.InternalError("the stream fell behind the task's updates; subscribe again to resume")))
+					}
+					return
 				}
-				return
+				if err := s.put(&ev); err != nil {
+					h.logStreamEnd(err)
+					return
+				}
+				select {
+				case ev, open = <-sub.Events():
+					continue
+				default:
+				}
+				break
 			}
-			if err := s.event(&ev); err != nil {
+			if err := s.flush(); err != nil {
 				h.logStreamEnd(err)
 				return
 			}
 		case <-heartbeat.C:
-			if err := s.write(heartbeatComment); err != nil {
+			err := s.write(heartbeatComment)
+			if err == nil {
+				err = s.flush()
+			}
+			if err != nil {
 				h.logStreamEnd(err)
 				return
 			}
@@ -112,7 +147,6 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, v a2a.Version, 
 // streamOne answers a streaming request with a single event.
 func (h *Handler) streamOne(w http.ResponseWriter, v a2a.Version, id json.RawMessage, ev *a2a.StreamResponse) {
 	s := startSSE(w, v, id)
-	defer s.close()
 	if err := s.event(ev); err != nil {
 		h.logStreamEnd(err)
 	}
