@@ -2,8 +2,9 @@
 # Runs every test of caddy-a2a on a fresh machine: formatting and vet, the
 # unit and integration tests with the race detector (a real Caddy in front
 # of a real upstream on loopback), the interop suites against the official
-# Go and JavaScript A2A SDKs, a smoke run of every benchmark, and the xcaddy
-# build that xcaddy.Dockerfile performs.
+# Go and JavaScript A2A SDKs, a smoke run of every benchmark and of the
+# benchmark harness (bench/), and the xcaddy build that xcaddy.Dockerfile
+# performs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -15,6 +16,7 @@ fi
 echo "== modules"
 go mod download
 (cd interop && go mod download)
+(cd bench && go mod download)
 (cd interop/js && npm ci --no-audit --no-fund --loglevel=error)
 
 echo "== gofmt and vet"
@@ -25,6 +27,7 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 (cd interop && go vet ./...)
+(cd bench && go vet ./...)
 
 echo "== tests"
 go test -race -count=1 ./...
@@ -33,6 +36,9 @@ echo "== interop (official Go and JavaScript SDK clients)"
 
 echo "== benchmarks (smoke: one iteration each)"
 go test -run '^$' -bench . -benchtime 1x ./... >/dev/null
+(cd bench && go test -race -count=1 ./...)
+echo "== benchmark harness (smoke: every contender and scenario for about a second)"
+bench/run --smoke >/dev/null
 
 echo "== xcaddy build"
 .ci/xcaddy-build

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/bench/internal/fixture"
+	"github.com/caddy-a2a/caddy-a2a/bench/internal/load"
+	"github.com/caddy-a2a/caddy-a2a/bench/internal/procstat"
+)
+
+// contender is one thing driven with load: whose process's CPU and memory
+// are reported, and what it is asked.
+type contender struct {
+	name   string
+	what   string // one line for the report
+	proc   *proc
+	target load.Target
+	// caddy is set for the contenders that are a Caddy, whose CPU can be
+	// profiled through its admin API.
+	caddy *caddy
+}
+
+// Names of the contenders, as the report shows them.
+const (
+	nameDirect  = "direct"
+	nameProxy   = "caddy reverse_proxy"
+	nameA2A10   = "caddy-a2a 1.0 SendMessage"
+	nameA2A03   = "caddy-a2a 0.3 message/send"
+	nameSDKGo   = "a2a-go SDK agent"
+	nameSDKJS   = "@a2a-js/sdk agent"
+	nameCard    = "caddy-a2a card"
+	nameRespond = "caddy respond"
+)
+
+// fleet is every process of the throughput, latency and card scenarios.
+type fleet struct {
+	upstream   *proc
+	upAddr     string
+	a2a, proxy *caddy
+	respond    string // the respond site's address, in the proxy's Caddy
+	sdkGo      *proc
+	sdkGoAddr  string
+	sdkJS      *proc
+	sdkJSAddr  string
+	card       []byte
+}
+
+func (l *lab) startFleet(ctx context.Context, node string) (*fleet, error) {
+	f := &fleet{}
+	var err error
+	if f.upstream, f.upAddr, err = l.start(ctx, "upstream", true, nil, filepath.Join(l.binDir, "upstream")); err != nil {
+		return nil, err
+	}
+	if f.a2a, err = l.startA2A(ctx, "caddy-a2a", f.upAddr, ""); err != nil {
+		return nil, err
+	}
+	resp, err := l.client.Get("http://" + f.a2a.addr + "/.well-known/agent-card.json")
+	if err != nil {
+		return nil, fmt.Errorf("fetching the card: %w", err)
+	}
+	f.card, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("fetching the card: %s %v", resp.Status, err)
+	}
+	if slices.Contains(f.card, '`') {
+		return nil, fmt.Errorf("the card holds a backtick, which the respond site's Caddyfile quoting cannot carry")
+	}
+	// Plain Caddy: reverse_proxy with the same upstream keep-alive pool as
+	// caddy-a2a's (1,024 idle connections), and respond with the card's bytes.
+	sites := `http://:%[1]s {
+	bind 127.0.0.1
+	reverse_proxy ` + f.upAddr + ` {
+		transport http {
+			keepalive_idle_conns_per_host 1024
+		}
+	}
+}
+
+http://:%[2]s {
+	bind 127.0.0.1
+	header Content-Type application/json
+	respond ` + "`" + string(f.card) + "`" + ` 200
+}
+`
+	var second string
+	if f.proxy, second, err = l.startCaddy(ctx, "caddy-proxy", sites, "/item"); err != nil {
+		return nil, err
+	}
+	f.respond = second
+	if err := l.checkSameBody("http://"+f.respond+"/.well-known/agent-card.json", f.card); err != nil {
+		return nil, fmt.Errorf("caddy respond: %w", err)
+	}
+	if f.sdkGo, f.sdkGoAddr, err = l.start(ctx, "sdk-go", true, nil, filepath.Join(l.binDir, "sdkagent"), "-upstream", "http://"+f.upAddr); err != nil {
+		return nil, err
+	}
+	// The SDK's in-memory store keeps every task; a larger old space keeps
+	// Node from running out of heap over a long run.
+	if f.sdkJS, f.sdkJSAddr, err = l.start(ctx, "sdk-js", true, nil, node, "--max-old-space-size=8192",
+		filepath.Join(l.jsDir, "agent.mjs"), "--upstream", "http://"+f.upAddr); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (l *lab) checkSameBody(url string, want []byte) error {
+	resp, err := l.client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if string(got) != string(want) {
+		return fmt.Errorf("GET %s answered %d bytes that differ from the card's %d", url, len(got), len(want))
+	}
+	return nil
+}
+
+// sendContenders are the contenders of the throughput and latency scenarios.
+func (f *fleet) sendContenders() []*contender {
+	json := []string{"Content-Type", "application/json"}
+	v10 := append(json, "A2A-Version", "1.0")
+	item := [][]byte{[]byte(fixture.ItemMarker)}
+	task10 := [][]byte{[]byte(fixture.Completed10), []byte(fixture.ItemMarker)}
+	return []*contender{
+		{name: nameDirect, what: "the load generator calls the upstream's `GET /item` itself (the physical limit; CPU is the upstream's)",
+			proc: f.upstream, target: load.Target{Addr: f.upAddr, Request: load.NewRequest("GET", f.upAddr, "/item", nil), Expect: item}},
+		{name: nameProxy, what: "plain Caddy `reverse_proxy` to the upstream, 1,024 idle keep-alive connections (as caddy-a2a keeps)",
+			proc: f.proxy.proc, caddy: f.proxy, target: load.Target{Addr: f.proxy.addr, Request: load.NewRequest("GET", f.proxy.addr, "/item", nil), Expect: item}},
+		{name: nameA2A10, what: "blocking 1.0 `SendMessage` → skill `item` → `GET /item` → completed task with the body as a data artifact",
+			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}},
+		{name: nameA2A03, what: "the same in 0.3 `message/send` (no `A2A-Version` header)",
+			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/", fixture.MessageSend03("item"), json...),
+				Expect: [][]byte{[]byte(fixture.Completed03), []byte(fixture.ItemMarker)}}},
+		{name: nameSDKGo, what: "`a2asrv` JSON-RPC handler, default in-memory task store, an executor doing the same `GET /item` and returning the same task (`cmd/sdkagent`)",
+			proc: f.sdkGo, target: load.Target{Addr: f.sdkGoAddr, Request: load.NewRequest("POST", f.sdkGoAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}},
+		{name: nameSDKJS, what: "`DefaultRequestHandler` + `InMemoryTaskStore` + `JsonRpcTransportHandler` on `node:http`, the same executor (`js/agent.mjs`)",
+			proc: f.sdkJS, target: load.Target{Addr: f.sdkJSAddr, Request: load.NewRequest("POST", f.sdkJSAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}},
+	}
+}
+
+// cardContenders are the contenders of the card scenario.
+func (f *fleet) cardContenders() []*contender {
+	name := [][]byte{[]byte(`"name":"Bench Agent"`)}
+	path := "/.well-known/agent-card.json"
+	return []*contender{
+		{name: nameCard, what: fmt.Sprintf("`GET %s` from caddy-a2a (%d bytes, precomputed, with ETag)", path, len(f.card)),
+			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("GET", f.a2a.addr, path, nil), Expect: name}},
+		{name: nameRespond, what: "plain Caddy `respond` with the same bytes as a static body",
+			proc: f.proxy.proc, caddy: f.proxy, target: load.Target{Addr: f.respond, Request: load.NewRequest("GET", f.respond, path, nil), Expect: name}},
+	}
+}
+
+// cell is what all the runs of one contender at one concurrency measured.
+type cell struct {
+	res  load.Result
+	cpu  time.Duration
+	peak int64
+}
+
+func (c *cell) cpuPer1000() float64 {
+	if c.res.OK == 0 {
+		return 0
+	}
+	return c.cpu.Seconds() * 1000 / float64(c.res.OK)
+}
+
+// measure runs one load run against c, with its process's CPU time and
+// peak memory over exactly that run.
+func measure(ctx context.Context, c *contender, o load.Options, into *cell) (*load.Result, error) {
+	pid := c.proc.pid()
+	if err := procstat.ResetPeak(pid); err != nil {
+		return nil, fmt.Errorf("%s: resetting its peak RSS: %w", c.name, err)
+	}
+	cpu0, err := procstat.CPU(pid)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	res, err := load.Run(ctx, c.target, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	cpu1, err := procstat.CPU(pid)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	mem, err := procstat.ReadMemory(pid)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	into.res.Merge(res)
+	into.cpu += cpu1 - cpu0
+	into.peak = max(into.peak, mem.Peak)
+	return res, nil
+}
+
+// grid holds one scenario's cells: by contender name, then concurrency.
+type grid map[string]map[int]*cell
+
+func (g grid) at(name string, conns int) *cell {
+	if g[name] == nil {
+		g[name] = map[int]*cell{}
+	}
+	if g[name][conns] == nil {
+		g[name][conns] = &cell{}
+	}
+	return g[name][conns]
+}
+
+// alternate drives every contender at each concurrency for rounds rounds
+// of d each, in alternating order (A B C … then … C B A), so that slow
+// drifts of a shared machine fall on all of them alike. Each concurrency
+// starts with a short unmeasured warm-up of every contender.
+//
+// With profile set, the first round at targetConns takes a CPU profile of
+// every Caddy contender, named after the scenario.
+func (l *lab) alternate(ctx context.Context, scenario string, cs []*contender, conns []int, rounds int, d, warmup time.Duration, rate float64, progress func(string)) (grid, error) {
+	g := grid{}
+	for _, n := range conns {
+		if warmup > 0 {
+			for _, c := range cs {
+				res, err := measure(ctx, c, load.Options{Conns: n, Duration: warmup, Rate: rate}, &cell{})
+				if err != nil {
+					return g, err
+				}
+				// Only errors count from a warm-up: a contender must not fail then either.
+				cl := g.at(c.name, n)
+				cl.res.Errors += res.Errors
+				if cl.res.FirstError == "" {
+					cl.res.FirstError = res.FirstError
+				}
+			}
+		}
+		for r := range rounds {
+			order := slices.Clone(cs)
+			if r%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, c := range order {
+				if err := ctx.Err(); err != nil {
+					return g, err
+				}
+				profiled := make(chan error, 1)
+				if l.pprofDir != "" && c.caddy != nil && n == targetConns && r == 0 {
+					name := fmt.Sprintf("%s-%s-c%d.cpu.pprof", scenario, strings.NewReplacer(" ", "_", "/", "_", "@", "").Replace(c.name), n)
+					go func() {
+						profiled <- l.profile(c.caddy, fmt.Sprintf("profile?seconds=%d", max(int(d/time.Second)-1, 1)), name)
+					}()
+				} else {
+					profiled <- nil
+				}
+				res, err := measure(ctx, c, load.Options{Conns: n, Duration: d, Rate: rate}, g.at(c.name, n))
+				if perr := <-profiled; perr != nil && err == nil {
+					err = perr
+				}
+				if err != nil {
+					return g, err
+				}
+				progress(fmt.Sprintf("  %-28s c=%-3d round %d/%d  %8.0f req/s  p99 %-9s errors %d",
+					c.name, n, r+1, rounds, res.Throughput(), fmtDur(res.Latency.Quantile(0.99)), res.Errors))
+			}
+		}
+	}
+	return g, nil
+}
