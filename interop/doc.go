@@ -7,6 +7,11 @@
 // The tests build the product's Caddy (../cmd/caddy) and the demo REST API
 // (../examples/demoapi/cmd/demoapi), start both on loopback ports, and talk to
 // the agent over HTTP only; this module does not import the product.
+// Beside the protocol flows (flow_test.go, errors_test.go, legacy03_test.go,
+// card_test.go) it starts agents of its own for authentication with the
+// SDK's auth interceptor (auth_test.go) and for the signed Agent Card,
+// verified by @a2a-js/sdk and by an independent verifier written from the
+// spec, across key rotations (signing_test.go).
 //
 //	cd interop/js && npm ci   # once, for the JavaScript subtest
 //	cd interop && go test -count=1 ./...
