@@ -213,22 +213,10 @@ type AuthenticationInfo struct {
 	Credentials string
 }
 
-var taskStateNames = [...]string{
-	TaskStateUnspecified:   "unspecified",
-	TaskStateSubmitted:     "submitted",
-	TaskStateWorking:       "working",
-	TaskStateCompleted:     "completed",
-	TaskStateFailed:        "failed",
-	TaskStateCanceled:      "canceled",
-	TaskStateInputRequired: "input-required",
-	TaskStateRejected:      "rejected",
-	TaskStateAuthRequired:  "auth-required",
-}
-
 // String is the state's name as 0.3 writes it (and as logs show it).
 func (s TaskState) String() string {
-	if int(s) < len(taskStateNames) {
-		return taskStateNames[s]
+	if int(s) < len(stateNames[V03]) {
+		return stateNames[V03][s]
 	}
 	return "unknown"
 }

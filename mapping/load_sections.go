@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,7 +24,7 @@ func (l *loader) headers(n *yaml.Node, key string, credential bool) []headerDef 
 	seen := map[string]bool{}
 	l.entries(n, key, func(k, v *yaml.Node) {
 		hkey := join(key, k.Value)
-		if !validToken(k.Value) {
+		if !httpguts.ValidHeaderFieldName(k.Value) {
 			l.errorf(k, hkey, "is not a valid header name")
 			return
 		}
@@ -42,19 +43,6 @@ func (l *loader) headers(n *yaml.Node, key string, credential bool) []headerDef 
 		}
 	})
 	return out
-}
-
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 || c <= ' ' || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 )
 
@@ -102,7 +103,7 @@ func (l *loader) forwardHeaders(n *yaml.Node, key string) []string {
 		at, ikey := n.Content[i], fmt.Sprintf("%s[%d]", key, i)
 		canon := http.CanonicalHeaderKey(name)
 		switch {
-		case !validToken(name):
+		case !httpguts.ValidHeaderFieldName(name):
 			l.errorf(at, ikey, "%q is not a valid header name", name)
 		case slices.Contains(unforwardable, canon):
 			l.errorf(at, ikey, "%s cannot be forwarded: it belongs to one connection or one body", canon)

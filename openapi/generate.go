@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode"
 
+	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 )
 
@@ -139,7 +140,7 @@ func (g *generator) security(ops []*operation) {
 		var h param
 		var what string
 		switch {
-		case typ == "apiKey" && in == "header" && validHeaderName(pname):
+		case typ == "apiKey" && in == "header" && httpguts.ValidHeaderFieldName(pname):
 			h, what = param{pname, "{env." + env + "}"}, "the API key (header "+pname+")"
 		case typ == "apiKey" && in == "query" && pname != "":
 			g.queryCreds[name] = param{pname, "{env." + env + "}"}
@@ -338,7 +339,7 @@ func (g *generator) parameters(sk *skill) error {
 		case k.in == "header" && slices.ContainsFunc(g.headers, func(h param) bool { return strings.EqualFold(h.name, k.name) }):
 			sk.note("the header parameter %s is a credential: upstream.headers sends it", k.name)
 			continue
-		case k.in == "header" && (!validHeaderName(k.name) || slices.Contains([]string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}, http.CanonicalHeaderKey(k.name))):
+		case k.in == "header" && (!httpguts.ValidHeaderFieldName(k.name) || slices.Contains([]string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}, http.CanonicalHeaderKey(k.name))):
 			sk.note("the header parameter %s cannot be set by a skill", k.name)
 			continue
 		case k.in != "path" && k.in != "query" && k.in != "header":
@@ -761,17 +762,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 || c <= ' ' || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
