@@ -162,7 +162,18 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // store and sets up the A2A server.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	// With several agents in one config, the error says which one (by its
+	// url, any password in it redacted).
+	if err := h.provision(ctx); err != nil {
+		if u, parseErr := url.Parse(h.URL); h.URL != "" && parseErr == nil {
+			return fmt.Errorf("a2a agent %s: %w", u.Redacted(), err)
+		}
+		return err
+	}
+	return nil
+}
 
+func (h *Handler) provision(ctx caddy.Context) error {
 	// Caddy validates only after provisioning; checking first means no file
 	// is read and no store is taken for a configuration that cannot work.
 	if err := h.Validate(); err != nil {

@@ -126,5 +126,18 @@ func TestProvisionErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "name: the agent's name is required") {
 			t.Fatalf("Provision: %v; want the Validate error", err)
 		}
+		if !strings.Contains(err.Error(), "a2a agent "+h.URL) {
+			t.Errorf("Provision: %v; want it to name the agent by its url", err)
+		}
+	})
+
+	t.Run("a url with a password", func(t *testing.T) {
+		h := validHandler()
+		h.URL = "https://user:s3cret@agent.example/"
+		err := h.Provision(ctx)
+		defer h.Cleanup()
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Fatalf("Provision: %v; want an error without the password", err)
+		}
 	})
 }

@@ -201,15 +201,18 @@ func (h *Handler) provisionSigning(ctx caddy.Context) (*cardgen.Signer, *cardgen
 	return signer, jwks, nil
 }
 
-// loadKey reads a key from a PEM file or a placeholder. When the value
-// came from a placeholder, errors name the placeholder, never its value.
+// loadKey reads a key from a PEM file, a placeholder, or PEM text given
+// inline. Errors name the file or the placeholder, never key material.
 func loadKey(repl *caddy.Replacer, src string) (cardgen.Key, error) {
 	v := repl.ReplaceKnown(src, "")
 	fromPlaceholder := v != src
 	if strings.Contains(v, "-----BEGIN") {
 		k, err := cardgen.ParsePEM([]byte(v))
 		if err != nil {
-			return cardgen.Key{}, fmt.Errorf("%s: %w", src, err)
+			if fromPlaceholder {
+				return cardgen.Key{}, fmt.Errorf("%s: %w", src, err)
+			}
+			return cardgen.Key{}, fmt.Errorf("inline PEM key: %w", err)
 		}
 		return k, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ecdh"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -179,6 +180,15 @@ func TestProvisionSigningErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.pem")
+	weak, err := rsa.GenerateKey(rand.Reader, 1024) // below cardgen.MinRSABits
+	if err != nil {
+		t.Fatal(err)
+	}
+	weakDER, err := x509.MarshalPKCS8PrivateKey(weak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inlineWeak := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: weakDER}))
 	const secret = "not-a-key-but-a-secret"
 	t.Setenv("A2A_TEST_GARBAGE", secret)
 	t.Setenv("A2A_TEST_EMPTY", "")
@@ -208,6 +218,8 @@ func TestProvisionSigningErrors(t *testing.T) {
 			"signing: key 1: {env.A2A_TEST_EMPTY} is empty (is the environment variable set?)"},
 		{"placeholder neither PEM nor file", SigningConfig{Keys: []SigningKey{{Key: "{env.A2A_TEST_GARBAGE}"}}},
 			"signing: key 1: {env.A2A_TEST_GARBAGE} is neither PEM text nor a readable file: no such file or directory"},
+		{"refused inline PEM", SigningConfig{Keys: []SigningKey{{Key: inlineWeak}}},
+			"signing: key 1: inline PEM key: "},
 		{"no key", SigningConfig{Active: "a"}, "signing: no key: configure a key or generate_key"},
 		{"unknown algorithm", SigningConfig{Keys: []SigningKey{{Key: ec, Algorithm: "HS256"}}},
 			`signing: key 1: algorithm "HS256" is not one of ES256, ES384, RS256, PS256, EdDSA`},
@@ -228,8 +240,8 @@ func TestProvisionSigningErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v\nwant one containing %q", err, tt.want)
 			}
-			if strings.Contains(err.Error(), secret) {
-				t.Errorf("the error shows the placeholder's value: %v", err)
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "PRIVATE KEY") {
+				t.Errorf("the error shows key material or a placeholder's value: %.200s", err)
 			}
 		})
 	}

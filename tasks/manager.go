@@ -20,7 +20,8 @@
 //   - Per owner. One owner holds at most MaxLivePerOwner running or
 //     interrupted tasks; past that its Create fails with RESOURCE_EXHAUSTED
 //     while other owners are unaffected. A task holds at most MaxHistory
-//     messages; a follow-up past that is refused with InvalidParams.
+//     messages: a follow-up whose turn could go past that is refused with
+//     InvalidParams.
 //   - Age. A terminal task is evicted MaxAge after its last update. A live
 //     task not updated for MaxAge is moved to failed with an agent message
 //     saying it expired, its tracked context is canceled with cause
@@ -132,6 +133,7 @@ func NewManager(opts Options) *Manager {
 	if opts.MaxHistory <= 0 {
 		opts.MaxHistory = 100
 	}
+	opts.MaxHistory = max(opts.MaxHistory, 1+messagesPerTurn)
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = time.Hour
 	}
@@ -200,6 +202,11 @@ func (m *Manager) expire(rec *Record) {
 	m.cancelTracked(rec.Task.ID, ErrExpired)
 }
 
+// messagesPerTurn is what one follow-up can add to a history: the message
+// itself, a working message and the answer. Continue keeps room for all
+// three, so that MaxHistory is a hard cap.
+const messagesPerTurn = 3
+
 // Create stores a new task for msg: a new id, the message's contextId or a
 // new one, the message (given that taskId and contextId) as its history,
 // status submitted, and the given metadata (the server keeps the task's
@@ -255,9 +262,10 @@ func (m *Manager) Continue(owner, taskID string, msg a2a.Message) (*a2a.Task, er
 			return a2a.UnsupportedOperation(fmt.Sprintf(
 				"task is %s: only an input-required or auth-required task takes a follow-up message", state))
 		}
-		if len(rec.Task.History) >= m.maxHistory {
+		if len(rec.Task.History)+messagesPerTurn > m.maxHistory {
 			return a2a.InvalidParams("params.message.taskId", fmt.Sprintf(
-				"the task holds %d messages, as many as a task may; start a new task (referenceTaskIds may name this one)", len(rec.Task.History)))
+				"the task holds %d messages and may hold %d; start a new task (referenceTaskIds may name this one), and cancel this one to free its place",
+				len(rec.Task.History), m.maxHistory))
 		}
 		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
 		rec.Task.History = append(rec.Task.History, msg)

@@ -161,10 +161,10 @@ func TestLiveTasksPerOwner(t *testing.T) {
 	mustCreate(t, m, "mallory", userMsg("3 again"))
 }
 
-// A task's history is bounded: a follow-up to a task that holds as many
-// messages as a task may is refused, and the task is unchanged.
+// A task's history is bounded: a follow-up whose turn could take the task
+// past MaxHistory messages is refused, and the task is unchanged.
 func TestHistoryLimit(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{MaxHistory: 3})
+	m, _ := newManager(t, tasks.Options{MaxHistory: 5})
 	task := mustCreate(t, m, "", userMsg("1"))
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: agentMsg("more?")})
 	if _, err := m.Continue("", task.ID, userMsg("2")); err != nil {
