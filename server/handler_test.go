@@ -413,3 +413,37 @@ func TestGetAndListTasks(t *testing.T) {
 		t.Fatalf("second page = %v", rest)
 	}
 }
+
+// A client that hangs up frees its subscription at once, while its task
+// runs on.
+func TestDisconnectedStreamFreesItsSubscription(t *testing.T) {
+	a := newAgent(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	streamCtx, hangUp := context.WithCancel(ctx)
+	_, events := a.stream(streamCtx, "1.0", "SendStreamingMessage",
+		map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 30})})
+	first := <-events
+	task, _ := first["result"].(map[string]any)["task"].(map[string]any)
+	if task == nil {
+		t.Fatalf("first event %v is not the task", first)
+	}
+	if n := a.tasks.OpenStreams(); n != 1 {
+		t.Fatalf("open streams while the client listens = %d, want 1", n)
+	}
+	hangUp()
+	for a.tasks.OpenStreams() != 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the subscription of a client that hung up is still open")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	ans := a.call("1.0", "GetTask", map[string]any{"id": task["id"]})
+	if got := stateOf(ans.Result); got != "TASK_STATE_WORKING" {
+		t.Errorf("task after its client hung up: %s, want still working", got)
+	}
+	if ans := a.call("1.0", "CancelTask", map[string]any{"id": task["id"]}); ans.Error != nil {
+		t.Fatalf("cancel: %+v", ans.Error)
+	}
+}

@@ -24,10 +24,11 @@ import (
 
 // agent is an A2A endpoint under test in front of the demo API.
 type agent struct {
-	t    *testing.T
-	url  string
-	api  *demoapi.API
-	http *http.Client
+	t     *testing.T
+	url   string
+	api   *demoapi.API
+	http  *http.Client
+	tasks *tasks.Manager
 }
 
 // newAgent serves the example skills against the demo API, both on
@@ -82,7 +83,7 @@ func newAgent(t *testing.T, tune func(*server.Config)) *agent {
 	front.Config.Handler = h
 	front.Start()
 	t.Cleanup(front.Close)
-	return &agent{t: t, url: front.URL, api: api, http: front.Client()}
+	return &agent{t: t, url: front.URL, api: api, http: front.Client(), tasks: manager}
 }
 
 // rpcAnswer is a JSON-RPC answer, kept loose so tests see the wire.

@@ -113,25 +113,16 @@ func (b *Bus) end(s *Subscription, state int32) {
 
 const (
 	subOpen int32 = iota
-	subDone       // final event delivered, closed by its owner, or never opened
+	subDone       // final event delivered, or closed by its owner
 	subSlow       // dropped because its buffer was full
 )
 
 // Subscription is one subscriber's stream of a task's events.
 type Subscription struct {
-	bus    *Bus // nil for a subscription that was never opened
+	bus    *Bus
 	taskID string
 	ch     chan a2a.StreamResponse
 	state  atomic.Int32 // written under bus.mu
-	err    error        // why a never-opened subscription is closed
-}
-
-// closedSubscription is a subscription that delivers nothing.
-func closedSubscription(err error) *Subscription {
-	s := &Subscription{ch: make(chan a2a.StreamResponse), err: err}
-	s.state.Store(subDone)
-	close(s.ch)
-	return s
 }
 
 // Events is the subscription's stream. It is closed after the task's final
@@ -144,7 +135,7 @@ func (s *Subscription) Err() error {
 	if s.state.Load() == subSlow {
 		return ErrSlowConsumer
 	}
-	return s.err
+	return nil
 }
 
 // Close ends the subscription at once and frees it, e.g. when the client
@@ -152,9 +143,6 @@ func (s *Subscription) Err() error {
 // Publish.
 func (s *Subscription) Close() {
 	b := s.bus
-	if b == nil {
-		return
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if s.state.Load() != subOpen {

@@ -200,27 +200,6 @@ func TestSubscribeErrors(t *testing.T) {
 	}
 }
 
-func TestWatch(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
-	task := mustCreate(t, m, "", userMsg("x"))
-	sub := m.Watch(task.ID)
-	defer sub.Close()
-	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
-	if ev := recv(t, sub); ev.StatusUpdate == nil || ev.StatusUpdate.Status.State != a2a.TaskStateCompleted {
-		t.Errorf("event = %+v, want completed", ev)
-	}
-
-	terminal := m.Watch(task.ID)
-	if n, closed := drain(terminal); n != 0 || !closed || terminal.Err() != nil {
-		t.Errorf("Watch of a terminal task: %d events, closed %v, Err %v; want none, closed, nil", n, closed, terminal.Err())
-	}
-	unknown := m.Watch("nope")
-	if n, closed := drain(unknown); n != 0 || !closed || a2aCode(unknown.Err()) != a2a.CodeTaskNotFound {
-		t.Errorf("Watch of an unknown task: %d events, closed %v, Err %v; want none, closed, TaskNotFound", n, closed, unknown.Err())
-	}
-	unknown.Close()
-}
-
 // Subscribing while the task is being updated loses and repeats nothing:
 // the snapshot's history plus the events are exactly every message, once.
 func TestSubscribeAtomic(t *testing.T) {

@@ -478,23 +478,9 @@ func (m *Manager) Subscribe(owner, taskID string) (*a2a.Task, *Subscription, err
 	return snap, sub, nil
 }
 
-// Watch subscribes to the events of a task the caller has just created or
-// continued and already holds the state of. For a terminal task the
-// subscription is already closed; for an unknown task too, with Err
-// TaskNotFound.
-func (m *Manager) Watch(taskID string) *Subscription {
-	var sub *Subscription
-	err := m.store.View(taskID, func(rec *Record) error {
-		if !rec.Task.Status.State.Terminal() {
-			sub = m.bus.Subscribe(taskID)
-		}
-		return nil
-	})
-	if sub == nil {
-		return closedSubscription(err)
-	}
-	return sub
-}
+// OpenStreams is how many subscriptions are open across all tasks: the
+// streams being served right now.
+func (m *Manager) OpenStreams() int { return int(m.bus.open.Load()) }
 
 // newID returns a random (version 4) UUID. Filling a uuid.UUID in place
 // costs one allocation where uuid.NewString costs two.
