@@ -6,12 +6,15 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +31,8 @@ import (
 const (
 	DefaultMaxRequestBytes   = 4 << 20
 	DefaultHeartbeatInterval = 15 * time.Second
+	DefaultReadBodyTimeout   = 10 * time.Second
+	DefaultWriteTimeout      = 10 * time.Second
 )
 
 // Card paths: the 1.0 well-known path and the older one 0.3 clients may ask.
@@ -48,7 +53,17 @@ type Config struct {
 	// HeartbeatInterval is how often an idle stream gets an SSE comment
 	// (default 15 s), so proxies and clients keep it open.
 	HeartbeatInterval time.Duration
-	Logger            *zap.Logger
+	// ReadBodyTimeout bounds reading one request body (default 10 s).
+	// Caddy's read timeout restarts with every byte, so without it a body
+	// sent a byte at a time holds a connection for ever.
+	ReadBodyTimeout time.Duration
+	// WriteTimeout bounds writing one answer: a JSON answer, or one event
+	// of a stream (default 10 s), so that a client that stops reading does
+	// not hold the answer's memory. Caddy's own write timeout cannot serve:
+	// it counts from the request and would cut streams and long blocking
+	// calls.
+	WriteTimeout time.Duration
+	Logger       *zap.Logger
 
 	// JWKS, when set, answers requests for JWKSPath: the public keys that
 	// verify the card's signatures (cardgen.JWKS).
@@ -73,6 +88,8 @@ type Handler struct {
 	extendedCard *cardgen.Document
 	maxBody      int64
 	heartbeat    time.Duration
+	readBody     time.Duration
+	writeTimeout time.Duration
 	log          *zap.Logger
 	jwks         http.Handler
 	jwksPath     string
@@ -93,6 +110,10 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("server: max request bytes %d is negative", cfg.MaxRequestBytes)
 	case cfg.HeartbeatInterval < 0:
 		return nil, fmt.Errorf("server: heartbeat interval %s is negative", cfg.HeartbeatInterval)
+	case cfg.ReadBodyTimeout < 0:
+		return nil, fmt.Errorf("server: read body timeout %s is negative", cfg.ReadBodyTimeout)
+	case cfg.WriteTimeout < 0:
+		return nil, fmt.Errorf("server: write timeout %s is negative", cfg.WriteTimeout)
 	case cfg.JWKS != nil && (!strings.HasPrefix(cfg.JWKSPath, "/") || cfg.JWKSPath == CardPath || cfg.JWKSPath == LegacyCardPath):
 		return nil, fmt.Errorf("server: JWKS path %q must start with / and not be a card path", cfg.JWKSPath)
 	case cfg.Auth == nil && cfg.ExtendedCard != nil:
@@ -116,6 +137,8 @@ func New(cfg Config) (*Handler, error) {
 		extendedCard: cfg.ExtendedCard,
 		maxBody:      cfg.MaxRequestBytes,
 		heartbeat:    cfg.HeartbeatInterval,
+		readBody:     cmp.Or(cfg.ReadBodyTimeout, DefaultReadBodyTimeout),
+		writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 		log:          cfg.Logger,
 		jwks:         cfg.JWKS,
 		jwksPath:     cfg.JWKSPath,
@@ -189,12 +212,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) (*a2a.Request, bool) {
 	buf := getBuffer()
 	defer putBuffer(buf)
+	rc := http.NewResponseController(w)
+	h.setDeadline(rc.SetReadDeadline, h.readBody)
 	body, err := readBody(buf, http.MaxBytesReader(w, r.Body, h.maxBody))
+	h.setDeadline(rc.SetReadDeadline, 0)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			h.writeError(w, http.StatusRequestEntityTooLarge, version, nil,
 				a2a.InvalidRequest(fmt.Sprintf("request body exceeds the limit of %d bytes", h.maxBody)))
+			return nil, false
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			h.writeError(w, http.StatusRequestTimeout, version, nil,
+				a2a.InvalidRequest(fmt.Sprintf("the request body did not arrive within %s", h.readBody)))
 			return nil, false
 		}
 		h.writeError(w, http.StatusBadRequest, version, nil, a2a.InvalidRequest("reading the request body: "+err.Error()))
@@ -240,7 +271,7 @@ func (h *Handler) writeResult(w http.ResponseWriter, v a2a.Version, id json.RawM
 		return
 	}
 	*buf = out
-	writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, http.StatusOK, out)
 }
 
 // writeError encodes a JSON-RPC error. Protocol errors travel with 200, as
@@ -249,13 +280,38 @@ func (h *Handler) writeError(w http.ResponseWriter, status int, v a2a.Version, i
 	buf := getBuffer()
 	defer putBuffer(buf)
 	*buf = a2a.AppendError((*buf)[:0], v, id, e)
-	writeJSON(w, status, *buf)
+	h.writeJSON(w, status, *buf)
 }
 
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
+// writeJSON writes a whole JSON answer within the write timeout.
+func (h *Handler) writeJSON(w http.ResponseWriter, status int, body []byte) {
+	rc := http.NewResponseController(w)
+	h.setDeadline(rc.SetWriteDeadline, h.writeTimeout)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	// A length, so that the flush below does not turn the answer chunked.
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	if _, err := w.Write(body); err == nil {
+		// Flushed here, within the deadline, rather than by the HTTP server
+		// after the handler returns, when no deadline would apply.
+		_ = rc.Flush()
+	}
+	h.setDeadline(rc.SetWriteDeadline, 0)
+}
+
+// setDeadline sets a read or write deadline d from now, or clears it
+// (d == 0) so that it does not outlive the answer on a kept-alive
+// connection. Not every ResponseWriter supports deadlines (httptest's does
+// not); without one the HTTP server's own timeouts still apply.
+func (h *Handler) setDeadline(set func(time.Time) error, d time.Duration) {
+	var at time.Time
+	if d > 0 {
+		at = time.Now().Add(d)
+	}
+	if err := set(at); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		h.log.Debug("setting a connection deadline", zap.Error(err))
+	}
 }
 
 // readBody reads r into buf's storage, growing it as needed.
