@@ -22,12 +22,18 @@
 //     while other owners are unaffected. A task holds at most MaxHistory
 //     messages: a follow-up whose turn could go past that is refused with
 //     InvalidParams.
-//   - Age. A terminal task is evicted MaxAge after its last update. A live
-//     task not updated for MaxAge is moved to failed with an agent message
-//     saying it expired, its tracked context is canceled with cause
-//     ErrExpired and its streams end; it is evicted MaxAge later, so a
-//     client can still read why it failed. Ages are checked on every Create
-//     and by a janitor every SweepInterval.
+//   - Bytes. Every task carries an estimate of the memory it holds; the
+//     store keeps a total budget (MaxBytes) and a budget for each owner's
+//     live tasks (MaxLiveBytesPerOwner) under the same rules as the counts,
+//     and one task holds at most MaxTaskBytes: a message that would go past
+//     it is refused with InvalidParams before anything is kept.
+//   - Age. A terminal task is evicted MaxAge after its last update. A
+//     running task not updated for MaxAge, or an interrupted one that got
+//     no follow-up within MaxInputWait, is moved to failed with an agent
+//     message saying it expired, its tracked context is canceled with
+//     cause ErrExpired and its streams end; it is evicted MaxAge later, so
+//     a client can still read why it failed. Ages are checked when a task
+//     starts and by a janitor every SweepInterval.
 //   - Slow consumers. Publishing never blocks. A subscriber whose buffer of
 //     StreamBuffer events is full is dropped: its channel is closed and Err
 //     returns ErrSlowConsumer. It may subscribe again and gets the task's
@@ -80,6 +86,12 @@ type Options struct {
 	// MaxAge bounds how long a task is kept after its last update
 	// (default 1h).
 	MaxAge time.Duration
+	// MaxInputWait bounds how long an input-required or auth-required task
+	// waits for a follow-up (default 10m, at most MaxAge): then it fails,
+	// saying so, and no longer counts against its owner's live tasks.
+	// Interrupted tasks that nobody continues would otherwise hold their
+	// owner's places for MaxAge.
+	MaxInputWait time.Duration
 	// MaxBytes bounds the memory all stored tasks take, as estimated from
 	// what they hold (default 256 MiB). A new task makes room by evicting
 	// terminal tasks, oldest first; when every stored task is live it is
@@ -130,6 +142,7 @@ type Manager struct {
 	now          func() time.Time
 	newID        func(IDKind) string
 	maxAge       time.Duration
+	maxInputWait time.Duration
 	maxHistory   int
 	maxTaskBytes int64
 	store        Store
@@ -181,8 +194,12 @@ func NewManager(opts Options) *Manager {
 	if opts.StreamBuffer <= 0 {
 		opts.StreamBuffer = 64
 	}
+	if opts.MaxInputWait <= 0 {
+		opts.MaxInputWait = 10 * time.Minute
+	}
+	opts.MaxInputWait = min(opts.MaxInputWait, opts.MaxAge)
 	if opts.SweepInterval == 0 {
-		opts.SweepInterval = min(max(opts.MaxAge/10, time.Second), time.Minute)
+		opts.SweepInterval = min(max(opts.MaxInputWait/10, time.Second), time.Minute)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -194,13 +211,14 @@ func NewManager(opts Options) *Manager {
 		opts.Store = NewMemoryStore(Limits{
 			MaxTasks: opts.MaxTasks, MaxLivePerOwner: opts.MaxLivePerOwner,
 			MaxBytes: opts.MaxBytes, MaxLiveBytesPerOwner: opts.MaxLiveBytesPerOwner,
-			MaxAge: opts.MaxAge,
+			MaxAge: opts.MaxAge, MaxInputWait: opts.MaxInputWait,
 		})
 	}
 	m := &Manager{
 		now:          opts.Now,
 		newID:        opts.NewID,
 		maxAge:       opts.MaxAge,
+		maxInputWait: opts.MaxInputWait,
 		maxHistory:   opts.MaxHistory,
 		maxTaskBytes: opts.MaxTaskBytes,
 		store:        opts.Store,
@@ -243,7 +261,11 @@ func (m *Manager) janitor(interval time.Duration) {
 // expire fails a live task that exceeded MaxAge; the store calls it with
 // exclusive access to rec.
 func (m *Manager) expire(rec *Record) {
-	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(fmt.Sprintf("Task expired: no update for %s.", m.maxAge))}}
+	text := fmt.Sprintf("Task expired: no update for %s.", m.maxAge)
+	if rec.Task.Status.State.Interrupted() {
+		text = fmt.Sprintf("Task expired: no input arrived within %s.", m.maxInputWait)
+	}
+	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(text)}}
 	m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &msg}, m.now())
 	m.cancelTracked(rec.Task.ID, ErrExpired)
 }

@@ -63,8 +63,9 @@ type Store interface {
 	Scan(owner string, fn func(records iter.Seq[*Record]))
 	// Sweep drops the terminal records not updated since now minus the
 	// store's maximum age, and calls expire, with exclusive access, for
-	// each live record that old; expire must move the record to a terminal
-	// state and set its Updated.
+	// each running record that old and each interrupted record that has
+	// waited for input longer than the store's MaxInputWait; expire must
+	// move the record to a terminal state and set its Updated.
 	Sweep(now time.Time, expire func(rec *Record))
 }
 
@@ -79,32 +80,38 @@ type Limits struct {
 	// MaxLiveBytesPerOwner bounds the bytes of one owner's running or
 	// interrupted tasks.
 	MaxLiveBytesPerOwner int64
-	// MaxAge bounds how long a terminal task is kept after its last update.
+	// MaxAge bounds how long a terminal task is kept after its last update,
+	// and how long a running one may go without one.
 	MaxAge time.Duration
+	// MaxInputWait bounds how long an interrupted task waits for input.
+	MaxInputWait time.Duration
 }
 
 // MemoryStore is a Store in memory, bounded by count, bytes and age.
-// Eviction costs O(1) per task: terminal and live tasks sit in two lists
-// ordered by their last update, so the oldest of each is always at the
-// front.
+// Eviction costs O(1) per task: running, interrupted and terminal tasks
+// sit in three lists ordered by their last update, so the oldest of each is
+// always at the front.
 type MemoryStore struct {
 	limits Limits
 
-	mu       sync.RWMutex
-	byID     map[string]*memEntry
-	owners   map[string]*ownerList
-	live     ageList // not terminal, least recently updated first
-	terminal ageList // terminal, least recently updated first
-	bytes    int64   // of every stored task
+	mu     sync.RWMutex
+	byID   map[string]*memEntry
+	owners map[string]*ownerList
+	// Each list holds the least recently updated first.
+	running     ageList
+	interrupted ageList
+	terminal    ageList
+	bytes       int64 // of every stored task
 	// room is the Room of the Update under way (the lock is held).
 	room memRoom
 }
 
 type memEntry struct {
 	rec          Record
-	prev, next   *memEntry // in live or terminal
+	prev, next   *memEntry // in running, interrupted or terminal
 	oprev, onext *memEntry // in the owner's list
-	terminal     bool      // which age list holds the entry
+	// terminal and interrupted say which age list holds the entry.
+	terminal, interrupted bool
 }
 
 // NewMemoryStore returns an empty store within limits, which must all be
@@ -146,7 +153,7 @@ func (s *MemoryStore) Insert(rec Record) error {
 		return storeFull(fmt.Sprintf("%d bytes of tasks", s.limits.MaxBytes))
 	}
 	ow = s.owners[rec.Owner] // the evictions may have emptied it
-	e := &memEntry{rec: rec, terminal: terminal}
+	e := &memEntry{rec: rec, terminal: terminal, interrupted: rec.Task.Status.State.Interrupted()}
 	if ow == nil {
 		ow = &ownerList{owner: rec.Owner}
 		s.owners[rec.Owner] = ow
@@ -159,7 +166,7 @@ func (s *MemoryStore) Insert(rec Record) error {
 	}
 	s.bytes += rec.Bytes
 	s.byID[rec.Task.ID] = e
-	s.ages(e.terminal).pushBack(e)
+	s.ages(e).pushBack(e)
 	return nil
 }
 
@@ -278,12 +285,18 @@ func (s *MemoryStore) Sweep(now time.Time, expire func(rec *Record)) {
 	for e := s.terminal.head; e != nil && e.rec.Updated.Before(cutoff); e = s.terminal.head {
 		s.remove(e)
 	}
-	// Bounded by the count, not by the clock, so that an expire that does
-	// not advance Updated cannot keep the loop going.
-	for n := s.live.n; n > 0; n-- {
-		e := s.live.head
+	s.expireOlder(&s.running, cutoff, expire)
+	s.expireOlder(&s.interrupted, now.Add(-s.limits.MaxInputWait), expire)
+}
+
+// expireOlder expires the entries of l updated before cutoff. It is bounded
+// by the count, not by the clock, so that an expire that does not advance
+// Updated cannot keep it going.
+func (s *MemoryStore) expireOlder(l *ageList, cutoff time.Time, expire func(rec *Record)) {
+	for n := l.n; n > 0; n-- {
+		e := l.head
 		if e == nil || !e.rec.Updated.Before(cutoff) {
-			break
+			return
 		}
 		expire(&e.rec)
 		s.touch(e)
@@ -293,18 +306,19 @@ func (s *MemoryStore) Sweep(now time.Time, expire func(rec *Record)) {
 // touch moves an updated entry to the back of the age list its state
 // belongs to.
 func (s *MemoryStore) touch(e *memEntry) {
-	s.ages(e.terminal).remove(e)
+	s.ages(e).remove(e)
 	if terminal := e.rec.Task.Status.State.Terminal(); terminal != e.terminal {
 		e.terminal = terminal
 		ow := s.owners[e.rec.Owner] // a terminal task never becomes live again
 		ow.live--
 		ow.liveBytes -= e.rec.Bytes
 	}
-	s.ages(e.terminal).pushBack(e)
+	e.interrupted = e.rec.Task.Status.State.Interrupted()
+	s.ages(e).pushBack(e)
 }
 
 func (s *MemoryStore) remove(e *memEntry) {
-	s.ages(e.terminal).remove(e)
+	s.ages(e).remove(e)
 	ow := s.owners[e.rec.Owner]
 	if !e.terminal {
 		ow.live--
@@ -318,11 +332,14 @@ func (s *MemoryStore) remove(e *memEntry) {
 	delete(s.byID, e.rec.Task.ID)
 }
 
-func (s *MemoryStore) ages(terminal bool) *ageList {
-	if terminal {
+func (s *MemoryStore) ages(e *memEntry) *ageList {
+	switch {
+	case e.terminal:
 		return &s.terminal
+	case e.interrupted:
+		return &s.interrupted
 	}
-	return &s.live
+	return &s.running
 }
 
 // ageList is an intrusive doubly linked list through memEntry.prev/next.
