@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -78,6 +80,12 @@ type Config struct {
 	// ProtectCard makes the Agent Card ask what JSON-RPC requests ask
 	// (Auth's agent-wide requirement). Default: the card is public.
 	ProtectCard bool
+	// ClientAddress names the client of a request, for the share of the
+	// store each anonymous client may hold (default: the remote address's
+	// IP; behind proxies the adapter gives the client IP they forwarded).
+	// IPv6 addresses count by their /64 prefix, as one host usually has
+	// a whole /64.
+	ClientAddress func(*http.Request) string
 }
 
 // Handler serves the Agent Card and the JSON-RPC endpoint.
@@ -95,6 +103,7 @@ type Handler struct {
 	jwksPath     string
 	auth         Authenticator
 	protectCard  bool
+	clientAddr   func(*http.Request) string
 }
 
 // New checks cfg and applies its defaults.
@@ -144,6 +153,10 @@ func New(cfg Config) (*Handler, error) {
 		jwksPath:     cfg.JWKSPath,
 		auth:         cfg.Auth,
 		protectCard:  cfg.ProtectCard,
+		clientAddr:   cfg.ClientAddress,
+	}
+	if h.clientAddr == nil {
+		h.clientAddr = remoteIP
 	}
 	if h.maxBody == 0 {
 		h.maxBody = DefaultMaxRequestBytes
@@ -335,4 +348,28 @@ func putBuffer(b *[]byte) {
 		*b = (*b)[:0]
 		bufferPool.Put(b)
 	}
+}
+
+// clientAddress names the client of r for its share of the store: its IP,
+// or the /64 prefix of an IPv6 address.
+func (h *Handler) clientAddress(r *http.Request) string {
+	addr := h.clientAddr(r)
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	if ip = ip.Unmap(); ip.Is6() {
+		prefix, _ := ip.Prefix(64)
+		return prefix.String()
+	}
+	return ip.String()
+}
+
+// remoteIP is the IP of the remote end of r's connection.
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

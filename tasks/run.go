@@ -21,6 +21,9 @@ type StartOptions struct {
 	// Subscribe opens a subscription to the task's events from the
 	// returned snapshot on, in the same transaction.
 	Subscribe bool
+	// Quota is whose share of the store a new task counts against while
+	// it is live (see Record.Quota); "" for its owner's.
+	Quota string
 }
 
 // Run is one turn of work on a task, from Start to Finish: the snapshot it
@@ -76,6 +79,7 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 	}
 	rec := Record{
 		Owner:   owner,
+		Quota:   opts.Quota,
 		Updated: now,
 		Bytes:   sizeOfNewTask(&msg, opts.Metadata),
 		Task: a2a.Task{

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
 	"sync"
@@ -14,6 +15,10 @@ type Record struct {
 	// Owner is the only caller who may see the task; "" is the anonymous
 	// caller.
 	Owner string
+	// Quota is whose share of the store the task counts against while it
+	// is live: "" for its owner's. Anonymous callers share one owner, so
+	// the server gives each client address a quota of its own.
+	Quota string
 	Task  a2a.Task
 	// Updated is the time of the task's last change (status, artifact or
 	// message); MaxAge is measured from it.
@@ -97,6 +102,8 @@ type MemoryStore struct {
 	mu     sync.RWMutex
 	byID   map[string]*memEntry
 	owners map[string]*ownerList
+	// quotas count the live tasks of each quota; one goes when it has none.
+	quotas map[string]*quota
 	// Each list holds the least recently updated first.
 	running     ageList
 	interrupted ageList
@@ -112,6 +119,15 @@ type memEntry struct {
 	oprev, onext *memEntry // in the owner's list
 	// terminal and interrupted say which age list holds the entry.
 	terminal, interrupted bool
+	// quota is what the entry counts against while it is live.
+	quota *quota
+}
+
+// quota is the live tasks of one owner, or of one anonymous client.
+type quota struct {
+	key   string
+	live  int
+	bytes int64
 }
 
 // NewMemoryStore returns an empty store within limits, which must all be
@@ -121,6 +137,7 @@ func NewMemoryStore(limits Limits) *MemoryStore {
 		limits: limits,
 		byID:   make(map[string]*memEntry),
 		owners: make(map[string]*ownerList),
+		quotas: make(map[string]*quota),
 	}
 	s.room.s = s
 	return s
@@ -134,12 +151,12 @@ func (s *MemoryStore) Insert(rec Record) error {
 		return fmt.Errorf("tasks: insert task %s: id already stored", rec.Task.ID)
 	}
 	terminal := rec.Task.Status.State.Terminal()
-	ow := s.owners[rec.Owner]
-	if !terminal && ow != nil {
-		if ow.live >= s.limits.MaxLivePerOwner {
+	quotaKey := cmp.Or(rec.Quota, rec.Owner)
+	if q := s.quotas[quotaKey]; !terminal && q != nil {
+		if q.live >= s.limits.MaxLivePerOwner {
 			return ownerFull(fmt.Sprintf("%d tasks", s.limits.MaxLivePerOwner))
 		}
-		if ow.liveBytes+rec.Bytes > s.limits.MaxLiveBytesPerOwner {
+		if q.bytes+rec.Bytes > s.limits.MaxLiveBytesPerOwner {
 			return ownerFull(fmt.Sprintf("%d bytes of tasks", s.limits.MaxLiveBytesPerOwner))
 		}
 	}
@@ -152,7 +169,7 @@ func (s *MemoryStore) Insert(rec Record) error {
 	if !s.makeRoom(rec.Bytes, nil) {
 		return storeFull(fmt.Sprintf("%d bytes of tasks", s.limits.MaxBytes))
 	}
-	ow = s.owners[rec.Owner] // the evictions may have emptied it
+	ow := s.owners[rec.Owner]
 	e := &memEntry{rec: rec, terminal: terminal, interrupted: rec.Task.Status.State.Interrupted()}
 	if ow == nil {
 		ow = &ownerList{owner: rec.Owner}
@@ -161,8 +178,14 @@ func (s *MemoryStore) Insert(rec Record) error {
 	e.rec.Owner = ow.owner // one copy of the owner string for all its tasks
 	ow.push(e)
 	if !terminal {
-		ow.live++
-		ow.liveBytes += rec.Bytes
+		q := s.quotas[quotaKey]
+		if q == nil {
+			q = &quota{key: quotaKey}
+			s.quotas[quotaKey] = q
+		}
+		e.quota = q
+		q.live++
+		q.bytes += rec.Bytes
 	}
 	s.bytes += rec.Bytes
 	s.byID[rec.Task.ID] = e
@@ -216,8 +239,7 @@ func (r *memRoom) Take(delta int64) error {
 	if delta <= 0 {
 		return nil
 	}
-	ow := s.owners[e.rec.Owner]
-	if !e.terminal && ow.liveBytes+delta > s.limits.MaxLiveBytesPerOwner {
+	if !e.terminal && e.quota.bytes+delta > s.limits.MaxLiveBytesPerOwner {
 		return ownerFull(fmt.Sprintf("%d bytes of tasks", s.limits.MaxLiveBytesPerOwner))
 	}
 	if !s.makeRoom(delta, e) {
@@ -226,7 +248,7 @@ func (r *memRoom) Take(delta int64) error {
 	e.rec.Bytes += delta
 	s.bytes += delta
 	if !e.terminal {
-		ow.liveBytes += delta
+		e.quota.bytes += delta
 	}
 	return nil
 }
@@ -309,9 +331,7 @@ func (s *MemoryStore) touch(e *memEntry) {
 	s.ages(e).remove(e)
 	if terminal := e.rec.Task.Status.State.Terminal(); terminal != e.terminal {
 		e.terminal = terminal
-		ow := s.owners[e.rec.Owner] // a terminal task never becomes live again
-		ow.live--
-		ow.liveBytes -= e.rec.Bytes
+		s.release(e) // a terminal task never becomes live again
 	}
 	e.interrupted = e.rec.Task.Status.State.Interrupted()
 	s.ages(e).pushBack(e)
@@ -321,8 +341,7 @@ func (s *MemoryStore) remove(e *memEntry) {
 	s.ages(e).remove(e)
 	ow := s.owners[e.rec.Owner]
 	if !e.terminal {
-		ow.live--
-		ow.liveBytes -= e.rec.Bytes
+		s.release(e)
 	}
 	s.bytes -= e.rec.Bytes
 	ow.remove(e)
@@ -330,6 +349,17 @@ func (s *MemoryStore) remove(e *memEntry) {
 		delete(s.owners, e.rec.Owner)
 	}
 	delete(s.byID, e.rec.Task.ID)
+}
+
+// release takes a live entry off its quota.
+func (s *MemoryStore) release(e *memEntry) {
+	q := e.quota
+	q.live--
+	q.bytes -= e.rec.Bytes
+	if q.live == 0 {
+		delete(s.quotas, q.key)
+	}
+	e.quota = nil
 }
 
 func (s *MemoryStore) ages(e *memEntry) *ageList {
@@ -377,10 +407,8 @@ func (l *ageList) remove(e *memEntry) {
 // ownerList is an intrusive doubly linked list through memEntry.oprev/onext
 // of one owner's tasks, so that a List reads only the caller's tasks.
 type ownerList struct {
-	owner     string
-	head      *memEntry
-	live      int   // how many of the owner's tasks are not terminal
-	liveBytes int64 // and their bytes
+	owner string
+	head  *memEntry
 }
 
 func (l *ownerList) push(e *memEntry) {
