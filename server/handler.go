@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
@@ -78,6 +79,8 @@ type Handler struct {
 	jwksPath     string
 	auth         Authenticator
 	protectCard  bool
+	// skillRequirements are the skills' own requirements, compiled once.
+	skillRequirements map[*mapping.Skill]*authn.Requirements
 }
 
 // New checks cfg and applies its defaults.
@@ -100,14 +103,9 @@ func New(cfg Config) (*Handler, error) {
 	case cfg.Auth == nil && cfg.ProtectCard:
 		return nil, errors.New("server: a protected card needs an authenticator")
 	}
-	if cfg.Auth == nil {
-		// Without an authenticator a skill's requirement could not be
-		// checked: refuse it rather than ignore it.
-		for _, sk := range cfg.Skills.All() {
-			if len(sk.Security) > 0 || sk.Extended {
-				return nil, fmt.Errorf("server: skill %q declares security or extended, but no authenticator is configured", sk.ID)
-			}
-		}
+	skillRequirements, err := compileSkillRequirements(cfg.Auth, cfg.Skills)
+	if err != nil {
+		return nil, err
 	}
 	h := &Handler{
 		skills:       cfg.Skills,
@@ -121,6 +119,8 @@ func New(cfg Config) (*Handler, error) {
 		jwksPath:     cfg.JWKSPath,
 		auth:         cfg.Auth,
 		protectCard:  cfg.ProtectCard,
+
+		skillRequirements: skillRequirements,
 	}
 	if h.maxBody == 0 {
 		h.maxBody = DefaultMaxRequestBytes
