@@ -76,15 +76,16 @@ type Handler struct {
 	IconURL string `json:"icon_url,omitempty"`
 
 	// DefaultInputModes are the media types every skill accepts unless the
-	// skill says otherwise.
+	// skill says otherwise. Default: text/plain and application/json.
 	DefaultInputModes []string `json:"default_input_modes,omitempty"`
 
 	// DefaultOutputModes are the media types every skill produces unless the
-	// skill says otherwise.
+	// skill says otherwise. Default: text/plain and application/json.
 	DefaultOutputModes []string `json:"default_output_modes,omitempty"`
 
 	// MaxRequestBody caps the size in bytes of a JSON-RPC request body; a
-	// larger one is refused with 413. Default: 4 MiB.
+	// larger one is refused with 413. The Caddyfile takes a size such as
+	// 4MiB or 1MB. Default: 4 MiB.
 	MaxRequestBody int64 `json:"max_request_body,omitempty"`
 
 	// Heartbeat is how often an idle SSE stream gets a comment line, so
@@ -115,7 +116,8 @@ type Handler struct {
 
 	// ExtendedCard serves the extended Agent Card to authenticated callers
 	// (GetExtendedAgentCard) and announces it on the public card. It needs
-	// Security. See ExtendedCardConfig.
+	// Security, and is signed like the public card. See
+	// ExtendedCardConfig.
 	ExtendedCard *ExtendedCardConfig `json:"extended_card,omitempty"`
 
 	skills   *mapping.Skills
@@ -182,7 +184,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 
 	// First, so that the skills' requirements are checked against the
 	// declared schemes while the file loads.
-	if err := h.provisionSecurity(ctx); err != nil {
+	if err := h.provisionSecurity(); err != nil {
 		return err
 	}
 

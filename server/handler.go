@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
@@ -104,6 +105,8 @@ type Handler struct {
 	auth         Authenticator
 	protectCard  bool
 	clientAddr   func(*http.Request) string
+	// skillRequirements are the skills' own requirements, compiled once.
+	skillRequirements map[*mapping.Skill]*authn.Requirements
 }
 
 // New checks cfg and applies its defaults.
@@ -130,14 +133,9 @@ func New(cfg Config) (*Handler, error) {
 	case cfg.Auth == nil && cfg.ProtectCard:
 		return nil, errors.New("server: a protected card needs an authenticator")
 	}
-	if cfg.Auth == nil {
-		// Without an authenticator a skill's requirement could not be
-		// checked: refuse it rather than ignore it.
-		for _, sk := range cfg.Skills.All() {
-			if len(sk.Security) > 0 || sk.Extended {
-				return nil, fmt.Errorf("server: skill %q declares security or extended, but no authenticator is configured", sk.ID)
-			}
-		}
+	skillRequirements, err := compileSkillRequirements(cfg.Auth, cfg.Skills)
+	if err != nil {
+		return nil, err
 	}
 	h := &Handler{
 		skills:       cfg.Skills,
@@ -154,6 +152,8 @@ func New(cfg Config) (*Handler, error) {
 		auth:         cfg.Auth,
 		protectCard:  cfg.ProtectCard,
 		clientAddr:   cfg.ClientAddress,
+
+		skillRequirements: skillRequirements,
 	}
 	if h.clientAddr == nil {
 		h.clientAddr = remoteIP
