@@ -42,12 +42,18 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    default_output_modes <media types...>
 //	    max_request_body <size>
 //	    heartbeat    <duration>
+//	    read_body_timeout <duration>
+//	    write_timeout     <duration>
 //	    card_max_age <duration>
 //	    tasks {
 //	        max_tasks          <count>
 //	        max_live_per_owner <count>
 //	        max_history        <count>
 //	        max_age            <duration>
+//	        max_input_wait     <duration>
+//	        max_bytes          <size>
+//	        max_live_bytes_per_owner <size>
+//	        max_task_bytes     <size>
 //	        stream_buffer      <count>
 //	    }
 //	    signing {
@@ -183,6 +189,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.MaxRequestBody, err = sizeArg(d, at)
 		case "heartbeat":
 			h.Heartbeat, err = durationArg(d, at)
+		case "read_body_timeout":
+			h.ReadBodyTimeout, err = durationArg(d, at)
+		case "write_timeout":
+			h.WriteTimeout, err = durationArg(d, at)
 		case "card_max_age":
 			h.CardMaxAge, err = durationArg(d, at)
 		case "tasks":
@@ -217,6 +227,14 @@ func parseTasks(d *caddyfile.Dispenser, where string) (*TasksConfig, error) {
 			t.MaxHistory, err = countArg(d, at)
 		case "max_age":
 			t.MaxAge, err = durationArg(d, at)
+		case "max_input_wait":
+			t.MaxInputWait, err = durationArg(d, at)
+		case "max_bytes":
+			t.MaxBytes, err = sizeArg(d, at)
+		case "max_live_bytes_per_owner":
+			t.MaxLiveBytesPerOwner, err = sizeArg(d, at)
+		case "max_task_bytes":
+			t.MaxTaskBytes, err = sizeArg(d, at)
 		case "stream_buffer":
 			t.StreamBuffer, err = countArg(d, at)
 		default:
