@@ -66,14 +66,7 @@ func TestMarshalAgentCardUnion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var w, g any
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(w, g) {
+	if !reflect.DeepEqual(jsonValue(t, want), jsonValue(t, got)) {
 		t.Errorf("union card differs from testdata/union-card.json:\n%s", got)
 	}
 	if strings.Contains(string(got), `\u0026`) {
@@ -206,14 +199,8 @@ func TestRoundTripCards(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want, have any
-			if err := json.Unmarshal(doc, &want); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(got, &have); err != nil {
-				t.Fatal(err)
-			}
-			if path, ok := contains(a2a.NormalizeJSON("", have), a2a.NormalizeJSON("", want), ""); !ok {
+			have, want := a2a.NormalizeJSON("", jsonValue(t, got)), a2a.NormalizeJSON("", jsonValue(t, doc))
+			if path, ok := contains(have, want, ""); !ok {
 				t.Errorf("union card lost or changed %s\nexample: %s\nunion:   %s", path, doc, got)
 			}
 			back, err := a2atest.UnmarshalAgentCard(got)
@@ -225,6 +212,16 @@ func TestRoundTripCards(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jsonValue decodes b, any JSON value.
+func jsonValue(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%v in %s", err, b)
+	}
+	return v
 }
 
 // contains reports whether have holds every member of want, and if not the

@@ -8,8 +8,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2atest"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 func TestUnmarshalAgentCard(t *testing.T) {
 	tests := []struct {
 		name string
@@ -30,7 +28,7 @@ func TestUnmarshalAgentCard(t *testing.T) {
 					{URL: "https://a/rpc", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3.0"},
 					{URL: "https://a/grpc", ProtocolBinding: "GRPC", ProtocolVersion: "0.3.0"},
 				},
-				Capabilities: a2a.AgentCapabilities{Streaming: ptr(true), ExtendedAgentCard: ptr(false)},
+				Capabilities: a2a.AgentCapabilities{Streaming: new(true), ExtendedAgentCard: new(false)},
 				SecuritySchemes: map[string]a2a.SecurityScheme{
 					"k": {Type: a2a.SchemeAPIKey, Location: "query", Name: "key"},
 					"o": {Type: a2a.SchemeOAuth2, Flows: a2a.OAuthFlows{ClientCredentials: &a2a.OAuthFlow{TokenURL: "https://t", Scopes: map[string]string{}}}},
