@@ -15,6 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/a2a/a2atest"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 )
@@ -291,7 +292,7 @@ func TestProvisionExtendedCardSigned(t *testing.T) {
 		if r, err := cardgen.Verify(card, keys, cardgen.VerifyOptions{}); err != nil || !r.OK(false) {
 			t.Errorf("the %s card does not verify: %v %+v", name, err, r)
 		}
-		parsed, err := a2a.UnmarshalAgentCard(card)
+		parsed, err := a2atest.UnmarshalAgentCard(card)
 		if err != nil {
 			t.Fatal(err)
 		}
