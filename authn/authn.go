@@ -174,6 +174,9 @@ type Authenticator struct {
 	now       func() time.Time
 	log       *zap.Logger
 	remotes   []*remoteKeys
+	// hashing bounds the password hash comparisons under way at once
+	// (see basic).
+	hashing chan struct{}
 
 	cardSchemes map[string]a2a.SecurityScheme
 	cardReqs    []a2a.SecurityRequirement

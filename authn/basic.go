@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -22,12 +23,27 @@ const weakBcryptCost = 10
 // rest, so a longer one is refused rather than half-checked.
 const bcryptMaxPassword = 72
 
+// failedLoginTTL is how long wrong basic credentials are remembered as
+// wrong: sent again meanwhile, they are refused without a hash comparison.
+const failedLoginTTL = time.Minute
+
+// failedLogin is what the cache holds for credentials that failed.
+var failedLogin = new(Identity)
+
+// compareHash compares a password with its bcrypt hash (a variable so that
+// tests can watch the comparisons).
+var compareHash = bcrypt.CompareHashAndPassword
+
 // basic checks HTTP Basic credentials against bcrypt hashes. An unknown
 // user is compared against the most expensive configured hash all the
 // same and then refused, so it costs what a wrong password costs and the
-// time taken does not tell which users exist. A successful check is
-// cached (keyed by a SHA-256 of user and password) so that a client that
-// sends the same credentials on every request pays bcrypt once per TTL.
+// time taken does not tell which users exist. A check is cached (keyed by
+// a SHA-256 of user and password): a client that sends the same
+// credentials on every request pays bcrypt once per TTL, and one that
+// repeats wrong ones pays it once per failedLoginTTL. At most half the
+// CPUs compare hashes at once, so that failed logins, which no cache
+// spares, cannot take the CPU from every other request; further checks
+// wait for a turn while their caller waits.
 func (b *builder) basic(s *scheme, sc *Scheme) error {
 	type user struct {
 		hash []byte
@@ -74,6 +90,9 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 	s.checkScopes = grantedBy(granted, "user")
 
 	a := b.a
+	if a.hashing == nil {
+		a.hashing = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+	}
 	s.check = func(r *http.Request) outcome {
 		v, o := authorization(r, "Basic ", MaxBasicBytes)
 		if o.state != valid {
@@ -89,7 +108,11 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 		}
 		now := a.now()
 		key := cacheKey(s.index, name, password)
-		if id := a.cache.get(key, now); id != nil {
+		switch id := a.cache.get(key, now); id {
+		case nil:
+		case failedLogin:
+			return refused("invalid username or password", "invalid username or password (remembered)")
+		default:
 			return accepted(id)
 		}
 		u, known := users[string(name)]
@@ -97,8 +120,15 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 		if known {
 			hash = u.hash
 		}
-		err = bcrypt.CompareHashAndPassword(hash, password)
+		select {
+		case a.hashing <- struct{}{}:
+		case <-r.Context().Done():
+			return refused("the request ended", "the request ended while waiting to check a password")
+		}
+		err = compareHash(hash, password)
+		<-a.hashing
 		if !known || err != nil || len(password) > bcryptMaxPassword {
+			a.cache.put(key, s.index, failedLogin, now.Add(failedLoginTTL), now)
 			return refused("invalid username or password", "invalid username or password")
 		}
 		a.cache.put(key, s.index, u.id, time.Time{}, now)

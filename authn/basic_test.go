@@ -2,9 +2,12 @@ package authn_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,5 +108,69 @@ func TestBasicUnknownUserCostsAWrongPassword(t *testing.T) {
 	wrong, unknown := fastest("bob"), fastest("mallory")
 	if ratio := float64(unknown) / float64(wrong); ratio < 0.3 || ratio > 3 {
 		t.Errorf("unknown user took %v, wrong password %v: the times differ", unknown, wrong)
+	}
+}
+
+// Wrong credentials sent again are refused from the cache, without another
+// hash comparison; and at most half the CPUs compare hashes at once, so
+// that failed logins cannot take the CPU from every other request.
+func TestBasicFailedLoginsBounded(t *testing.T) {
+	a := basicAuth(t, bcrypt.MinCost)
+	var (
+		mu               sync.Mutex
+		inFlight, most   int
+		comparisons      int
+		gated            = true
+		entered, release = make(chan struct{}), make(chan struct{})
+	)
+	authn.WatchHashComparisons(t, func() {
+		mu.Lock()
+		comparisons++
+		inFlight++
+		most = max(most, inFlight)
+		wait := gated
+		mu.Unlock()
+		if !wait {
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+			return
+		}
+		entered <- struct{}{}
+		<-release
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	})
+	try := func(password string) {
+		r, _ := http.NewRequest(http.MethodPost, "/", nil)
+		r.Header.Set("Authorization", basicHeader("alice", password))
+		if _, f := a.Authenticate(r); f == nil {
+			t.Errorf("password %q was accepted", password)
+		}
+	}
+
+	const callers = 8
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() { try(fmt.Sprint("wrong-", i)) })
+	}
+	for range callers {
+		<-entered
+		release <- struct{}{}
+	}
+	wg.Wait()
+	if limit := max(1, runtime.GOMAXPROCS(0)/2); most > limit {
+		t.Errorf("%d hash comparisons ran at once, want at most %d", most, limit)
+	}
+
+	mu.Lock()
+	gated = false
+	mu.Unlock()
+	for range 5 {
+		try("wrong-0") // already failed above
+	}
+	if comparisons != callers {
+		t.Errorf("%d comparisons for %d distinct wrong passwords and 5 repeats, want %d", comparisons, callers, callers)
 	}
 }
