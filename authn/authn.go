@@ -290,11 +290,8 @@ func New(cfg Config, opts Options) (*Authenticator, error) {
 	}
 	a.cardReqs = cloneRequirements(reqs)
 
-	var wg sync.WaitGroup
-	for _, k := range a.remotes {
-		wg.Go(k.initial)
-	}
-	wg.Wait()
+	// Keys are fetched in the background: provisioning never waits on the
+	// network, and tokens wait for the first keys at most unknownKeyWait.
 	for _, k := range a.remotes {
 		k.start()
 	}

@@ -25,10 +25,14 @@ type keyState struct {
 	byKID  map[string][]keys.Key
 }
 
-// remoteKeys keeps a JWKS current: fetched once at start, again in the
-// background every interval (sooner, with backoff, after a failure), and on
-// demand when a token names an unknown kid, at most once per minInterval.
-// A failed fetch keeps the last good keys.
+// remoteKeys keeps a JWKS current: fetched in the background at start and
+// every interval (sooner, with backoff, after a failure), and on demand when
+// a token names an unknown kid, at most once per minInterval counted from
+// the end of the last fetch. One fetch runs at a time, outside any lock that
+// requests take: requests use the last good keys meanwhile, and only the
+// request that asked for the fetch waits for it, at most unknownKeyWait. A
+// failed fetch keeps the last good keys. Nothing waits on the network at
+// start, so a hanging endpoint delays no reload.
 type remoteKeys struct {
 	scheme       string
 	jwksURL      string // fixed, or "" when discovery gives it
@@ -51,56 +55,86 @@ type remoteKeys struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu          sync.Mutex // one fetch at a time; guards lastAttempt
-	lastAttempt time.Time
+	mu       sync.Mutex    // guards the four below
+	running  chan struct{} // closed when the fetch under way ends; nil when none runs
+	since    time.Time     // when it started (wall clock, for waits)
+	lastDone time.Time     // when the last fetch ended
+	lastErr  error         // how it ended
 
 	stop chan struct{}
 	done chan struct{}
 }
 
+// unknownKeyWait bounds how long tokens with an unknown kid wait for a
+// fetch: the one that started it, or any while there are no keys yet, wait
+// until unknownKeyWait after the fetch started; then they are judged on the
+// keys at hand, and the fetch goes on for the next tokens. So a hanging
+// endpoint holds up the tokens of other schemes for at most that long.
+const unknownKeyWait = time.Second
+
 func (k *remoteKeys) current() *keyState { return k.state.Load() }
 
-// initial is the first fetch, at provision time. A failure is logged, not
-// returned: the background loop retries, and tokens are refused meanwhile.
-func (k *remoteKeys) initial() {
-	if _, err := k.refresh(true); err != nil {
-		k.log.Warn("fetching keys failed; tokens are refused until a fetch succeeds",
-			zap.String("scheme", k.scheme), zap.Error(err))
-	}
-}
-
-// refreshUnknown fetches again for a token whose key is unknown, unless a
-// fetch was attempted within minInterval. It waits for a fetch already
-// under way and returns the keys as they then are.
+// refreshUnknown asks for a fetch for a token whose key is unknown, and
+// returns the keys to judge it on: those at hand, or, when this call
+// started a fetch (or there are no keys yet), those it brought within
+// unknownKeyWait.
 func (k *remoteKeys) refreshUnknown() *keyState {
-	st, err := k.refresh(false)
-	if err != nil {
-		k.log.Warn("fetching keys for an unknown kid failed; keeping the last good keys",
-			zap.String("scheme", k.scheme), zap.Error(err))
+	done, since, started := k.startFetch(false)
+	if wait := unknownKeyWait - time.Since(since); done != nil && (started || k.current() == nil) && wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
 	}
-	return st
+	return k.current()
 }
 
-// refresh fetches the keys; unless forced, at most once per minInterval.
-func (k *remoteKeys) refresh(force bool) (*keyState, error) {
+// startFetch starts a fetch unless one is under way or, unless forced, the
+// last one ended within minInterval. It returns the channel closed when the
+// fetch under way ends (nil when none runs), when that fetch started, and
+// whether this call started it.
+func (k *remoteKeys) startFetch(force bool) (done chan struct{}, since time.Time, started bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	now := k.now()
-	if !force && !k.lastAttempt.IsZero() && now.Sub(k.lastAttempt) < k.minInterval {
-		return k.current(), nil
+	if k.running != nil {
+		return k.running, k.since, false
 	}
-	k.lastAttempt = now
+	if !force && !k.lastDone.IsZero() && k.now().Sub(k.lastDone) < k.minInterval {
+		return nil, time.Time{}, false
+	}
+	done = make(chan struct{})
+	k.running, k.since = done, time.Now()
+	go func() {
+		err := k.fetchAndSwap()
+		switch {
+		case err != nil && k.current() == nil:
+			k.log.Warn("fetching keys failed; tokens are refused until a fetch succeeds", zap.String("scheme", k.scheme), zap.Error(err))
+		case err != nil:
+			k.log.Warn("fetching keys failed; keeping the last good keys", zap.String("scheme", k.scheme), zap.Error(err))
+		}
+		k.mu.Lock()
+		k.running, k.lastDone, k.lastErr = nil, k.now(), err
+		k.mu.Unlock()
+		close(done)
+	}()
+	return done, k.since, true
+}
+
+// fetchAndSwap fetches the keys and makes them current.
+func (k *remoteKeys) fetchAndSwap() error {
 	ctx, cancel := context.WithTimeout(k.ctx, k.timeout)
 	defer cancel()
 	st, err := k.fetch(ctx)
 	if err != nil {
-		return k.current(), err
+		return err
 	}
 	old := k.state.Swap(st)
 	if old != nil && removedKey(old, st) {
 		k.onRemoved()
 	}
-	return st, nil
+	return nil
 }
 
 // removedKey reports whether a key of old is missing from next.
@@ -129,15 +163,12 @@ func (k *remoteKeys) close() {
 	<-k.done
 }
 
-// loop refreshes every interval; after a failure it retries after
-// minInterval, doubling up to interval.
+// loop fetches at once, then every interval; after a failure it retries
+// after minInterval, doubling up to interval.
 func (k *remoteKeys) loop() {
 	defer close(k.done)
 	delay := k.interval
-	if k.current() == nil {
-		delay = k.minInterval
-	}
-	t := time.NewTimer(delay)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {
@@ -145,8 +176,16 @@ func (k *remoteKeys) loop() {
 			return
 		case <-t.C:
 		}
-		if _, err := k.refresh(true); err != nil {
-			k.log.Warn("refreshing keys failed; keeping the last good keys", zap.String("scheme", k.scheme), zap.Error(err))
+		done, _, _ := k.startFetch(true)
+		select {
+		case <-k.stop:
+			return
+		case <-done:
+		}
+		k.mu.Lock()
+		err := k.lastErr
+		k.mu.Unlock()
+		if err != nil {
 			if delay >= k.interval {
 				delay = k.minInterval
 			} else {

@@ -399,7 +399,11 @@ func TestJWKSSkipsUnusableKeys(t *testing.T) {
 	} {
 		q := newIDP(t, keys...)
 		logs := &logBuffer{}
-		_ = jwksAuth(t, q, clk, logs, nil)
+		b := jwksAuth(t, q, clk, logs, nil)
+		// A token waits for the first fetch, which has then been logged.
+		if _, f := b.Authenticate(bearer(mint(t, jwt.SigningMethodES256, ecKey(), "k", claimsAt(clk.Now(), nil)))); f == nil {
+			t.Errorf("%s: a token was accepted", name)
+		}
 		if !strings.Contains(logs.String(), "tokens are refused until a fetch succeeds") {
 			t.Errorf("%s: accepted as a key set: %s", name, logs)
 		}
@@ -412,4 +416,32 @@ func slicesRepeat(m map[string]any, n int) []map[string]any {
 		out[i] = m
 	}
 	return out
+}
+
+// A JWKS endpoint that hangs holds up nothing: not the Authenticator's
+// start (a reload), not the valid tokens of another scheme that carry a
+// kid, and it is asked once however many tokens name unknown keys.
+func TestHangingJWKSHoldsUpNothing(t *testing.T) {
+	clk := newClock()
+	p := newIDP(t)
+	p.setMode("hang") // until the test ends
+	a := newAuth(t, authn.Config{
+		Schemes: map[string]*authn.Scheme{
+			"remote": {Type: "http", HTTPScheme: "bearer", JWT: &authn.JWTConfig{
+				Issuer: "https://issuer.example", Audiences: []string{"a2a-agent"}, JWKSURL: p.URL + "/jwks",
+				FetchTimeout: time.Hour, RefreshInterval: time.Hour, MinRefreshInterval: time.Minute}},
+			"static": {Type: "http", HTTPScheme: "bearer", JWT: &authn.JWTConfig{
+				Issuer: "https://issuer.example", Audiences: []string{"a2a-agent"}, PublicKeys: []string{publicPEM(&ecKey().PublicKey)}}},
+		},
+		Require: []a2a.SecurityRequirement{{"remote": nil}, {"static": nil}},
+	}, authn.Options{Now: clk.Now})
+	for range 5 {
+		tok := mint(t, jwt.SigningMethodES256, ecKey(), "static-key", claimsAt(clk.Now(), nil))
+		if _, f := a.Authenticate(bearer(tok)); f != nil {
+			t.Fatalf("a valid token of the static scheme: %v", f)
+		}
+	}
+	if n := p.hits.Load(); n != 1 {
+		t.Errorf("the hanging JWKS was asked %d times, want once (the fetch under way)", n)
+	}
 }
