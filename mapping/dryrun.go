@@ -232,12 +232,12 @@ func (s *Skills) tryPredicates(msg *a2a.Message) []PredicateResult {
 	}
 	m := s.getVM()
 	defer s.vms.Put(m)
-	e := &env{}
-	bindMessage(e, msg, s.matchNeeds)
+	vars := &exprVars{}
+	bindMessage(vars, msg, s.matchNeeds)
 	out := make([]PredicateResult, len(s.matching))
 	for i, sk := range s.matching {
-		e.Config = sk.config
-		v, err := m.Run(sk.match, e)
+		vars.Config = sk.config
+		v, err := m.Run(sk.match, vars)
 		out[i] = PredicateResult{Skill: sk.ID, Source: strings.TrimSpace(sk.match.Source().String()), Holds: err == nil && v == true, Err: err}
 	}
 	return out
@@ -245,9 +245,9 @@ func (s *Skills) tryPredicates(msg *a2a.Message) []PredicateResult {
 
 // gatherArguments records the arguments the run will read.
 func (r *Report) gatherArguments(sk *Skill, call *Call) {
-	e := &env{}
-	sk.bindRequest(e, call)
-	args, problems := sk.gatherArgs(call, e)
+	vars := &exprVars{}
+	sk.bindRequest(vars, call)
+	args, problems := sk.gatherArgs(call, vars)
 	r.Arguments = args
 	for _, p := range problems {
 		r.Problems = append(r.Problems, ArgumentProblem{Name: p.arg.name, Why: p.why})

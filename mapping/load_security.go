@@ -1,7 +1,7 @@
 package mapping
 
-// Who may use a skill, and which of the caller's own headers reach the
-// upstream.
+// Loading who may use a skill (security), and which of the caller's own
+// headers reach the upstream (forward_headers).
 
 import (
 	"fmt"
@@ -127,25 +127,5 @@ func (l *loader) checkForwarded(n *yaml.Node, forward []string, steps []step) {
 				break
 			}
 		}
-	}
-}
-
-// forward copies the caller's headers that the skill forwards onto req.
-// The request's header map may be shared with other requests, so it is
-// copied before the first change.
-func forward(req *http.Request, names []string, from http.Header) {
-	copied := false
-	for _, name := range names {
-		vals := from[name]
-		if len(vals) == 0 {
-			continue
-		}
-		if !copied {
-			req.Header, copied = req.Header.Clone(), true
-			if req.Header == nil {
-				req.Header = http.Header{}
-			}
-		}
-		req.Header[name] = slices.Clone(vals)
 	}
 }

@@ -103,7 +103,7 @@ func TestSelectPredicateErrors(t *testing.T) {
 		{"task.id == 'x'", `match: match may read only message and config`},
 		{"response.status == 200", `match: match may read only message and config`},
 		{"len(message.text)", `t.yaml:6: skill "a": match: expected bool, but got int`},
-		{"message.txt == 'x'", `match: type mapping.messageEnv has no field txt`},
+		{"message.txt == 'x'", `match: type mapping.messageVars has no field txt`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.match, func(t *testing.T) {

@@ -1,100 +1,21 @@
 package mapping
 
-// Skills that make several upstream calls: steps, each able to read the
-// answers of the steps before it as steps.<name>.
+// Sending an upstream request: retries with backoff, reading the body
+// within its limit, and the upstream's shared transport.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
-
-// step is one upstream call of a skill.
-type step struct {
-	name    string // "" for a skill's plain request
-	request request
-	// rules may end the run after this call; a response no rule claims
-	// goes on to the next step when it is 2xx. The last step has none:
-	// the skill's response rules map its answer.
-	rules []rule
-}
-
-func stepNames(steps []step) []string {
-	var names []string
-	for i := range steps {
-		if steps[i].name != "" {
-			names = append(names, steps[i].name)
-		}
-	}
-	return names
-}
-
-// steps reads a skill's steps section.
-func (l *loader) steps(n *yaml.Node, up upstreamConfig) []step {
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		l.errorf(n, "steps", "must be a list of at least one step, not %s", describe(n))
-		return nil
-	}
-	defer func() { l.c.steps = nil }()
-	out := make([]step, 0, len(n.Content))
-	var names []string
-	for i, sn := range n.Content {
-		sn = resolve(sn)
-		key := fmt.Sprintf("steps[%d]", i)
-		var st step
-		var reqNode, respNode *yaml.Node
-		l.fields(sn, key, []string{"name", "request", "response"}, func(name string, v *yaml.Node) {
-			switch name {
-			case "name":
-				if s, ok := l.scalar(v, key+".name"); ok {
-					switch {
-					case !argName.MatchString(s):
-						l.errorf(v, key+".name", "%q is not a valid step name: use letters, digits and '_', not starting with a digit", s)
-					case slices.Contains(names, s):
-						l.errorf(v, key+".name", "repeated step name %q", s)
-					default:
-						st.name = s
-					}
-				}
-			case "request":
-				reqNode = v
-			case "response":
-				respNode = v
-			}
-		})
-		if sn.Kind != yaml.MappingNode {
-			continue
-		}
-		if st.name == "" && !slices.ContainsFunc(sn.Content, func(k *yaml.Node) bool { return k.Value == "name" }) {
-			l.errorf(sn, key+".name", "is required: later steps read this step's answer as steps.<name>")
-		}
-		l.c.steps = names
-		if reqNode == nil {
-			l.errorf(sn, key+".request", "is required")
-		} else {
-			st.request = l.request(reqNode, key+".request", up)
-		}
-		if st.name != "" {
-			names = append(names, st.name)
-		}
-		if respNode != nil {
-			if i == len(n.Content)-1 {
-				l.errorf(respNode, key+".response", "the last step's answer is mapped by the skill's response rules")
-			} else {
-				l.c.steps = names
-				st.rules = l.rules(respNode, key+".response")
-			}
-		}
-		out = append(out, st)
-	}
-	return out
-}
 
 // send sends req, and sends it again as its retry policy allows: after a
 // transport error or a status the policy names, waiting longer each time,
@@ -176,4 +97,99 @@ func rewind(req *http.Request) *http.Request {
 		r.Body, _ = req.GetBody() // bytes.Reader bodies: never fails
 	}
 	return r
+}
+
+// bodyFailure is a body that could not be read: too large, or cut short.
+func (sk *Skill) bodyFailure(parent, callCtx context.Context, err error) failure {
+	if errors.Is(err, errTooLarge) {
+		return failure{state: a2a.TaskStateFailed, stage: "upstream",
+			public: fmt.Sprintf("failed: the service's answer is larger than the limit of %s.", formatBytes(sk.MaxResponseBytes)),
+			err:    fmt.Errorf("response body: %w (%d bytes)", err, sk.MaxResponseBytes)}
+	}
+	return sk.transportFailure(parent, callCtx, err)
+}
+
+// transportFailure tells a canceled run from a slow service and from one
+// that cannot be reached. The upstream's address stays in the log.
+func (sk *Skill) transportFailure(parent, callCtx context.Context, err error) failure {
+	f := failure{state: a2a.TaskStateFailed, stage: "upstream", err: err}
+	switch {
+	case errors.Is(parent.Err(), context.Canceled):
+		f.state, f.public = a2a.TaskStateCanceled, "was canceled."
+		f.err = fmt.Errorf("%w (cause: %v)", err, context.Cause(parent))
+	case parent.Err() != nil:
+		f.public = "timed out: the service did not answer in time."
+	case callCtx.Err() != nil:
+		f.public = fmt.Sprintf("timed out: the service did not answer within %s.", sk.Timeout)
+	default:
+		var nerr net.Error
+		if errors.As(err, &nerr) && nerr.Timeout() {
+			f.public = "timed out: the service did not answer in time."
+		} else {
+			f.public = "failed: the service is unavailable."
+		}
+	}
+	return f
+}
+
+var errTooLarge = errors.New("larger than the limit")
+
+// readBody reads at most limit bytes of a body, and closes it.
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	defer resp.Body.Close()
+	if resp.ContentLength > limit {
+		return nil, errTooLarge
+	}
+	size := int64(512)
+	if resp.ContentLength >= 0 {
+		size = resp.ContentLength + 1 // room for the read that sees EOF
+	}
+	buf := make([]byte, 0, min(size, limit+1))
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		room := min(cap(buf), int(limit)+1)
+		n, err := resp.Body.Read(buf[len(buf):room])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// formatBytes writes a size the way the YAML would: 10 MiB, 512 KiB, 100 bytes.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// newTransport is the one transport of an upstream: keep-alive with a pool
+// large enough for many concurrent callers, no proxy from the environment
+// (a sidecar talks to its neighbour), no transparent compression (it costs
+// CPU on both sides of a loopback), and no redirects, which RoundTrip does
+// not follow, so credentials never travel to another host.
+func newTransport(maxIdlePerHost int) *http.Transport {
+	return &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   maxIdlePerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+	}
 }

@@ -1,11 +1,10 @@
 package mapping
 
-// Reading an upstream's error answers: the detail it gives, the fields it
-// complains about, and the arguments a rule asks for.
+// Reading an upstream's error answers: the detail it gives and the fields
+// it complains about.
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -131,82 +130,4 @@ func firstString(m map[string]any, keys ...string) string {
 		}
 	}
 	return ""
-}
-
-// fieldProblems are the arguments a 4xx answer's field errors point at.
-// With declared arguments, only those count; the upstream's messages are
-// shown only with error_detail.
-func (sk *Skill) fieldProblems(body []byte, mediaType string) []argProblem {
-	var out []argProblem
-	for _, f := range fieldErrors(body, mediaType) {
-		a := sk.argument(f.name)
-		if a == nil || slices.ContainsFunc(out, func(p argProblem) bool { return p.arg.name == f.name }) {
-			continue
-		}
-		p := argProblem{arg: a}
-		if sk.errorDetail {
-			p.why = problemText(f.msg)
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// argument is the declared argument name, or, when the skill declares
-// none, an untyped one; nil for a name the schema does not declare.
-func (sk *Skill) argument(name string) *argument {
-	if sk.schema != nil && sk.schema.declared {
-		return sk.schema.find(name)
-	}
-	if !argName.MatchString(name) {
-		return nil
-	}
-	return &argument{name: name}
-}
-
-// problemText makes an upstream's message fit "the argument x: it ...".
-func problemText(msg string) string {
-	msg = strings.TrimSuffix(oneLine(msg), ".")
-	if msg == "" {
-		return ""
-	}
-	first, _, _ := strings.Cut(msg, " ")
-	switch strings.ToLower(first) {
-	case "is", "must", "should", "has", "was", "cannot", "can't", "needs", "does":
-		return msg
-	}
-	return "was refused: " + msg
-}
-
-// askedProblems reads the value of a rule's ask: a list of argument names,
-// a map of name to problem, or one name.
-func (sk *Skill) askedProblems(v any) ([]argProblem, error) {
-	var out []argProblem
-	add := func(name, why string) {
-		if a := sk.argument(name); a != nil && !slices.ContainsFunc(out, func(p argProblem) bool { return p.arg.name == name }) {
-			out = append(out, argProblem{arg: a, why: problemText(why)})
-		}
-	}
-	switch v := v.(type) {
-	case nil:
-	case string:
-		add(v, "")
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			add(k, messageOf(v[k]))
-		}
-	default:
-		err := forEach(v, func(x any) error {
-			s, ok := x.(string)
-			if !ok {
-				return fmt.Errorf("a list of argument names holds a %s", kindName(x))
-			}
-			add(s, "")
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
