@@ -189,15 +189,25 @@ func TestStreamingMessageEventsInOrder(t *testing.T) {
 				}
 			}
 			var kinds []string
-			var last map[string]any
+			var first, last map[string]any
 			for ev := range events {
 				result, _ := ev["result"].(map[string]any)
 				kinds = append(kinds, eventKind(v, result))
+				if first == nil {
+					first = result
+				}
 				last = result
 			}
-			want := []string{"task", "status-update", "artifact-update", "status-update"}
+			// The task starts working in the transaction that creates it.
+			want := []string{"task", "artifact-update", "status-update"}
 			if strings.Join(kinds, ",") != strings.Join(want, ",") {
 				t.Fatalf("events = %v, want %v", kinds, want)
+			}
+			if v == "1.0" {
+				first = first["task"].(map[string]any)
+			}
+			if got := stateOf(first); got != wireState(v, a2a.TaskStateWorking) {
+				t.Errorf("first event's task state = %q, want working", got)
 			}
 			if v == "1.0" {
 				last = last["statusUpdate"].(map[string]any)

@@ -1,35 +1,29 @@
 package server
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
-// execution is one run of a skill for a task. The context is detached from
-// the caller's connection: a client that hangs up does not kill the task,
-// only CancelTask (or the skill's timeout) does.
+// execution is one run of a skill for a task: the task's run (its context
+// is detached from the caller's connection: a client that hangs up does not
+// kill the task, only CancelTask or the skill's timeout does) and what the
+// skill is called with.
 type execution struct {
-	task      *a2a.Task      // snapshot when the run was set up
+	run       *tasks.Run
 	skill     *mapping.Skill // nil when no skill matched
 	rejection string         // why no skill matched
 	call      mapping.Call
-	ctx       context.Context
-	cancel    context.CancelCauseFunc
-	untrack   func()
 }
-
-var errRunFinished = errors.New("skill run finished")
 
 // selection is the skill a new message is for, or why none is.
 type selection struct {
@@ -75,56 +69,37 @@ func (h *Handler) selectSkill(caller *authn.Identity, msg *a2a.Message, cfg *a2a
 }
 
 // start creates the task for a new message, or continues the interrupted
-// task it names, and registers the run so CancelTask can reach it.
-func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Message, sel selection) (*execution, error) {
-	owner := caller.Owner()
-	e := &execution{skill: sel.skill, rejection: sel.rejection}
-	var err error
-	if msg.TaskID != "" {
-		e.task, err = h.tasks.Continue(owner, msg.TaskID, *msg)
-	} else {
-		e.task, err = h.tasks.Create(owner, *msg, skillMetadata(sel.skill))
-	}
+// task it names, marks it working and registers the run so CancelTask can
+// reach it; subscribe also opens the task's stream.
+func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Message, sel selection, subscribe bool) (*execution, error) {
+	run, err := h.tasks.Start(caller.Owner(), *msg, tasks.StartOptions{Metadata: skillMetadata(sel.skill), Subscribe: subscribe})
 	if err != nil {
 		return nil, err
 	}
-	e.call = mapping.Call{Message: msg, History: e.task.History, TaskID: e.task.ID, ContextID: e.task.ContextID,
-		Caller: callerOf(caller), Headers: forwarded(r, sel.skill)}
-	e.ctx, e.cancel = context.WithCancelCause(context.Background())
-	e.untrack = h.tasks.Track(e.task.ID, e.cancel)
-	return e, nil
+	task := run.Task
+	return &execution{run: run, skill: sel.skill, rejection: sel.rejection,
+		call: mapping.Call{Message: msg, History: task.History, TaskID: task.ID, ContextID: task.ContextID,
+			Caller: callerOf(caller), Headers: forwarded(r, sel.skill)},
+	}, nil
 }
 
-// execute runs the skill and records its outcome on the task.
-func (h *Handler) execute(e *execution) {
-	defer func() {
-		e.untrack()
-		e.cancel(errRunFinished)
-	}()
-	id := e.task.ID
+// execute runs the skill and records its outcome on the task, returning the
+// task as it ended (nil when the task had moved on, e.g. was canceled).
+func (h *Handler) execute(e *execution) *a2a.Task {
 	var out mapping.Outcome
 	if e.skill == nil {
 		out = mapping.Outcome{State: a2a.TaskStateRejected, Message: agentText(e.rejection)}
 	} else {
-		if _, err := h.tasks.SetStatus(id, a2a.TaskStatus{State: a2a.TaskStateWorking}); err != nil {
-			h.logLateUpdate(id, err)
-			return
-		}
-		out = e.skill.Run(e.ctx, e.call, progress{h: h, task: e.task})
+		out = e.skill.Run(e.run.Context(), e.call, progress{h: h, run: e.run})
 		if out.Err != nil {
-			h.log.Warn("skill run failed", zap.String("skill", e.skill.ID), zap.String("task", id), zap.Error(out.Err))
+			h.log.Warn("skill run failed", zap.String("skill", e.skill.ID), zap.String("task", e.run.Task.ID), zap.Error(out.Err))
 		}
 	}
-	for i := range out.Artifacts {
-		if err := h.tasks.AddArtifact(id, stampArtifact(out.Artifacts[i])); err != nil {
-			h.logLateUpdate(id, err)
-			return
-		}
+	task, err := e.run.Finish(a2a.TaskStatus{State: out.State, Message: out.Message}, out.Artifacts)
+	if err != nil {
+		h.logLateUpdate(e.run.Task.ID, err)
 	}
-	status := a2a.TaskStatus{State: out.State, Message: stampMessage(out.Message, e.task)}
-	if _, err := h.tasks.SetStatus(id, status); err != nil {
-		h.logLateUpdate(id, err)
-	}
+	return task
 }
 
 // logLateUpdate notes an update refused because the task moved on (most
@@ -144,7 +119,7 @@ type admission struct {
 // admit selects the skill of a message, checks the caller against it, and
 // runs a message-answering skill or starts the task. When the request goes
 // no further it answers the caller itself and returns false.
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) (admission, bool) {
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity, subscribe bool) (admission, bool) {
 	p := req.Params.(*a2a.SendMessageRequest)
 	if p.Configuration != nil && p.Configuration.PushNotification != nil {
 		h.fail(w, v, req, a2a.PushNotificationNotSupported())
@@ -162,7 +137,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, r
 	if sel.skill != nil && sel.skill.ReturnsMessage {
 		return admission{params: p, reply: h.runForMessage(r, caller, sel.skill, &p.Message)}, true
 	}
-	e, err := h.start(r, caller, &p.Message, sel)
+	e, err := h.start(r, caller, &p.Message, sel, subscribe)
 	if err != nil {
 		h.answer(w, v, req, nil, err)
 		return admission{}, false
@@ -173,7 +148,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, r
 // sendMessage answers SendMessage: blocking by default, at once when the
 // caller asks, or with a Message for skills that answer without a task.
 func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
-	in, ok := h.admit(w, r, v, req, caller)
+	in, ok := h.admit(w, r, v, req, caller, false)
 	if !ok {
 		return
 	}
@@ -186,23 +161,26 @@ func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request, v a2a.Vers
 		historyLength = c.HistoryLength
 		if c.ReturnImmediately {
 			go h.execute(in.run)
-			h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: withHistory(in.run.task, historyLength)})
+			h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: withHistory(in.run.run.Task, historyLength)})
 			return
 		}
 	}
-	h.execute(in.run)
-	task, err := h.tasks.Get(caller.Owner(), in.run.task.ID, historyLength)
-	if err != nil {
-		h.answer(w, v, req, nil, err)
-		return
+	task := h.execute(in.run)
+	if task == nil {
+		// The task moved on while the skill ran: answer with where it is.
+		var err error
+		if task, err = h.tasks.Get(caller.Owner(), in.run.run.Task.ID, nil); err != nil {
+			h.answer(w, v, req, nil, err)
+			return
+		}
 	}
-	h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: task})
+	h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: withHistory(task, historyLength)})
 }
 
 // sendStreamingMessage answers SendStreamingMessage with an SSE stream: the
 // task first, then its updates until it ends or is interrupted.
 func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
-	in, ok := h.admit(w, r, v, req, caller)
+	in, ok := h.admit(w, r, v, req, caller, true)
 	if !ok {
 		return
 	}
@@ -210,20 +188,13 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v
 		h.streamOne(w, v, req.ID, &a2a.StreamResponse{Message: in.reply})
 		return
 	}
-	e := in.run
-	task, sub, err := h.tasks.Subscribe(caller.Owner(), e.task.ID)
-	if err != nil {
-		e.untrack()
-		e.cancel(err)
-		h.answer(w, v, req, nil, err)
-		return
-	}
-	go h.execute(e)
+	run := in.run.run
+	go h.execute(in.run)
 	var historyLength *int32
 	if c := in.params.Configuration; c != nil {
 		historyLength = c.HistoryLength
 	}
-	h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: withHistory(task, historyLength)}, sub)
+	h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: withHistory(run.Task, historyLength)}, run.Subscription)
 }
 
 // runForMessage runs a message-answering skill. No task exists whose result
@@ -232,7 +203,7 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v
 func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *mapping.Skill, msg *a2a.Message) *a2a.Message {
 	contextID := msg.ContextID
 	if contextID == "" {
-		contextID = uuid.NewString()
+		contextID = h.tasks.NewID(tasks.ContextID)
 	}
 	call := mapping.Call{Message: msg, ContextID: contextID, Caller: callerOf(caller), Headers: forwarded(r, skill)}
 	out := skill.Run(r.Context(), call, nil)
@@ -246,47 +217,29 @@ func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *
 	for _, art := range out.Artifacts {
 		reply.Parts = append(reply.Parts, art.Parts...)
 	}
-	return stampMessage(reply, &a2a.Task{ContextID: contextID})
+	reply.Role, reply.ContextID, reply.TaskID = a2a.RoleAgent, contextID, ""
+	if reply.MessageID == "" {
+		reply.MessageID = h.tasks.NewID(tasks.MessageID)
+	}
+	return reply
 }
 
 // progress passes a skill's intermediate updates on to its task.
 type progress struct {
-	h    *Handler
-	task *a2a.Task
+	h   *Handler
+	run *tasks.Run
 }
 
 func (p progress) Working(msg *a2a.Message) {
-	status := a2a.TaskStatus{State: a2a.TaskStateWorking, Message: stampMessage(msg, p.task)}
-	if _, err := p.h.tasks.SetStatus(p.task.ID, status); err != nil {
-		p.h.logLateUpdate(p.task.ID, err)
+	if err := p.run.Working(msg); err != nil {
+		p.h.logLateUpdate(p.run.Task.ID, err)
 	}
 }
 
 func (p progress) Artifact(art a2a.Artifact) {
-	if err := p.h.tasks.AddArtifact(p.task.ID, stampArtifact(art)); err != nil {
-		p.h.logLateUpdate(p.task.ID, err)
+	if err := p.run.Artifact(art); err != nil {
+		p.h.logLateUpdate(p.run.Task.ID, err)
 	}
-}
-
-// stampMessage fills the ids an agent message needs; nil stays nil.
-func stampMessage(msg *a2a.Message, task *a2a.Task) *a2a.Message {
-	if msg == nil {
-		return nil
-	}
-	msg.Role = a2a.RoleAgent
-	if msg.MessageID == "" {
-		msg.MessageID = uuid.NewString()
-	}
-	msg.TaskID = task.ID
-	msg.ContextID = task.ContextID
-	return msg
-}
-
-func stampArtifact(art a2a.Artifact) a2a.Artifact {
-	if art.ArtifactID == "" {
-		art.ArtifactID = uuid.NewString()
-	}
-	return art
 }
 
 func agentText(text string) *a2a.Message {

@@ -44,18 +44,12 @@ func newTypicalTask() *typicalTask {
 }
 
 func (tt *typicalTask) run(tb testing.TB, m *tasks.Manager, owner string) {
-	task, err := m.Create(owner, tt.msg, nil)
+	run, err := m.Start(owner, tt.msg, tasks.StartOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := m.SetStatus(task.ID, a2a.TaskStatus{State: a2a.TaskStateWorking}); err != nil {
-		tb.Fatal(err)
-	}
-	if err := m.AddArtifact(task.ID, tt.art); err != nil {
-		tb.Fatal(err)
-	}
 	reply := tt.reply
-	if _, err := m.SetStatus(task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: &reply}); err != nil {
+	if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: &reply}, []a2a.Artifact{tt.art}); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -97,7 +91,8 @@ func BenchmarkStoredTaskBytes(b *testing.B) {
 }
 
 // BenchmarkTaskLifecycle is the tasks side of a blocking SendMessage with
-// no stream listening: Create, working, an artifact, completed.
+// no stream listening: Start (working), then Finish with an artifact and
+// the completed status.
 func BenchmarkTaskLifecycle(b *testing.B) {
 	m := tasks.NewManager(tasks.Options{})
 	defer m.Close()

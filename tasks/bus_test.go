@@ -31,7 +31,7 @@ func TestBusFanOut(t *testing.T) {
 	subs := make([]*tasks.Subscription, 3)
 	for i := range subs {
 		snap, sub := subscribe(t, m, "", task.ID)
-		if snap.Status.State != a2a.TaskStateSubmitted {
+		if snap.Status.State != a2a.TaskStateWorking {
 			t.Fatalf("snapshot state %s", snap.Status.State)
 		}
 		subs[i] = sub
@@ -86,7 +86,7 @@ func TestSubscribeInterrupted(t *testing.T) {
 	if snap.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("snapshot state %s", snap.Status.State)
 	}
-	if _, err := m.Continue("", task.ID, userMsg("tonight")); err != nil {
+	if _, err := followUp(m, "", task.ID, userMsg("tonight")); err != nil {
 		t.Fatal(err)
 	}
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
@@ -264,7 +264,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	m := tasks.NewManager(tasks.Options{SweepInterval: time.Millisecond, MaxTasks: 50})
 	for i := range 100 {
-		task, err := m.Create(fmt.Sprint(i%3), userMsg("x"), nil)
+		task, err := create(m, fmt.Sprint(i%3), userMsg("x"))
 		if err != nil {
 			t.Fatal(err)
 		}

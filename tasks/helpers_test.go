@@ -70,13 +70,35 @@ func agentMsg(text string) *a2a.Message {
 	return &m
 }
 
+// mustStart starts a task for msg, or the follow-up of the task it names.
+func mustStart(t testing.TB, m *tasks.Manager, owner string, msg a2a.Message) *tasks.Run {
+	t.Helper()
+	run, err := m.Start(owner, msg, tasks.StartOptions{})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return run
+}
+
+// mustCreate starts a new task and returns it, working.
 func mustCreate(t testing.TB, m *tasks.Manager, owner string, msg a2a.Message) *a2a.Task {
 	t.Helper()
-	task, err := m.Create(owner, msg, nil)
+	return mustStart(t, m, owner, msg).Task
+}
+
+// create starts a new task for msg.
+func create(m *tasks.Manager, owner string, msg a2a.Message) (*a2a.Task, error) {
+	run, err := m.Start(owner, msg, tasks.StartOptions{})
 	if err != nil {
-		t.Fatalf("Create: %v", err)
+		return nil, err
 	}
-	return task
+	return run.Task, nil
+}
+
+// followUp continues the interrupted task taskID with msg.
+func followUp(m *tasks.Manager, owner, taskID string, msg a2a.Message) (*a2a.Task, error) {
+	msg.TaskID = taskID
+	return create(m, owner, msg)
 }
 
 func mustSetStatus(t testing.TB, m *tasks.Manager, id string, st a2a.TaskStatus) *a2a.Task {

@@ -92,13 +92,28 @@ type Options struct {
 	// Store keeps the tasks (default a MemoryStore bounded by MaxTasks and
 	// MaxAge).
 	Store Store
+	// NewID makes the ids the Manager fills in: of tasks, contexts, agent
+	// messages and artifacts (default: random version 4 UUIDs). The dry
+	// run makes them predictable.
+	NewID func(kind IDKind) string
 }
+
+// IDKind says what an id is for.
+type IDKind uint8
+
+const (
+	TaskID IDKind = iota
+	ContextID
+	MessageID
+	ArtifactID
+)
 
 // Manager runs the task lifecycle on a Store and publishes every change on
 // a Bus. It holds no per-handler state, so one Manager can outlive config
 // reloads; the last user calls Close. It is safe for concurrent use.
 type Manager struct {
 	now        func() time.Time
+	newID      func(IDKind) string
 	maxAge     time.Duration
 	maxHistory int
 	store      Store
@@ -146,11 +161,15 @@ func NewManager(opts Options) *Manager {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.NewID == nil {
+		opts.NewID = randomID
+	}
 	if opts.Store == nil {
 		opts.Store = NewMemoryStore(opts.MaxTasks, opts.MaxLivePerOwner, opts.MaxAge)
 	}
 	m := &Manager{
 		now:        opts.Now,
+		newID:      opts.NewID,
 		maxAge:     opts.MaxAge,
 		maxHistory: opts.MaxHistory,
 		store:      opts.Store,
@@ -193,105 +212,26 @@ func (m *Manager) janitor(interval time.Duration) {
 // expire fails a live task that exceeded MaxAge; the store calls it with
 // exclusive access to rec.
 func (m *Manager) expire(rec *Record) {
-	msg := a2a.Message{
-		MessageID: newID(),
-		Role:      a2a.RoleAgent,
-		Parts:     []a2a.Part{a2a.TextPart(fmt.Sprintf("Task expired: no update for %s.", m.maxAge))},
-	}
+	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(fmt.Sprintf("Task expired: no update for %s.", m.maxAge))}}
 	m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &msg}, m.now())
 	m.cancelTracked(rec.Task.ID, ErrExpired)
 }
 
 // messagesPerTurn is what one follow-up can add to a history: the message
-// itself, a working message and the answer. Continue keeps room for all
-// three, so that MaxHistory is a hard cap.
+// itself, a working message and the answer. Start keeps room for all three,
+// so that MaxHistory is a hard cap.
 const messagesPerTurn = 3
-
-// Create stores a new task for msg: a new id, the message's contextId or a
-// new one, the message (given that taskId and contextId) as its history,
-// status submitted, and the given metadata (the server keeps the task's
-// skill there). A message that names a task belongs to Continue.
-func (m *Manager) Create(owner string, msg a2a.Message, metadata map[string]any) (*a2a.Task, error) {
-	if msg.TaskID != "" {
-		return nil, a2a.InvalidParams("params.message.taskId",
-			"a new task cannot take a client-chosen id; taskId must name an existing task")
-	}
-	now := m.now()
-	m.store.Sweep(now, m.expireFn)
-	msg.TaskID = newID()
-	if msg.ContextID == "" {
-		msg.ContextID = newID()
-	}
-	rec := Record{
-		Owner:   owner,
-		Updated: now,
-		Task: a2a.Task{
-			ID:        msg.TaskID,
-			ContextID: msg.ContextID,
-			Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now},
-			History:   []a2a.Message{msg},
-			Metadata:  metadata,
-		},
-	}
-	if err := m.store.Insert(rec); err != nil {
-		return nil, err
-	}
-	return snapshot(&rec, -1, true), nil
-}
-
-// Continue adds a follow-up message to an interrupted (input-required or
-// auth-required) task and moves it to working. An unknown task, or another
-// owner's, is TaskNotFound; a terminal one UnsupportedOperation; a contextId
-// other than the task's InvalidParams.
-func (m *Manager) Continue(owner, taskID string, msg a2a.Message) (*a2a.Task, error) {
-	if msg.TaskID != "" && msg.TaskID != taskID {
-		return nil, a2a.InvalidParams("params.message.taskId", "does not name the task being continued")
-	}
-	var out *a2a.Task
-	err := m.store.Update(taskID, func(rec *Record) error {
-		if rec.Owner != owner {
-			return a2a.TaskNotFound(taskID)
-		}
-		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
-			return a2a.InvalidParams("params.message.contextId", "does not match the context of the task")
-		}
-		switch state := rec.Task.Status.State; {
-		case state.Terminal():
-			return a2a.UnsupportedOperation(fmt.Sprintf("task is in terminal state %s", state))
-		case !state.Interrupted():
-			return a2a.UnsupportedOperation(fmt.Sprintf(
-				"task is %s: only an input-required or auth-required task takes a follow-up message", state))
-		}
-		if len(rec.Task.History)+messagesPerTurn > m.maxHistory {
-			return a2a.InvalidParams("params.message.taskId", fmt.Sprintf(
-				"the task holds %d messages and may hold %d; start a new task (referenceTaskIds may name this one), and cancel this one to free its place",
-				len(rec.Task.History), m.maxHistory))
-		}
-		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
-		rec.Task.History = append(rec.Task.History, msg)
-		m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateWorking}, m.now())
-		out = snapshot(rec, -1, true)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
 
 // SetStatus moves a task to st if the lifecycle allows it (see
 // CanTransition; ErrTerminal or ErrTransition otherwise), stamps st's
-// Timestamp if zero, appends st's message to the history and publishes a
-// status update, final when st is terminal or interrupted.
+// Timestamp if zero, appends st's message (an agent message, given its ids)
+// to the history and publishes a status update, final when st is terminal
+// or interrupted.
 func (m *Manager) SetStatus(taskID string, st a2a.TaskStatus) (*a2a.Task, error) {
 	var out *a2a.Task
 	err := m.store.Update(taskID, func(rec *Record) error {
-		if from := rec.Task.Status.State; !CanTransition(from, st.State) {
-			cause := ErrTransition
-			if from.Terminal() {
-				cause = ErrTerminal
-			}
-			return fmt.Errorf("tasks: set status of task %s from %s to %s: %w", taskID, from, st.State, cause)
+		if err := checkTransition(rec, st.State); err != nil {
+			return err
 		}
 		m.apply(rec, st, m.now())
 		out = snapshot(rec, -1, true)
@@ -303,14 +243,33 @@ func (m *Manager) SetStatus(taskID string, st a2a.TaskStatus) (*a2a.Task, error)
 	return out, nil
 }
 
+// checkTransition says whether rec's task may move to state: nil, or an
+// error wrapping ErrTerminal or ErrTransition.
+func checkTransition(rec *Record, to a2a.TaskState) error {
+	from := rec.Task.Status.State
+	if CanTransition(from, to) {
+		return nil
+	}
+	cause := ErrTransition
+	if from.Terminal() {
+		cause = ErrTerminal
+	}
+	return fmt.Errorf("tasks: set status of task %s from %s to %s: %w", rec.Task.ID, from, to, cause)
+}
+
 // apply sets rec's status to st (a transition already checked), appends its
-// message to the history and publishes the change.
+// message to the history as an agent message with its ids filled in, and
+// publishes the change.
 func (m *Manager) apply(rec *Record, st a2a.TaskStatus, now time.Time) {
 	if st.Timestamp.IsZero() {
 		st.Timestamp = now
 	}
 	if st.Message != nil {
 		msg := *st.Message
+		msg.Role = a2a.RoleAgent
+		if msg.MessageID == "" {
+			msg.MessageID = m.newID(MessageID)
+		}
 		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
 		rec.Task.History = append(rec.Task.History, msg)
 		// The status shares the history's copy instead of keeping another.
@@ -332,37 +291,43 @@ func (m *Manager) apply(rec *Record, st a2a.TaskStatus, now time.Time) {
 // artifact with the same id, and publishes an artifact update. An empty
 // ArtifactID is given a new one.
 func (m *Manager) AddArtifact(taskID string, art a2a.Artifact) error {
-	if art.ArtifactID == "" {
-		art.ArtifactID = newID()
-	}
 	return m.store.Update(taskID, func(rec *Record) error {
 		if state := rec.Task.Status.State; state.Terminal() {
 			return fmt.Errorf("tasks: add artifact to task %s in state %s: %w", taskID, state, ErrTerminal)
 		}
-		arts := rec.Task.Artifacts
-		i := 0
-		for i < len(arts) && arts[i].ArtifactID != art.ArtifactID {
-			i++
-		}
-		if i < len(arts) {
-			// Snapshots share the slice: replace in a copy.
-			arts = append(arts[:0:0], arts...)
-			arts[i] = art
-		} else {
-			arts = append(arts, art)
-		}
-		rec.Task.Artifacts = arts
-		rec.Updated = m.now()
-		if m.bus.Active(taskID) {
-			m.bus.Publish(taskID, a2a.StreamResponse{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
-				TaskID:    rec.Task.ID,
-				ContextID: rec.Task.ContextID,
-				Artifact:  art,
-				LastChunk: true,
-			}})
-		}
+		m.putArtifact(rec, art, m.now())
 		return nil
 	})
+}
+
+// putArtifact adds art to rec's task (not terminal), replacing an artifact
+// with the same id and giving it one if it has none, and publishes it.
+func (m *Manager) putArtifact(rec *Record, art a2a.Artifact, now time.Time) {
+	if art.ArtifactID == "" {
+		art.ArtifactID = m.newID(ArtifactID)
+	}
+	arts := rec.Task.Artifacts
+	i := 0
+	for i < len(arts) && arts[i].ArtifactID != art.ArtifactID {
+		i++
+	}
+	if i < len(arts) {
+		// Snapshots share the slice: replace in a copy.
+		arts = append(arts[:0:0], arts...)
+		arts[i] = art
+	} else {
+		arts = append(arts, art)
+	}
+	rec.Task.Artifacts = arts
+	rec.Updated = now
+	if m.bus.Active(rec.Task.ID) {
+		m.bus.Publish(rec.Task.ID, a2a.StreamResponse{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+			TaskID:    rec.Task.ID,
+			ContextID: rec.Task.ContextID,
+			Artifact:  art,
+			LastChunk: true,
+		}})
+	}
 }
 
 // Get returns a snapshot of the caller's task, with its last historyLength
@@ -384,39 +349,6 @@ func (m *Manager) Get(owner, taskID string, historyLength *int32) (*a2a.Task, er
 		return nil, err
 	}
 	return out, nil
-}
-
-// Track registers the cancel function of the work running for a task, so
-// that Cancel (or expiry) stops it. The returned untrack must be called when
-// the work ends. A task that is already terminal, or unknown, has cancel
-// called at once.
-func (m *Manager) Track(taskID string, cancel context.CancelCauseFunc) (untrack func()) {
-	m.trackMu.Lock()
-	m.trackSeq++
-	seq := m.trackSeq
-	m.tracked[taskID] = tracked{cancel: cancel, seq: seq}
-	m.trackMu.Unlock()
-	// A Cancel that ran before the registration found nothing to cancel;
-	// it changed the state first, so this sees it.
-	err := m.store.View(taskID, func(rec *Record) error {
-		switch state := rec.Task.Status.State; {
-		case state == a2a.TaskStateCanceled:
-			return ErrCanceled
-		case state.Terminal():
-			return ErrTerminal
-		}
-		return nil
-	})
-	if err != nil {
-		cancel(err)
-	}
-	return func() {
-		m.trackMu.Lock()
-		if t, ok := m.tracked[taskID]; ok && t.seq == seq {
-			delete(m.tracked, taskID)
-		}
-		m.trackMu.Unlock()
-	}
 }
 
 func (m *Manager) cancelTracked(taskID string, cause error) {
@@ -482,9 +414,14 @@ func (m *Manager) Subscribe(owner, taskID string) (*a2a.Task, *Subscription, err
 // streams being served right now.
 func (m *Manager) OpenStreams() int { return int(m.bus.open.Load()) }
 
-// newID returns a random (version 4) UUID. Filling a uuid.UUID in place
+// NewID returns a new id of the given kind from the Manager's id source.
+// The server gives it to what has no task: the context and message of a
+// skill that answers with a message.
+func (m *Manager) NewID(kind IDKind) string { return m.newID(kind) }
+
+// randomID returns a random (version 4) UUID. Filling a uuid.UUID in place
 // costs one allocation where uuid.NewString costs two.
-func newID() string {
+func randomID(IDKind) string {
 	var u uuid.UUID
 	rand.Read(u[:])         // never fails: crypto/rand crashes the program instead
 	u[6] = u[6]&0x0f | 0x40 // version 4

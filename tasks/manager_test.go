@@ -11,7 +11,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
-func TestCreate(t *testing.T) {
+func TestStartNewTask(t *testing.T) {
 	m, clk := newManager(t, tasks.Options{})
 	msg := userMsg("hello")
 	task := mustCreate(t, m, "alice", msg)
@@ -19,8 +19,8 @@ func TestCreate(t *testing.T) {
 	if task.ID == "" || task.ContextID == "" || task.ID == task.ContextID {
 		t.Fatalf("ids: task %q context %q", task.ID, task.ContextID)
 	}
-	if task.Status.State != a2a.TaskStateSubmitted || !task.Status.Timestamp.Equal(clk.Now()) || task.Status.Message != nil {
-		t.Errorf("status = %+v, want submitted at %v", task.Status, clk.Now())
+	if task.Status.State != a2a.TaskStateWorking || !task.Status.Timestamp.Equal(clk.Now()) || task.Status.Message != nil {
+		t.Errorf("status = %+v, want working at %v", task.Status, clk.Now())
 	}
 	want := msg
 	want.TaskID, want.ContextID = task.ID, task.ContextID
@@ -28,7 +28,7 @@ func TestCreate(t *testing.T) {
 		t.Errorf("history = %+v, want [%+v]", task.History, want)
 	}
 	if !reflect.DeepEqual(mustGet(t, m, "alice", task.ID), task) {
-		t.Error("Get differs from what Create returned")
+		t.Error("Get differs from what Start returned")
 	}
 
 	// The context is kept across the tasks of a conversation.
@@ -39,27 +39,25 @@ func TestCreate(t *testing.T) {
 		t.Errorf("second task: id %q context %q, want a new id in context %q", task2.ID, task2.ContextID, task.ContextID)
 	}
 
-	// A client-chosen task id does not make a task.
+	// A client-chosen task id does not make a task: it names one to
+	// continue.
 	withID := userMsg("x")
 	withID.TaskID = "client-id"
-	if _, err := m.Create("alice", withID, nil); a2aCode(err) != a2a.CodeInvalidParams {
-		t.Errorf("Create with taskId: err = %v, want InvalidParams", err)
+	if _, err := create(m, "alice", withID); a2aCode(err) != a2a.CodeTaskNotFound {
+		t.Errorf("Start with an unknown taskId: err = %v, want TaskNotFound", err)
 	}
 }
 
 func TestSetStatusTransitions(t *testing.T) {
 	tests := []struct {
 		name    string
-		path    []a2a.TaskState // reached with SetStatus from submitted
+		path    []a2a.TaskState // reached with SetStatus from working, where Start leaves a task
 		to      a2a.TaskState
 		wantErr error
 	}{
-		{"submitted to working", nil, a2a.TaskStateWorking, nil},
-		{"submitted to completed", nil, a2a.TaskStateCompleted, nil},
-		{"submitted to rejected", nil, a2a.TaskStateRejected, nil},
-		{"submitted to input-required", nil, a2a.TaskStateInputRequired, nil},
-		{"submitted to submitted", nil, a2a.TaskStateSubmitted, tasks.ErrTransition},
-		{"submitted to unspecified", nil, a2a.TaskStateUnspecified, tasks.ErrTransition},
+		{"working to rejected", nil, a2a.TaskStateRejected, nil},
+		{"working to input-required", nil, a2a.TaskStateInputRequired, nil},
+		{"working to unspecified", nil, a2a.TaskStateUnspecified, tasks.ErrTransition},
 		{"working to working (progress)", []a2a.TaskState{a2a.TaskStateWorking}, a2a.TaskStateWorking, nil},
 		{"working to completed", []a2a.TaskState{a2a.TaskStateWorking}, a2a.TaskStateCompleted, nil},
 		{"working to failed", []a2a.TaskState{a2a.TaskStateWorking}, a2a.TaskStateFailed, nil},
@@ -151,18 +149,16 @@ func TestContinue(t *testing.T) {
 		path     []a2a.TaskState
 		taskID   string // "" continues the task itself; "unknown" another id
 		msgCtx   string // "task": the task's own context
-		msgTask  string // "task": the task's own id
+		msgTask  string // "task": the task's own id, also in the message
 		wantCode int    // 0: success
 	}{
 		{name: "input-required", path: []a2a.TaskState{a2a.TaskStateInputRequired}},
 		{name: "auth-required", path: []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateAuthRequired}},
 		{name: "with own context and task ids", path: []a2a.TaskState{a2a.TaskStateInputRequired}, msgCtx: "task", msgTask: "task"},
 		{name: "context mismatch", path: []a2a.TaskState{a2a.TaskStateInputRequired}, msgCtx: "other", wantCode: a2a.CodeInvalidParams},
-		{name: "task id mismatch", path: []a2a.TaskState{a2a.TaskStateInputRequired}, msgTask: "other", wantCode: a2a.CodeInvalidParams},
 		{name: "completed", path: []a2a.TaskState{a2a.TaskStateCompleted}, wantCode: a2a.CodeUnsupportedOperation},
 		{name: "canceled", path: []a2a.TaskState{a2a.TaskStateCanceled}, wantCode: a2a.CodeUnsupportedOperation},
 		{name: "still working", path: []a2a.TaskState{a2a.TaskStateWorking}, wantCode: a2a.CodeUnsupportedOperation},
-		{name: "submitted", wantCode: a2a.CodeUnsupportedOperation},
 		{name: "another owner's", owner: "mallory", path: []a2a.TaskState{a2a.TaskStateInputRequired}, wantCode: a2a.CodeTaskNotFound},
 		{name: "unknown", taskID: "unknown", wantCode: a2a.CodeTaskNotFound},
 	}
@@ -191,12 +187,10 @@ func TestContinue(t *testing.T) {
 			switch tt.msgTask {
 			case "task":
 				msg.TaskID = task.ID
-			case "other":
-				msg.TaskID = "another-task"
 			}
 			clk.Advance(time.Second)
 
-			got, err := m.Continue(owner, id, msg)
+			got, err := followUp(m, owner, id, msg)
 			if tt.wantCode != 0 {
 				if a2aCode(err) != tt.wantCode {
 					t.Fatalf("err = %v, want code %d", err, tt.wantCode)
@@ -207,7 +201,7 @@ func TestContinue(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("Continue: %v", err)
+				t.Fatalf("follow-up Start: %v", err)
 			}
 			if got.Status.State != a2a.TaskStateWorking || !got.Status.Timestamp.Equal(clk.Now()) {
 				t.Errorf("status = %+v, want working now", got.Status)
@@ -330,7 +324,7 @@ func TestOwnerIsolation(t *testing.T) {
 		_, calls["Get"] = m.Get(owner, task.ID, nil)
 		_, calls["Cancel"] = m.Cancel(owner, task.ID)
 		_, _, calls["Subscribe"] = m.Subscribe(owner, task.ID)
-		_, calls["Continue"] = m.Continue(owner, task.ID, userMsg("let me in"))
+		_, calls["Continue"] = followUp(m, owner, task.ID, userMsg("let me in"))
 		for name, err := range calls {
 			if !reflect.DeepEqual(err, error(notFound)) {
 				t.Errorf("%s as %q: err = %#v, want %#v", name, owner, err, notFound)
@@ -380,12 +374,12 @@ func TestContextsPerOwner(t *testing.T) {
 	// as for a task that never was.
 	follow := userMsg("let me in")
 	follow.TaskID, follow.ContextID = alices.ID, shared
-	if _, err := m.Continue("bob", alices.ID, follow); !reflect.DeepEqual(err, error(a2a.TaskNotFound(alices.ID))) {
+	if _, err := followUp(m, "bob", alices.ID, follow); !reflect.DeepEqual(err, error(a2a.TaskNotFound(alices.ID))) {
 		t.Errorf("bob continuing alice's task: err = %#v, want TaskNotFound", err)
 	}
 	unknown := follow
 	unknown.TaskID = "no-such-task"
-	if _, err := m.Continue("bob", unknown.TaskID, unknown); !reflect.DeepEqual(err, error(a2a.TaskNotFound(unknown.TaskID))) {
+	if _, err := followUp(m, "bob", unknown.TaskID, unknown); !reflect.DeepEqual(err, error(a2a.TaskNotFound(unknown.TaskID))) {
 		t.Errorf("continuing an unknown task: err = %#v, want TaskNotFound", err)
 	}
 	if got := mustGet(t, m, "alice", alices.ID); len(got.History) != 1 || got.Status.State != a2a.TaskStateInputRequired {
@@ -397,26 +391,24 @@ func TestContextsPerOwner(t *testing.T) {
 // updates then fail without changing the task.
 func TestCancelDuringRun(t *testing.T) {
 	m, _ := newManager(t, tasks.Options{})
-	task := mustCreate(t, m, "alice", userMsg("long job"))
+	run := mustStart(t, m, "alice", userMsg("long job"))
+	task, ctx := run.Task, run.Context()
 	_, sub, err := m.Subscribe("alice", task.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithCancelCause(context.Background())
-	untrack := m.Track(task.ID, cancel)
 	started := make(chan struct{})
 	workerErrs := make(chan error, 2)
 	go func() {
-		defer untrack()
-		if _, err := m.SetStatus(task.ID, a2a.TaskStatus{State: a2a.TaskStateWorking}); err != nil {
+		if err := run.Working(agentMsg("calling the upstream")); err != nil {
 			workerErrs <- err
 			return
 		}
 		close(started)
 		<-ctx.Done() // the upstream call sees the cancel
-		workerErrs <- m.AddArtifact(task.ID, a2a.Artifact{ArtifactID: "partial"})
-		_, err := m.SetStatus(task.ID, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentMsg("upstream call canceled")})
+		workerErrs <- run.Artifact(a2a.Artifact{ArtifactID: "partial"})
+		_, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentMsg("upstream call canceled")}, nil)
 		workerErrs <- err
 	}()
 	<-started
@@ -470,7 +462,7 @@ func TestCancelStates(t *testing.T) {
 		{[]a2a.TaskState{a2a.TaskStateRejected}, a2a.CodeTaskNotCancelable},
 	}
 	for _, tt := range tests {
-		name := "submitted"
+		name := "working"
 		if len(tt.path) > 0 {
 			name = tt.path[len(tt.path)-1].String()
 		}
@@ -491,39 +483,51 @@ func TestCancelStates(t *testing.T) {
 	}
 }
 
-// Work tracked only after its task was canceled is canceled at once.
-func TestTrackAfterCancel(t *testing.T) {
+// Finish ends the run: its context is done and it is no longer tracked,
+// so that a later Cancel of the task, were it possible, would not reach it.
+func TestFinishEndsRun(t *testing.T) {
 	m, _ := newManager(t, tasks.Options{})
-	task := mustCreate(t, m, "", userMsg("x"))
-	if _, err := m.Cancel("", task.ID); err != nil {
+	run := mustStart(t, m, "", userMsg("x"))
+	got, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: agentMsg("which one?")},
+		[]a2a.Artifact{{Name: "draft"}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer m.Track(task.ID, cancel)()
-	if !errors.Is(context.Cause(ctx), tasks.ErrCanceled) {
-		t.Errorf("cause = %v, want ErrCanceled", context.Cause(ctx))
+	if got.Status.State != a2a.TaskStateInputRequired || len(got.Artifacts) != 1 || got.Artifacts[0].ArtifactID == "" ||
+		len(got.History) != 2 || got.History[1].Role != a2a.RoleAgent || got.History[1].MessageID == "" {
+		t.Errorf("finished task = %+v, want input-required with the artifact and the agent's message, ids filled in", got)
+	}
+	if run.Context().Err() == nil {
+		t.Error("the run's context is not done after Finish")
+	}
+	if _, err := m.Cancel("", run.Task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if errors.Is(context.Cause(run.Context()), tasks.ErrCanceled) {
+		t.Error("a Cancel after Finish reached the finished run")
+	}
+	if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, nil); !errors.Is(err, tasks.ErrTerminal) {
+		t.Errorf("Finish of a canceled task: err = %v, want ErrTerminal", err)
 	}
 }
 
-// Untracked work is no longer canceled, and an old untrack does not remove
-// newer work of the same task.
-func TestUntrack(t *testing.T) {
+// The end of an earlier run does not untrack a follow-up's run of the same
+// task, which Cancel then reaches.
+func TestRunsOfOneTask(t *testing.T) {
 	m, _ := newManager(t, tasks.Options{})
-	task := mustCreate(t, m, "", userMsg("x"))
-
-	ctx1, cancel1 := context.WithCancelCause(context.Background())
-	untrack1 := m.Track(task.ID, cancel1)
-	ctx2, cancel2 := context.WithCancelCause(context.Background())
-	untrack2 := m.Track(task.ID, cancel2) // a follow-up's run replaces the first
-	untrack1()
-	if _, err := m.Cancel("", task.ID); err != nil {
+	run1 := mustStart(t, m, "", userMsg("x"))
+	mustSetStatus(t, m, run1.Task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired})
+	follow := userMsg("y")
+	follow.TaskID = run1.Task.ID
+	run2 := mustStart(t, m, "", follow) // a follow-up's run replaces the first
+	run1.Abandon(context.Canceled)
+	if _, err := m.Cancel("", run1.Task.ID); err != nil {
 		t.Fatal(err)
 	}
-	untrack2()
-	if ctx1.Err() != nil {
-		t.Error("untracked work was canceled")
+	if errors.Is(context.Cause(run1.Context()), tasks.ErrCanceled) {
+		t.Error("the ended run was canceled by CancelTask")
 	}
-	if !errors.Is(context.Cause(ctx2), tasks.ErrCanceled) {
-		t.Errorf("tracked work: cause = %v, want ErrCanceled", context.Cause(ctx2))
+	if !errors.Is(context.Cause(run2.Context()), tasks.ErrCanceled) {
+		t.Errorf("the follow-up's run: cause = %v, want ErrCanceled", context.Cause(run2.Context()))
 	}
 }

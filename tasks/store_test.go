@@ -39,7 +39,7 @@ func TestEvictionOrder(t *testing.T) {
 	}
 
 	// c (interrupted), d and e (submitted) are live: no room.
-	_, err := m.Create("", userMsg("f"), nil)
+	_, err := create(m, "", userMsg("f"))
 	var ae *a2a.Error
 	if !errors.As(err, &ae) || ae.Code != a2a.CodeInternalError || ae.Reason != "RESOURCE_EXHAUSTED" ||
 		!strings.Contains(ae.Description, "retry later") {
@@ -74,9 +74,8 @@ func TestAgeExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running := mustCreate(t, m, "", userMsg("running"))
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer m.Track(running.ID, cancel)()
+	run := mustStart(t, m, "", userMsg("running"))
+	running, ctx := run.Task, run.Context()
 
 	clk.Advance(maxAge / 2)
 	mustSetStatus(t, m, running.ID, a2a.TaskStatus{State: a2a.TaskStateWorking}) // refreshes its age
@@ -151,7 +150,7 @@ func TestLiveTasksPerOwner(t *testing.T) {
 	m, _ := newManager(t, tasks.Options{MaxTasks: 10, MaxLivePerOwner: 2})
 	first := mustCreate(t, m, "mallory", userMsg("1"))
 	mustCreate(t, m, "mallory", userMsg("2"))
-	_, err := m.Create("mallory", userMsg("3"), nil)
+	_, err := create(m, "mallory", userMsg("3"))
 	var protoErr *a2a.Error
 	if !errors.As(err, &protoErr) || protoErr.Reason != "RESOURCE_EXHAUSTED" {
 		t.Fatalf("third live task of one caller: %v, want RESOURCE_EXHAUSTED", err)
@@ -167,11 +166,11 @@ func TestHistoryLimit(t *testing.T) {
 	m, _ := newManager(t, tasks.Options{MaxHistory: 5})
 	task := mustCreate(t, m, "", userMsg("1"))
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: agentMsg("more?")})
-	if _, err := m.Continue("", task.ID, userMsg("2")); err != nil {
+	if _, err := followUp(m, "", task.ID, userMsg("2")); err != nil {
 		t.Fatalf("follow-up within the limit: %v", err)
 	}
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired})
-	_, err := m.Continue("", task.ID, userMsg("3"))
+	_, err := followUp(m, "", task.ID, userMsg("3"))
 	var protoErr *a2a.Error
 	if !errors.As(err, &protoErr) || protoErr.Code != a2a.CodeInvalidParams {
 		t.Fatalf("follow-up past the limit: %v, want invalid params", err)

@@ -1,0 +1,206 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// errRunFinished is the cause given to a run's context when its outcome is
+// recorded, so that work still holding it stops.
+var errRunFinished = errors.New("tasks: run finished")
+
+// StartOptions shape the task a Start begins.
+type StartOptions struct {
+	// Metadata is a new task's metadata (the server keeps the task's skill
+	// there); a continued task keeps its own.
+	Metadata map[string]any
+	// Subscribe opens a subscription to the task's events from the
+	// returned snapshot on, in the same transaction.
+	Subscribe bool
+}
+
+// Run is one turn of work on a task, from Start to Finish: the snapshot it
+// started from, and a context that CancelTask and expiry cancel. The
+// context is detached from any caller's connection, so a client that hangs
+// up does not stop the work.
+type Run struct {
+	// Task is the task as started: working, the message last in its
+	// history.
+	Task *a2a.Task
+	// Subscription carries the task's events when StartOptions.Subscribe
+	// asked for it; the caller closes it.
+	Subscription *Subscription
+
+	m      *Manager
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// taskID and seq name the run's registration in Manager.tracked.
+	taskID string
+	seq    uint64
+}
+
+// Start begins a turn of work in one store transaction: a message that
+// names no task makes a new one (a new id, the message's contextId or a new
+// one, the given metadata); a message that names a task continues that
+// task, which must be the caller's and interrupted (input-required or
+// auth-required). Either way the message joins the history and the task is
+// working. An unknown task, or another owner's, is TaskNotFound; a terminal
+// one UnsupportedOperation; a contextId other than the task's
+// InvalidParams. The Run must end with Finish (or Abandon).
+func (m *Manager) Start(owner string, msg a2a.Message, opts StartOptions) (*Run, error) {
+	run := &Run{m: m}
+	run.ctx, run.cancel = context.WithCancelCause(context.Background())
+	var err error
+	if msg.TaskID == "" {
+		err = m.startNew(run, owner, msg, opts)
+	} else {
+		err = m.startFollowUp(run, owner, msg, opts)
+	}
+	if err != nil {
+		run.cancel(err)
+		return nil, err
+	}
+	return run, nil
+}
+
+func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOptions) error {
+	now := m.now()
+	m.store.Sweep(now, m.expireFn)
+	msg.TaskID = m.newID(TaskID)
+	if msg.ContextID == "" {
+		msg.ContextID = m.newID(ContextID)
+	}
+	rec := Record{
+		Owner:   owner,
+		Updated: now,
+		Task: a2a.Task{
+			ID:        msg.TaskID,
+			ContextID: msg.ContextID,
+			Status:    a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now},
+			History:   []a2a.Message{msg},
+			Metadata:  opts.Metadata,
+		},
+	}
+	// Tracked and subscribed before the task can be seen, so that no
+	// cancellation or event falls in between.
+	m.track(run, rec.Task.ID)
+	if opts.Subscribe {
+		run.Subscription = m.bus.Subscribe(rec.Task.ID)
+	}
+	if err := m.store.Insert(rec); err != nil {
+		m.untrack(run)
+		if run.Subscription != nil {
+			run.Subscription.Close()
+		}
+		return err
+	}
+	run.Task = snapshot(&rec, -1, true)
+	return nil
+}
+
+func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts StartOptions) error {
+	taskID := msg.TaskID
+	return m.store.Update(taskID, func(rec *Record) error {
+		if rec.Owner != owner {
+			return a2a.TaskNotFound(taskID)
+		}
+		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
+			return a2a.InvalidParams("params.message.contextId", "does not match the context of the task")
+		}
+		switch state := rec.Task.Status.State; {
+		case state.Terminal():
+			return a2a.UnsupportedOperation(fmt.Sprintf("task is in terminal state %s", state))
+		case !state.Interrupted():
+			return a2a.UnsupportedOperation(fmt.Sprintf(
+				"task is %s: only an input-required or auth-required task takes a follow-up message", state))
+		}
+		if len(rec.Task.History)+messagesPerTurn > m.maxHistory {
+			return a2a.InvalidParams("params.message.taskId", fmt.Sprintf(
+				"the task holds %d messages and may hold %d; start a new task (referenceTaskIds may name this one), and cancel this one to free its place",
+				len(rec.Task.History), m.maxHistory))
+		}
+		msg.ContextID = rec.Task.ContextID
+		rec.Task.History = append(rec.Task.History, msg)
+		m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateWorking}, m.now())
+		m.track(run, taskID)
+		if opts.Subscribe {
+			run.Subscription = m.bus.Subscribe(taskID)
+		}
+		run.Task = snapshot(rec, -1, true)
+		return nil
+	})
+}
+
+// Context is the run's context: canceled with cause ErrCanceled by
+// CancelTask, ErrExpired by expiry, and when the run ends.
+func (r *Run) Context() context.Context { return r.ctx }
+
+// Working records a progress message: the task stays working, the message
+// joins the history and subscribers see a status update.
+func (r *Run) Working(msg *a2a.Message) error {
+	_, err := r.m.SetStatus(r.taskID, a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg})
+	return err
+}
+
+// Artifact adds an artifact as the run produces it (see
+// Manager.AddArtifact).
+func (r *Run) Artifact(art a2a.Artifact) error {
+	return r.m.AddArtifact(r.taskID, art)
+}
+
+// Finish records the run's outcome in one store transaction: the
+// artifacts, then the status st (its message joins the history), each
+// published to subscribers; it returns the task as finished. A task that
+// moved on meanwhile (canceled, expired) is left unchanged: the error wraps
+// ErrTerminal. Either way the run ends: its context is canceled and it is no
+// longer tracked.
+func (r *Run) Finish(st a2a.TaskStatus, artifacts []a2a.Artifact) (*a2a.Task, error) {
+	defer r.Abandon(errRunFinished)
+	m, taskID := r.m, r.taskID
+	var out *a2a.Task
+	err := m.store.Update(taskID, func(rec *Record) error {
+		if err := checkTransition(rec, st.State); err != nil {
+			return err
+		}
+		now := m.now()
+		for _, art := range artifacts {
+			m.putArtifact(rec, art, now)
+		}
+		m.apply(rec, st, now)
+		out = snapshot(rec, -1, true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Abandon ends the run without an outcome: its context is canceled with
+// cause and it is no longer tracked. The task keeps its state (expiry ends
+// a task left working). Abandon after Finish does nothing.
+func (r *Run) Abandon(cause error) {
+	r.m.untrack(r)
+	r.cancel(cause)
+}
+
+// track registers run as the work of taskID, replacing an earlier run's
+// registration, so that Cancel and expiry reach its context.
+func (m *Manager) track(run *Run, taskID string) {
+	m.trackMu.Lock()
+	m.trackSeq++
+	run.taskID, run.seq = taskID, m.trackSeq
+	m.tracked[taskID] = tracked{cancel: run.cancel, seq: run.seq}
+	m.trackMu.Unlock()
+}
+
+func (m *Manager) untrack(run *Run) {
+	m.trackMu.Lock()
+	if t, ok := m.tracked[run.taskID]; ok && t.seq == run.seq {
+		delete(m.tracked, run.taskID)
+	}
+	m.trackMu.Unlock()
+}
