@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/mapping"
-	"github.com/caddy-a2a/caddy-a2a/openapi"
+	"github.com/caddy-a2a/caddy-a2a/tools/openapi"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden skills files")
@@ -26,7 +26,7 @@ func TestGenerateGolden(t *testing.T) {
 		env        []string
 		notes      int
 	}{
-		{name: "demoapi", spec: "../examples/demoapi/openapi.yaml", env: []string{"DEMO_API_KEY"}},
+		{name: "demoapi", spec: "../../examples/demoapi/openapi.yaml", env: []string{"DEMO_API_KEY"}},
 		{name: "store-3.1", spec: "testdata/store-3.1.yaml", env: []string{"BEARER_AUTH", "API_KEY_QUERY"}, notes: 5},
 		{name: "petstore-3.0", spec: "testdata/petstore-3.0.json", env: []string{"PETSTORE_AUTH", "API_KEY"}, notes: 0},
 		{name: "petstore-picked", spec: "testdata/petstore-3.0.json",
@@ -87,22 +87,22 @@ func TestGeneratedRequests(t *testing.T) {
 		want    []string // lines of the dry run's report
 		absent  []string
 	}{
-		{spec: "../examples/demoapi/openapi.yaml",
+		{spec: "../../examples/demoapi/openapi.yaml",
 			message: `{"parts": [{"data": {"item": "widget", "quantity": 3}}], "metadata": {"skill": "placeOrder"}}`,
 			want: []string{"POST http://127.0.0.1:9090/orders", "Content-Type: application/json", `{"item":"widget","quantity":3}`,
 				"X-Api-Key: ***"}},
-		{spec: "../examples/demoapi/openapi.yaml",
+		{spec: "../../examples/demoapi/openapi.yaml",
 			message: `{"parts": [{"data": {"q": "caddy"}}], "metadata": {"skill": "searchDocs"}}`,
 			want:    []string{"GET http://127.0.0.1:9090/search?q=caddy&limit=5"}},
-		{spec: "../examples/demoapi/openapi.yaml",
+		{spec: "../../examples/demoapi/openapi.yaml",
 			message: `{"parts": [{"data": {"rating": 4}}], "metadata": {"skill": "sendFeedback"}}`,
 			want:    []string{"POST http://127.0.0.1:9090/feedback", "Content-Type: application/x-www-form-urlencoded", "rating=4"}},
-		{spec: "../examples/demoapi/openapi.yaml",
+		{spec: "../../examples/demoapi/openapi.yaml",
 			message: `{"parts": [{"raw": "aGVsbG8=", "filename": "a.txt", "mediaType": "text/plain"}, {"data": {"title": "Notes"}}],
 				"metadata": {"skill": "uploadDocument"}}`,
 			want: []string{"POST http://127.0.0.1:9090/documents", "Content-Type: multipart/form-data; boundary=",
 				`Content-Disposition: form-data; name="file"; filename="a.txt"`, "hello", `name="title"`}},
-		{spec: "../examples/demoapi/openapi.yaml",
+		{spec: "../../examples/demoapi/openapi.yaml",
 			message: `{"parts": [{"data": {"tag": ["a", "b"]}}], "metadata": {"skill": "echo"}}`,
 			want:    []string{"GET http://127.0.0.1:9090/echo?tag=a&tag=b"}},
 		{spec: "testdata/store-3.1.yaml",
