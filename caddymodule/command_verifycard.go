@@ -14,6 +14,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/tools/verifycard"
 )
 
 // verifyCommand is the name of the card verification subcommand.
@@ -70,7 +71,7 @@ func runVerifyCard(w io.Writer, args []string, jwks string, anyOne bool, forms, 
 	if len(args) != 1 {
 		return 2, fmt.Errorf("%s: want one argument, the card's URL or file; got %d", verifyCommand, len(args))
 	}
-	cfg := cardgen.VerifyCommandConfig{Card: args[0], JWKS: jwks, Any: anyOne}
+	cfg := verifycard.Config{Card: args[0], JWKS: jwks, Any: anyOne}
 	if forms != "" {
 		f, err := cardgen.ParseForms(strings.Split(forms, ","))
 		if err != nil {
@@ -83,7 +84,7 @@ func runVerifyCard(w io.Writer, args []string, jwks string, anyOne bool, forms, 
 		return 2, fmt.Errorf("%s: --timeout: %q is not a positive duration", verifyCommand, timeout)
 	}
 	cfg.Client = &http.Client{Timeout: d}
-	if err := cardgen.RunVerify(context.Background(), w, cfg); err != nil {
+	if err := verifycard.Run(context.Background(), w, cfg); err != nil {
 		return 1, errors.New(verifyCommand + ": " + err.Error())
 	}
 	return 0, nil

@@ -1,4 +1,9 @@
-package cardgen
+// Package verifycard checks the signatures of an A2A Agent Card, fetched
+// from an agent or read from a file, and writes for each signature which
+// key and payload form it verified with, or why it did not: the report of
+// caddy a2a-verify-card. The checking itself is cardgen.Verify, the code
+// the module's own tests sign and verify with.
+package verifycard
 
 import (
 	"context"
@@ -11,10 +16,12 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/cardgen"
 )
 
-// VerifyCommandConfig is what the verification command is given.
-type VerifyCommandConfig struct {
+// Config is what to verify, and with which keys.
+type Config struct {
 	// Card is where the card is: an http or https URL (one with no path
 	// gets /.well-known/agent-card.json) or a file.
 	Card string
@@ -27,7 +34,7 @@ type VerifyCommandConfig struct {
 	// rejects the card.
 	Any bool
 	// Forms are the payload forms a signature may cover; nil means all.
-	Forms []Form
+	Forms []cardgen.Form
 	// Client fetches URLs; nil means a client with a 10 s timeout.
 	Client *http.Client
 }
@@ -35,10 +42,11 @@ type VerifyCommandConfig struct {
 // maxFetch caps a card or key set read from a URL or a file.
 const maxFetch = 1 << 20
 
-// RunVerify verifies a card's signatures and writes to w which signature
+// Run verifies a card's signatures and writes to w which signature
 // verified with which key and form, or why it did not. It returns nil when
-// the card verified (Report.OK), and otherwise an error that says why not.
-func RunVerify(ctx context.Context, w io.Writer, cfg VerifyCommandConfig) error {
+// the card verified (cardgen.Report.OK), and otherwise an error that says
+// why not.
+func Run(ctx context.Context, w io.Writer, cfg Config) error {
 	client := cfg.Client
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
@@ -58,32 +66,32 @@ func RunVerify(ctx context.Context, w io.Writer, cfg VerifyCommandConfig) error 
 	_ = json.Unmarshal(card, &head)
 	fmt.Fprintf(w, "card: %s (%q)\n", cardSrc, head.Name)
 
-	var keys KeySource
+	var keys cardgen.KeySource
 	if cfg.JWKS != "" {
 		data, err := fetch(ctx, client, cfg.JWKS)
 		if err != nil {
 			return fmt.Errorf("reading the key set: %w", err)
 		}
-		ks, err := ParseJWKS(data)
+		ks, err := cardgen.ParseJWKS(data)
 		if err != nil {
 			return fmt.Errorf("reading the key set %s: %w", cfg.JWKS, err)
 		}
-		fmt.Fprintf(w, "keys: %s (trusted; %s)\n", cfg.JWKS, ks.ids())
+		fmt.Fprintf(w, "keys: %s (trusted; %s)\n", cfg.JWKS, keyIDs(ks))
 		keys = ks
 	} else {
 		fmt.Fprintln(w, "keys: from each signature's jku: the card names its own key set, so this checks integrity, not authorship; pin a key set with --jwks")
-		keys = &jkuSource{ctx: ctx, client: client, sets: map[string]*KeySet{}, errs: map[string]error{}}
+		keys = &jkuSource{ctx: ctx, client: client, sets: map[string]*cardgen.KeySet{}, errs: map[string]error{}}
 	}
 
-	report, err := Verify(card, keys, VerifyOptions{Forms: cfg.Forms})
+	report, err := cardgen.Verify(card, keys, cardgen.VerifyOptions{Forms: cfg.Forms})
 	if err != nil {
 		return err
 	}
 	n := len(report.Signatures)
 	for _, s := range report.Signatures {
 		fmt.Fprintf(w, "signature %d/%d: %-10s kid %q, alg %s", s.Index+1, n, s.Status, s.KeyID, s.Algorithm)
-		if s.Status == Verified {
-			fmt.Fprintf(w, ", form %s (%s)\n", s.Form, s.Form.describe())
+		if s.Status == cardgen.Verified {
+			fmt.Fprintf(w, ", form %s (%s)\n", s.Form, formCovers[s.Form])
 		} else {
 			fmt.Fprintf(w, ": %v\n", s.Err)
 		}
@@ -91,7 +99,7 @@ func RunVerify(ctx context.Context, w io.Writer, cfg VerifyCommandConfig) error 
 			fmt.Fprintf(w, "  warning: %s\n", warn)
 		}
 	}
-	verified, invalid := report.Count(Verified), report.Count(Invalid)
+	verified, invalid := report.Count(cardgen.Verified), report.Count(cardgen.Invalid)
 	summary := fmt.Sprintf("%d of %d signatures verified, %d invalid", verified, n, invalid)
 	switch {
 	case report.OK(cfg.Any):
@@ -110,16 +118,16 @@ func RunVerify(ctx context.Context, w io.Writer, cfg VerifyCommandConfig) error 
 type jkuSource struct {
 	ctx    context.Context
 	client *http.Client
-	sets   map[string]*KeySet
+	sets   map[string]*cardgen.KeySet
 	errs   map[string]error
 }
 
-func (s *jkuSource) Key(kid, jku string) (Key, error) {
+func (s *jkuSource) Key(kid, jku string) (cardgen.Key, error) {
 	if jku == "" {
-		return Key{}, fmt.Errorf("%w: the protected header has no jku; give the key set with --jwks", ErrKeyNotFound)
+		return cardgen.Key{}, fmt.Errorf("%w: the protected header has no jku; give the key set with --jwks", cardgen.ErrKeyNotFound)
 	}
 	if err, failed := s.errs[jku]; failed {
-		return Key{}, err
+		return cardgen.Key{}, err
 	}
 	ks, ok := s.sets[jku]
 	if !ok {
@@ -127,14 +135,14 @@ func (s *jkuSource) Key(kid, jku string) (Key, error) {
 		if ks, err = s.load(jku); err != nil {
 			err = fmt.Errorf("the key set at jku %s: %w", jku, err)
 			s.errs[jku] = err
-			return Key{}, err
+			return cardgen.Key{}, err
 		}
 		s.sets[jku] = ks
 	}
 	return ks.Key(kid, jku)
 }
 
-func (s *jkuSource) load(jku string) (*KeySet, error) {
+func (s *jkuSource) load(jku string) (*cardgen.KeySet, error) {
 	u, err := url.Parse(jku)
 	if err != nil || !isHTTP(u) {
 		return nil, errors.New("not an absolute http or https URL")
@@ -143,7 +151,27 @@ func (s *jkuSource) load(jku string) (*KeySet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseJWKS(data)
+	return cardgen.ParseJWKS(data)
+}
+
+// keyIDs lists a key set's kids for the report.
+func keyIDs(ks *cardgen.KeySet) string {
+	keys := ks.Keys()
+	if len(keys) == 0 {
+		return "no keys"
+	}
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = fmt.Sprintf("%q", k.ID)
+	}
+	return strings.Join(q, ", ")
+}
+
+// formCovers says in a few words what each payload form covers.
+var formCovers = map[cardgen.Form]string{
+	cardgen.FormSpec:   "the 1.0 fields, spec §8.4.1",
+	cardgen.FormPruned: "the 1.0 fields, empty values pruned as the JS and Python SDKs do",
+	cardgen.FormServed: "the card as served, 0.3 fields included",
 }
 
 func isHTTP(u *url.URL) bool { return (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" }
