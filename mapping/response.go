@@ -15,7 +15,6 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/expr-lang/expr/vm"
-	"github.com/google/uuid"
 )
 
 // rule is one case of a skill's response section.
@@ -150,7 +149,7 @@ func (sk *Skill) applyRule(m *vm.VM, vars *exprVars, call *Call, r *rule) (Outco
 			return Outcome{}, fmt.Errorf("artifact %d: %w", i+1, err)
 		}
 		if ok {
-			arts = append(arts, a2a.Artifact{ArtifactID: uuid.NewString(), Name: a.name, Description: a.description,
+			arts = append(arts, a2a.Artifact{Name: a.name, Description: a.description,
 				Parts: []a2a.Part{part}})
 		}
 	}
@@ -339,7 +338,7 @@ func (sk *Skill) defaultOutcome(call *Call, resp *http.Response, body []byte, me
 				return sk.fail(call, sk.fileFailure(&fileTooLarge{name: part.Filename, size: len(body)}))
 			}
 		}
-		return sk.finish(call, a2a.TaskStateCompleted, "", []a2a.Artifact{{ArtifactID: uuid.NewString(), Name: "result", Parts: []a2a.Part{part}}})
+		return sk.finish(call, a2a.TaskStateCompleted, "", []a2a.Artifact{{Name: "result", Parts: []a2a.Part{part}}})
 	}
 	name := http.StatusText(status)
 	if name != "" {
@@ -415,7 +414,10 @@ func (sk *Skill) finish(call *Call, state a2a.TaskState, text string, arts []a2a
 	return out
 }
 
+// agentMessage is a message of the agent in the call's task. It has no id
+// yet: the task manager gives every message and artifact its id, from the
+// one id source the server is configured with.
 func agentMessage(call *Call, parts []a2a.Part) *a2a.Message {
-	return &a2a.Message{MessageID: uuid.NewString(), ContextID: call.ContextID, TaskID: call.TaskID,
+	return &a2a.Message{ContextID: call.ContextID, TaskID: call.TaskID,
 		Role: a2a.RoleAgent, Parts: parts}
 }
