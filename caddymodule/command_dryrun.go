@@ -11,6 +11,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 
 	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/tools/dryrun"
 )
 
 // dryRunCommand is the name of the dry run subcommand.
@@ -111,16 +112,16 @@ func runDryRun(ctx context.Context, stdin io.Reader, w io.Writer, args dryRunArg
 	if err != nil {
 		return 1, fmt.Errorf("%s: reading the message: %w", dryRunCommand, err)
 	}
-	sample, err := mapping.ParseSampleMessage(src, args.version)
+	sample, err := dryrun.ParseSampleMessage(src, args.version)
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", dryRunCommand, err)
 	}
-	responses, err := mapping.ReadSampleResponses(args.responses...)
+	responses, err := dryrun.ReadSampleResponses(args.responses...)
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", dryRunCommand, err)
 	}
-	rep, err := mapping.DryRun(ctx, args.skills, mapping.Options{UpstreamURL: args.upstream},
-		mapping.DryRunInput{Sample: sample, Responses: responses, Live: args.live})
+	rep, err := dryrun.Run(ctx, args.skills, mapping.Options{UpstreamURL: args.upstream},
+		dryrun.Input{Sample: sample, Responses: responses, Live: args.live})
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", dryRunCommand, err)
 	}

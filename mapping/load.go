@@ -168,7 +168,7 @@ func (l *loader) document(doc *yaml.Node) *Skills {
 	if up.up != nil {
 		up.up.transport = l.opts.Transport
 		if up.up.transport == nil {
-			up.up.transport = newTransport(up.maxIdle)
+			up.up.transport = NewUpstreamTransport(up.maxIdle)
 		}
 	}
 	return s

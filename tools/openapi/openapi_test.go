@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/tools/dryrun"
 	"github.com/caddy-a2a/caddy-a2a/tools/openapi"
 )
 
@@ -129,11 +130,11 @@ func TestGeneratedRequests(t *testing.T) {
 				t.Fatal(err)
 			}
 			msg := strings.Replace(tt.message, `{"parts"`, `{"role": "ROLE_USER", "messageId": "m", "parts"`, 1)
-			sample, err := mapping.ParseSampleMessage([]byte(msg), "1.0")
+			sample, err := dryrun.ParseSampleMessage([]byte(msg), "1.0")
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := mapping.DryRun(context.Background(), path, mapping.Options{LookupEnv: anyEnv}, mapping.DryRunInput{Sample: sample})
+			rep, err := dryrun.Run(context.Background(), path, mapping.Options{LookupEnv: anyEnv}, dryrun.Input{Sample: sample})
 			if err != nil {
 				t.Fatal(err)
 			}

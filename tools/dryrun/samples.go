@@ -1,4 +1,4 @@
-package mapping
+package dryrun
 
 // The dry run's input files: a sample A2A message, and sample upstream
 // responses.
@@ -29,7 +29,7 @@ type SampleMessage struct {
 	// dry run answers in.
 	Version a2a.Version
 	Message *a2a.Message
-	// Configuration is the request's, when the sample was a whole request.
+	// Configuration is the request's, when the sample has one.
 	Configuration *a2a.SendMessageConfiguration
 	// RequestID is the JSON-RPC id, when the sample was a whole request.
 	RequestID json.RawMessage
@@ -44,90 +44,27 @@ type SampleMessage struct {
 // role ("ROLE_USER" is 1.0, "user" 0.3), else 1.0. The message is checked
 // as the server checks a request (messageId, role and parts are required).
 func ParseSampleMessage(src []byte, version string) (*SampleMessage, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(src, &top); err != nil {
-		return nil, fmt.Errorf("mapping: the sample message is not a JSON object: %w", err)
-	}
 	var v a2a.Version
-	known := version != ""
-	if known {
+	var err error
+	if version != "" {
 		var verr *a2a.Error
 		if v, verr = a2a.ParseVersion(version); verr != nil {
-			return nil, fmt.Errorf("mapping: version %q: want 0.3 or 1.0", version)
+			return nil, fmt.Errorf("dryrun: version %q: want 0.3 or 1.0", version)
 		}
+	} else if v, err = a2a.SniffVersion(src); err != nil {
+		return nil, fmt.Errorf("dryrun: the sample message: %w", err)
 	}
-	body := src
-	_, isRequest := top["method"]
-	if !isRequest {
-		params := src
-		_, hasMessage := top["message"]
-		_, hasParts := top["parts"]
-		if !hasMessage || hasParts { // a message: make it the params
-			params = append(append([]byte(`{"message":`), src...), '}')
-		}
-		if !known {
-			v = versionOfMessage(params)
-		}
-		body = append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"`+a2a.MethodSendMessage.Name(v)+`","params":`), params...), '}')
-	} else if !known {
-		var name string
-		_ = json.Unmarshal(top["method"], &name)
-		switch {
-		case a2a.LookupMethod(a2a.V10, name) != a2a.MethodUnknown:
-			v = a2a.V10
-		case a2a.LookupMethod(a2a.V03, name) != a2a.MethodUnknown:
-			v = a2a.V03
-		default:
-			return nil, fmt.Errorf("mapping: the sample request's method %q is not an A2A method", name)
-		}
-	}
-	req, err := a2a.DecodeRequest(v, body)
+	req, err := a2a.DecodeSendMessage(v, src)
 	if err != nil {
 		hint := ""
-		if !known {
+		if version == "" {
 			hint = fmt.Sprintf(" (read as A2A %s; say which version it is if that is wrong)", v)
 		}
-		return nil, fmt.Errorf("mapping: the sample message: %w%s", err, hint)
+		return nil, fmt.Errorf("dryrun: the sample message: %w%s", err, hint)
 	}
-	p, ok := req.Params.(*a2a.SendMessageRequest)
-	if !ok {
-		return nil, fmt.Errorf("mapping: the sample request is %s; a dry run takes SendMessage or SendStreamingMessage",
-			req.Method.Name(v))
-	}
-	s := &SampleMessage{Version: v, Message: &p.Message, Configuration: p.Configuration,
-		Streaming: req.Method == a2a.MethodSendStreamingMessage}
-	if isRequest {
-		s.RequestID = req.ID
-	}
-	return s, nil
-}
-
-// versionOfMessage tells the version of SendMessage params by the
-// message's role, or the "kind" of its parts (0.3 only); 1.0 otherwise.
-func versionOfMessage(params []byte) a2a.Version {
-	var p struct {
-		Message struct {
-			Role  string                       `json:"role"`
-			Kind  string                       `json:"kind"`
-			Parts []map[string]json.RawMessage `json:"parts"`
-		} `json:"message"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return a2a.V10
-	}
-	m := p.Message
-	switch {
-	case strings.HasPrefix(m.Role, "ROLE_"):
-		return a2a.V10
-	case m.Role == "user" || m.Role == "agent" || m.Kind == "message":
-		return a2a.V03
-	}
-	for _, part := range m.Parts {
-		if _, ok := part["kind"]; ok {
-			return a2a.V03
-		}
-	}
-	return a2a.V10
+	p := req.Params.(*a2a.SendMessageRequest)
+	return &SampleMessage{Version: v, Message: &p.Message, Configuration: p.Configuration, RequestID: req.ID,
+		Streaming: req.Method == a2a.MethodSendStreamingMessage}, nil
 }
 
 // SampleResponse is an upstream answer a dry run replays.
@@ -161,24 +98,24 @@ func ParseSampleResponses(filename string, src []byte) ([]SampleResponse, error)
 	if bytes.HasPrefix(bytes.TrimLeft(src, " \t\r\n"), []byte("HTTP/")) {
 		r, err := parseRawResponse(src)
 		if err != nil {
-			return nil, fmt.Errorf("mapping: %s: %w", filename, err)
+			return nil, fmt.Errorf("dryrun: %s: %w", filename, err)
 		}
 		r.Source = filename
 		return []SampleResponse{r}, nil
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, fmt.Errorf("mapping: %s: %w", filename, err)
+		return nil, fmt.Errorf("dryrun: %s: %w", filename, err)
 	}
 	if len(doc.Content) == 0 {
-		return nil, fmt.Errorf("mapping: %s: the file is empty", filename)
+		return nil, fmt.Errorf("dryrun: %s: the file is empty", filename)
 	}
-	root := resolve(doc.Content[0])
+	root := resolveAlias(doc.Content[0])
 	items, list := []*yaml.Node{root}, false
 	if root.Kind == yaml.SequenceNode {
 		items, list = root.Content, true
 		if len(items) == 0 {
-			return nil, fmt.Errorf("mapping: %s: the list of responses is empty", filename)
+			return nil, fmt.Errorf("dryrun: %s: the list of responses is empty", filename)
 		}
 	}
 	out := make([]SampleResponse, 0, len(items))
@@ -187,9 +124,9 @@ func ParseSampleResponses(filename string, src []byte) ([]SampleResponse, error)
 		if list {
 			source = fmt.Sprintf("%s[%d]", filename, i)
 		}
-		r, err := sampleResponse(filename, resolve(n))
+		r, err := sampleResponse(filename, resolveAlias(n))
 		if err != nil {
-			return nil, fmt.Errorf("mapping: %s: %w", source, err)
+			return nil, fmt.Errorf("dryrun: %s: %w", source, err)
 		}
 		r.Source = source
 		out = append(out, r)
@@ -205,7 +142,7 @@ func sampleResponse(filename string, n *yaml.Node) (SampleResponse, error) {
 	var defaultType string
 	bodies := 0
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], resolve(n.Content[i+1])
+		k, v := n.Content[i], resolveAlias(n.Content[i+1])
 		at := func(format string, args ...any) error {
 			return fmt.Errorf("line %d: %s: %s", v.Line, k.Value, fmt.Sprintf(format, args...))
 		}
@@ -221,7 +158,7 @@ func sampleResponse(filename string, n *yaml.Node) (SampleResponse, error) {
 				return r, at("must map header names to values")
 			}
 			for j := 0; j+1 < len(v.Content); j += 2 {
-				name, val := v.Content[j].Value, resolve(v.Content[j+1])
+				name, val := v.Content[j].Value, resolveAlias(v.Content[j+1])
 				var values []string
 				if err := val.Decode(&values); err != nil {
 					var one string
@@ -310,4 +247,29 @@ func parseRawResponse(src []byte) (SampleResponse, error) {
 		return SampleResponse{}, err
 	}
 	return SampleResponse{Status: code, Header: header, Body: body}, nil
+}
+
+// resolveAlias follows a YAML alias (*name) to the node it names.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// ReadSampleResponses reads the sample response files, in order.
+func ReadSampleResponses(paths ...string) ([]SampleResponse, error) {
+	var out []SampleResponse
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("dryrun: reading a sample response: %w", err)
+		}
+		rs, err := ParseSampleResponses(p, src)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package mapping_test
+package dryrun_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/tools/dryrun"
 )
 
 var update = flag.Bool("update", false, "rewrite the dry run's golden files")
@@ -31,7 +32,7 @@ func dryRunOptions() mapping.Options {
 	}}
 }
 
-const dryRunDir = "testdata/dryrun"
+const dryRunDir = "testdata"
 
 func TestDryRunGolden(t *testing.T) {
 	tests := []struct {
@@ -62,7 +63,7 @@ func TestDryRunGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sample, err := mapping.ParseSampleMessage(src, tt.version)
+			sample, err := dryrun.ParseSampleMessage(src, tt.version)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +71,7 @@ func TestDryRunGolden(t *testing.T) {
 			for _, r := range tt.responses {
 				paths = append(paths, filepath.Join(dryRunDir, r))
 			}
-			responses, err := mapping.ReadSampleResponses(paths...)
+			responses, err := dryrun.ReadSampleResponses(paths...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,8 +79,8 @@ func TestDryRunGolden(t *testing.T) {
 			if skills == "" {
 				skills = "skills.yaml"
 			}
-			rep, err := mapping.DryRun(context.Background(), filepath.Join(dryRunDir, skills), dryRunOptions(),
-				mapping.DryRunInput{Sample: sample, Responses: responses})
+			rep, err := dryrun.Run(context.Background(), filepath.Join(dryRunDir, skills), dryRunOptions(),
+				dryrun.Input{Sample: sample, Responses: responses})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,15 +123,15 @@ func TestDryRunLive(t *testing.T) {
 		w.Write([]byte(`{"city": "São Paulo", "temperatureC": 26.1}`))
 	}))
 	defer up.Close()
-	sample, err := mapping.ParseSampleMessage([]byte(`{"role": "ROLE_USER", "messageId": "m",
+	sample, err := dryrun.ParseSampleMessage([]byte(`{"role": "ROLE_USER", "messageId": "m",
 		"parts": [{"data": {"city": "São Paulo"}}], "metadata": {"skill": "weather"}}`), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := dryRunOptions()
 	opts.UpstreamURL = up.URL + "/v1"
-	rep, err := mapping.DryRun(context.Background(), filepath.Join(dryRunDir, "skills.yaml"), opts,
-		mapping.DryRunInput{Sample: sample, Live: true})
+	rep, err := dryrun.Run(context.Background(), filepath.Join(dryRunDir, "skills.yaml"), opts,
+		dryrun.Input{Sample: sample, Live: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestDryRunLive(t *testing.T) {
 }
 
 func TestDryRunErrors(t *testing.T) {
-	sample, err := mapping.ParseSampleMessage([]byte(`{"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}]}`), "")
+	sample, err := dryrun.ParseSampleMessage([]byte(`{"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}]}`), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,19 +154,19 @@ func TestDryRunErrors(t *testing.T) {
 		name string
 		path string
 		opts mapping.Options
-		in   mapping.DryRunInput
+		in   dryrun.Input
 		want string
 	}{
-		{"no message", skills, dryRunOptions(), mapping.DryRunInput{}, "no message"},
+		{"no message", skills, dryRunOptions(), dryrun.Input{}, "no message"},
 		{"live and samples", skills, dryRunOptions(),
-			mapping.DryRunInput{Sample: sample, Live: true, Responses: []mapping.SampleResponse{{Status: 200}}}, "exclude each other"},
+			dryrun.Input{Sample: sample, Live: true, Responses: []dryrun.SampleResponse{{Status: 200}}}, "exclude each other"},
 		{"unset environment", skills, mapping.Options{LookupEnv: func(string) (string, bool) { return "", false }},
-			mapping.DryRunInput{Sample: sample}, "DRY_API_KEY"},
-		{"missing file", filepath.Join(dryRunDir, "nope.yaml"), dryRunOptions(), mapping.DryRunInput{Sample: sample}, "nope.yaml"},
+			dryrun.Input{Sample: sample}, "DRY_API_KEY"},
+		{"missing file", filepath.Join(dryRunDir, "nope.yaml"), dryRunOptions(), dryrun.Input{Sample: sample}, "nope.yaml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := mapping.DryRun(context.Background(), tt.path, tt.opts, tt.in)
+			_, err := dryrun.Run(context.Background(), tt.path, tt.opts, tt.in)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want one that mentions %q", err, tt.want)
 			}
@@ -199,7 +200,7 @@ func TestParseSampleMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := mapping.ParseSampleMessage([]byte(tt.src), tt.version)
+			s, err := dryrun.ParseSampleMessage([]byte(tt.src), tt.version)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one that mentions %q", err, tt.wantErr)
@@ -223,22 +224,22 @@ func TestParseSampleResponses(t *testing.T) {
 	}
 	tests := []struct {
 		name, src string
-		want      []mapping.SampleResponse
+		want      []dryrun.SampleResponse
 		wantErr   string
 	}{
-		{name: "defaults", src: `{}`, want: []mapping.SampleResponse{{Status: 200, Header: http.Header{}}}},
+		{name: "defaults", src: `{}`, want: []dryrun.SampleResponse{{Status: 200, Header: http.Header{}}}},
 		{name: "json body", src: "status: 201\nbody: {a: [1, 2.5]}",
-			want: []mapping.SampleResponse{{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"a":[1,2.5]}`)}}},
+			want: []dryrun.SampleResponse{{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"a":[1,2.5]}`)}}},
 		{name: "text with its own type", src: "headers: {content-type: text/csv, X-Many: [a, b]}\ntext: \"a,b\"",
-			want: []mapping.SampleResponse{{Status: 200, Header: http.Header{"Content-Type": {"text/csv"}, "X-Many": {"a", "b"}}, Body: []byte("a,b")}}},
+			want: []dryrun.SampleResponse{{Status: 200, Header: http.Header{"Content-Type": {"text/csv"}, "X-Many": {"a", "b"}}, Body: []byte("a,b")}}},
 		{name: "base64", src: "base64: aGk=",
-			want: []mapping.SampleResponse{{Status: 200, Header: http.Header{"Content-Type": {"application/octet-stream"}}, Body: []byte("hi")}}},
+			want: []dryrun.SampleResponse{{Status: 200, Header: http.Header{"Content-Type": {"application/octet-stream"}}, Body: []byte("hi")}}},
 		{name: "file", src: "file: a.png",
-			want: []mapping.SampleResponse{{Status: 200, Header: http.Header{"Content-Type": {"image/png"}}, Body: []byte("\x89PNG")}}},
+			want: []dryrun.SampleResponse{{Status: 200, Header: http.Header{"Content-Type": {"image/png"}}, Body: []byte("\x89PNG")}}},
 		{name: "list", src: "- status: 404\n- status: 204",
-			want: []mapping.SampleResponse{{Status: 404, Header: http.Header{}}, {Status: 204, Header: http.Header{}}}},
+			want: []dryrun.SampleResponse{{Status: 404, Header: http.Header{}}, {Status: 204, Header: http.Header{}}}},
 		{name: "raw", src: "HTTP/1.1 418 I'm a teapot\r\nX-A: 1\r\nContent-Length: 99\r\n\r\nshort",
-			want: []mapping.SampleResponse{{Status: 418, Header: http.Header{"X-A": {"1"}}, Body: []byte("short")}}},
+			want: []dryrun.SampleResponse{{Status: 418, Header: http.Header{"X-A": {"1"}}, Body: []byte("short")}}},
 		{name: "unknown key", src: "stauts: 200", wantErr: `line 1: unknown key "stauts"`},
 		{name: "two bodies", src: "text: a\nbase64: aGk=", wantErr: "give one of body, text, base64 and file"},
 		{name: "bad status", src: "status: 99", wantErr: "status: must be an HTTP status"},
@@ -250,7 +251,7 @@ func TestParseSampleResponses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := mapping.ParseSampleResponses(filepath.Join(dir, "r.yaml"), []byte(tt.src))
+			got, err := dryrun.ParseSampleResponses(filepath.Join(dir, "r.yaml"), []byte(tt.src))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one that mentions %q", err, tt.wantErr)
@@ -285,42 +286,52 @@ func equalHeader(a, b http.Header) bool {
 	return true
 }
 
-// SelectWithReason says which rule chose the skill, and agrees with Select.
-func TestSelectWithReason(t *testing.T) {
-	skills, err := mapping.Load(filepath.Join(dryRunDir, "skills.yaml"), dryRunOptions())
-	if err != nil {
+// The dry run is served as the server serves a request: a skill's
+// security is not checked (the dry run has no schemes), a request that
+// asks for an answer at once still shows the outcome, and what the server
+// refuses is refused.
+func TestDryRunServes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "skills.yaml")
+	skills := `upstream: {url: "http://api.test"}
+skills:
+  - id: secret
+    description: For staff only.
+    security: [staff]
+    extended: true
+    request: {path: /secret}
+`
+	if err := os.WriteFile(path, []byte(skills), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer skills.Close()
-	one, err := mapping.Load(filepath.Join(dryRunDir, "one-skill.yaml"), mapping.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer one.Close()
 	tests := []struct {
-		name   string
-		skills *mapping.Skills
-		msg    a2a.Message
-		id     string
-		reason mapping.SelectReason
+		name, message string
+		want          []string
 	}{
-		{"named", skills, a2a.Message{Metadata: map[string]any{"skill": "echo"}, Parts: []a2a.Part{a2a.TextPart("weather")}},
-			"echo", mapping.SelectedByName},
-		{"matched", skills, a2a.Message{Parts: []a2a.Part{a2a.TextPart("the weather in Oslo")}}, "weather", mapping.SelectedByMatch},
-		{"only", one, a2a.Message{Parts: []a2a.Part{a2a.TextPart("no match")}}, "search", mapping.SelectedAsOnlySkill},
-		{"none", skills, a2a.Message{Parts: []a2a.Part{a2a.TextPart("hello")}}, "", mapping.NotSelected},
-		{"unknown name", skills, a2a.Message{Metadata: map[string]any{"skill": "nope"}}, "", mapping.NotSelected},
+		{"security", `{"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}]}`,
+			[]string{"Outcome: completed", `"state": "TASK_STATE_COMPLETED"`}},
+		{"at once", `{"message": {"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}]},
+			"configuration": {"returnImmediately": true}}`,
+			[]string{"the dry run waits for the outcome", "Outcome: completed"}},
+		{"push config", `{"message": {"role": "ROLE_USER", "messageId": "m", "parts": [{"text": "x"}]},
+			"configuration": {"taskPushNotificationConfig": {"url": "https://hook.test/"}}}`,
+			[]string{"refuses the request before running anything (error -32003)", "Push Notification is not supported"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sk, reason, selErr := tt.skills.SelectWithReason(&tt.msg)
-			plain, plainErr := tt.skills.Select(&tt.msg)
-			id := ""
-			if sk != nil {
-				id = sk.ID
+			sample, err := dryrun.ParseSampleMessage([]byte(tt.message), "")
+			if err != nil {
+				t.Fatal(err)
 			}
-			if id != tt.id || reason != tt.reason || sk != plain || (selErr == nil) != (plainErr == nil) {
-				t.Errorf("got %q by %q (err %v), want %q by %q", id, reason, selErr, tt.id, tt.reason)
+			rep, err := dryrun.Run(context.Background(), path, mapping.Options{},
+				dryrun.Input{Sample: sample, Responses: []dryrun.SampleResponse{{Status: 200}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := rep.String()
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("the report lacks %q:\n%s", w, out)
+				}
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package mapping_test
+package dryrun_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/tools/dryrun"
 )
 
 // A body built with fromPairs (a map with any keys) is sent like a map
@@ -47,12 +48,12 @@ skills:
 	}
 	for _, tt := range tests {
 		t.Run(tt.skill, func(t *testing.T) {
-			sample, err := mapping.ParseSampleMessage([]byte(`{"role": "ROLE_USER", "messageId": "m",
+			sample, err := dryrun.ParseSampleMessage([]byte(`{"role": "ROLE_USER", "messageId": "m",
 				"parts": [{"data": {"a": "1"}}], "metadata": {"skill": "`+tt.skill+`"}}`), "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := mapping.DryRun(context.Background(), path, mapping.Options{}, mapping.DryRunInput{Sample: sample})
+			rep, err := dryrun.Run(context.Background(), path, mapping.Options{}, dryrun.Input{Sample: sample})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package mapping
+package dryrun
 
 // The dry run's report as text.
 
@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
 )
 
 // maxShownBody is how much of a body the report shows.
@@ -72,10 +73,10 @@ func (r *Report) writeMessage(b *strings.Builder) {
 	m := r.Sample.Message
 	kinds := make([]string, len(m.Parts))
 	for i := range m.Parts {
-		kinds[i] = partKindNames[m.Parts[i].Kind]
+		kinds[i] = partKind(m.Parts[i].Kind)
 	}
 	fmt.Fprintf(b, "Message: A2A %s, %d part%s (%s)", r.Sample.Version, len(m.Parts), plural(len(m.Parts)), strings.Join(kinds, ", "))
-	if v, ok := m.Metadata[MetadataSkillKey]; ok {
+	if v, ok := m.Metadata[mapping.MetadataSkillKey]; ok {
 		fmt.Fprintf(b, ", metadata.skill %s", displayValue(v))
 	}
 	b.WriteString("\n")
@@ -83,27 +84,32 @@ func (r *Report) writeMessage(b *strings.Builder) {
 		fmt.Fprintf(b, "  It continues task %q: the server would run that task's skill with the task's history;"+
 			" the dry run chooses as for a new task and reads this message alone.\n", m.TaskID)
 	}
-	if c := r.Sample.Configuration; c != nil && len(c.AcceptedOutputModes) > 0 {
-		fmt.Fprintf(b, "  It accepts: %s\n", strings.Join(c.AcceptedOutputModes, ", "))
+	if c := r.Sample.Configuration; c != nil {
+		if len(c.AcceptedOutputModes) > 0 {
+			fmt.Fprintf(b, "  It accepts: %s\n", strings.Join(c.AcceptedOutputModes, ", "))
+		}
+		if c.ReturnImmediately {
+			b.WriteString("  It asks for an answer at once, before the task ends; the dry run waits for the outcome.\n")
+		}
 	}
 }
 
 func (r *Report) writeSelection(b *strings.Builder) {
 	b.WriteString("\n")
 	switch r.Reason {
-	case NotSelected:
+	case mapping.NotSelected:
 		if r.Selection != nil {
 			fmt.Fprintf(b, "Skill: none\n  %s\n", r.Selection.Error())
 		}
-	case SelectedByName:
+	case mapping.SelectedByName:
 		fmt.Fprintf(b, "Skill: %s\n  Chosen because the message names it in metadata.skill.\n", r.Skill.ID)
-	case SelectedAsOnlySkill:
+	case mapping.SelectedAsOnlySkill:
 		fmt.Fprintf(b, "Skill: %s\n  Chosen because it is the only skill in the file", r.Skill.ID)
-		if r.Skill.match != nil {
+		if r.Skill.MatchSource() != "" {
 			b.WriteString(" (its match predicate is not consulted)")
 		}
 		b.WriteString(".\n")
-	case SelectedByMatch:
+	case mapping.SelectedByMatch:
 		fmt.Fprintf(b, "Skill: %s\n  Chosen because its match predicate holds (the first that holds, in file order).\n", r.Skill.ID)
 	}
 	if len(r.Predicates) > 0 {
@@ -116,7 +122,7 @@ func (r *Report) writeSelection(b *strings.Builder) {
 			verdict := "does not hold"
 			switch {
 			case p.Err != nil:
-				verdict = "fails, so does not hold: " + oneLine(p.Err.Error())
+				verdict = "fails, so does not hold: " + strings.Join(strings.Fields(p.Err.Error()), " ")
 			case p.Holds && r.Skill != nil && p.Skill == r.Skill.ID:
 				verdict = "holds (chosen)"
 			case p.Holds:
@@ -125,16 +131,14 @@ func (r *Report) writeSelection(b *strings.Builder) {
 			fmt.Fprintf(b, "    %-*s  %s\n    %*s  %s\n", width, p.Skill, p.Source, width, "", verdict)
 		}
 	}
-	if r.Refusal != nil {
-		e := r.Refusal
-		detail := e.Description
+	if e := r.Refusal; e != nil {
+		// As the caller's version writes it: 0.3 puts the detail in the
+		// message, 1.0 names the field apart.
+		detail := e.Message
 		if e.Field != "" {
-			detail = e.Field + ": " + detail
+			detail += ": " + e.Field + ": " + e.Description
 		}
-		if r.Skill != nil || r.Selection != nil {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(b, "The server refuses the request before running anything (error %d, %s): %s\n", e.Code, e.Message, detail)
+		fmt.Fprintf(b, "\nThe server refuses the request before running anything (error %d): %s\n", e.Code, detail)
 	}
 }
 
@@ -143,7 +147,7 @@ func (r *Report) writeArguments(b *strings.Builder) {
 	for _, p := range r.Problems {
 		problems[p.Name] = p.Why
 	}
-	names := r.argOrder
+	names := r.Skill.DeclaredArguments()
 	switch {
 	case names != nil:
 		b.WriteString("\nArguments:\n")
@@ -249,7 +253,11 @@ func (r *Report) writeOutcome(b *strings.Builder) {
 	if out == nil {
 		return
 	}
-	fmt.Fprintf(b, "\nOutcome: %s\n", out.State)
+	if out.State == a2a.TaskStateUnspecified {
+		b.WriteString("\nOutcome: a message (the skill answers without a task)\n")
+	} else {
+		fmt.Fprintf(b, "\nOutcome: %s\n", out.State)
+	}
 	if out.Message != nil {
 		if text := messageText(out.Message); text != "" {
 			fmt.Fprintf(b, "  Message: %s\n", text)
@@ -271,8 +279,8 @@ func (r *Report) writeOutcome(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "  Artifact %s: %s\n", name, strings.Join(parts, "; "))
 	}
-	if out.Err != nil {
-		fmt.Fprintf(b, "  Detail for the server's log: %v\n", out.Err)
+	for _, detail := range out.Logged {
+		fmt.Fprintf(b, "  Detail for the server's log: %s\n", detail)
 	}
 }
 
@@ -341,4 +349,26 @@ func shrinkBytes(v any) any {
 		return out
 	}
 	return v
+}
+
+// partKind names a part's kind as the report shows it.
+func partKind(k a2a.PartKind) string {
+	switch k {
+	case a2a.PartText:
+		return "text"
+	case a2a.PartData:
+		return "data"
+	case a2a.PartRaw:
+		return "raw"
+	case a2a.PartURL:
+		return "url"
+	}
+	return "empty"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
