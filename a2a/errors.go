@@ -1,6 +1,9 @@
 package a2a
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // JSON-RPC 2.0 and A2A error codes (spec 1.0 §5.4, §9.5).
 const (
@@ -115,8 +118,13 @@ func ExtendedAgentCardNotConfigured() *Error {
 		Reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED"}
 }
 
-// VersionNotSupported reports an A2A-Version this agent does not speak.
+// VersionNotSupported reports an A2A-Version this agent does not speak,
+// listing the Versions it does ("0.3, 1.0").
 func VersionNotSupported(version string) *Error {
+	supported := make([]string, len(Versions))
+	for i, v := range Versions {
+		supported[i] = v.String()
+	}
 	return &Error{Code: CodeVersionNotSupported, Message: "Protocol version not supported",
-		Reason: "VERSION_NOT_SUPPORTED", Metadata: map[string]string{"version": version, "supported": "0.3, 1.0"}}
+		Reason: "VERSION_NOT_SUPPORTED", Metadata: map[string]string{"version": version, "supported": strings.Join(supported, ", ")}}
 }

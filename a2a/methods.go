@@ -30,6 +30,11 @@ const (
 	V10
 )
 
+// Versions are the versions this module speaks, oldest first: the one list
+// that the A2A-Version parser, the version error and the card's interfaces
+// follow.
+var Versions = []Version{V03, V10}
+
 func (v Version) String() string {
 	if v == V10 {
 		return "1.0"
@@ -40,17 +45,19 @@ func (v Version) String() string {
 // ParseVersion reads the A2A-Version service parameter. Empty means 0.3;
 // a patch number is ignored (spec 1.0 §3.6: only Major.Minor negotiates).
 func ParseVersion(s string) (Version, *Error) {
+	if s == "" {
+		return V03, nil
+	}
 	majorMinor := s
 	if i := strings.IndexByte(s, '.'); i >= 0 {
 		if j := strings.IndexByte(s[i+1:], '.'); j >= 0 {
 			majorMinor = s[:i+1+j]
 		}
 	}
-	switch majorMinor {
-	case "", "0.3":
-		return V03, nil
-	case "1.0":
-		return V10, nil
+	for _, v := range Versions {
+		if v.String() == majorMinor {
+			return v, nil
+		}
 	}
 	return V03, VersionNotSupported(s)
 }

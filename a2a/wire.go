@@ -17,8 +17,8 @@ import (
 // decoder converts wire structs of one version into the model.
 type decoder struct {
 	v Version
-	// strict enforces REQUIRED fields: requests are checked, results a
-	// tool reads back are not.
+	// strict enforces REQUIRED fields: requests are checked, results the
+	// tests read back (readback_test.go) are not.
 	strict bool
 }
 
@@ -32,31 +32,6 @@ type wireMessage[P wirePart] struct {
 	Metadata         map[string]any `json:"metadata"`
 	Extensions       []string       `json:"extensions"`
 	ReferenceTaskIDs []string       `json:"referenceTaskIds"`
-}
-
-type wireStatus[P wirePart] struct {
-	State     string          `json:"state"`
-	Message   *wireMessage[P] `json:"message"`
-	Timestamp string          `json:"timestamp"`
-}
-
-type wireArtifact[P wirePart] struct {
-	ArtifactID  string         `json:"artifactId"`
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	Parts       []P            `json:"parts"`
-	Metadata    map[string]any `json:"metadata"`
-	Extensions  []string       `json:"extensions"`
-}
-
-type wireTask[P wirePart] struct {
-	Kind      string            `json:"kind"` // 0.3
-	ID        string            `json:"id"`
-	ContextID string            `json:"contextId"`
-	Status    wireStatus[P]     `json:"status"`
-	Artifacts []wireArtifact[P] `json:"artifacts"`
-	History   []wireMessage[P]  `json:"history"`
-	Metadata  map[string]any    `json:"metadata"`
 }
 
 // wirePart is a part as one version writes it.
@@ -124,67 +99,6 @@ func decodeParts[P wirePart](ws []P) ([]Part, *Error) {
 		parts[i] = part
 	}
 	return parts, nil
-}
-
-func decodeTask[P wirePart](d decoder, w *wireTask[P], t *Task) *Error {
-	if d.v == V03 && w.Kind != "" && w.Kind != "task" {
-		return InvalidParams("kind", `must be "task"`)
-	}
-	*t = Task{ID: w.ID, ContextID: w.ContextID, Metadata: w.Metadata}
-	if err := decodeStatus(d, &w.Status, &t.Status); err != nil {
-		return within(err, "status")
-	}
-	if w.Artifacts != nil {
-		t.Artifacts = make([]Artifact, len(w.Artifacts))
-		for i := range w.Artifacts {
-			if err := decodeArtifact(&w.Artifacts[i], &t.Artifacts[i]); err != nil {
-				return withinIndex(err, "artifacts", i)
-			}
-		}
-	}
-	if w.History != nil {
-		t.History = make([]Message, len(w.History))
-		for i := range w.History {
-			if err := decodeMessage(d, &w.History[i], &t.History[i]); err != nil {
-				return withinIndex(err, "history", i)
-			}
-		}
-	}
-	return nil
-}
-
-func decodeStatus[P wirePart](d decoder, w *wireStatus[P], s *TaskStatus) *Error {
-	state, ok := parseState(d.v, w.State)
-	if !ok {
-		return InvalidParams("state", stateChoices[d.v])
-	}
-	s.State = state
-	if w.Timestamp != "" {
-		if s.Timestamp, ok = parseTime(w.Timestamp); !ok {
-			return InvalidParams("timestamp", "must be an ISO 8601 timestamp")
-		}
-	}
-	if w.Message != nil {
-		s.Message = new(Message)
-		return within(decodeMessage(d, w.Message, s.Message), "message")
-	}
-	return nil
-}
-
-func decodeArtifact[P wirePart](w *wireArtifact[P], a *Artifact) *Error {
-	parts, err := decodeParts(w.Parts)
-	if err != nil {
-		return err
-	}
-	*a = Artifact{
-		ArtifactID:  w.ArtifactID,
-		Name:        w.Name,
-		Description: w.Description,
-		Parts:       parts,
-		Metadata:    w.Metadata,
-		Extensions:  w.Extensions,
-	}
-	return nil
 }
 
 // decodeBase64 accepts what ProtoJSON parsers accept for bytes: standard or

@@ -16,7 +16,6 @@ package authn
 import (
 	"cmp"
 	"fmt"
-	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -24,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
@@ -47,8 +48,9 @@ const (
 
 // Options are the runtime dependencies of an Authenticator.
 type Options struct {
-	// Logger receives key refresh and configuration warnings. Default: none.
-	Logger *slog.Logger
+	// Logger receives key refresh and configuration warnings, under the
+	// name "authn". Default: none.
+	Logger *zap.Logger
 	// LookupEnv resolves {env.NAME} placeholders. Default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// HTTPClient fetches JWKS and discovery documents and calls
@@ -170,7 +172,7 @@ type Authenticator struct {
 	anonymous bool // an empty alternative admits callers without credentials
 	cache     *cache
 	now       func() time.Time
-	log       *slog.Logger
+	log       *zap.Logger
 	remotes   []*remoteKeys
 
 	cardSchemes map[string]a2a.SecurityScheme
@@ -235,14 +237,15 @@ func New(cfg Config, opts Options) (*Authenticator, error) {
 		realm:  cmp.Or(cfg.Realm, DefaultRealm),
 		byName: make(map[string]*scheme, len(cfg.Schemes)),
 		now:    opts.Now,
-		log:    opts.Logger,
 	}
 	if a.now == nil {
 		a.now = time.Now
 	}
-	if a.log == nil {
-		a.log = slog.New(slog.DiscardHandler)
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
 	}
+	a.log = log.Named("authn")
 	lookup := opts.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv
@@ -353,6 +356,27 @@ func (a *Authenticator) CardRequirements() []a2a.SecurityRequirement {
 func (a *Authenticator) CheckRequirements(reqs []a2a.SecurityRequirement) error {
 	_, err := a.compile(reqs, true)
 	return err
+}
+
+// Requirements is an OR of ANDs of schemes and scopes, such as a skill's,
+// resolved against the schemes of the Authenticator that compiled it, so
+// that checking a request against it looks nothing up by name.
+type Requirements struct {
+	alternatives []alternative
+}
+
+// CompileRequirements resolves reqs for Authorize, once, before requests
+// arrive: every scheme must be declared. Empty reqs compile to nil, which
+// admits every caller.
+func (a *Authenticator) CompileRequirements(reqs []a2a.SecurityRequirement) (*Requirements, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	alts, err := a.compile(reqs, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Requirements{alternatives: alts}, nil
 }
 
 // compile resolves scheme names; strict also refuses scopes the scheme can
@@ -467,38 +491,35 @@ func (a *Authenticator) Challenge() *Failure {
 	return f
 }
 
-// Authorize checks a skill's requirements (OR of ANDs) against an identity
-// from Authenticate. Empty requirements admit everyone, the anonymous
-// (nil) identity included. A refusal names what is missing: for the
+// Authorize checks an identity from Authenticate against requirements
+// this Authenticator compiled; nil requirements admit every caller, the
+// anonymous (nil) identity too. A refusal names what is missing: for the
 // anonymous identity it is a 401 with a challenge for each scheme the
-// requirements name (credentials would help), otherwise a 403. Unknown
-// scheme names refuse (CheckRequirements catches them at provision time).
-func (a *Authenticator) Authorize(id *Identity, reqs []a2a.SecurityRequirement) *Failure {
-	if len(reqs) == 0 {
+// requirements name (credentials would help), otherwise a 403.
+func (a *Authenticator) Authorize(id *Identity, reqs *Requirements) *Failure {
+	if reqs == nil {
 		return nil
 	}
-	for _, req := range reqs {
-		satisfied := true
-		for name, scopes := range req {
-			c := id.For(name)
-			if c == nil || a.schemeNamed(name) == nil || !hasScopes(c.Scopes, scopes) {
-				satisfied = false
-				break
-			}
-		}
-		if satisfied {
+	for _, alt := range reqs.alternatives {
+		if id.satisfies(alt) {
 			return nil
 		}
 	}
-	alts, err := a.compile(reqs, false)
-	if err != nil {
-		return &Failure{Status: http.StatusForbidden, Reason: ReasonInsufficientScope,
-			Message: "the requirement cannot be met", Detail: err.Error()}
-	}
 	if id == nil {
-		return a.anonymousRefused(alts)
+		return a.anonymousRefused(reqs.alternatives)
 	}
-	return a.insufficientScope(alts, func(s *scheme) *Credential { return id.For(s.name) })
+	return a.insufficientScope(reqs.alternatives, func(s *scheme) *Credential { return id.For(s.name) })
+}
+
+// satisfies reports whether the identity holds every scheme of alt with
+// its scopes.
+func (id *Identity) satisfies(alt alternative) bool {
+	for _, req := range alt {
+		if c := id.For(req.scheme.name); c == nil || !hasScopes(c.Scopes, req.scopes) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasScopes(have, want []string) bool {

@@ -198,12 +198,10 @@ func TestAuthorize(t *testing.T) {
 		{"token with the scope", tokID, []a2a.SecurityRequirement{{"jwt": {"orders:write"}}}, true, ""},
 		{"one alternative suffices", tokID, []a2a.SecurityRequirement{{"key": {}}, {"jwt": {}}}, true, ""},
 		{"both needed", tokID, []a2a.SecurityRequirement{{"key": {}, "jwt": {}}}, false, `scheme "key"`},
-
-		{"unknown scheme", keyID, []a2a.SecurityRequirement{{"nope": {}}}, false, "cannot be met"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := a.Authorize(tt.id, tt.reqs)
+			f := a.Authorize(tt.id, compile(t, a, tt.reqs))
 			if tt.allowed != (f == nil) {
 				t.Fatalf("Authorize = %+v; want allowed %v", f, tt.allowed)
 			}
@@ -217,7 +215,7 @@ func TestAuthorize(t *testing.T) {
 	}
 	// An anonymous caller is asked to authenticate, with the challenges of
 	// the schemes the requirement names.
-	f = a.Authorize(nil, []a2a.SecurityRequirement{{"key": {}}, {"jwt": {"orders:write"}}})
+	f = a.Authorize(nil, compile(t, a, []a2a.SecurityRequirement{{"key": {}}, {"jwt": {"orders:write"}}}))
 	if f == nil || f.Status != http.StatusUnauthorized || f.Reason != authn.ReasonUnauthenticated ||
 		!strings.Contains(f.Message, `scheme "key", or scheme "jwt" with scopes [orders:write]`) {
 		t.Errorf("anonymous: %+v; want a 401 naming both alternatives", f)
@@ -229,7 +227,7 @@ func TestAuthorize(t *testing.T) {
 		t.Errorf("anonymous: code %d", e.Code)
 	}
 
-	f = a.Authorize(keyID, []a2a.SecurityRequirement{{"jwt": {"orders:write"}}})
+	f = a.Authorize(keyID, compile(t, a, []a2a.SecurityRequirement{{"jwt": {"orders:write"}}}))
 	if !slices.Equal(f.Challenges, []string{`Bearer realm="a2a", error="insufficient_scope", scope="orders:write"`}) {
 		t.Errorf("challenges %q", f.Challenges)
 	}
@@ -252,5 +250,28 @@ func TestCacheBounded(t *testing.T) {
 				t.Fatal(f)
 			}
 		}
+	}
+}
+
+// compile compiles reqs, which the test expects to be valid.
+func compile(t testing.TB, a *authn.Authenticator, reqs []a2a.SecurityRequirement) *authn.Requirements {
+	t.Helper()
+	compiled, err := a.CompileRequirements(reqs)
+	if err != nil {
+		t.Fatalf("CompileRequirements(%v): %v", reqs, err)
+	}
+	return compiled
+}
+
+// TestCompileRequirements: a requirement that names an undeclared scheme
+// cannot be met, so it is refused when compiled, before any request.
+func TestCompileRequirements(t *testing.T) {
+	a, _ := mixed(t, &clock{t: time.Now()}, nil)
+	if _, err := a.CompileRequirements([]a2a.SecurityRequirement{{"key": {}}, {"nope": {}}}); err == nil ||
+		!strings.Contains(err.Error(), `scheme "nope" is not declared`) {
+		t.Errorf("an undeclared scheme: %v", err)
+	}
+	if reqs, err := a.CompileRequirements(nil); reqs != nil || err != nil {
+		t.Errorf("no requirement: %v, %v; want nil, nil", reqs, err)
 	}
 }

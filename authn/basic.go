@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
@@ -53,7 +54,8 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 			return fmt.Errorf("%s: not a bcrypt hash", field)
 		}
 		if cost < weakBcryptCost {
-			b.a.log.Warn("authn: weak bcrypt cost; use caddy hash-password", "scheme", s.name, "user", u.Username, "cost", cost)
+			b.a.log.Warn("weak bcrypt cost; use caddy hash-password",
+				zap.String("scheme", s.name), zap.String("user", u.Username), zap.Int("cost", cost))
 		}
 		if cost > dummyCost {
 			dummy, dummyCost = hash, cost

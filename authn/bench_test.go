@@ -7,6 +7,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 )
 
@@ -18,7 +19,7 @@ func benchBearer(b *testing.B, method jwt.SigningMethod, key any, pub any, cache
 	a := newAuth(b, authn.Config{CacheSize: cacheSize, Schemes: map[string]*authn.Scheme{
 		"jwt": {Type: "http", HTTPScheme: "bearer", JWT: &authn.JWTConfig{
 			Issuer: "https://issuer.example", Audiences: []string{"a2a-agent"}, JWKSURL: p.URL + "/jwks",
-			RefreshInterval: authn.Duration(time.Hour)}},
+			RefreshInterval: time.Hour}},
 	}}, authn.Options{})
 	tok := mint(b, method, key, "k1", claimsAt(time.Now(), jwt.MapClaims{"scope": "orders:read orders:write"}))
 	r := bearer(tok)
@@ -80,6 +81,26 @@ func BenchmarkBasicCached(b *testing.B) {
 	for b.Loop() {
 		if _, f := a.Authenticate(r); f != nil {
 			b.Fatal(f)
+		}
+	}
+}
+
+// BenchmarkAuthorizeRefused refuses an API key that lacks a skill's scope.
+// The requirement is compiled once, before the loop, as a server does at
+// start: its allocations are those of the 403, none of resolving schemes.
+func BenchmarkAuthorizeRefused(b *testing.B) {
+	a := newAuth(b, authn.Config{Schemes: map[string]*authn.Scheme{
+		"key": {Type: "apiKey", In: "header", Name: "X-API-Key", Keys: []authn.APIKey{{Key: ciKey, Subject: "ci", Scopes: []string{"tasks:read"}}}},
+	}}, authn.Options{})
+	id, f := a.Authenticate(request("X-API-Key", ciKey))
+	if f != nil {
+		b.Fatal(f)
+	}
+	reqs := compile(b, a, []a2a.SecurityRequirement{{"key": {"admin"}}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if f := a.Authorize(id, reqs); f == nil {
+			b.Fatal("a caller without the scope was admitted")
 		}
 	}
 }

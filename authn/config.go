@@ -1,7 +1,6 @@
 package authn
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,7 +8,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -45,92 +43,92 @@ type Config struct {
 	// Schemes by name; the names are the keys of the card's securitySchemes
 	// and what requirements refer to. A name is letters, digits, '_', '-'
 	// and '.'; "anonymous" is reserved.
-	Schemes map[string]*Scheme `json:"schemes,omitempty"`
+	Schemes map[string]*Scheme
 
 	// Require is the agent-wide requirement, an OR of ANDs: a request is
 	// admitted when it satisfies every scheme (with the scopes listed) of
 	// at least one entry. When empty, any one declared scheme alone is
 	// enough. An empty entry ({}) admits callers that present no
 	// credentials at all.
-	Require []a2a.SecurityRequirement `json:"require,omitempty"`
+	Require []a2a.SecurityRequirement
 
 	// Realm is the realm of the WWW-Authenticate challenges. Default "a2a".
-	Realm string `json:"realm,omitempty"`
+	Realm string
 
 	// CacheSize bounds how many verified credentials (tokens, basic
 	// credentials, client certificates) are remembered. Default 10000;
 	// negative disables the cache.
-	CacheSize int `json:"cache_size,omitempty"`
+	CacheSize int
 
 	// CacheTTL is the longest a verified credential is reused without
 	// verifying it again; a token's own expiry shortens it. Default 5m.
-	CacheTTL Duration `json:"cache_ttl,omitempty"`
+	CacheTTL time.Duration
 }
 
 // Scheme is one way a caller can authenticate. Type says which fields apply.
 type Scheme struct {
 	// Type is apiKey, http, oauth2, openIdConnect or mutualTLS.
-	Type        string `json:"type"`
-	Description string `json:"description,omitempty"`
+	Type        string
+	Description string
 
 	// apiKey: In is header, query or cookie; Name is the header, query
 	// parameter or cookie name. Keys are the accepted keys.
-	In   string   `json:"in,omitempty"`
-	Name string   `json:"name,omitempty"`
-	Keys []APIKey `json:"keys,omitempty"`
+	In   string
+	Name string
+	Keys []APIKey
 
 	// http: HTTPScheme is basic or bearer. Basic checks Users; bearer
 	// checks tokens with JWT and/or Introspection.
-	HTTPScheme   string `json:"scheme,omitempty"`
-	BearerFormat string `json:"bearer_format,omitempty"`
-	Users        []User `json:"users,omitempty"`
+	HTTPScheme   string
+	BearerFormat string
+	Users        []User
 
 	// Token validation for http bearer, oauth2 and openIdConnect. A token
 	// shaped like a JWT is verified locally when JWT is set; any other
 	// token is introspected when Introspection is set.
-	JWT           *JWTConfig           `json:"jwt,omitempty"`
-	Introspection *IntrospectionConfig `json:"introspection,omitempty"`
+	JWT           *JWTConfig
+	Introspection *IntrospectionConfig
 
 	// oauth2: exactly one flow, for the card; its scopes are the scopes
 	// requirements may name. MetadataURL (RFC 8414) is shown on the card
 	// and, when JWT names no key source, gives the issuer and the JWKS.
-	Flows       *Flows `json:"flows,omitempty"`
-	MetadataURL string `json:"metadata_url,omitempty"`
+	Flows       *Flows
+	MetadataURL string
 
 	// openIdConnect: the discovery document that gives the issuer and the
 	// JWKS. JWT.Audiences is required.
-	OpenIDConnectURL string `json:"openid_connect_url,omitempty"`
+	OpenIDConnectURL string
 
 	// mutualTLS: see MTLSConfig.
-	MTLS *MTLSConfig `json:"mtls,omitempty"`
+	MTLS *MTLSConfig
 
 	// AllowInsecureHTTP permits http:// URLs for the JWKS, discovery and
 	// introspection on hosts other than loopback. Keys fetched over plain
 	// HTTP can be replaced by anyone on the path.
-	AllowInsecureHTTP bool `json:"allow_insecure_http,omitempty"`
+	AllowInsecureHTTP bool
 }
 
 // APIKey is one accepted key and the identity it stands for.
 type APIKey struct {
 	// Key is the key itself (at least 16 characters), or a {env.NAME}
 	// placeholder. Only its SHA-256 digest is kept after loading.
-	Key string `json:"key,omitempty"`
+	Key string
 	// SHA256 is the hex SHA-256 digest of the key, instead of Key.
-	SHA256 string `json:"sha256,omitempty"`
+	SHA256 string
 	// Subject names the caller. Required.
-	Subject string `json:"subject"`
+	Subject string
 	// Scopes are granted to the caller.
-	Scopes []string `json:"scopes,omitempty"`
+	Scopes []string
 }
 
 // User is one basic-auth account.
 type User struct {
-	Username string `json:"username"`
+	Username string
 	// Password is the bcrypt hash of the password ($2a$, $2b$, $2y$), as
 	// `caddy hash-password` prints it, or that hash base64-encoded, as
 	// Caddy's basic_auth also accepts. {env.NAME} placeholders expand.
-	Password string   `json:"password"`
-	Scopes   []string `json:"scopes,omitempty"`
+	Password string
+	Scopes   []string
 }
 
 // JWTConfig validates JWTs: signature against an allowlist of algorithms
@@ -139,78 +137,66 @@ type JWTConfig struct {
 	// Issuer is the required iss. With openIdConnect or an oauth2
 	// metadata URL it defaults to the discovered issuer and, when set,
 	// must equal it.
-	Issuer string `json:"issuer,omitempty"`
+	Issuer string
 	// Audiences: the token's aud must contain one of them. Required when
 	// the keys come from a JWKS (jwks_url or discovery), since such keys
 	// sign tokens for many services.
-	Audiences []string `json:"audiences,omitempty"`
+	Audiences []string
 	// Algorithms allowed. Default: RS256..512, PS256..512, ES256..512 and
 	// EdDSA, plus HS256..512 when HMACSecret is set. HS* needs HMACSecret;
 	// "none" is never allowed.
-	Algorithms []string `json:"algorithms,omitempty"`
+	Algorithms []string
 	// Leeway for exp, nbf and iat. Default 30s.
-	Leeway Duration `json:"leeway,omitempty"`
+	Leeway time.Duration
 
 	// Key sources; at least one unless discovery provides a JWKS.
-	JWKSURL string `json:"jwks_url,omitempty"`
+	JWKSURL string
 	// PublicKeys are PEM texts or file paths: PKIX or PKCS#1 public keys
 	// or certificates. RSA keys must have at least 2048 bits.
-	PublicKeys []string `json:"public_keys,omitempty"`
+	PublicKeys []string
 	// HMACSecret enables HS256/384/512; at least 32 bytes. {env.NAME}
 	// placeholders expand.
-	HMACSecret string `json:"hmac_secret,omitempty"`
+	HMACSecret string
 
 	// SubjectClaim names the claim that identifies the caller. Default "sub".
-	SubjectClaim string `json:"subject_claim,omitempty"`
+	SubjectClaim string
 
 	// RefreshInterval is how often the JWKS is fetched in the background.
 	// Default 15m.
-	RefreshInterval Duration `json:"refresh_interval,omitempty"`
+	RefreshInterval time.Duration
 	// MinRefreshInterval is the least time between two fetches caused by
 	// an unknown kid or by failures. Default 30s.
-	MinRefreshInterval Duration `json:"min_refresh_interval,omitempty"`
+	MinRefreshInterval time.Duration
 	// FetchTimeout bounds one fetch of the JWKS or discovery document.
 	// Default 10s.
-	FetchTimeout Duration `json:"fetch_timeout,omitempty"`
+	FetchTimeout time.Duration
 }
 
 // IntrospectionConfig checks opaque tokens with an RFC 7662 endpoint.
 type IntrospectionConfig struct {
-	URL string `json:"url"`
+	URL string
 	// ClientID and ClientSecret authenticate this server to the endpoint
 	// (client_secret_basic). {env.NAME} placeholders expand.
-	ClientID     string `json:"client_id,omitempty"`
-	ClientSecret string `json:"client_secret,omitempty"`
+	ClientID     string
+	ClientSecret string
 	// Audiences, when set: an answer that names an aud must name one of them.
-	Audiences []string `json:"audiences,omitempty"`
+	Audiences []string
 	// SubjectClaim names the field that identifies the caller. Default
 	// "sub", then "client_id", then "username".
-	SubjectClaim string `json:"subject_claim,omitempty"`
+	SubjectClaim string
 	// CacheTTL is the longest an active answer is reused; the token's exp
 	// shortens it. Default 1m.
-	CacheTTL Duration `json:"cache_ttl,omitempty"`
+	CacheTTL time.Duration
 	// Timeout bounds one introspection call. Default 10s.
-	Timeout Duration `json:"timeout,omitempty"`
+	Timeout time.Duration
 }
 
-// Flows holds the one OAuth 2.0 flow an oauth2 scheme declares.
-type Flows struct {
-	AuthorizationCode *Flow `json:"authorization_code,omitempty"`
-	ClientCredentials *Flow `json:"client_credentials,omitempty"`
-	DeviceCode        *Flow `json:"device_code,omitempty"`
-	Implicit          *Flow `json:"implicit,omitempty"`
-	Password          *Flow `json:"password,omitempty"`
-}
+// Flows holds the one OAuth 2.0 flow an oauth2 scheme declares, in the
+// card's own types.
+type Flows = a2a.OAuthFlows
 
 // Flow is one OAuth 2.0 flow, as the card shows it.
-type Flow struct {
-	AuthorizationURL       string            `json:"authorization_url,omitempty"`
-	DeviceAuthorizationURL string            `json:"device_authorization_url,omitempty"`
-	TokenURL               string            `json:"token_url,omitempty"`
-	RefreshURL             string            `json:"refresh_url,omitempty"`
-	Scopes                 map[string]string `json:"scopes,omitempty"`
-	PKCERequired           bool              `json:"pkce_required,omitempty"`
-}
+type Flow = a2a.OAuthFlow
 
 // MTLSConfig says which client certificates are accepted and where the
 // caller's name comes from.
@@ -219,56 +205,25 @@ type MTLSConfig struct {
 	// certificate must chain to. Without them, only a certificate that the
 	// TLS server itself verified (Caddy's client_auth with trusted CAs) or
 	// that a trusted proxy passed on is accepted.
-	TrustedCAs []string `json:"trusted_cas,omitempty"`
+	TrustedCAs []string
 	// TrustedProxies are the addresses (IPs or CIDRs) of proxies in front
 	// whose CertHeader is believed. Both or neither are set.
-	TrustedProxies []string `json:"trusted_proxies,omitempty"`
+	TrustedProxies []string
 	// CertHeader carries the client certificate from a trusted proxy:
 	// URL-encoded PEM (nginx $ssl_client_escaped_cert, AWS ALB), base64
 	// DER (Traefik), or Envoy's X-Forwarded-Client-Cert with Cert="...".
-	CertHeader string `json:"cert_header,omitempty"`
+	CertHeader string
 	// SubjectFrom is the order in which the caller's name is taken from
 	// the certificate: uri, dns, email (SANs), cn, dn. Default: uri, dns,
 	// email, cn.
-	SubjectFrom []string `json:"subject_from,omitempty"`
+	SubjectFrom []string
 }
 
-// Duration is a time.Duration that reads from JSON as a Go duration string
-// ("30s", "15m") or as integer nanoseconds, like caddy.Duration.
-type Duration time.Duration
-
-// UnmarshalJSON reads "1m30s" or 90000000000.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return err
-		}
-		*d = Duration(v)
-		return nil
-	}
-	v, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		return fmt.Errorf("duration: %w", err)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalJSON writes the duration string.
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
-}
-
-func orDefault(d Duration, def time.Duration) time.Duration {
+func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
 	}
-	return time.Duration(d)
+	return d
 }
 
 var schemeName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
@@ -377,7 +332,7 @@ func (s *Scheme) validate() []error {
 		}
 	case TypeOAuth2:
 		tokens = true
-		errs = append(errs, s.Flows.validate()...)
+		errs = append(errs, validateFlows(s.Flows)...)
 		if s.MetadataURL != "" {
 			if err := checkURL(s.MetadataURL, s.AllowInsecureHTTP); err != nil {
 				add("metadata_url: %v", err)
@@ -462,13 +417,13 @@ func (j *JWTConfig) validate(s *Scheme) []error {
 	if j.Leeway < 0 || j.RefreshInterval < 0 || j.MinRefreshInterval < 0 || j.FetchTimeout < 0 {
 		add("negative duration")
 	}
-	if time.Duration(j.Leeway) > 5*time.Minute {
+	if j.Leeway > 5*time.Minute {
 		add("leeway: at most 5m")
 	}
 	return errs
 }
 
-func (f *Flows) validate() []error {
+func validateFlows(f *Flows) []error {
 	if f == nil {
 		return []error{errors.New("flows: exactly one flow is required")}
 	}

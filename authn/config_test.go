@@ -1,81 +1,17 @@
 package authn_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 )
-
-// exampleJSON is the JSON configuration the README documents.
-const exampleJSON = `{
-  "schemes": {
-    "key": {"type": "apiKey", "in": "header", "name": "X-API-Key",
-      "keys": [
-        {"key": "{env.CI_API_KEY}", "subject": "ci-bot", "scopes": ["tasks:read"]},
-        {"sha256": "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8", "subject": "partner"}
-      ]},
-    "basic": {"type": "http", "scheme": "basic",
-      "users": [{"username": "bob", "password": "$2a$14$Zkx19XLiW6VYouLHR5NmfOFU0z2GTNmpkT/5qqR7hx4IjWJPDhjvG", "scopes": ["orders:write"]}]},
-    "bearer": {"type": "http", "scheme": "bearer",
-      "jwt": {"issuer": "https://issuer.example", "audiences": ["a2a-agent"], "public_keys": ["/etc/a2a/jwt-signer.pem"], "leeway": "30s"}},
-    "oauth": {"type": "oauth2",
-      "flows": {"client_credentials": {"token_url": "https://idp.example/oauth/token",
-        "scopes": {"orders:read": "Read orders", "orders:write": "Place orders"}}},
-      "metadata_url": "https://idp.example/.well-known/oauth-authorization-server",
-      "jwt": {"audiences": ["a2a-agent"]},
-      "introspection": {"url": "https://idp.example/oauth/introspect", "client_id": "a2a-agent", "client_secret": "{env.INTROSPECT_SECRET}"}},
-    "oidc": {"type": "openIdConnect", "openid_connect_url": "https://accounts.example/.well-known/openid-configuration",
-      "jwt": {"audiences": ["a2a-agent"]}},
-    "mtls": {"type": "mutualTLS",
-      "mtls": {"trusted_cas": ["/etc/a2a/clients-ca.pem"], "trusted_proxies": ["10.0.0.0/8"], "cert_header": "X-Forwarded-Client-Cert"}}
-  },
-  "require": [{"key": []}, {"oauth": ["orders:read"]}, {"oidc": []}, {"mtls": [], "basic": []}],
-  "realm": "orders-agent",
-  "cache_ttl": "5m"
-}`
-
-func TestExampleJSONIsValid(t *testing.T) {
-	var cfg authn.Config
-	dec := json.NewDecoder(strings.NewReader(exampleJSON))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		t.Fatalf("decoding the README's JSON: %v", err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatalf("the README's JSON does not validate: %v", err)
-	}
-	if time.Duration(cfg.CacheTTL) != 5*time.Minute || time.Duration(cfg.Schemes["bearer"].JWT.Leeway) != 30*time.Second {
-		t.Errorf("durations: cache_ttl %v, leeway %v", cfg.CacheTTL, cfg.Schemes["bearer"].JWT.Leeway)
-	}
-	if got := cfg.Require[3]; !reflect.DeepEqual(got, a2a.SecurityRequirement{"mtls": {}, "basic": {}}) {
-		t.Errorf("require[3] = %v", got)
-	}
-}
-
-func TestDurationJSON(t *testing.T) {
-	for in, want := range map[string]time.Duration{`"1m30s"`: 90 * time.Second, `2000000000`: 2 * time.Second} {
-		var d authn.Duration
-		if err := json.Unmarshal([]byte(in), &d); err != nil || time.Duration(d) != want {
-			t.Errorf("%s: %v, %v; want %v", in, time.Duration(d), err, want)
-		}
-	}
-	var d authn.Duration
-	if err := json.Unmarshal([]byte(`"soon"`), &d); err == nil {
-		t.Error(`"soon" was accepted as a duration`)
-	}
-	if b, _ := json.Marshal(authn.Duration(time.Minute)); string(b) != `"1m0s"` {
-		t.Errorf("marshal: %s", b)
-	}
-}
 
 func TestValidate(t *testing.T) {
 	key := func() *authn.Scheme {

@@ -12,7 +12,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +23,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/caddy-a2a/caddy-a2a/authn"
 )
@@ -329,8 +330,9 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+func (l *logBuffer) logger() *zap.Logger {
+	enc := zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
+	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(l), zap.DebugLevel))
 }
 
 // failureText is everything a Failure could show or log.

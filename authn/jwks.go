@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"slices"
@@ -20,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // keyState is one successfully fetched key set (and, with discovery, the
@@ -46,7 +47,7 @@ type remoteKeys struct {
 	interval     time.Duration
 	minInterval  time.Duration
 	now          func() time.Time
-	log          *slog.Logger
+	log          *zap.Logger
 	onRemoved    func() // a key disappeared: forget tokens it verified
 
 	state atomic.Pointer[keyState]
@@ -69,8 +70,8 @@ func (k *remoteKeys) current() *keyState { return k.state.Load() }
 // returned: the background loop retries, and tokens are refused meanwhile.
 func (k *remoteKeys) initial() {
 	if _, err := k.refresh(true); err != nil {
-		k.log.Warn("authn: fetching keys failed; tokens are refused until a fetch succeeds",
-			"scheme", k.scheme, "error", err)
+		k.log.Warn("fetching keys failed; tokens are refused until a fetch succeeds",
+			zap.String("scheme", k.scheme), zap.Error(err))
 	}
 }
 
@@ -80,8 +81,8 @@ func (k *remoteKeys) initial() {
 func (k *remoteKeys) refreshUnknown() *keyState {
 	st, err := k.refresh(false)
 	if err != nil {
-		k.log.Warn("authn: fetching keys for an unknown kid failed; keeping the last good keys",
-			"scheme", k.scheme, "error", err)
+		k.log.Warn("fetching keys for an unknown kid failed; keeping the last good keys",
+			zap.String("scheme", k.scheme), zap.Error(err))
 	}
 	return st
 }
@@ -156,7 +157,7 @@ func (k *remoteKeys) loop() {
 		case <-t.C:
 		}
 		if _, err := k.refresh(true); err != nil {
-			k.log.Warn("authn: refreshing keys failed; keeping the last good keys", "scheme", k.scheme, "error", err)
+			k.log.Warn("refreshing keys failed; keeping the last good keys", zap.String("scheme", k.scheme), zap.Error(err))
 			if delay >= k.interval {
 				delay = k.minInterval
 			} else {
@@ -211,7 +212,7 @@ func (k *remoteKeys) fetch(ctx context.Context) (*keyState, error) {
 		pk, err := parseJWK(raw)
 		if err != nil {
 			skipped++
-			k.log.Debug("authn: skipping a JWK", "scheme", k.scheme, "error", err)
+			k.log.Debug("skipping a JWK", zap.String("scheme", k.scheme), zap.Error(err))
 			continue
 		}
 		st.keys = append(st.keys, pk)

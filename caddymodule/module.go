@@ -8,6 +8,7 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -76,20 +77,34 @@ type Handler struct {
 	IconURL string `json:"icon_url,omitempty"`
 
 	// DefaultInputModes are the media types every skill accepts unless the
-	// skill says otherwise.
+	// skill says otherwise. Default: text/plain and application/json.
 	DefaultInputModes []string `json:"default_input_modes,omitempty"`
 
 	// DefaultOutputModes are the media types every skill produces unless the
-	// skill says otherwise.
+	// skill says otherwise. Default: text/plain and application/json.
 	DefaultOutputModes []string `json:"default_output_modes,omitempty"`
 
 	// MaxRequestBody caps the size in bytes of a JSON-RPC request body; a
-	// larger one is refused with 413. Default: 4 MiB.
+	// larger one is refused with 413. The Caddyfile takes a size such as
+	// 4MiB or 1MB. Default: 4 MiB.
 	MaxRequestBody int64 `json:"max_request_body,omitempty"`
 
 	// Heartbeat is how often an idle SSE stream gets a comment line, so
 	// proxies and clients keep it open. Default: 15s.
 	Heartbeat caddy.Duration `json:"heartbeat,omitempty"`
+
+	// ReadBodyTimeout bounds the time to read one request body; a body
+	// slower than that is refused with 408. Caddy's own read timeouts
+	// restart with every byte, so a body sent a byte at a time would hold
+	// its connection for ever. Default: 10s.
+	ReadBodyTimeout caddy.Duration `json:"read_body_timeout,omitempty"`
+
+	// WriteTimeout bounds writing one answer: a JSON answer, or one event
+	// of a stream. A client that stops reading is dropped then, instead of
+	// holding the answer's memory. (Caddy's servers.timeouts.write cannot
+	// serve: it counts from the start of the request, and would cut
+	// streams and long blocking calls.) Default: 10s.
+	WriteTimeout caddy.Duration `json:"write_timeout,omitempty"`
 
 	// CardMaxAge is how long clients and caches may reuse the Agent Card
 	// before revalidating it (Cache-Control max-age, whole seconds).
@@ -115,7 +130,8 @@ type Handler struct {
 
 	// ExtendedCard serves the extended Agent Card to authenticated callers
 	// (GetExtendedAgentCard) and announces it on the public card. It needs
-	// Security. See ExtendedCardConfig.
+	// Security, and is signed like the public card. See
+	// ExtendedCardConfig.
 	ExtendedCard *ExtendedCardConfig `json:"extended_card,omitempty"`
 
 	skills   *mapping.Skills
@@ -138,13 +154,34 @@ type TasksConfig struct {
 	// MaxTasks is how many tasks the store keeps. Default: 10000.
 	MaxTasks int `json:"max_tasks,omitempty"`
 	// MaxLivePerOwner is how many running or interrupted tasks one caller
-	// may have. Default: a quarter of max_tasks.
+	// may have; anonymous callers share one owner, so each client address
+	// (Caddy's client IP, IPv6 by /64) has this share of its own.
+	// Default: a quarter of max_tasks.
 	MaxLivePerOwner int `json:"max_live_per_owner,omitempty"`
 	// MaxHistory is how many messages one task may hold; a follow-up past
 	// that is refused. Default: 100.
 	MaxHistory int `json:"max_history,omitempty"`
-	// MaxAge is how long a task is kept after its last update. Default: 1h.
+	// MaxAge is how long a task is kept after its last update; a running
+	// task with no update for that long fails as expired. Default: 1h.
 	MaxAge caddy.Duration `json:"max_age,omitempty"`
+	// MaxInputWait is how long an input-required or auth-required task
+	// waits for the follow-up message before it fails as expired, freeing
+	// its owner's place. Default: 10m (at most max_age).
+	MaxInputWait caddy.Duration `json:"max_input_wait,omitempty"`
+	// MaxBytes bounds the memory all stored tasks take, as estimated from
+	// what they hold. A new task makes room by evicting terminal tasks,
+	// oldest first, and is refused when every stored task is live. The
+	// Caddyfile takes a size such as 256MiB. Default: 256 MiB.
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// MaxLiveBytesPerOwner bounds the memory of one caller's running or
+	// interrupted tasks (for anonymous callers: of one client address).
+	// Default: a quarter of max_bytes.
+	MaxLiveBytesPerOwner int64 `json:"max_live_bytes_per_owner,omitempty"`
+	// MaxTaskBytes bounds the memory of one task: a message that would
+	// take more is refused with -32602 before anything is kept, and an
+	// upstream result that would take more fails the task. It also bounds
+	// one GetTask answer and one page of ListTasks. Default: 16 MiB.
+	MaxTaskBytes int64 `json:"max_task_bytes,omitempty"`
 	// StreamBuffer is how many events a stream may fall behind before it is
 	// closed as too slow. Default: 64.
 	StreamBuffer int `json:"stream_buffer,omitempty"`
@@ -182,7 +219,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 
 	// First, so that the skills' requirements are checked against the
 	// declared schemes while the file loads.
-	if err := h.provisionSecurity(ctx); err != nil {
+	if err := h.provisionSecurity(); err != nil {
 		return err
 	}
 
@@ -213,6 +250,9 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		Skills:            h.skills,
 		MaxRequestBytes:   h.MaxRequestBody,
 		HeartbeatInterval: time.Duration(h.Heartbeat),
+		ReadBodyTimeout:   time.Duration(h.ReadBodyTimeout),
+		WriteTimeout:      time.Duration(h.WriteTimeout),
+		ClientAddress:     clientIP,
 		Logger:            h.logger,
 	}
 	if h.Signing != nil {
@@ -300,6 +340,10 @@ func (h *Handler) Validate() error {
 		return fmt.Errorf("heartbeat: %s is negative", time.Duration(h.Heartbeat))
 	case h.CardMaxAge < 0:
 		return fmt.Errorf("card_max_age: %s is negative", time.Duration(h.CardMaxAge))
+	case h.ReadBodyTimeout < 0:
+		return fmt.Errorf("read_body_timeout: %s is negative", time.Duration(h.ReadBodyTimeout))
+	case h.WriteTimeout < 0:
+		return fmt.Errorf("write_timeout: %s is negative", time.Duration(h.WriteTimeout))
 	}
 	if h.Provider != nil {
 		if h.Provider.Organization == "" {
@@ -355,6 +399,14 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("tasks: max_age %s is negative", time.Duration(t.MaxAge))
 		case t.StreamBuffer < 0:
 			return fmt.Errorf("tasks: stream_buffer %d is negative", t.StreamBuffer)
+		case t.MaxInputWait < 0:
+			return fmt.Errorf("tasks: max_input_wait %s is negative", time.Duration(t.MaxInputWait))
+		case t.MaxBytes < 0:
+			return fmt.Errorf("tasks: max_bytes %d is negative", t.MaxBytes)
+		case t.MaxLiveBytesPerOwner < 0:
+			return fmt.Errorf("tasks: max_live_bytes_per_owner %d is negative", t.MaxLiveBytesPerOwner)
+		case t.MaxTaskBytes < 0:
+			return fmt.Errorf("tasks: max_task_bytes %d is negative", t.MaxTaskBytes)
 		}
 	}
 	return nil
@@ -413,3 +465,16 @@ var (
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 	_ caddyfile.Unmarshaler       = (*Handler)(nil)
 )
+
+// clientIP is the client's IP as Caddy resolved it, behind the server's
+// trusted_proxies when it has some.
+func clientIP(r *http.Request) string {
+	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
+		return ip
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

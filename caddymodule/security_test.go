@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/a2a/a2atest"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 )
@@ -86,35 +88,35 @@ func TestUnmarshalCaddyfileSecurity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &SecurityConfig{ProtectCard: true, Config: authn.Config{
-		Realm: "agents", CacheSize: -1, CacheTTL: authn.Duration(time.Minute),
-		Schemes: map[string]*authn.Scheme{
-			"key": {Type: "apiKey", In: "cookie", Name: "a2a_key", Keys: []authn.APIKey{
+	want := &SecurityConfig{ProtectCard: true,
+		Realm: "agents", CacheSize: -1, CacheTTL: caddy.Duration(time.Minute),
+		Schemes: map[string]*SecurityScheme{
+			"key": {Type: "apiKey", In: "cookie", Name: "a2a_key", Keys: []APIKey{
 				{Key: "{env.KEY}", Subject: "ci", Scopes: []string{"tasks:read", "tasks:write"}},
 				{SHA256: "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8", Subject: "partner", Scopes: []string{}},
 			}},
-			"staff": {Type: "http", HTTPScheme: "basic", Description: "Staff logins", Users: []authn.User{
+			"staff": {Type: "http", HTTPScheme: "basic", Description: "Staff logins", Users: []BasicUser{
 				{Username: "bob", Password: "$2a$14$hash", Scopes: []string{"orders:write"}},
 				{Username: "eve", Password: "$2a$14$other", Scopes: []string{}},
 			}},
 			"jwt": {Type: "http", HTTPScheme: "bearer", AllowInsecureHTTP: true,
-				JWT: &authn.JWTConfig{Issuer: "https://issuer.example", Audiences: []string{"a", "b"},
-					Algorithms: []string{"ES256"}, Leeway: authn.Duration(10 * time.Second),
+				JWT: &JWTConfig{Issuer: "https://issuer.example", Audiences: []string{"a", "b"},
+					Algorithms: []string{"ES256"}, Leeway: caddy.Duration(10 * time.Second),
 					PublicKeys: []string{"one.pem", "two.pem", "three.pem"}, HMACSecret: "{env.SECRET}"},
-				Introspection: &authn.IntrospectionConfig{URL: "https://issuer.example/introspect", ClientID: "me",
+				Introspection: &IntrospectionConfig{URL: "https://issuer.example/introspect", ClientID: "me",
 					ClientSecret: "{env.CS}", Audiences: []string{"a"}, SubjectClaim: "client_id",
-					CacheTTL: authn.Duration(30 * time.Second), Timeout: authn.Duration(2 * time.Second)}},
+					CacheTTL: caddy.Duration(30 * time.Second), Timeout: caddy.Duration(2 * time.Second)}},
 			"oauth": {Type: "oauth2", MetadataURL: "https://idp.example/.well-known/oauth-authorization-server",
-				Flows: &authn.Flows{AuthorizationCode: &authn.Flow{AuthorizationURL: "https://idp.example/authorize",
+				Flows: &OAuthFlows{AuthorizationCode: &OAuthFlow{AuthorizationURL: "https://idp.example/authorize",
 					TokenURL: "https://idp.example/token", RefreshURL: "https://idp.example/refresh",
 					Scopes: map[string]string{"read": "", "write": "Write things"}, PKCERequired: true}}},
 			"oidc": {Type: "openIdConnect", OpenIDConnectURL: "https://accounts.example/.well-known/openid-configuration",
-				JWT: &authn.JWTConfig{}},
-			"mtls": {Type: "mutualTLS", MTLS: &authn.MTLSConfig{TrustedCAs: []string{"ca1.pem", "ca2.pem"},
+				JWT: &JWTConfig{}},
+			"mtls": {Type: "mutualTLS", MTLS: &MTLSConfig{TrustedCAs: []string{"ca1.pem", "ca2.pem"},
 				TrustedProxies: []string{"10.0.0.0/8"}, CertHeader: "X-Client-Cert", SubjectFrom: []string{"dns", "cn"}}},
 		},
 		Require: []a2a.SecurityRequirement{{"key": {"tasks:read"}}, {"mtls": {}, "staff": {"orders:write"}}, {}},
-	}}
+	}
 	if !reflect.DeepEqual(h.Security, want) {
 		got, _ := json.MarshalIndent(h.Security, "", " ")
 		exp, _ := json.MarshalIndent(want, "", " ")
@@ -133,7 +135,7 @@ func TestUnmarshalCaddyfileSecurityErrors(t *testing.T) {
 		{"unknown", "security {\n" + key + " anonymous\n}", "security: unknown subdirective 'anonymous', at Testfile:6"},
 		{"repeated realm", "security {\n" + key + " realm a\n realm b\n}", "security: realm is set more than once"},
 		{"cache_size", "security {\n" + key + " cache_size lots\n}", "security: cache_size: 'lots' is not an integer"},
-		{"cache_ttl", "security {\n" + key + " cache_ttl 0s\n}", "security: cache_ttl: '0s' is not a positive duration"},
+		{"cache_ttl", "security {\n" + key + " cache_ttl 0s\n}", "security: cache_ttl: 0s is not positive"},
 		{"protect_card argument", "security {\n" + key + " protect_card yes\n}", "security: protect_card takes no argument"},
 		{"scheme twice", "security {\n" + key + key + "}", `security: scheme "key" is declared twice`},
 		{"api_key arguments", "security {\n api_key key X-API-Key\n}", "security: api_key: want <name> header|query|cookie <parameter>, got 2"},
@@ -142,7 +144,7 @@ func TestUnmarshalCaddyfileSecurityErrors(t *testing.T) {
 		{"basic with a token option", "security {\n basic staff {\n issuer x\n }\n}", "security: basic staff: unknown subdirective 'issuer'"},
 		{"bearer unknown option", "security {\n bearer jwt {\n jwks x\n }\n}", "security: bearer jwt: jwks: unknown subdirective"},
 		{"bearer repeated option", "security {\n bearer jwt {\n issuer a\n issuer b\n }\n}", "security: bearer jwt: issuer is set more than once"},
-		{"leeway", "security {\n bearer jwt {\n leeway soon\n }\n}", "security: bearer jwt: leeway: 'soon' is not a positive duration"},
+		{"leeway", "security {\n bearer jwt {\n leeway soon\n }\n}", "security: bearer jwt: leeway: 'soon' is not a duration"},
 		{"openid_connect without url", "security {\n openid_connect oidc\n}", "security: openid_connect: want <name> <discovery url>, got 1"},
 		{"flow type", "security {\n oauth2 o {\n flow magic\n }\n}", "security: oauth2 o: flow: 'magic' is not authorization_code"},
 		{"flow scope twice", "security {\n oauth2 o {\n flow password {\n scope a\n scope a\n }\n }\n}", `security: oauth2 o: flow: scope: "a" is declared twice`},
@@ -168,11 +170,11 @@ func TestUnmarshalCaddyfileSecurityErrors(t *testing.T) {
 // keyScheme is an API key scheme for alice (scope tasks) and bob (tasks,
 // admin).
 func keyScheme() *SecurityConfig {
-	return &SecurityConfig{Config: authn.Config{Schemes: map[string]*authn.Scheme{
-		"key": {Type: authn.TypeAPIKey, In: "header", Name: "X-API-Key", Keys: []authn.APIKey{
+	return &SecurityConfig{Schemes: map[string]*SecurityScheme{
+		"key": {Type: authn.TypeAPIKey, In: "header", Name: "X-API-Key", Keys: []APIKey{
 			{Key: aliceKey, Subject: "alice", Scopes: []string{"tasks"}},
 			{Key: bobKey, Subject: "bob", Scopes: []string{"tasks", "admin"}},
-		}}}}}
+		}}}}
 }
 
 // securedHandler is a handler for the secured skills with an API key
@@ -290,7 +292,7 @@ func TestProvisionExtendedCardSigned(t *testing.T) {
 		if r, err := cardgen.Verify(card, keys, cardgen.VerifyOptions{}); err != nil || !r.OK(false) {
 			t.Errorf("the %s card does not verify: %v %+v", name, err, r)
 		}
-		parsed, err := a2a.UnmarshalAgentCard(card)
+		parsed, err := a2atest.UnmarshalAgentCard(card)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,5 +346,76 @@ func TestPlaceholders(t *testing.T) {
 				t.Errorf("key %q: {%s} = %q, want %q", tt.key, name, got, want)
 			}
 		}
+	}
+}
+
+// readmeSecurityJSON is the security block of the README's JSON example.
+const readmeSecurityJSON = `{
+  "schemes": {
+    "key": {"type": "apiKey", "in": "header", "name": "X-API-Key",
+      "keys": [
+        {"key": "{env.CI_API_KEY}", "subject": "ci-bot", "scopes": ["tasks:read"]},
+        {"sha256": "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8", "subject": "partner"}
+      ]},
+    "staff": {"type": "http", "scheme": "basic",
+      "users": [{"username": "bob", "password": "$2a$14$Zkx19XLiW6VYouLHR5NmfOFU0z2GTNmpkT/5qqR7hx4IjWJPDhjvG", "scopes": ["orders:write"]}]},
+    "jwt": {"type": "http", "scheme": "bearer",
+      "jwt": {"issuer": "https://issuer.example", "audiences": ["a2a-agent"], "public_keys": ["/etc/a2a/jwt-signer.pem"], "leeway": "30s"}},
+    "oauth": {"type": "oauth2",
+      "flows": {"client_credentials": {"token_url": "https://idp.example/oauth/token",
+        "scopes": {"orders:read": "Read orders", "orders:write": "Place orders"}}},
+      "metadata_url": "https://idp.example/.well-known/oauth-authorization-server",
+      "jwt": {"audiences": ["a2a-agent"]},
+      "introspection": {"url": "https://idp.example/oauth/introspect", "client_id": "a2a-agent", "client_secret": "{env.INTROSPECT_SECRET}"}},
+    "oidc": {"type": "openIdConnect", "openid_connect_url": "https://accounts.example/.well-known/openid-configuration",
+      "jwt": {"audiences": ["a2a-agent"]}},
+    "mtls": {"type": "mutualTLS",
+      "mtls": {"trusted_cas": ["/etc/a2a/clients-ca.pem"], "trusted_proxies": ["10.0.0.0/8"], "cert_header": "X-Forwarded-Client-Cert"}}
+  },
+  "require": [{"key": []}, {"oauth": ["orders:read"]}, {"oidc": []}, {"mtls": [], "staff": []}],
+  "realm": "orders-agent",
+  "cache_ttl": "5m",
+  "protect_card": false
+}`
+
+func TestSecurityReadmeJSON(t *testing.T) {
+	var s SecurityConfig
+	if err := caddy.StrictUnmarshalJSON([]byte(readmeSecurityJSON), &s); err != nil {
+		t.Fatalf("decoding the README's JSON: %v", err)
+	}
+	if err := s.validate(); err != nil {
+		t.Fatalf("the README's JSON does not validate: %v", err)
+	}
+	cfg := s.authnConfig()
+	if cfg.CacheTTL != 5*time.Minute || cfg.Schemes["jwt"].JWT.Leeway != 30*time.Second {
+		t.Errorf("durations: cache_ttl %v, leeway %v", cfg.CacheTTL, cfg.Schemes["jwt"].JWT.Leeway)
+	}
+	if got := cfg.Require[3]; !reflect.DeepEqual(got, a2a.SecurityRequirement{"mtls": {}, "staff": {}}) {
+		t.Errorf("require[3] = %v", got)
+	}
+}
+
+// TestSecurityJSONDurations: in JSON as in the Caddyfile, the security
+// block's durations take Caddy's forms ("1d", "1m30s") and nanoseconds.
+func TestSecurityJSONDurations(t *testing.T) {
+	config := fmt.Sprintf(`{"skills": %q, "upstream": "http://127.0.0.1:9", "url": "https://agent.example.com/",
+		"name": "Secured", "description": "Configured in JSON", "extended_card": {},
+		"security": {"cache_ttl": "1d", "schemes": {
+			"key": {"type": "apiKey", "in": "header", "name": "X-API-Key", "keys": [{"key": %q, "subject": "alice", "scopes": ["admin"]}]},
+			"jwt": {"type": "http", "scheme": "bearer", "jwt": {"hmac_secret": "0123456789abcdef0123456789abcdef",
+				"leeway": "1m30s", "fetch_timeout": 2000000000}}}}}`, writeSkills(t, securedSkills), aliceKey)
+	mod, err := newTestContext(t).LoadModuleByID("http.handlers.a2a", json.RawMessage(config))
+	if err != nil {
+		t.Fatalf("loading the JSON config: %v", err)
+	}
+	cfg := mod.(*Handler).Security.authnConfig()
+	jwt := cfg.Schemes["jwt"].JWT
+	if cfg.CacheTTL != 24*time.Hour || jwt.Leeway != 90*time.Second || jwt.FetchTimeout != 2*time.Second {
+		t.Errorf("cache_ttl %v, leeway %v, fetch_timeout %v; want 24h, 1m30s, 2s", cfg.CacheTTL, jwt.Leeway, jwt.FetchTimeout)
+	}
+
+	var s SecurityConfig
+	if err := json.Unmarshal([]byte(`{"cache_ttl": "soon"}`), &s); err == nil {
+		t.Error(`"soon" was accepted as a duration`)
 	}
 }

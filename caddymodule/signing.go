@@ -29,12 +29,14 @@ import (
 // verify, provided each step waits for the card and JWKS max-age.
 type SigningConfig struct {
 	// Keys are the keys, in order. Each is a PEM file or a placeholder such
-	// as {env.A2A_SIGNING_KEY}; see SigningKey.
+	// as {env.A2A_SIGNING_KEY}; see SigningKey. In the Caddyfile, each is
+	// key <file|{env.VAR}> [<kid> [<alg>]].
 	Keys []SigningKey `json:"keys,omitempty"`
 
 	// GenerateKey adds a key generated at first start and kept in Caddy's
 	// storage (ctx.Storage()), so it survives restarts and is shared by
-	// instances that share storage. Its use is logged.
+	// instances that share storage. Its use is logged. In the Caddyfile:
+	// generate_key [<kid> [<alg>]].
 	GenerateKey *GeneratedKey `json:"generate_key,omitempty"`
 
 	// Active is the kid of the key that signs. Required when more than one
@@ -42,8 +44,8 @@ type SigningConfig struct {
 	// published, never active.
 	Active string `json:"active,omitempty"`
 
-	// JWKSPath is the request path at which the JWK Set is served.
-	// Default: /.well-known/jwks.json.
+	// JWKSPath is the request path at which the JWK Set is served, with
+	// the card's Cache-Control max-age. Default: /.well-known/jwks.json.
 	JWKSPath string `json:"jwks_path,omitempty"`
 
 	// JWKSURL is the absolute URL of the JWK Set that goes into each
@@ -332,84 +334,57 @@ func storageName(s string) string {
 	return strings.Trim(b.String(), "_")
 }
 
-// parseSigning reads the signing block:
-//
-//	signing {
-//	    key <file|{env.VAR}> [<kid> [<alg>]]
-//	    generate_key [<kid> [<alg>]]
-//	    active <kid>
-//	    jwks_path <path>
-//	    jwks_url <url>
-//	    forms <spec|pruned|served>...
-//	}
-func parseSigning(d *caddyfile.Dispenser) (*SigningConfig, error) {
-	if d.NextArg() {
-		return nil, d.Errf("signing: unexpected argument '%s'; the keys go in a block", d.Val())
+// parseSigning reads the signing block.
+func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) {
+	if err := noArgs(d, where); err != nil {
+		return nil, err
 	}
 	s := new(SigningConfig)
-	seen := make(map[string]bool)
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		sub := d.Val()
-		if seen[sub] && sub != "key" {
-			return nil, d.Errf("signing: %s is set more than once", sub)
-		}
-		seen[sub] = true
-
+	err := parseBlock(d, where, []string{"key"}, func(sub, at string) error {
 		var err error
 		switch sub {
-		case "key":
+		case "key", "generate_key":
+			// Both end in [<kid> [<alg>]]; a key starts with its source.
 			args := d.RemainingArgs()
-			if len(args) < 1 || len(args) > 3 {
-				return nil, d.Errf("signing: key: want <file|{env.VAR}> [<kid> [<alg>]], got %d arguments", len(args))
+			usage, first := "[<kid> [<alg>]]", 0
+			if sub == "key" {
+				usage, first = "<file|{env.VAR}> [<kid> [<alg>]]", 1
 			}
-			k := SigningKey{Key: args[0]}
-			if len(args) > 1 {
-				k.ID = args[1]
+			if len(args) < first || len(args) > first+2 {
+				return d.Errf("%s: want %s, got %d arguments", at, usage, len(args))
 			}
-			if len(args) > 2 {
-				k.Algorithm = args[2]
+			var kidAlg [2]string
+			copy(kidAlg[:], args[first:])
+			if err := checkSigningAlgorithm(kidAlg[1]); err != nil {
+				return d.Errf("%s: %v", at, err)
 			}
-			if err := checkSigningAlgorithm(k.Algorithm); err != nil {
-				return nil, d.Errf("signing: key: %v", err)
+			if sub == "key" {
+				s.Keys = append(s.Keys, SigningKey{Key: args[0], ID: kidAlg[0], Algorithm: kidAlg[1]})
+			} else {
+				s.GenerateKey = &GeneratedKey{ID: kidAlg[0], Algorithm: kidAlg[1]}
 			}
-			s.Keys = append(s.Keys, k)
-		case "generate_key":
-			args := d.RemainingArgs()
-			if len(args) > 2 {
-				return nil, d.Errf("signing: generate_key: want [<kid> [<alg>]], got %d arguments", len(args))
-			}
-			g := new(GeneratedKey)
-			if len(args) > 0 {
-				g.ID = args[0]
-			}
-			if len(args) > 1 {
-				g.Algorithm = args[1]
-			}
-			if err := checkSigningAlgorithm(g.Algorithm); err != nil {
-				return nil, d.Errf("signing: generate_key: %v", err)
-			}
-			s.GenerateKey = g
 		case "active":
-			s.Active, err = oneArg(d)
+			s.Active, err = oneArg(d, at)
 		case "jwks_path":
-			s.JWKSPath, err = oneArg(d)
+			s.JWKSPath, err = oneArg(d, at)
 		case "jwks_url":
-			s.JWKSURL, err = oneArg(d)
+			s.JWKSURL, err = oneArg(d, at)
 		case "forms":
-			if s.Forms, err = someArgs(d); err == nil {
+			if s.Forms, err = someArgs(d, at); err == nil {
 				if _, ferr := cardgen.ParseForms(s.Forms); ferr != nil {
-					err = d.Errf("signing: forms: %v", ferr)
+					err = d.Errf("%s: %v", at, ferr)
 				}
 			}
 		default:
-			return nil, d.Errf("signing: unknown subdirective '%s'", sub)
+			return errUnknownSubdirective
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(s.Keys) == 0 && s.GenerateKey == nil {
-		return nil, d.Err("signing: no key: add key <file|{env.VAR}> or generate_key")
+		return nil, d.Errf("%s: no key: add key <file|{env.VAR}> or generate_key", where)
 	}
 	return s, nil
 }

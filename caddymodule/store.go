@@ -39,11 +39,15 @@ func (h *Handler) acquireStore() *tasks.Manager {
 	val, loaded, _ := stores.LoadOrNew(h.URL, func() (caddy.Destructor, error) {
 		return &store{
 			manager: tasks.NewManager(tasks.Options{
-				MaxTasks:        limits.MaxTasks,
-				MaxLivePerOwner: limits.MaxLivePerOwner,
-				MaxHistory:      limits.MaxHistory,
-				MaxAge:          time.Duration(limits.MaxAge),
-				StreamBuffer:    limits.StreamBuffer,
+				MaxTasks:             limits.MaxTasks,
+				MaxLivePerOwner:      limits.MaxLivePerOwner,
+				MaxHistory:           limits.MaxHistory,
+				MaxAge:               time.Duration(limits.MaxAge),
+				MaxInputWait:         time.Duration(limits.MaxInputWait),
+				MaxBytes:             limits.MaxBytes,
+				MaxLiveBytesPerOwner: limits.MaxLiveBytesPerOwner,
+				MaxTaskBytes:         limits.MaxTaskBytes,
+				StreamBuffer:         limits.StreamBuffer,
 			}),
 			limits: limits,
 		}, nil

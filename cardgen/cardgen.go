@@ -19,11 +19,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
-// ProtocolVersions are the A2A versions the endpoint speaks, each declared
-// as an interface on the same URL: clients pick theirs by protocolVersion
-// (the official SDKs' 0.3 compatibility clients look for the 0.3 entry).
-var ProtocolVersions = [...]string{"1.0", "0.3"}
-
 // Config is what the card says about the agent. Name, Description, Version
 // and URL are required.
 type Config struct {
@@ -284,10 +279,13 @@ func checkRequirements(p *problems, field string, reqs []a2a.SecurityRequirement
 	}
 }
 
+// interfaces declares every version the endpoint speaks as an interface on
+// the same URL, newest first: clients pick theirs by protocolVersion (the
+// official SDKs' 0.3 compatibility clients look for the 0.3 entry).
 func interfaces(url string) []a2a.AgentInterface {
-	out := make([]a2a.AgentInterface, len(ProtocolVersions))
-	for i, v := range ProtocolVersions {
-		out[i] = a2a.AgentInterface{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: v}
+	out := make([]a2a.AgentInterface, 0, len(a2a.Versions))
+	for _, v := range slices.Backward(a2a.Versions) {
+		out = append(out, a2a.AgentInterface{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: v.String()})
 	}
 	return out
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/a2a/a2atest"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 )
 
@@ -173,7 +173,7 @@ func TestDocumentCardParsesBack(t *testing.T) {
 	if !json.Valid(body) {
 		t.Fatalf("not JSON: %s", body)
 	}
-	back, err := a2a.UnmarshalAgentCard(body)
+	back, err := a2atest.UnmarshalAgentCard(body)
 	if err != nil {
 		t.Fatalf("UnmarshalAgentCard: %v\n%s", err, body)
 	}

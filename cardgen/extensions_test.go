@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/a2a/a2atest"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 )
 
@@ -71,7 +72,7 @@ func TestSkillArguments(t *testing.T) {
 	if len(got) != 1 || got[0].URI != cardgen.SkillArgumentsURI || got[0].Params["weather"]["required"].([]any)[0] != "city" {
 		t.Errorf("served extensions = %+v", got)
 	}
-	back, err := a2a.UnmarshalAgentCard(doc.JSON())
+	back, err := a2atest.UnmarshalAgentCard(doc.JSON())
 	if err != nil {
 		t.Fatal(err)
 	}

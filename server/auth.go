@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"go.uber.org/zap"
@@ -19,8 +20,11 @@ type Authenticator interface {
 	// the caller's identity (nil for an anonymous caller the requirement
 	// admits), or why the request is refused.
 	Authenticate(r *http.Request) (*authn.Identity, *authn.Failure)
-	// Authorize checks a skill's requirements against an identity.
-	Authorize(id *authn.Identity, reqs []a2a.SecurityRequirement) *authn.Failure
+	// CompileRequirements resolves a skill's requirements; New calls it
+	// once per skill, so that requests only check.
+	CompileRequirements(reqs []a2a.SecurityRequirement) (*authn.Requirements, error)
+	// Authorize checks an identity against compiled requirements.
+	Authorize(id *authn.Identity, reqs *authn.Requirements) *authn.Failure
 	// Challenge is the 401 for an anonymous caller of something only
 	// authenticated callers get.
 	Challenge() *authn.Failure
@@ -44,10 +48,30 @@ func (h *Handler) authorize(id *authn.Identity, sk *mapping.Skill) *authn.Failur
 		return nil
 	case sk.Extended && id == nil:
 		return h.auth.Challenge()
-	case len(sk.Security) == 0:
-		return nil
 	}
-	return h.auth.Authorize(id, sk.Security)
+	return h.auth.Authorize(id, h.skillRequirements[sk])
+}
+
+// compileSkillRequirements resolves every skill's requirements once, so
+// that a request only checks them. Without an authenticator a skill's
+// requirement could not be checked: such a skill is refused rather than
+// left open.
+func compileSkillRequirements(auth Authenticator, skills *mapping.Skills) (map[*mapping.Skill]*authn.Requirements, error) {
+	out := make(map[*mapping.Skill]*authn.Requirements)
+	for _, sk := range skills.All() {
+		switch {
+		case auth == nil && (len(sk.Security) > 0 || sk.Extended):
+			return nil, fmt.Errorf("server: skill %q declares security or extended, but no authenticator is configured", sk.ID)
+		case auth == nil || len(sk.Security) == 0:
+			continue
+		}
+		reqs, err := auth.CompileRequirements(sk.Security)
+		if err != nil {
+			return nil, fmt.Errorf("server: skill %q: security: %w", sk.ID, err)
+		}
+		out[sk] = reqs
+	}
+	return out, nil
 }
 
 // refuse answers an authentication or authorization failure: 401 or 403,

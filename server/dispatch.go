@@ -62,7 +62,8 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 // streaming call as a stream), a JSON-RPC error object otherwise.
 func (h *Handler) fail(w http.ResponseWriter, v a2a.Version, req *a2a.Request, e *a2a.Error) {
 	if req.Method.Streaming() {
-		s := startSSE(w, v, req.ID)
+		s := h.startSSE(w, v, req.ID)
+		defer s.end()
 		h.logStreamEnd(s.error(e))
 		return
 	}

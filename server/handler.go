@@ -6,12 +6,17 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
@@ -28,6 +34,8 @@ import (
 const (
 	DefaultMaxRequestBytes   = 4 << 20
 	DefaultHeartbeatInterval = 15 * time.Second
+	DefaultReadBodyTimeout   = 10 * time.Second
+	DefaultWriteTimeout      = 10 * time.Second
 )
 
 // Card paths: the 1.0 well-known path and the older one 0.3 clients may ask.
@@ -48,7 +56,17 @@ type Config struct {
 	// HeartbeatInterval is how often an idle stream gets an SSE comment
 	// (default 15 s), so proxies and clients keep it open.
 	HeartbeatInterval time.Duration
-	Logger            *zap.Logger
+	// ReadBodyTimeout bounds reading one request body (default 10 s).
+	// Caddy's read timeout restarts with every byte, so without it a body
+	// sent a byte at a time holds a connection for ever.
+	ReadBodyTimeout time.Duration
+	// WriteTimeout bounds writing one answer: a JSON answer, or one event
+	// of a stream (default 10 s), so that a client that stops reading does
+	// not hold the answer's memory. Caddy's own write timeout cannot serve:
+	// it counts from the request and would cut streams and long blocking
+	// calls.
+	WriteTimeout time.Duration
+	Logger       *zap.Logger
 
 	// JWKS, when set, answers requests for JWKSPath: the public keys that
 	// verify the card's signatures (cardgen.JWKS).
@@ -63,6 +81,12 @@ type Config struct {
 	// ProtectCard makes the Agent Card ask what JSON-RPC requests ask
 	// (Auth's agent-wide requirement). Default: the card is public.
 	ProtectCard bool
+	// ClientAddress names the client of a request, for the share of the
+	// store each anonymous client may hold (default: the remote address's
+	// IP; behind proxies the adapter gives the client IP they forwarded).
+	// IPv6 addresses count by their /64 prefix, as one host usually has
+	// a whole /64.
+	ClientAddress func(*http.Request) string
 }
 
 // Handler serves the Agent Card and the JSON-RPC endpoint.
@@ -73,11 +97,16 @@ type Handler struct {
 	extendedCard *cardgen.Document
 	maxBody      int64
 	heartbeat    time.Duration
+	readBody     time.Duration
+	writeTimeout time.Duration
 	log          *zap.Logger
 	jwks         http.Handler
 	jwksPath     string
 	auth         Authenticator
 	protectCard  bool
+	clientAddr   func(*http.Request) string
+	// skillRequirements are the skills' own requirements, compiled once.
+	skillRequirements map[*mapping.Skill]*authn.Requirements
 }
 
 // New checks cfg and applies its defaults.
@@ -93,6 +122,10 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("server: max request bytes %d is negative", cfg.MaxRequestBytes)
 	case cfg.HeartbeatInterval < 0:
 		return nil, fmt.Errorf("server: heartbeat interval %s is negative", cfg.HeartbeatInterval)
+	case cfg.ReadBodyTimeout < 0:
+		return nil, fmt.Errorf("server: read body timeout %s is negative", cfg.ReadBodyTimeout)
+	case cfg.WriteTimeout < 0:
+		return nil, fmt.Errorf("server: write timeout %s is negative", cfg.WriteTimeout)
 	case cfg.JWKS != nil && (!strings.HasPrefix(cfg.JWKSPath, "/") || cfg.JWKSPath == CardPath || cfg.JWKSPath == LegacyCardPath):
 		return nil, fmt.Errorf("server: JWKS path %q must start with / and not be a card path", cfg.JWKSPath)
 	case cfg.Auth == nil && cfg.ExtendedCard != nil:
@@ -100,14 +133,9 @@ func New(cfg Config) (*Handler, error) {
 	case cfg.Auth == nil && cfg.ProtectCard:
 		return nil, errors.New("server: a protected card needs an authenticator")
 	}
-	if cfg.Auth == nil {
-		// Without an authenticator a skill's requirement could not be
-		// checked: refuse it rather than ignore it.
-		for _, sk := range cfg.Skills.All() {
-			if len(sk.Security) > 0 || sk.Extended {
-				return nil, fmt.Errorf("server: skill %q declares security or extended, but no authenticator is configured", sk.ID)
-			}
-		}
+	skillRequirements, err := compileSkillRequirements(cfg.Auth, cfg.Skills)
+	if err != nil {
+		return nil, err
 	}
 	h := &Handler{
 		skills:       cfg.Skills,
@@ -116,11 +144,19 @@ func New(cfg Config) (*Handler, error) {
 		extendedCard: cfg.ExtendedCard,
 		maxBody:      cfg.MaxRequestBytes,
 		heartbeat:    cfg.HeartbeatInterval,
+		readBody:     cmp.Or(cfg.ReadBodyTimeout, DefaultReadBodyTimeout),
+		writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 		log:          cfg.Logger,
 		jwks:         cfg.JWKS,
 		jwksPath:     cfg.JWKSPath,
 		auth:         cfg.Auth,
 		protectCard:  cfg.ProtectCard,
+		clientAddr:   cfg.ClientAddress,
+
+		skillRequirements: skillRequirements,
+	}
+	if h.clientAddr == nil {
+		h.clientAddr = remoteIP
 	}
 	if h.maxBody == 0 {
 		h.maxBody = DefaultMaxRequestBytes
@@ -189,12 +225,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) (*a2a.Request, bool) {
 	buf := getBuffer()
 	defer putBuffer(buf)
+	rc := http.NewResponseController(w)
+	h.setDeadline(rc.SetReadDeadline, h.readBody)
 	body, err := readBody(buf, http.MaxBytesReader(w, r.Body, h.maxBody))
+	h.setDeadline(rc.SetReadDeadline, 0)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			h.writeError(w, http.StatusRequestEntityTooLarge, version, nil,
 				a2a.InvalidRequest(fmt.Sprintf("request body exceeds the limit of %d bytes", h.maxBody)))
+			return nil, false
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			h.writeError(w, http.StatusRequestTimeout, version, nil,
+				a2a.InvalidRequest(fmt.Sprintf("the request body did not arrive within %s", h.readBody)))
 			return nil, false
 		}
 		h.writeError(w, http.StatusBadRequest, version, nil, a2a.InvalidRequest("reading the request body: "+err.Error()))
@@ -240,7 +284,7 @@ func (h *Handler) writeResult(w http.ResponseWriter, v a2a.Version, id json.RawM
 		return
 	}
 	*buf = out
-	writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, http.StatusOK, out)
 }
 
 // writeError encodes a JSON-RPC error. Protocol errors travel with 200, as
@@ -249,13 +293,38 @@ func (h *Handler) writeError(w http.ResponseWriter, status int, v a2a.Version, i
 	buf := getBuffer()
 	defer putBuffer(buf)
 	*buf = a2a.AppendError((*buf)[:0], v, id, e)
-	writeJSON(w, status, *buf)
+	h.writeJSON(w, status, *buf)
 }
 
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
+// writeJSON writes a whole JSON answer within the write timeout.
+func (h *Handler) writeJSON(w http.ResponseWriter, status int, body []byte) {
+	rc := http.NewResponseController(w)
+	h.setDeadline(rc.SetWriteDeadline, h.writeTimeout)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	// A length, so that the flush below does not turn the answer chunked.
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	if _, err := w.Write(body); err == nil {
+		// Flushed here, within the deadline, rather than by the HTTP server
+		// after the handler returns, when no deadline would apply.
+		_ = rc.Flush()
+	}
+	h.setDeadline(rc.SetWriteDeadline, 0)
+}
+
+// setDeadline sets a read or write deadline d from now, or clears it
+// (d == 0) so that it does not outlive the answer on a kept-alive
+// connection. Not every ResponseWriter supports deadlines (httptest's does
+// not); without one the HTTP server's own timeouts still apply.
+func (h *Handler) setDeadline(set func(time.Time) error, d time.Duration) {
+	var at time.Time
+	if d > 0 {
+		at = time.Now().Add(d)
+	}
+	if err := set(at); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		h.log.Debug("setting a connection deadline", zap.Error(err))
+	}
 }
 
 // readBody reads r into buf's storage, growing it as needed.
@@ -279,4 +348,28 @@ func putBuffer(b *[]byte) {
 		*b = (*b)[:0]
 		bufferPool.Put(b)
 	}
+}
+
+// clientAddress names the client of r for its share of the store: its IP,
+// or the /64 prefix of an IPv6 address.
+func (h *Handler) clientAddress(r *http.Request) string {
+	addr := h.clientAddr(r)
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	if ip = ip.Unmap(); ip.Is6() {
+		prefix, _ := ip.Prefix(64)
+		return prefix.String()
+	}
+	return ip.String()
+}
+
+// remoteIP is the IP of the remote end of r's connection.
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

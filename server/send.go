@@ -72,7 +72,14 @@ func (h *Handler) selectSkill(caller *authn.Identity, msg *a2a.Message, cfg *a2a
 // task it names, marks it working and registers the run so CancelTask can
 // reach it; subscribe also opens the task's stream.
 func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Message, sel selection, subscribe bool) (*execution, error) {
-	run, err := h.tasks.Start(caller.Owner(), *msg, tasks.StartOptions{Metadata: skillMetadata(sel.skill), Subscribe: subscribe})
+	opts := tasks.StartOptions{Metadata: skillMetadata(sel.skill), Subscribe: subscribe}
+	if caller == nil {
+		// Anonymous callers share one owner; each client address gets its
+		// own share of the store, so that one client cannot fill it for
+		// all of them.
+		opts.Quota = "client " + h.clientAddress(r)
+	}
+	run, err := h.tasks.Start(caller.Owner(), *msg, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -13,28 +13,28 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
-// streamWriteTimeout bounds one SSE write: a client that stops reading is
-// dropped instead of holding a goroutine forever.
-const streamWriteTimeout = 10 * time.Second
-
 var heartbeatComment = []byte(": keep-alive\n\n")
 
 // sseWriter writes JSON-RPC answers as SSE events. It holds no buffer
 // between events: an open stream mostly waits, and thousands may be open.
 type sseWriter struct {
+	h  *Handler
 	w  http.ResponseWriter
 	rc *http.ResponseController
 	v  a2a.Version
 	id json.RawMessage
 }
 
-func startSSE(w http.ResponseWriter, v a2a.Version, id json.RawMessage) *sseWriter {
+// startSSE starts a stream. Each write must finish within the write
+// timeout: a client that stops reading is dropped instead of holding a
+// goroutine for ever.
+func (h *Handler) startSSE(w http.ResponseWriter, v a2a.Version, id json.RawMessage) *sseWriter {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	return &sseWriter{w: w, rc: http.NewResponseController(w), v: v, id: id}
+	return &sseWriter{h: h, w: w, rc: http.NewResponseController(w), v: v, id: id}
 }
 
 // event writes one answer and flushes it.
@@ -75,16 +75,21 @@ func (s *sseWriter) error(e *a2a.Error) error {
 }
 
 func (s *sseWriter) write(b []byte) error {
-	// Not every ResponseWriter supports deadlines (httptest's does not);
-	// without one the server's own timeouts still apply.
-	if err := s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return err
-	}
+	s.h.setDeadline(s.rc.SetWriteDeadline, s.h.writeTimeout)
 	_, err := s.w.Write(b)
 	return err
 }
 
 func (s *sseWriter) flush() error { return s.rc.Flush() }
+
+// end flushes what is left within the write timeout, then clears the
+// deadline so that it does not outlive the stream on a kept-alive
+// connection.
+func (s *sseWriter) end() {
+	s.h.setDeadline(s.rc.SetWriteDeadline, s.h.writeTimeout)
+	_ = s.flush()
+	s.h.setDeadline(s.rc.SetWriteDeadline, 0)
+}
 
 // stream sends first, then the subscription's events until the task ends
 // or is interrupted, the client goes away, or the client falls too far
@@ -92,12 +97,11 @@ func (s *sseWriter) flush() error { return s.rc.Flush() }
 // resubscribe to pick up the current task.
 //
 // Events already queued when one arrives are written with it and flushed
-// once. After the final event the handler returns without flushing: the
-// HTTP server flushes it with the end of the response, so a task that
-// completes costs each of its streams one write.
+// once.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, v a2a.Version, id json.RawMessage, first *a2a.StreamResponse, sub *tasks.Subscription) {
 	defer sub.Close()
-	s := startSSE(w, v, id)
+	s := h.startSSE(w, v, id)
+	defer s.end()
 	if err := s.event(first); err != nil {
 		h.logStreamEnd(err)
 		return
@@ -146,7 +150,8 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, v a2a.Version, 
 
 // streamOne answers a streaming request with a single event.
 func (h *Handler) streamOne(w http.ResponseWriter, v a2a.Version, id json.RawMessage, ev *a2a.StreamResponse) {
-	s := startSSE(w, v, id)
+	s := h.startSSE(w, v, id)
+	defer s.end()
 	if err := s.event(ev); err != nil {
 		h.logStreamEnd(err)
 	}

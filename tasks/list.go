@@ -33,7 +33,9 @@ const (
 // inserted or evicted meanwhile; a task whose status changes between two
 // calls moves to the front and so is not returned again. TotalSize counts
 // every match, PageSize the tasks returned, and NextPageToken is "" on the
-// last page. Invalid parameters are *a2a.Error InvalidParams.
+// last page. A page also stops before its tasks hold more than
+// MaxTaskBytes, so that no answer grows with the store. Invalid parameters
+// are *a2a.Error InvalidParams.
 func (m *Manager) List(owner string, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	if req == nil {
 		req = new(a2a.ListTasksRequest)
@@ -59,6 +61,14 @@ func (m *Manager) List(owner string, req *a2a.ListTasksRequest) (*a2a.ListTasksR
 			top.offer(candidate{k, rec})
 		}
 		page := top.sorted()
+		// A page holds at most MaxTaskBytes of tasks, and at least one.
+		var bytes int64
+		for i, c := range page {
+			if bytes += c.rec.Bytes; i > 0 && bytes > m.maxTaskBytes {
+				page = page[:i]
+				break
+			}
+		}
 		resp.Tasks = make([]a2a.Task, len(page))
 		for i, c := range page {
 			snapshotInto(&resp.Tasks[i], c.rec, q.historyLength, q.artifacts)

@@ -22,12 +22,18 @@
 //     while other owners are unaffected. A task holds at most MaxHistory
 //     messages: a follow-up whose turn could go past that is refused with
 //     InvalidParams.
-//   - Age. A terminal task is evicted MaxAge after its last update. A live
-//     task not updated for MaxAge is moved to failed with an agent message
-//     saying it expired, its tracked context is canceled with cause
-//     ErrExpired and its streams end; it is evicted MaxAge later, so a
-//     client can still read why it failed. Ages are checked on every Create
-//     and by a janitor every SweepInterval.
+//   - Bytes. Every task carries an estimate of the memory it holds; the
+//     store keeps a total budget (MaxBytes) and a budget for each owner's
+//     live tasks (MaxLiveBytesPerOwner) under the same rules as the counts,
+//     and one task holds at most MaxTaskBytes: a message that would go past
+//     it is refused with InvalidParams before anything is kept.
+//   - Age. A terminal task is evicted MaxAge after its last update. A
+//     running task not updated for MaxAge, or an interrupted one that got
+//     no follow-up within MaxInputWait, is moved to failed with an agent
+//     message saying it expired, its tracked context is canceled with
+//     cause ErrExpired and its streams end; it is evicted MaxAge later, so
+//     a client can still read why it failed. Ages are checked when a task
+//     starts and by a janitor every SweepInterval.
 //   - Slow consumers. Publishing never blocks. A subscriber whose buffer of
 //     StreamBuffer events is full is dropped: its channel is closed and Err
 //     returns ErrSlowConsumer. It may subscribe again and gets the task's
@@ -80,6 +86,27 @@ type Options struct {
 	// MaxAge bounds how long a task is kept after its last update
 	// (default 1h).
 	MaxAge time.Duration
+	// MaxInputWait bounds how long an input-required or auth-required task
+	// waits for a follow-up (default 10m, at most MaxAge): then it fails,
+	// saying so, and no longer counts against its owner's live tasks.
+	// Interrupted tasks that nobody continues would otherwise hold their
+	// owner's places for MaxAge.
+	MaxInputWait time.Duration
+	// MaxBytes bounds the memory all stored tasks take, as estimated from
+	// what they hold (default 256 MiB). A new task makes room by evicting
+	// terminal tasks, oldest first; when every stored task is live it is
+	// refused with RESOURCE_EXHAUSTED, as for MaxTasks.
+	MaxBytes int64
+	// MaxLiveBytesPerOwner bounds the memory of one owner's running or
+	// interrupted tasks (default MaxBytes/4), as MaxLivePerOwner bounds
+	// their count.
+	MaxLiveBytesPerOwner int64
+	// MaxTaskBytes bounds the memory of one task (default 16 MiB, at most
+	// MaxLiveBytesPerOwner): a message that would take more is refused
+	// with InvalidParams before anything is kept, and an outcome that
+	// would take more fails the task instead. It also bounds what one
+	// answer holds: a GetTask of one task, a page of ListTasks.
+	MaxTaskBytes int64
 	// StreamBuffer is how many events each subscriber may fall behind
 	// before it is dropped (default 64).
 	StreamBuffer int
@@ -112,12 +139,14 @@ const (
 // a Bus. It holds no per-handler state, so one Manager can outlive config
 // reloads; the last user calls Close. It is safe for concurrent use.
 type Manager struct {
-	now        func() time.Time
-	newID      func(IDKind) string
-	maxAge     time.Duration
-	maxHistory int
-	store      Store
-	bus        *Bus
+	now          func() time.Time
+	newID        func(IDKind) string
+	maxAge       time.Duration
+	maxInputWait time.Duration
+	maxHistory   int
+	maxTaskBytes int64
+	store        Store
+	bus          *Bus
 	// expireFn is m.expire bound once, so that sweeping allocates nothing.
 	expireFn func(*Record)
 
@@ -152,11 +181,25 @@ func NewManager(opts Options) *Manager {
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = time.Hour
 	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = 256 << 20
+	}
+	if opts.MaxLiveBytesPerOwner <= 0 {
+		opts.MaxLiveBytesPerOwner = opts.MaxBytes / 4
+	}
+	if opts.MaxTaskBytes <= 0 {
+		opts.MaxTaskBytes = 16 << 20
+	}
+	opts.MaxTaskBytes = min(opts.MaxTaskBytes, opts.MaxLiveBytesPerOwner, opts.MaxBytes)
 	if opts.StreamBuffer <= 0 {
 		opts.StreamBuffer = 64
 	}
+	if opts.MaxInputWait <= 0 {
+		opts.MaxInputWait = 10 * time.Minute
+	}
+	opts.MaxInputWait = min(opts.MaxInputWait, opts.MaxAge)
 	if opts.SweepInterval == 0 {
-		opts.SweepInterval = min(max(opts.MaxAge/10, time.Second), time.Minute)
+		opts.SweepInterval = min(max(opts.MaxInputWait/10, time.Second), time.Minute)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -165,16 +208,22 @@ func NewManager(opts Options) *Manager {
 		opts.NewID = randomID
 	}
 	if opts.Store == nil {
-		opts.Store = NewMemoryStore(opts.MaxTasks, opts.MaxLivePerOwner, opts.MaxAge)
+		opts.Store = NewMemoryStore(Limits{
+			MaxTasks: opts.MaxTasks, MaxLivePerOwner: opts.MaxLivePerOwner,
+			MaxBytes: opts.MaxBytes, MaxLiveBytesPerOwner: opts.MaxLiveBytesPerOwner,
+			MaxAge: opts.MaxAge, MaxInputWait: opts.MaxInputWait,
+		})
 	}
 	m := &Manager{
-		now:        opts.Now,
-		newID:      opts.NewID,
-		maxAge:     opts.MaxAge,
-		maxHistory: opts.MaxHistory,
-		store:      opts.Store,
-		bus:        NewBus(opts.StreamBuffer),
-		tracked:    make(map[string]tracked),
+		now:          opts.Now,
+		newID:        opts.NewID,
+		maxAge:       opts.MaxAge,
+		maxInputWait: opts.MaxInputWait,
+		maxHistory:   opts.MaxHistory,
+		maxTaskBytes: opts.MaxTaskBytes,
+		store:        opts.Store,
+		bus:          NewBus(opts.StreamBuffer),
+		tracked:      make(map[string]tracked),
 	}
 	m.expireFn = m.expire
 	if opts.SweepInterval > 0 {
@@ -212,7 +261,11 @@ func (m *Manager) janitor(interval time.Duration) {
 // expire fails a live task that exceeded MaxAge; the store calls it with
 // exclusive access to rec.
 func (m *Manager) expire(rec *Record) {
-	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(fmt.Sprintf("Task expired: no update for %s.", m.maxAge))}}
+	text := fmt.Sprintf("Task expired: no update for %s.", m.maxAge)
+	if rec.Task.Status.State.Interrupted() {
+		text = fmt.Sprintf("Task expired: no input arrived within %s.", m.maxInputWait)
+	}
+	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(text)}}
 	m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &msg}, m.now())
 	m.cancelTracked(rec.Task.ID, ErrExpired)
 }
@@ -229,8 +282,11 @@ const messagesPerTurn = 3
 // or interrupted.
 func (m *Manager) SetStatus(taskID string, st a2a.TaskStatus) (*a2a.Task, error) {
 	var out *a2a.Task
-	err := m.store.Update(taskID, func(rec *Record) error {
+	err := m.store.Update(taskID, func(rec *Record, room Room) error {
 		if err := checkTransition(rec, st.State); err != nil {
+			return err
+		}
+		if err := m.grow(rec, room, sizeOfStatus(&st)); err != nil {
 			return err
 		}
 		m.apply(rec, st, m.now())
@@ -241,6 +297,23 @@ func (m *Manager) SetStatus(taskID string, st a2a.TaskStatus) (*a2a.Task, error)
 		return nil, err
 	}
 	return out, nil
+}
+
+// grow reserves delta more bytes for rec's task, within MaxTaskBytes and
+// the store's budget (room). It refuses with an *a2a.Error whose message
+// says which.
+func (m *Manager) grow(rec *Record, room Room, delta int64) error {
+	if size := rec.Bytes + delta; size > m.maxTaskBytes {
+		return tooLarge(size, m.maxTaskBytes)
+	}
+	return room.Take(delta)
+}
+
+// tooLarge refuses what would make a task hold more than a task may.
+func tooLarge(size, limit int64) *a2a.Error {
+	return a2a.InvalidParams("params.message", fmt.Sprintf(
+		"the task would hold about %d bytes in memory, over the limit of %d; send less data (fewer or smaller parts)",
+		size, limit))
 }
 
 // checkTransition says whether rec's task may move to state: nil, or an
@@ -291,9 +364,12 @@ func (m *Manager) apply(rec *Record, st a2a.TaskStatus, now time.Time) {
 // artifact with the same id, and publishes an artifact update. An empty
 // ArtifactID is given a new one.
 func (m *Manager) AddArtifact(taskID string, art a2a.Artifact) error {
-	return m.store.Update(taskID, func(rec *Record) error {
+	return m.store.Update(taskID, func(rec *Record, room Room) error {
 		if state := rec.Task.Status.State; state.Terminal() {
 			return fmt.Errorf("tasks: add artifact to task %s in state %s: %w", taskID, state, ErrTerminal)
+		}
+		if err := m.grow(rec, room, sizeOfStoredArtifact(&art)); err != nil {
+			return err
 		}
 		m.putArtifact(rec, art, m.now())
 		return nil
@@ -365,7 +441,7 @@ func (m *Manager) cancelTracked(taskID string, cause error) {
 // task is TaskNotCancelable.
 func (m *Manager) Cancel(owner, taskID string) (*a2a.Task, error) {
 	var out *a2a.Task
-	err := m.store.Update(taskID, func(rec *Record) error {
+	err := m.store.Update(taskID, func(rec *Record, _ Room) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,9 @@ type StartOptions struct {
 	// Subscribe opens a subscription to the task's events from the
 	// returned snapshot on, in the same transaction.
 	Subscribe bool
+	// Quota is whose share of the store a new task counts against while
+	// it is live (see Record.Quota); "" for its owner's.
+	Quota string
 }
 
 // Run is one turn of work on a task, from Start to Finish: the snapshot it
@@ -75,7 +79,9 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 	}
 	rec := Record{
 		Owner:   owner,
+		Quota:   opts.Quota,
 		Updated: now,
+		Bytes:   sizeOfNewTask(&msg, opts.Metadata),
 		Task: a2a.Task{
 			ID:        msg.TaskID,
 			ContextID: msg.ContextID,
@@ -83,6 +89,9 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 			History:   []a2a.Message{msg},
 			Metadata:  opts.Metadata,
 		},
+	}
+	if rec.Bytes > m.maxTaskBytes {
+		return tooLarge(rec.Bytes, m.maxTaskBytes)
 	}
 	// Tracked and subscribed before the task can be seen, so that no
 	// cancellation or event falls in between.
@@ -103,7 +112,7 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 
 func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts StartOptions) error {
 	taskID := msg.TaskID
-	return m.store.Update(taskID, func(rec *Record) error {
+	return m.store.Update(taskID, func(rec *Record, room Room) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}
@@ -121,6 +130,9 @@ func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts St
 			return a2a.InvalidParams("params.message.taskId", fmt.Sprintf(
 				"the task holds %d messages and may hold %d; start a new task (referenceTaskIds may name this one), and cancel this one to free its place",
 				len(rec.Task.History), m.maxHistory))
+		}
+		if err := m.grow(rec, room, sizeOfStoredMessage(&msg)); err != nil {
+			return err
 		}
 		msg.ContextID = rec.Task.ContextID
 		rec.Task.History = append(rec.Task.History, msg)
@@ -153,19 +165,36 @@ func (r *Run) Artifact(art a2a.Artifact) error {
 
 // Finish records the run's outcome in one store transaction: the
 // artifacts, then the status st (its message joins the history), each
-// published to subscribers; it returns the task as finished. A task that
-// moved on meanwhile (canceled, expired) is left unchanged: the error wraps
-// ErrTerminal. Either way the run ends: its context is canceled and it is no
-// longer tracked.
+// published to subscribers; it returns the task as finished. An outcome
+// that does not fit the task's or the store's byte budget fails the task
+// instead, with a message that says so. A task that moved on meanwhile
+// (canceled, expired) is left unchanged: the error wraps ErrTerminal.
+// Either way the run ends: its context is canceled and it is no longer
+// tracked.
 func (r *Run) Finish(st a2a.TaskStatus, artifacts []a2a.Artifact) (*a2a.Task, error) {
 	defer r.Abandon(errRunFinished)
 	m, taskID := r.m, r.taskID
 	var out *a2a.Task
-	err := m.store.Update(taskID, func(rec *Record) error {
+	err := m.store.Update(taskID, func(rec *Record, room Room) error {
 		if err := checkTransition(rec, st.State); err != nil {
 			return err
 		}
 		now := m.now()
+		size := sizeOfStatus(&st)
+		for i := range artifacts {
+			size += sizeOfStoredArtifact(&artifacts[i])
+		}
+		if err := m.grow(rec, room, size); err != nil {
+			var refusal *a2a.Error
+			if !errors.As(err, &refusal) {
+				return err
+			}
+			// The failure's own message is small and not counted.
+			m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &a2a.Message{Parts: []a2a.Part{a2a.TextPart(
+				"The result is too large to keep: " + cmp.Or(refusal.Description, refusal.Message))}}}, now)
+			out = snapshot(rec, -1, true)
+			return nil
+		}
 		for _, art := range artifacts {
 			m.putArtifact(rec, art, now)
 		}

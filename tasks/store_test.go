@@ -64,7 +64,7 @@ func TestEvictionOrder(t *testing.T) {
 // MaxAge later.
 func TestAgeExpiry(t *testing.T) {
 	const maxAge = time.Hour
-	m, clk := newManager(t, tasks.Options{MaxAge: maxAge})
+	m, clk := newManager(t, tasks.Options{MaxAge: maxAge, MaxInputWait: maxAge})
 
 	done := mustCreate(t, m, "", userMsg("done"))
 	mustSetStatus(t, m, done.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
@@ -178,5 +178,29 @@ func TestHistoryLimit(t *testing.T) {
 	got, err := m.Get("", task.ID, nil)
 	if err != nil || len(got.History) != 3 || got.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("task after the refused follow-up: %d messages, state %v (%v)", len(got.History), got.Status.State, err)
+	}
+}
+
+// An interrupted task that nobody continues fails after MaxInputWait, long
+// before MaxAge, and frees its owner's place; a running task is not
+// touched.
+func TestInputWait(t *testing.T) {
+	m, clk := newManager(t, tasks.Options{MaxAge: time.Hour, MaxInputWait: time.Minute, MaxLivePerOwner: 2})
+	waiting := mustCreate(t, m, "anon", userMsg("book a table"))
+	mustSetStatus(t, m, waiting.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: agentMsg("for how many?")})
+	running := mustCreate(t, m, "anon", userMsg("long job"))
+	if _, err := create(m, "anon", userMsg("one more")); a2aCode(err) != a2a.CodeInternalError {
+		t.Fatalf("third live task: err = %v, want RESOURCE_EXHAUSTED", err)
+	}
+
+	clk.Advance(time.Minute + time.Second)
+	mustCreate(t, m, "anon", userMsg("now there is room")) // applies the ages
+	got := mustGet(t, m, "anon", waiting.ID)
+	if got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil ||
+		!strings.Contains(got.Status.Message.Parts[0].Text, "no input arrived within 1m0s") {
+		t.Errorf("interrupted task after MaxInputWait: %s %+v, want failed saying no input arrived", got.Status.State, got.Status.Message)
+	}
+	if got := mustGet(t, m, "anon", running.ID); got.Status.State != a2a.TaskStateWorking {
+		t.Errorf("running task: %s, want still working", got.Status.State)
 	}
 }

@@ -1,0 +1,190 @@
+package a2a
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Decoders of what agents write (tasks, and single messages and tasks):
+// the server only writes these, so the decoders live with the tests, which
+// read results back with them; the standalone codecs below are exported to
+// the external tests (package a2a_test). Decoding checks enum names, parts,
+// base64 and timestamps, but not the proto's REQUIRED fields: it reads
+// results back as agents write them. Requests are checked in full by
+// DecodeRequest.
+
+type wireStatus[P wirePart] struct {
+	State     string          `json:"state"`
+	Message   *wireMessage[P] `json:"message"`
+	Timestamp string          `json:"timestamp"`
+}
+
+type wireArtifact[P wirePart] struct {
+	ArtifactID  string         `json:"artifactId"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parts       []P            `json:"parts"`
+	Metadata    map[string]any `json:"metadata"`
+	Extensions  []string       `json:"extensions"`
+}
+
+type wireTask[P wirePart] struct {
+	Kind      string            `json:"kind"` // 0.3
+	ID        string            `json:"id"`
+	ContextID string            `json:"contextId"`
+	Status    wireStatus[P]     `json:"status"`
+	Artifacts []wireArtifact[P] `json:"artifacts"`
+	History   []wireMessage[P]  `json:"history"`
+	Metadata  map[string]any    `json:"metadata"`
+}
+
+func decodeTask[P wirePart](d decoder, w *wireTask[P], t *Task) *Error {
+	if d.v == V03 && w.Kind != "" && w.Kind != "task" {
+		return InvalidParams("kind", `must be "task"`)
+	}
+	*t = Task{ID: w.ID, ContextID: w.ContextID, Metadata: w.Metadata}
+	if err := decodeStatus(d, &w.Status, &t.Status); err != nil {
+		return within(err, "status")
+	}
+	if w.Artifacts != nil {
+		t.Artifacts = make([]Artifact, len(w.Artifacts))
+		for i := range w.Artifacts {
+			if err := decodeArtifact(&w.Artifacts[i], &t.Artifacts[i]); err != nil {
+				return withinIndex(err, "artifacts", i)
+			}
+		}
+	}
+	if w.History != nil {
+		t.History = make([]Message, len(w.History))
+		for i := range w.History {
+			if err := decodeMessage(d, &w.History[i], &t.History[i]); err != nil {
+				return withinIndex(err, "history", i)
+			}
+		}
+	}
+	return nil
+}
+
+func decodeStatus[P wirePart](d decoder, w *wireStatus[P], s *TaskStatus) *Error {
+	state, ok := parseState(d.v, w.State)
+	if !ok {
+		return InvalidParams("state", stateChoices[d.v])
+	}
+	s.State = state
+	if w.Timestamp != "" {
+		if s.Timestamp, ok = parseTime(w.Timestamp); !ok {
+			return InvalidParams("timestamp", "must be an ISO 8601 timestamp")
+		}
+	}
+	if w.Message != nil {
+		s.Message = new(Message)
+		return within(decodeMessage(d, w.Message, s.Message), "message")
+	}
+	return nil
+}
+
+func decodeArtifact[P wirePart](w *wireArtifact[P], a *Artifact) *Error {
+	parts, err := decodeParts(w.Parts)
+	if err != nil {
+		return err
+	}
+	*a = Artifact{
+		ArtifactID:  w.ArtifactID,
+		Name:        w.Name,
+		Description: w.Description,
+		Parts:       parts,
+		Metadata:    w.Metadata,
+		Extensions:  w.Extensions,
+	}
+	return nil
+}
+
+// MarshalMessage encodes m as version v writes it.
+func MarshalMessage(v Version, m *Message) ([]byte, error) {
+	if m == nil {
+		return nil, fmt.Errorf("a2a: marshal %s message: nil message", v)
+	}
+	b, err := appendMessage(nil, v, m)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: marshal %s message: %w", v, err)
+	}
+	return b, nil
+}
+
+// UnmarshalMessage decodes a message written in version v.
+func UnmarshalMessage(v Version, b []byte) (*Message, error) {
+	m := new(Message)
+	var err error
+	if v == V10 {
+		err = unmarshalMessage[part10](v, b, m)
+	} else {
+		err = unmarshalMessage[part03](v, b, m)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("a2a: unmarshal %s message: %w", v, err)
+	}
+	return m, nil
+}
+
+// MarshalTask encodes t as version v writes it.
+func MarshalTask(v Version, t *Task) ([]byte, error) {
+	if t == nil {
+		return nil, fmt.Errorf("a2a: marshal %s task: nil task", v)
+	}
+	b, err := appendTask(nil, v, t)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: marshal %s task: %w", v, err)
+	}
+	return b, nil
+}
+
+// UnmarshalTask decodes a task written in version v.
+func UnmarshalTask(v Version, b []byte) (*Task, error) {
+	t := new(Task)
+	var err error
+	if v == V10 {
+		err = unmarshalTask[part10](v, b, t)
+	} else {
+		err = unmarshalTask[part03](v, b, t)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("a2a: unmarshal %s task: %w", v, err)
+	}
+	return t, nil
+}
+
+func unmarshalMessage[P wirePart](v Version, b []byte, m *Message) error {
+	var w wireMessage[P]
+	if err := unmarshalValue(b, &w); err != nil {
+		return err
+	}
+	return asError(decodeMessage(decoder{v: v}, &w, m))
+}
+
+func unmarshalTask[P wirePart](v Version, b []byte, t *Task) error {
+	var w wireTask[P]
+	if err := unmarshalValue(b, &w); err != nil {
+		return err
+	}
+	return asError(decodeTask(decoder{v: v}, &w, t))
+}
+
+// unmarshalValue decodes a standalone document: syntax errors stay as
+// encoding/json reports them, type errors name the field.
+func unmarshalValue(b []byte, v any) error {
+	err := json.Unmarshal(b, v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return typeError(b, te)
+	}
+	return err
+}
+
+// asError returns e as an error, keeping a nil *Error nil.
+func asError(e *Error) error {
+	if e == nil {
+		return nil
+	}
+	return e
+}
