@@ -1,7 +1,8 @@
 package a2a
 
 // The client's side of the JSON-RPC codec: encoding a request, decoding an
-// answer, and reading a SendMessage as a person writes one by hand. The
+// answer (its error, or a Message result), and reading a SendMessage as a
+// person writes one by hand. The
 // server needs none of it; tools that play the client do (the dry run
 // serves a sample message through the server and reads what it answers).
 
@@ -111,19 +112,23 @@ func appendPushConfig(dst []byte, v Version, c *TaskPushNotificationConfig) []by
 	return append(dst, '}')
 }
 
-// Response is a decoded JSON-RPC answer: a result or an error.
+// Response is a JSON-RPC answer to SendMessage, as a client reads it.
 type Response struct {
 	ID json.RawMessage
-	// Result is the answer to SendMessage: a Task or a Message. Nil when
-	// Error is set.
-	Result *StreamResponse
-	Error  *Error
+	// Error is the answer's error; nil for a result.
+	Error *Error
+	// Result is the result as written: a Task or a Message.
+	Result json.RawMessage
+	// Message is the result decoded when it is a Message (a skill that
+	// answers without a task); nil for a Task, which a tool reads from the
+	// task store the server keeps it in.
+	Message *Message
 }
 
-// DecodeResponse decodes the answer to a SendMessage written in version v:
-// its result, a Task or a Message, or its error. Of a 1.0 error's details
-// it reads the ErrorInfo's reason and metadata and the BadRequest's field;
-// a 0.3 error carries its detail in its message.
+// DecodeResponse decodes the answer to a SendMessage written in version v.
+// Of a 1.0 error's details it reads the ErrorInfo's reason and metadata
+// and the BadRequest's field; a 0.3 error carries its detail in its
+// message.
 func DecodeResponse(v Version, body []byte) (*Response, error) {
 	var env struct {
 		ID     json.RawMessage `json:"id"`
@@ -137,14 +142,19 @@ func DecodeResponse(v Version, body []byte) (*Response, error) {
 	if err := json.Unmarshal(body, &env); err != nil {
 		return nil, fmt.Errorf("a2a: decode %s response: %w", v, err)
 	}
-	resp := &Response{ID: env.ID}
+	resp := &Response{ID: env.ID, Result: env.Result}
 	switch {
 	case env.Error != nil:
 		resp.Error = &Error{Code: env.Error.Code, Message: env.Error.Message}
 		readErrorDetails(env.Error.Data, resp.Error)
 	case len(env.Result) > 0:
 		var err error
-		if resp.Result, err = decodeSendResult(v, env.Result); err != nil {
+		if v == V10 {
+			resp.Message, err = decodeMessageResult[part10](v, env.Result)
+		} else {
+			resp.Message, err = decodeMessageResult[part03](v, env.Result)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("a2a: decode %s response: %w", v, err)
 		}
 	default:
@@ -153,40 +163,34 @@ func DecodeResponse(v Version, body []byte) (*Response, error) {
 	return resp, nil
 }
 
-// decodeSendResult reads a SendMessage result: 1.0 wraps it as {"task":..}
-// or {"message":..}, 0.3 tells the two apart by their "kind".
-func decodeSendResult(v Version, raw json.RawMessage) (*StreamResponse, error) {
+// decodeMessageResult decodes a SendMessage result that is a Message, and
+// returns nil for a Task: 1.0 wraps the result as {"message": …} or
+// {"task": …}, 0.3 tells the two apart by their "kind".
+func decodeMessageResult[P wirePart](v Version, raw json.RawMessage) (*Message, error) {
 	var w struct {
-		Task    json.RawMessage `json:"task"`
-		Message json.RawMessage `json:"message"`
+		Message *wireMessage[P] `json:"message"`
 		Kind    string          `json:"kind"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
 	if v == V03 {
-		w.Task, w.Message = nil, nil
-		switch w.Kind {
-		case "task":
-			w.Task = raw
-		case "message":
-			w.Message = raw
+		w.Message = nil
+		if w.Kind == "message" {
+			w.Message = new(wireMessage[P])
+			if err := json.Unmarshal(raw, w.Message); err != nil {
+				return nil, fmt.Errorf("result: %w", err)
+			}
 		}
 	}
-	var out StreamResponse
-	var err error
-	switch {
-	case w.Task != nil:
-		out.Task, err = UnmarshalTask(v, w.Task)
-	case w.Message != nil:
-		out.Message, err = UnmarshalMessage(v, w.Message)
-	default:
-		return nil, fmt.Errorf("the result is neither a task nor a message")
+	if w.Message == nil {
+		return nil, nil
 	}
-	if err != nil {
-		return nil, err
+	m := new(Message)
+	if err := decodeMessage(decoder{v: v}, w.Message, m); err != nil {
+		return nil, within(err, "result")
 	}
-	return &out, nil
+	return m, nil
 }
 
 // readErrorDetails fills e from the typed details of a 1.0 error's data;

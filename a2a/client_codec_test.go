@@ -107,28 +107,35 @@ func TestSniffVersion(t *testing.T) {
 	}
 }
 
-// DecodeResponse reads back what AppendResult and AppendError write.
+// DecodeResponse reads back what AppendResult and AppendError write: a
+// message result decoded, a task result left as written.
 func TestDecodeResponse(t *testing.T) {
-	task := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted,
-		Message: &a2a.Message{MessageID: "a", TaskID: "t", ContextID: "c", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart("done")}}}}
+	task := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}
 	msg := &a2a.Message{MessageID: "a", ContextID: "c", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart("hello")}}
 	for _, v := range []a2a.Version{a2a.V03, a2a.V10} {
-		for _, result := range []*a2a.StreamResponse{{Task: task}, {Message: msg}} {
-			body, err := a2a.AppendResult(nil, v, json.RawMessage("3"), result)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := a2a.DecodeResponse(v, body)
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", v, err, body)
-			}
-			if string(resp.ID) != "3" || resp.Error != nil || !reflect.DeepEqual(resp.Result, result) {
-				t.Errorf("%s: got %+v, want %+v", v, resp.Result, result)
-			}
+		body, err := a2a.AppendResult(nil, v, json.RawMessage("3"), &a2a.StreamResponse{Message: msg})
+		if err != nil {
+			t.Fatal(err)
 		}
-		body := a2a.AppendError(nil, v, json.RawMessage("3"), a2a.InvalidParams("params.message.role", "must be user"))
 		resp, err := a2a.DecodeResponse(v, body)
 		if err != nil {
+			t.Fatalf("%s: %v\n%s", v, err, body)
+		}
+		if string(resp.ID) != "3" || resp.Error != nil || !reflect.DeepEqual(resp.Message, msg) {
+			t.Errorf("%s: got %+v, want %+v", v, resp.Message, msg)
+		}
+
+		body, err = a2a.AppendResult(nil, v, json.RawMessage("3"), &a2a.StreamResponse{Task: task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp, err = a2a.DecodeResponse(v, body); err != nil || resp.Message != nil || resp.Error != nil ||
+			!strings.Contains(string(resp.Result), `"id":"t"`) {
+			t.Errorf("%s: a task result: %+v, %v", v, resp, err)
+		}
+
+		body = a2a.AppendError(nil, v, json.RawMessage("3"), a2a.InvalidParams("params.message.role", "must be user"))
+		if resp, err = a2a.DecodeResponse(v, body); err != nil {
 			t.Fatal(err)
 		}
 		e := resp.Error

@@ -245,7 +245,15 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder)
 	if err != nil {
 		return fmt.Errorf("dryrun: reading the server's answer: %w", err)
 	}
-	r.read(resp, logged)
+	var task *a2a.Task
+	if resp.Error == nil && resp.Message == nil {
+		// The answer is the task: read it whole (the answer's history may
+		// be cut by historyLength) from the store the server answered from.
+		if task, err = manager.Get(dryRunCaller.Owner(), ids.taskID(), nil); err != nil {
+			return fmt.Errorf("dryrun: reading the task: %w", err)
+		}
+	}
+	r.read(resp, task, logged)
 	if t.stopped {
 		r.Stopped, r.Outcome = true, nil
 		return nil
@@ -254,15 +262,15 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder)
 	return nil
 }
 
-// read takes the outcome, the progress and a refusal from the answer, and
-// what the server logged about the run.
-func (r *Report) read(resp *a2a.Response, logged *observer.ObservedLogs) {
+// read takes a refusal or the outcome from the answer, the progress from
+// the task, and what the server logged about the run.
+func (r *Report) read(resp *a2a.Response, task *a2a.Task, logged *observer.ObservedLogs) {
 	if resp.Error != nil {
 		r.Refusal = resp.Error
 		return
 	}
 	out := &Outcome{}
-	if task := resp.Result.Task; task != nil {
+	if task != nil {
 		out.State, out.Message, out.Artifacts = task.Status.State, task.Status.Message, task.Artifacts
 		for i := range task.History {
 			m := &task.History[i]
@@ -271,7 +279,7 @@ func (r *Report) read(resp *a2a.Response, logged *observer.ObservedLogs) {
 			}
 		}
 	} else {
-		out.Message = resp.Result.Message
+		out.Message = resp.Message
 	}
 	for _, e := range logged.All() {
 		for _, f := range e.Context {
@@ -359,7 +367,13 @@ func (admitAll) Authenticate(*http.Request) (*authn.Identity, *authn.Failure) {
 	return dryRunCaller, nil
 }
 
-func (admitAll) Authorize(*authn.Identity, []a2a.SecurityRequirement) *authn.Failure { return nil }
+// CompileRequirements leaves every skill's requirements unresolved: nil
+// admits every caller.
+func (admitAll) CompileRequirements([]a2a.SecurityRequirement) (*authn.Requirements, error) {
+	return nil, nil
+}
+
+func (admitAll) Authorize(*authn.Identity, *authn.Requirements) *authn.Failure { return nil }
 
 // Challenge is never asked for: every caller is authenticated.
 func (admitAll) Challenge() *authn.Failure { return nil }
