@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Request is one decoded JSON-RPC request.
@@ -51,6 +52,9 @@ func DecodeRequest(v Version, body []byte) (*Request, *Error) {
 }
 
 func decodeRequest[P any, PP wireParams[P]](v Version, body []byte) (*Request, *Error) {
+	if err := checkJSON(body); err != nil {
+		return &Request{ID: RequestID(body)}, err
+	}
 	var env envelope[P]
 	// Reported once the envelope is known to be valid:
 	var (
@@ -113,13 +117,29 @@ func decodeRequest[P any, PP wireParams[P]](v Version, body []byte) (*Request, *
 }
 
 // validID reports whether a raw id (valid JSON) is absent, a string, a
-// number or null, judging by its first byte.
+// number or null, judging by its first byte, and can be echoed: valid
+// UTF-8.
 func validID(raw json.RawMessage) bool {
 	if len(raw) == 0 {
 		return true
 	}
 	c := raw[0]
-	return c == '"' || c == 'n' || c == '-' || c >= '0' && c <= '9'
+	return (c == '"' || c == 'n' || c == '-' || c >= '0' && c <= '9') && utf8.Valid(raw)
+}
+
+// RequestID digs the id out of a request body that will not be decoded
+// further, so that even an early error answers the caller's id. It is nil
+// when the body has none, or one the answer could not echo (an object, an
+// array, a boolean, a string that is not UTF-8): the answer's id is then
+// null, as JSON-RPC 2.0 says for an id that cannot be read.
+func RequestID(body []byte) json.RawMessage {
+	var env struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &env) != nil || !validID(env.ID) {
+		return nil
+	}
+	return env.ID
 }
 
 func checkHistoryLength(h *int32) *Error {

@@ -3,6 +3,7 @@ package a2a
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -89,6 +90,9 @@ func decodeMessage[P wirePart](d decoder, w *wireMessage[P], m *Message) *Error 
 func decodeParts[P wirePart](ws []P) ([]Part, *Error) {
 	if ws == nil {
 		return nil, nil
+	}
+	if len(ws) > MaxParts {
+		return nil, InvalidParams("parts", fmt.Sprintf("holds %d parts; a message may hold %d", len(ws), MaxParts))
 	}
 	parts := make([]Part, len(ws))
 	for i := range ws {

@@ -1,9 +1,6 @@
 package authn
 
 import (
-	"crypto/x509"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -109,44 +106,6 @@ func (e envExpander) pemSource(field, src string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", field, err)
 	}
 	return b, nil
-}
-
-// parsePEMPublicKeys reads every public key and certificate in b.
-func parsePEMPublicKeys(b []byte) ([]any, error) {
-	var keys []any
-	for {
-		var block *pem.Block
-		block, b = pem.Decode(b)
-		if block == nil {
-			break
-		}
-		switch block.Type {
-		case "PUBLIC KEY":
-			k, err := x509.ParsePKIXPublicKey(block.Bytes)
-			if err != nil {
-				return nil, fmt.Errorf("public key: %w", err)
-			}
-			keys = append(keys, k)
-		case "RSA PUBLIC KEY":
-			k, err := x509.ParsePKCS1PublicKey(block.Bytes)
-			if err != nil {
-				return nil, fmt.Errorf("RSA public key: %w", err)
-			}
-			keys = append(keys, k)
-		case "CERTIFICATE":
-			c, err := x509.ParseCertificate(block.Bytes)
-			if err != nil {
-				return nil, fmt.Errorf("certificate: %w", err)
-			}
-			keys = append(keys, c.PublicKey)
-		default:
-			return nil, fmt.Errorf("PEM block %q is not a public key or certificate", block.Type)
-		}
-	}
-	if len(keys) == 0 {
-		return nil, errors.New("no PEM public key or certificate found")
-	}
-	return keys, nil
 }
 
 // cardScheme is what the card shows for a scheme: how to call, never the

@@ -2,17 +2,9 @@ package authn
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rsa"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,14 +13,16 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/keys"
 )
 
 // keyState is one successfully fetched key set (and, with discovery, the
 // issuer that published it). It is replaced whole, never modified.
 type keyState struct {
 	issuer string
-	keys   []*pubKey
-	byKID  map[string][]*pubKey
+	keys   []keys.Key
+	byKID  map[string][]keys.Key
 }
 
 // remoteKeys keeps a JWKS current: fetched once at start, again in the
@@ -112,18 +106,13 @@ func (k *remoteKeys) refresh(force bool) (*keyState, error) {
 // removedKey reports whether a key of old is missing from next.
 func removedKey(old, next *keyState) bool {
 	for _, o := range old.keys {
-		if !slices.ContainsFunc(next.keys, func(n *pubKey) bool {
-			return n.kid == o.kid && n.alg == o.alg && publicKeyEqual(n.key, o.key)
+		if !slices.ContainsFunc(next.keys, func(n keys.Key) bool {
+			return n.ID == o.ID && n.Algorithm == o.Algorithm && keys.Equal(n.Public, o.Public)
 		}) {
 			return true
 		}
 	}
 	return false
-}
-
-func publicKeyEqual(a, b crypto.PublicKey) bool {
-	e, ok := a.(interface{ Equal(crypto.PublicKey) bool })
-	return ok && e.Equal(b)
 }
 
 func (k *remoteKeys) start() {
@@ -206,18 +195,18 @@ func (k *remoteKeys) fetch(ctx context.Context) (*keyState, error) {
 	if len(set.Keys) > maxJWKSKeys {
 		return nil, fmt.Errorf("jwks %s: %d keys, more than %d", jwksURL, len(set.Keys), maxJWKSKeys)
 	}
-	st.byKID = make(map[string][]*pubKey)
+	st.byKID = make(map[string][]keys.Key)
 	skipped := 0
 	for _, raw := range set.Keys {
-		pk, err := parseJWK(raw)
+		pk, err := keys.ParseJWK(raw)
 		if err != nil {
 			skipped++
 			k.log.Debug("skipping a JWK", zap.String("scheme", k.scheme), zap.Error(err))
 			continue
 		}
 		st.keys = append(st.keys, pk)
-		if pk.kid != "" {
-			st.byKID[pk.kid] = append(st.byKID[pk.kid], pk)
+		if pk.ID != "" {
+			st.byKID[pk.ID] = append(st.byKID[pk.ID], pk)
 		}
 	}
 	if len(st.keys) == 0 {
@@ -261,86 +250,4 @@ func decodeJSON(resp *http.Response, url string, limit int64, v any) error {
 		return fmt.Errorf("%s: not the JSON expected: %w", url, err)
 	}
 	return nil
-}
-
-// parseJWK reads one signature verification key (RFC 7517, 7518, 8037).
-// Symmetric keys, encryption keys and keys too weak are refused.
-func parseJWK(raw json.RawMessage) (*pubKey, error) {
-	var j struct {
-		Kty    string   `json:"kty"`
-		Kid    string   `json:"kid"`
-		Alg    string   `json:"alg"`
-		Use    string   `json:"use"`
-		KeyOps []string `json:"key_ops"`
-		Crv    string   `json:"crv"`
-		N      string   `json:"n"`
-		E      string   `json:"e"`
-		X      string   `json:"x"`
-		Y      string   `json:"y"`
-	}
-	if err := json.Unmarshal(raw, &j); err != nil {
-		return nil, err
-	}
-	if j.Use != "" && j.Use != "sig" {
-		return nil, fmt.Errorf("kid %q: use %q", j.Kid, j.Use)
-	}
-	if j.KeyOps != nil && !slices.Contains(j.KeyOps, "verify") {
-		return nil, fmt.Errorf("kid %q: key_ops without verify", j.Kid)
-	}
-	pk := &pubKey{kid: j.Kid, alg: j.Alg}
-	switch j.Kty {
-	case "RSA":
-		n, err1 := b64(j.N)
-		e, err2 := b64(j.E)
-		if err := errors.Join(err1, err2); err != nil || len(e) == 0 || len(e) > 4 {
-			return nil, fmt.Errorf("kid %q: malformed RSA key", j.Kid)
-		}
-		exp := int(new(big.Int).SetBytes(e).Int64())
-		if exp < 3 || exp%2 == 0 {
-			return nil, fmt.Errorf("kid %q: bad RSA exponent", j.Kid)
-		}
-		pk.key = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: exp}
-	case "EC":
-		var curve elliptic.Curve
-		switch j.Crv {
-		case "P-256":
-			curve = elliptic.P256()
-		case "P-384":
-			curve = elliptic.P384()
-		case "P-521":
-			curve = elliptic.P521()
-		default:
-			return nil, fmt.Errorf("kid %q: curve %q", j.Kid, j.Crv)
-		}
-		size := (curve.Params().BitSize + 7) / 8
-		x, err1 := b64(j.X)
-		y, err2 := b64(j.Y)
-		if err := errors.Join(err1, err2); err != nil || len(x) != size || len(y) != size {
-			return nil, fmt.Errorf("kid %q: malformed EC key", j.Kid)
-		}
-		key, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
-		if err != nil {
-			return nil, fmt.Errorf("kid %q: %w", j.Kid, err)
-		}
-		pk.key = key
-	case "OKP":
-		x, err := b64(j.X)
-		if j.Crv != "Ed25519" || err != nil || len(x) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("kid %q: only Ed25519 OKP keys are supported", j.Kid)
-		}
-		pk.key = ed25519.PublicKey(x)
-	default:
-		return nil, fmt.Errorf("kid %q: key type %q is not a signature public key", j.Kid, j.Kty)
-	}
-	if err := checkPublicKey(pk.key); err != nil {
-		return nil, fmt.Errorf("kid %q: %w", j.Kid, err)
-	}
-	if pk.alg != "" && !pk.fits(pk.alg) {
-		return nil, fmt.Errorf("kid %q: alg %q does not fit a %s key", j.Kid, pk.alg, j.Kty)
-	}
-	return pk, nil
-}
-
-func b64(s string) ([]byte, error) {
-	return base64.RawURLEncoding.Strict().DecodeString(s)
 }

@@ -3,11 +3,6 @@ package authn
 import (
 	"cmp"
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rsa"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,15 +11,9 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/caddy-a2a/caddy-a2a/keys"
 )
-
-// minRSABits is the smallest RSA key accepted for signatures.
-const minRSABits = 2048
-
-// asymmetricAlgorithms are allowed by default; HS* only with a secret.
-var asymmetricAlgorithms = []string{
-	"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA",
-}
 
 // token sets up a bearer, oauth2 or openIdConnect scheme: JWTs verified
 // locally, other tokens introspected, verified tokens cached until they
@@ -134,61 +123,11 @@ func isB64Token(s string) bool {
 	return true
 }
 
-// pubKey is a verification key and what it may verify.
-type pubKey struct {
-	kid string
-	alg string // from the JWK; "" allows every algorithm of the key's type
-	key crypto.PublicKey
-}
-
-// fits reports whether k may verify a signature made with alg.
-func (k *pubKey) fits(alg string) bool {
-	if k.alg != "" && k.alg != alg {
-		return false
-	}
-	switch key := k.key.(type) {
-	case *rsa.PublicKey:
-		return strings.HasPrefix(alg, "RS") || strings.HasPrefix(alg, "PS")
-	case *ecdsa.PublicKey:
-		switch alg {
-		case "ES256":
-			return key.Curve == elliptic.P256()
-		case "ES384":
-			return key.Curve == elliptic.P384()
-		case "ES512":
-			return key.Curve == elliptic.P521()
-		}
-	case ed25519.PublicKey:
-		return alg == "EdDSA"
-	}
-	return false
-}
-
-// checkPublicKey refuses key types and sizes that are not accepted.
-func checkPublicKey(k any) error {
-	switch key := k.(type) {
-	case *rsa.PublicKey:
-		if key.N.BitLen() < minRSABits {
-			return fmt.Errorf("RSA key of %d bits; at least %d are required", key.N.BitLen(), minRSABits)
-		}
-	case *ecdsa.PublicKey:
-		switch key.Curve {
-		case elliptic.P256(), elliptic.P384(), elliptic.P521():
-		default:
-			return errors.New("unsupported elliptic curve")
-		}
-	case ed25519.PublicKey:
-	default:
-		return fmt.Errorf("unsupported key type %T", k)
-	}
-	return nil
-}
-
 // jwtVerifier verifies a JWT's signature against an allowlist of
 // algorithms and its keys, then its claims.
 type jwtVerifier struct {
 	parser       *jwt.Parser
-	static       []*pubKey
+	static       []keys.Key
 	secret       []byte
 	remote       *remoteKeys // nil without JWKS
 	issuer       string      // configured; else the discovered one
@@ -212,16 +151,11 @@ func (b *builder) jwtVerifier(s *scheme, sc *Scheme) (*jwtVerifier, error) {
 		if err != nil {
 			return nil, err
 		}
-		keys, err := parsePEMPublicKeys(b)
+		static, err := keys.ParsePublicPEM(b)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
-		for _, k := range keys {
-			if err := checkPublicKey(k); err != nil {
-				return nil, fmt.Errorf("%s: %w", field, err)
-			}
-			v.static = append(v.static, &pubKey{key: k})
-		}
+		v.static = append(v.static, static...)
 	}
 	if cfg.HMACSecret != "" {
 		secret, err := b.env.expand("jwt.hmac_secret", cfg.HMACSecret)
@@ -235,7 +169,7 @@ func (b *builder) jwtVerifier(s *scheme, sc *Scheme) (*jwtVerifier, error) {
 	}
 	algs := cfg.Algorithms
 	if len(algs) == 0 {
-		algs = slices.Clone(asymmetricAlgorithms)
+		algs = slices.Clone(keys.Algorithms)
 		if v.secret != nil {
 			algs = append(algs, "HS256", "HS384", "HS512")
 		}
@@ -318,16 +252,16 @@ func (v *jwtVerifier) verify(tok string) (*Credential, string, string) {
 		if _, present := t.Header["kid"]; present && !ok {
 			return nil, errUnknownKey
 		}
-		keys := v.keys(st, kid, alg)
-		if len(keys.Keys) == 0 && v.remote != nil {
+		set := v.keys(st, kid, alg)
+		if len(set.Keys) == 0 && v.remote != nil {
 			// A new kid (or no keys yet): fetch again, rate-limited.
 			st = v.remote.refreshUnknown()
-			keys = v.keys(st, kid, alg)
+			set = v.keys(st, kid, alg)
 		}
-		if len(keys.Keys) == 0 {
+		if len(set.Keys) == 0 {
 			return nil, errUnknownKey
 		}
-		return keys, nil
+		return set, nil
 	})
 	if err != nil {
 		reason := jwtReason(err)
@@ -358,8 +292,8 @@ func (v *jwtVerifier) verify(tok string) (*Credential, string, string) {
 func (v *jwtVerifier) keys(st *keyState, kid, alg string) jwt.VerificationKeySet {
 	var set jwt.VerificationKeySet
 	for _, k := range v.static {
-		if k.fits(alg) {
-			set.Keys = append(set.Keys, k.key)
+		if k.Fits(alg) {
+			set.Keys = append(set.Keys, k.Public)
 		}
 	}
 	if st != nil {
@@ -368,8 +302,8 @@ func (v *jwtVerifier) keys(st *keyState, kid, alg string) jwt.VerificationKeySet
 			cands = st.byKID[kid]
 		}
 		for _, k := range cands {
-			if k.fits(alg) {
-				set.Keys = append(set.Keys, k.key)
+			if k.Fits(alg) {
+				set.Keys = append(set.Keys, k.Public)
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/keys"
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
@@ -142,23 +143,23 @@ func (s *SigningConfig) jwksPath() string {
 func (h *Handler) provisionSigning(ctx caddy.Context) (*cardgen.Signer, *cardgen.JWKS, error) {
 	s := h.Signing
 	repl := caddy.NewReplacer()
-	keys := make([]cardgen.Key, 0, len(s.Keys)+1)
+	loaded := make([]cardgen.Key, 0, len(s.Keys)+1)
 	for i, sk := range s.Keys {
 		k, err := loadKey(repl, sk.Key)
 		if err != nil {
 			return nil, nil, fmt.Errorf("signing: key %d: %w", i+1, err)
 		}
 		k.ID, k.Algorithm = sk.ID, sk.Algorithm
-		keys = append(keys, k)
+		loaded = append(loaded, k)
 	}
 	if s.GenerateKey != nil {
 		k, err := h.storedKey(ctx, s.GenerateKey)
 		if err != nil {
 			return nil, nil, fmt.Errorf("signing: generate_key: %w", err)
 		}
-		keys = append(keys, k)
+		loaded = append(loaded, k)
 	}
-	ks, err := cardgen.NewKeySet(keys...)
+	ks, err := cardgen.NewKeySet(loaded...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("signing: %w", err)
 	}
@@ -189,7 +190,7 @@ func (h *Handler) provisionSigning(ctx caddy.Context) (*cardgen.Signer, *cardgen
 	if err != nil {
 		return nil, nil, fmt.Errorf("signing: %w", err)
 	}
-	published := make([]string, 0, len(keys))
+	published := make([]string, 0, len(loaded))
 	for _, k := range ks.Keys() {
 		published = append(published, k.ID)
 	}
@@ -209,7 +210,7 @@ func loadKey(repl *caddy.Replacer, src string) (cardgen.Key, error) {
 	v := repl.ReplaceKnown(src, "")
 	fromPlaceholder := v != src
 	if strings.Contains(v, "-----BEGIN") {
-		k, err := cardgen.ParsePEM([]byte(v))
+		k, err := keys.ParsePEM([]byte(v))
 		if err != nil {
 			if fromPlaceholder {
 				return cardgen.Key{}, fmt.Errorf("%s: %w", src, err)
@@ -238,7 +239,7 @@ func loadKey(repl *caddy.Replacer, src string) (cardgen.Key, error) {
 		}
 		return cardgen.Key{}, fmt.Errorf("key file: %w", err)
 	}
-	k, err := cardgen.ParsePEM(data)
+	k, err := keys.ParsePEM(data)
 	if err != nil {
 		if fromPlaceholder {
 			return cardgen.Key{}, fmt.Errorf("the file %s names: %w", src, err)
@@ -286,13 +287,13 @@ func (h *Handler) storedKey(ctx caddy.Context, g *GeneratedKey) (cardgen.Key, er
 	if err != nil {
 		return cardgen.Key{}, fmt.Errorf("loading %s from storage: %w", key, err)
 	}
-	k, err := cardgen.ParsePEM(data)
+	k, err := keys.ParsePEM(data)
 	if err != nil {
 		return cardgen.Key{}, fmt.Errorf("the key stored as %s: %w", key, err)
 	}
 	k.ID, k.Algorithm = g.ID, alg
 	if k.ID == "" {
-		if k.ID, err = cardgen.Thumbprint(k.Public); err != nil {
+		if k.ID, err = keys.Thumbprint(k.Public); err != nil {
 			return cardgen.Key{}, fmt.Errorf("the key stored as %s: %w", key, err)
 		}
 	}

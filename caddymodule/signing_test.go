@@ -25,6 +25,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
+	"github.com/caddy-a2a/caddy-a2a/keys"
 )
 
 // keyFile writes a new private key for alg as PKCS #8 PEM into dir.
@@ -180,7 +181,7 @@ func TestProvisionSigningErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.pem")
-	weak, err := rsa.GenerateKey(rand.Reader, 1024) // below cardgen.MinRSABits
+	weak, err := rsa.GenerateKey(rand.Reader, 1024) // below keys.MinRSABits
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,11 +419,11 @@ func TestIntegrationGeneratedKey(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the generated key is not in storage: %v", err)
 	}
-	k, err := cardgen.ParsePEM(pemData)
+	k, err := keys.ParsePEM(pemData)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kid, err := cardgen.Thumbprint(k.Public)
+	kid, err := keys.Thumbprint(k.Public)
 	if err != nil {
 		t.Fatal(err)
 	}

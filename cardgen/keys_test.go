@@ -2,25 +2,20 @@ package cardgen_test
 
 import (
 	"crypto"
-	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
-	"errors"
-	"math/big"
 	"strings"
 	"testing"
 
 	"github.com/gowebpki/jcs"
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/keys"
 )
 
 func mustEC(t testing.TB, curve string) *ecdsa.PrivateKey {
@@ -31,114 +26,6 @@ func mustEC(t testing.TB, curve string) *ecdsa.PrivateKey {
 		t.Fatal(err)
 	}
 	return k
-}
-
-func pemBlock(typ string, der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
-}
-
-func pkcs8(t testing.TB, k any) []byte {
-	t.Helper()
-	der, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pemBlock("PRIVATE KEY", der)
-}
-
-func TestParsePEM(t *testing.T) {
-	ec := mustEC(t, "P-256")
-	sec1, err := x509.MarshalECPrivateKey(ec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkix, err := x509.MarshalPKIXPublicKey(&ec.PublicKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ed, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ecParams := pemBlock("EC PARAMETERS", []byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07})
-
-	tests := []struct {
-		name    string
-		pem     []byte
-		private bool
-		alg     string
-	}{
-		{"PKCS #8 ECDSA", pkcs8(t, ec), true, cardgen.ES256},
-		{"PKCS #8 ECDSA P-384", pkcs8(t, mustEC(t, "P-384")), true, cardgen.ES384},
-		{"PKCS #8 RSA", pkcs8(t, rsaKey()), true, cardgen.RS256},
-		{"PKCS #8 Ed25519", pkcs8(t, ed), true, cardgen.EdDSA},
-		{"SEC 1, after openssl's EC PARAMETERS", append(ecParams, pemBlock("EC PRIVATE KEY", sec1)...), true, cardgen.ES256},
-		{"PKCS #1 RSA", pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(rsaKey())), true, cardgen.RS256},
-		{"PKIX public", pemBlock("PUBLIC KEY", pkix), false, cardgen.ES256},
-		{"PKCS #1 RSA public", pemBlock("RSA PUBLIC KEY", x509.MarshalPKCS1PublicKey(&rsaKey().PublicKey)), false, cardgen.RS256},
-		{"text around the block", append(append([]byte("a comment\n"), pkcs8(t, ec)...), "trailer\n"...), true, cardgen.ES256},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			k, err := cardgen.ParsePEM(tt.pem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (k.Private != nil) != tt.private {
-				t.Errorf("private part present: %v, want %v", k.Private != nil, tt.private)
-			}
-			ks, err := cardgen.NewKeySet(k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ks.Keys()[0].Algorithm; got != tt.alg {
-				t.Errorf("default algorithm %s, want %s", got, tt.alg)
-			}
-		})
-	}
-}
-
-func TestParsePEMErrors(t *testing.T) {
-	x25519, err := ecdh.X25519().GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p224, err := x509.MarshalECPrivateKey(mustEC(t, "P-224"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	small, err := rsa.GenerateKey(rand.Reader, 1024)
-	if err != nil {
-		t.Fatal(err)
-	}
-	encrypted := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Headers: map[string]string{"Proc-Type": "4,ENCRYPTED", "DEK-Info": "AES-128-CBC,00"}, Bytes: []byte{1}})
-	tests := []struct {
-		name        string
-		pem         []byte
-		want        string
-		unsupported bool
-	}{
-		{"empty", nil, "no PEM key found", false},
-		{"not PEM", []byte("-----BEGIN NOTHING"), "no PEM key found", false},
-		{"certificate", pemBlock("CERTIFICATE", []byte{1}), `PEM block "CERTIFICATE" holds no key`, false},
-		{"encrypted", encrypted, "the key is encrypted", false},
-		{"encrypted PKCS #8", pemBlock("ENCRYPTED PRIVATE KEY", []byte{1}), "the key is encrypted", false},
-		{"garbage", pemBlock("PRIVATE KEY", []byte{1, 2, 3}), `PEM block "PRIVATE KEY"`, false},
-		{"X25519", pkcs8(t, x25519), "unsupported key: ECDH", true},
-		{"P-224", pemBlock("EC PRIVATE KEY", p224), "unsupported key: ECDSA on P-224", true},
-		{"RSA 1024", pkcs8(t, small), "unsupported key: RSA key of 1024 bits; want 2048 bits or more", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := cardgen.ParsePEM(tt.pem)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v, want one containing %q", err, tt.want)
-			}
-			if got := errors.Is(err, cardgen.ErrUnsupportedKey); got != tt.unsupported {
-				t.Errorf("errors.Is(err, ErrUnsupportedKey) = %v", got)
-			}
-		})
-	}
 }
 
 func TestNewKeySetErrors(t *testing.T) {
@@ -205,21 +92,6 @@ func TestThumbprintKeyID(t *testing.T) {
 	}
 }
 
-// TestThumbprintRFC7638 checks the example of RFC 7638 §3.1.
-func TestThumbprintRFC7638(t *testing.T) {
-	n, err := base64.RawURLEncoding.DecodeString("0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := cardgen.Thumbprint(&rsa.PublicKey{N: new(big.Int).SetBytes(n), E: 65537})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"; got != want {
-		t.Errorf("thumbprint %s, want %s", got, want)
-	}
-}
-
 func TestGenerateKey(t *testing.T) {
 	for _, alg := range []string{"", cardgen.ES256, cardgen.ES384, cardgen.PS256, cardgen.EdDSA} {
 		k, pemData, err := cardgen.GenerateKey(alg)
@@ -233,7 +105,7 @@ func TestGenerateKey(t *testing.T) {
 		if k.Algorithm != want || k.Private == nil {
 			t.Errorf("%q: algorithm %s, private %v", alg, k.Algorithm, k.Private != nil)
 		}
-		parsed, err := cardgen.ParsePEM(pemData)
+		parsed, err := keys.ParsePEM(pemData)
 		if err != nil {
 			t.Fatalf("%q: reading the PEM back: %v", alg, err)
 		}

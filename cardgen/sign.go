@@ -2,6 +2,7 @@ package cardgen
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
+
+// b64 encodes the parts of a JWS (RFC 7515 §2).
+var b64 = base64.RawURLEncoding
 
 // SignerConfig says how to sign cards.
 type SignerConfig struct {
@@ -87,7 +91,7 @@ func NewSigner(cfg SignerConfig) (*Signer, error) {
 	}
 	return &Signer{
 		key:       key,
-		method:    algorithms[key.Algorithm].method,
+		method:    jwt.GetSigningMethod(key.Algorithm),
 		protected: b64.EncodeToString(header),
 		forms:     slices.Clone(forms),
 	}, nil

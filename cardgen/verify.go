@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/caddy-a2a/caddy-a2a/keys"
 )
 
 // KeySource finds the public key of a signature from its protected
@@ -95,14 +98,14 @@ type VerifyOptions struct {
 }
 
 // Verify checks every signature of a card, given as JSON, with keys from
-// keys. For each signature it reads the protected header (alg and kid
+// source. For each signature it reads the protected header (alg and kid
 // required, no crit), finds the key, checks that the algorithm fits the key,
 // and verifies the JWS over the payload forms (spec 1.0 §8.4.3: the card
 // without signatures, canonicalized), accepted ones first, until one
 // matches. A signature over a form opts does not accept is Unverified, not
 // Invalid. The error is for a card that cannot be read or has no
 // signatures.
-func Verify(card []byte, keys KeySource, opts VerifyOptions) (*Report, error) {
+func Verify(card []byte, source KeySource, opts VerifyOptions) (*Report, error) {
 	var doc struct {
 		Signatures []json.RawMessage `json:"signatures"`
 	}
@@ -152,7 +155,7 @@ func Verify(card []byte, keys KeySource, opts VerifyOptions) (*Report, error) {
 			res.Status, res.Err = Invalid, err
 			continue
 		}
-		key, err := keys.Key(hdr.Kid, hdr.Jku)
+		key, err := source.Key(hdr.Kid, hdr.Jku)
 		if err != nil {
 			res.Status, res.Err = Unverified, err
 			continue
@@ -161,11 +164,11 @@ func Verify(card []byte, keys KeySource, opts VerifyOptions) (*Report, error) {
 			res.Status, res.Err = Invalid, fmt.Errorf("key %q is for %s, the signature says %s", key.ID, key.Algorithm, hdr.Alg)
 			continue
 		}
-		if err := checkAlgorithm(hdr.Alg, key.Public); err != nil {
+		if err := keys.CheckAlgorithm(hdr.Alg, key.Public); err != nil {
 			res.Status, res.Err = Invalid, fmt.Errorf("key %q: %w", key.ID, err)
 			continue
 		}
-		method := algorithms[hdr.Alg].method
+		method := jwt.GetSigningMethod(hdr.Alg)
 		var tried []string
 		var formErrs []error
 		for _, c := range candidates {
@@ -249,8 +252,8 @@ func readSignature(raw json.RawMessage) (*signature, *protectedHeader, error) {
 	case len(hdr.Crit) > 0:
 		return nil, &hdr, fmt.Errorf("the protected header marks %q critical; no extension is understood here", hdr.Crit)
 	}
-	if _, ok := algorithms[hdr.Alg]; !ok {
-		return nil, &hdr, fmt.Errorf("alg %q is not accepted (asymmetric JWS algorithms only: %s)", hdr.Alg, strings.Join(slices.Sorted(maps.Keys(algorithms)), ", "))
+	if !slices.Contains(keys.Algorithms, hdr.Alg) {
+		return nil, &hdr, fmt.Errorf("alg %q is not accepted (asymmetric JWS algorithms only: %s)", hdr.Alg, strings.Join(keys.Algorithms, ", "))
 	}
 	for name := range sig.Header {
 		if _, dup := members[name]; dup {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
@@ -57,6 +58,11 @@ type discardWriter struct {
 func (w *discardWriter) Header() http.Header         { return w.header }
 func (w *discardWriter) WriteHeader(status int)      { w.status = status }
 func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// Deadlines and flushing, as the HTTP server's own writer supports them.
+func (w *discardWriter) SetReadDeadline(time.Time) error  { return nil }
+func (w *discardWriter) SetWriteDeadline(time.Time) error { return nil }
+func (w *discardWriter) FlushError() error                { return nil }
 
 // BenchmarkSendMessage is one blocking SendMessage: decode, select the
 // skill, create the task, build and send the upstream request (answered in

@@ -246,7 +246,7 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Ver
 	}
 
 	if versionErr != nil {
-		h.writeError(w, http.StatusOK, version, requestID(body), versionErr)
+		h.writeError(w, http.StatusOK, version, a2a.RequestID(body), versionErr)
 		return nil, false
 	}
 	req, protoErr := a2a.DecodeRequest(version, body)
@@ -259,18 +259,6 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Ver
 		return nil, false
 	}
 	return req, true
-}
-
-// requestID digs the id out of a request that will not be decoded further,
-// so even an early error answers the caller's id.
-func requestID(body []byte) json.RawMessage {
-	var envelope struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(body, &envelope) != nil {
-		return nil
-	}
-	return envelope.ID
 }
 
 // writeResult encodes a successful JSON-RPC answer in the caller's version.
