@@ -44,12 +44,13 @@ func init() {
 		Usage: "--skills <file> --message <file> [--version <0.3|1.0>] [--response <file>]... [--upstream <URL>] [--live]",
 		Short: "Shows what the a2a handler would do with one A2A message",
 		Long: `
-Runs one A2A message through a skills file as the a2a handler would, and
-prints: the skill chosen and why (named in metadata.skill, which match
-predicate held, or the only skill), the arguments gathered, each upstream
-request exactly as it would be sent (credential values masked), each answer,
-and the A2A answer the client would get (the task or message, in the
-message's protocol version). Nothing is sent to the network unless --live.
+Serves one A2A message through the server the a2a handler runs, built from
+a skills file, and prints: the skill chosen and why (named in metadata.skill,
+which match predicate held, or the only skill), the arguments gathered, each
+upstream request exactly as it is sent (credential values masked), each
+answer, and the server's A2A answer (the task or message, in the message's
+protocol version, with predictable ids). Nothing is sent to the network
+unless --live.
 
 --skills
     The skills file. Its {env.NAME} placeholders are read from the
