@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/keys"
 )
 
 // Scheme types, as the card names them (OpenAPI / A2A 0.3 "type").
@@ -228,11 +229,12 @@ func orDefault(d, def time.Duration) time.Duration {
 
 var schemeName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
+// hmacAlgorithms are the symmetric JWS algorithms, which HMACSecret
+// enables.
+var hmacAlgorithms = []string{"HS256", "HS384", "HS512"}
+
 // validAlgorithms are the JWS algorithms a token may use.
-var validAlgorithms = []string{
-	"RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
-	"ES256", "ES384", "ES512", "EdDSA", "HS256", "HS384", "HS512",
-}
+var validAlgorithms = append(slices.Clone(keys.Algorithms), hmacAlgorithms...)
 
 // Validate checks the configuration without reading files, environment or
 // network, so it can run in a Caddy Validate step. New runs it too.

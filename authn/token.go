@@ -171,7 +171,7 @@ func (b *builder) jwtVerifier(s *scheme, sc *Scheme) (*jwtVerifier, error) {
 	if len(algs) == 0 {
 		algs = slices.Clone(keys.Algorithms)
 		if v.secret != nil {
-			algs = append(algs, "HS256", "HS384", "HS512")
+			algs = append(algs, hmacAlgorithms...)
 		}
 	}
 
