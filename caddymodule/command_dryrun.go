@@ -11,6 +11,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 
 	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/tools/dryrun"
 )
 
 // dryRunCommand is the name of the dry run subcommand.
@@ -43,12 +44,13 @@ func init() {
 		Usage: "--skills <file> --message <file> [--version <0.3|1.0>] [--response <file>]... [--upstream <URL>] [--live]",
 		Short: "Shows what the a2a handler would do with one A2A message",
 		Long: `
-Runs one A2A message through a skills file as the a2a handler would, and
-prints: the skill chosen and why (named in metadata.skill, which match
-predicate held, or the only skill), the arguments gathered, each upstream
-request exactly as it would be sent (credential values masked), each answer,
-and the A2A answer the client would get (the task or message, in the
-message's protocol version). Nothing is sent to the network unless --live.
+Serves one A2A message through the server the a2a handler runs, built from
+a skills file, and prints: the skill chosen and why (named in metadata.skill,
+which match predicate held, or the only skill), the arguments gathered, each
+upstream request exactly as it is sent (credential values masked), each
+answer, and the server's A2A answer (the task or message, in the message's
+protocol version, with predictable ids). Nothing is sent to the network
+unless --live.
 
 --skills
     The skills file. Its {env.NAME} placeholders are read from the
@@ -111,16 +113,16 @@ func runDryRun(ctx context.Context, stdin io.Reader, w io.Writer, args dryRunArg
 	if err != nil {
 		return 1, fmt.Errorf("%s: reading the message: %w", dryRunCommand, err)
 	}
-	sample, err := mapping.ParseSampleMessage(src, args.version)
+	sample, err := dryrun.ParseSampleMessage(src, args.version)
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", dryRunCommand, err)
 	}
-	responses, err := mapping.ReadSampleResponses(args.responses...)
+	responses, err := dryrun.ReadSampleResponses(args.responses...)
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", dryRunCommand, err)
 	}
-	rep, err := mapping.DryRun(ctx, args.skills, mapping.Options{UpstreamURL: args.upstream},
-		mapping.DryRunInput{Sample: sample, Responses: responses, Live: args.live})
+	rep, err := dryrun.Run(ctx, args.skills, mapping.Options{UpstreamURL: args.upstream},
+		dryrun.Input{Sample: sample, Responses: responses, Live: args.live})
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", dryRunCommand, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 
-	"github.com/caddy-a2a/caddy-a2a/openapi"
+	"github.com/caddy-a2a/caddy-a2a/tools/openapi"
 )
 
 // openAPICommand is the name of the skills generator subcommand.

@@ -3,8 +3,8 @@
 // provision time, so a request for the card only copies precomputed values
 // (spec 1.0 §8). Signing (§8.4) canonicalizes the card with RFC 8785 and
 // adds one JWS with a detached payload per payload form (see Form); the
-// public keys are served as a JWK Set (JWKS), and Verify and RunVerify
-// check a card's signatures.
+// public keys are served as a JWK Set (JWKS), and Verify checks a card's
+// signatures.
 package cardgen
 
 import (

@@ -1,5 +1,8 @@
 package mapping
 
+// Loading a skills file: the entry points, the loader that collects every
+// mistake, the file's top level and its upstream section.
+
 import (
 	"errors"
 	"fmt"
@@ -10,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"gopkg.in/yaml.v3"
 )
 
@@ -166,7 +168,7 @@ func (l *loader) document(doc *yaml.Node) *Skills {
 	if up.up != nil {
 		up.up.transport = l.opts.Transport
 		if up.up.transport == nil {
-			up.up.transport = newTransport(up.maxIdle)
+			up.up.transport = NewUpstreamTransport(up.maxIdle)
 		}
 	}
 	return s
@@ -274,183 +276,4 @@ func parseBaseURL(s string) (*upstream, error) {
 		scheme: u.Scheme, host: u.Host,
 		basePath: strings.TrimSuffix(u.Path, "/"), baseRawPath: strings.TrimSuffix(u.EscapedPath(), "/"),
 	}, nil
-}
-
-var skillID = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
-
-var skillKeys = []string{"id", "name", "description", "tags", "examples", "input_modes", "output_modes",
-	"match", "arguments", "from_text", "timeout", "max_response_bytes", "max_file_bytes", "returns", "config",
-	"working_message", "request", "steps", "response", "client_errors", "error_detail", "security",
-	"forward_headers", "extended"}
-
-func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[string]any) *Skill {
-	l.skill, l.prefix = "", fmt.Sprintf("skills[%d].", i)
-	defer func() { l.skill, l.prefix = "", "" }()
-	if n.Kind != yaml.MappingNode {
-		l.errorf(n, "", "a skill must be a mapping, not %s", describe(n))
-		return nil
-	}
-	sk := &Skill{Timeout: up.timeout, MaxResponseBytes: up.maxBytes, MaxFileBytes: up.maxFile, config: global,
-		clientErrors: a2a.TaskStateFailed}
-	hasID := false
-	for j := 0; j+1 < len(n.Content); j += 2 {
-		if n.Content[j].Value == "id" {
-			hasID = true
-			if id, ok := l.scalar(resolve(n.Content[j+1]), "id"); ok {
-				if !skillID.MatchString(id) {
-					l.errorf(n.Content[j+1], "id", "%q is not a valid skill id: use letters, digits, '_', '-' and '.'", id)
-				} else {
-					sk.ID = id
-					l.skill, l.prefix = id, ""
-				}
-			}
-		}
-	}
-	startErrs := len(l.errs)
-	l.c.needs = up.needs
-	// The arguments come first: every expression is checked against them.
-	l.c.args = nil
-	defer func() { l.c.args = nil }()
-	var textNode *yaml.Node
-	for j := 0; j+1 < len(n.Content); j += 2 {
-		switch v := resolve(n.Content[j+1]); n.Content[j].Value {
-		case "arguments":
-			if sk.schema == nil {
-				sk.schema = &argSchema{declared: true}
-				sk.schema.args = l.arguments(v)
-				l.c.args = make(map[string]bool, len(sk.schema.args))
-				for _, a := range sk.schema.args {
-					l.c.args[a.name] = true
-					sk.schema.hasFiles = sk.schema.hasFiles || a.typ == argFile
-				}
-			}
-		case "from_text":
-			textNode = v
-		}
-	}
-	if textNode != nil {
-		if sk.schema == nil {
-			sk.schema = &argSchema{}
-		}
-		l.textPatterns(textNode, sk.schema)
-	}
-	var reqNode, stepsNode, respNode, matchNode, forwardNode *yaml.Node
-	given := map[string]bool{}
-	l.fields(n, "", skillKeys, func(name string, v *yaml.Node) {
-		given[name] = true
-		switch name {
-		case "id":
-		case "name":
-			sk.Name, _ = l.scalar(v, name)
-		case "description":
-			sk.Description, _ = l.scalar(v, name)
-		case "tags":
-			sk.Tags = l.stringList(v, name)
-		case "examples":
-			sk.Examples = l.stringList(v, name)
-		case "input_modes":
-			sk.InputModes = l.stringList(v, name)
-		case "output_modes":
-			sk.OutputModes = l.stringList(v, name)
-		case "timeout":
-			sk.Timeout = l.duration(v, name)
-		case "max_response_bytes":
-			sk.MaxResponseBytes = l.size(v, name)
-		case "max_file_bytes":
-			sk.MaxFileBytes = l.size(v, name)
-		case "client_errors":
-			switch st, _ := l.scalar(v, name); st {
-			case "failed", "rejected", "input-required":
-				sk.clientErrors = states[st]
-			case "":
-			default:
-				l.errorf(v, name, "must be failed, rejected or input-required, not %q", st)
-			}
-		case "error_detail":
-			sk.errorDetail = l.boolean(v, name)
-		case "returns":
-			switch s, _ := l.scalar(v, name); s {
-			case "task":
-			case "message":
-				sk.ReturnsMessage = true
-			case "":
-			default:
-				l.errorf(v, name, "must be task or message, not %q", s)
-			}
-		case "config":
-			sk.config = merge(global, l.constants(v, name))
-		case "working_message":
-			sk.working = l.template(v, name, tplOpts{})
-		case "arguments", "from_text": // read above
-		case "match":
-			matchNode = v
-		case "request":
-			reqNode = v
-		case "steps":
-			stepsNode = v
-		case "response":
-			respNode = v
-		case "security":
-			sk.Security = l.security(v, name)
-		case "forward_headers":
-			forwardNode = v
-			sk.ForwardHeaders = l.forwardHeaders(v, name)
-		case "extended":
-			sk.Extended = l.boolean(v, name)
-		}
-	})
-	if matchNode != nil {
-		// compiled after config, which a predicate may read
-		before := l.c.needs
-		l.c.needs = 0
-		sk.match = l.expression(matchNode, "match", phaseSelect, true)
-		l.matchNeeds |= l.c.needs
-		l.c.needs = before
-	}
-	if !hasID {
-		l.errorf(n, "id", "is required")
-	}
-	if sk.Name == "" {
-		sk.Name = sk.ID
-	}
-	if !given["description"] {
-		l.errorf(n, "description", "is required: it tells clients what the skill does")
-	}
-	switch {
-	case reqNode != nil && stepsNode != nil:
-		l.errorf(stepsNode, "steps", "and request are two ways to say the same: give one")
-	case reqNode != nil:
-		sk.steps = []step{{request: l.request(reqNode, "request", up)}}
-	case stepsNode != nil:
-		sk.steps = l.steps(stepsNode, up)
-	default:
-		l.errorf(n, "request", "is required (or steps, for several calls)")
-	}
-	if forwardNode != nil {
-		l.checkForwarded(forwardNode, sk.ForwardHeaders, sk.steps)
-	}
-	if respNode != nil {
-		l.c.steps = stepNames(sk.steps)
-		sk.rules = l.rules(respNode, "response")
-		l.c.steps = nil
-	}
-	sk.needs = l.c.needs
-	if sk.ID == "" || len(l.errs) > startErrs {
-		return nil
-	}
-	return sk
-}
-
-func merge(global, local map[string]any) map[string]any {
-	if len(global) == 0 {
-		return local
-	}
-	out := make(map[string]any, len(global)+len(local))
-	for k, v := range global {
-		out[k] = v
-	}
-	for k, v := range local {
-		out[k] = v
-	}
-	return out
 }

@@ -1,5 +1,8 @@
 package mapping
 
+// Building the upstream request at run time: path, query, headers and
+// body from the expression variables, and the caller's forwarded headers.
+
 import (
 	"bytes"
 	"context"
@@ -106,26 +109,26 @@ func (e *credentialError) Error() string {
 
 func (e *credentialError) Unwrap() error { return e.err }
 
-// newRequest builds the upstream request from the environment.
-func (r *request) newRequest(ctx context.Context, up *upstream, m *vm.VM, e *env) (*http.Request, error) {
-	path, rawPath, err := r.path.build(m, e)
+// newRequest builds the upstream request from the expression variables.
+func (r *request) newRequest(ctx context.Context, up *upstream, m *vm.VM, vars *exprVars) (*http.Request, error) {
+	path, rawPath, err := r.path.build(m, vars)
 	if err != nil {
 		return nil, err
 	}
 	query := r.constQuery
 	if !r.allConstQuery {
-		if query, err = r.buildQuery(m, e); err != nil {
+		if query, err = r.buildQuery(m, vars); err != nil {
 			return nil, err
 		}
 	}
 	var body []byte
 	var contentType string
 	if r.body != nil {
-		if body, contentType, err = r.buildBody(m, e); err != nil {
+		if body, contentType, err = r.buildBody(m, vars); err != nil {
 			return nil, err
 		}
 	}
-	header, err := r.buildHeader(m, e, body != nil)
+	header, err := r.buildHeader(m, vars, body != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +156,7 @@ func (r *request) newRequest(ctx context.Context, up *upstream, m *vm.VM, e *env
 // build returns the path decoded and as sent. Every hole's value is escaped
 // as one path segment, so no value can add a segment, a query or a
 // fragment; a value that would make a "." or ".." segment is refused.
-func (p *pathTemplate) build(m *vm.VM, e *env) (string, string, error) {
+func (p *pathTemplate) build(m *vm.VM, vars *exprVars) (string, string, error) {
 	if p.holes == 0 {
 		return p.parts[0].decoded, p.parts[0].raw, nil
 	}
@@ -167,7 +170,7 @@ func (p *pathTemplate) build(m *vm.VM, e *env) (string, string, error) {
 			dec.WriteString(part.decoded)
 			continue
 		}
-		v, err := m.Run(part.prog, e)
+		v, err := m.Run(part.prog, vars)
 		if err != nil {
 			return "", "", err
 		}
@@ -208,7 +211,7 @@ func dotSegment(path string) bool {
 	return false
 }
 
-func (r *request) buildQuery(m *vm.VM, e *env) (string, error) {
+func (r *request) buildQuery(m *vm.VM, vars *exprVars) (string, error) {
 	var b strings.Builder
 	for i := range r.query {
 		q := &r.query[i]
@@ -221,7 +224,7 @@ func (r *request) buildQuery(m *vm.VM, e *env) (string, error) {
 			}
 			continue
 		}
-		v, err := q.tpl.value(m, e)
+		v, err := q.tpl.value(m, vars)
 		if err != nil {
 			return "", err
 		}
@@ -248,7 +251,7 @@ func (r *request) buildQuery(m *vm.VM, e *env) (string, error) {
 	return b.String(), nil
 }
 
-func (r *request) buildHeader(m *vm.VM, e *env, hasBody bool) (http.Header, error) {
+func (r *request) buildHeader(m *vm.VM, vars *exprVars, hasBody bool) (http.Header, error) {
 	base := r.header
 	if hasBody {
 		base = r.headerWithBody
@@ -262,7 +265,7 @@ func (r *request) buildHeader(m *vm.VM, e *env, hasBody bool) (http.Header, erro
 	}
 	for i := range r.dynamic {
 		d := &r.dynamic[i]
-		v, err := d.tpl.value(m, e)
+		v, err := d.tpl.value(m, vars)
 		if err == nil && v == nil && d.credential {
 			return nil, &credentialError{header: d.name}
 		}
@@ -303,8 +306,8 @@ func validHeaderValue(s string) bool {
 
 // buildBody encodes the body's value; contentType is set when the format
 // decides it per request (multipart, for its boundary).
-func (r *request) buildBody(m *vm.VM, e *env) (body []byte, contentType string, err error) {
-	v, err := m.Run(r.body, e)
+func (r *request) buildBody(m *vm.VM, vars *exprVars) (body []byte, contentType string, err error) {
+	v, err := m.Run(r.body, vars)
 	if err != nil || v == nil {
 		return nil, "", err
 	}
@@ -454,4 +457,24 @@ func encodeForm(v any) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, nil
+}
+
+// forward copies the caller's headers that the skill forwards onto req.
+// The request's header map may be shared with other requests, so it is
+// copied before the first change.
+func forward(req *http.Request, names []string, from http.Header) {
+	copied := false
+	for _, name := range names {
+		vals := from[name]
+		if len(vals) == 0 {
+			continue
+		}
+		if !copied {
+			req.Header, copied = req.Header.Clone(), true
+			if req.Header == nil {
+				req.Header = http.Header{}
+			}
+		}
+		req.Header[name] = slices.Clone(vals)
+	}
 }

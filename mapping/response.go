@@ -1,5 +1,8 @@
 package mapping
 
+// Mapping an upstream answer to an Outcome: response rules, artifacts,
+// file parts and the default mapping.
+
 import (
 	"encoding/json"
 	"errors"
@@ -12,7 +15,6 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/expr-lang/expr/vm"
-	"github.com/google/uuid"
 )
 
 // rule is one case of a skill's response section.
@@ -43,13 +45,13 @@ type fileRule struct {
 
 // mapResponse maps the last call's answer: the first rule that matches,
 // or the default mapping.
-func (sk *Skill) mapResponse(m *vm.VM, e *env, call *Call, st *step, resp *http.Response, body []byte) Outcome {
+func (sk *Skill) mapResponse(m *vm.VM, vars *exprVars, call *Call, st *step, resp *http.Response, body []byte) Outcome {
 	mediaType := mediaTypeOf(resp.Header.Get("Content-Type"))
 	if len(sk.rules) == 0 {
 		return sk.defaultOutcome(call, resp, body, mediaType)
 	}
-	sk.bindStep(e, st, resp, body, mediaType)
-	if out, ok := sk.applyRules(m, e, call, sk.rules); ok {
+	sk.bindStep(vars, st, resp, body, mediaType)
+	if out, ok := sk.applyRules(m, vars, call, sk.rules); ok {
 		return out
 	}
 	return sk.defaultOutcome(call, resp, body, mediaType)
@@ -58,10 +60,10 @@ func (sk *Skill) mapResponse(m *vm.VM, e *env, call *Call, st *step, resp *http.
 // stepOutcome maps the answer of a step that is not the last: a rule that
 // matches ends the run, as does a status other than 2xx; done is false
 // when the run goes on to the next step.
-func (sk *Skill) stepOutcome(m *vm.VM, e *env, call *Call, st *step, resp *http.Response, body []byte) (out Outcome, done bool) {
+func (sk *Skill) stepOutcome(m *vm.VM, vars *exprVars, call *Call, st *step, resp *http.Response, body []byte) (out Outcome, done bool) {
 	mediaType := mediaTypeOf(resp.Header.Get("Content-Type"))
-	sk.bindStep(e, st, resp, body, mediaType)
-	if out, ok := sk.applyRules(m, e, call, st.rules); ok {
+	sk.bindStep(vars, st, resp, body, mediaType)
+	if out, ok := sk.applyRules(m, vars, call, st.rules); ok {
 		return out, true
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -72,11 +74,11 @@ func (sk *Skill) stepOutcome(m *vm.VM, e *env, call *Call, st *step, resp *http.
 
 // applyRules applies the first rule that matches; ok is false when none
 // does.
-func (sk *Skill) applyRules(m *vm.VM, e *env, call *Call, rules []rule) (Outcome, bool) {
+func (sk *Skill) applyRules(m *vm.VM, vars *exprVars, call *Call, rules []rule) (Outcome, bool) {
 	for i := range rules {
 		r := &rules[i]
 		if r.when != nil {
-			v, err := m.Run(r.when, e)
+			v, err := m.Run(r.when, vars)
 			if err != nil {
 				return sk.fail(call, responseFailure(fmt.Errorf("response rule %d: when: %w", i+1, err))), true
 			}
@@ -84,7 +86,7 @@ func (sk *Skill) applyRules(m *vm.VM, e *env, call *Call, rules []rule) (Outcome
 				continue
 			}
 		}
-		out, err := sk.applyRule(m, e, call, r)
+		out, err := sk.applyRule(m, vars, call, r)
 		if err != nil {
 			var big *fileTooLarge
 			if errors.As(err, &big) {
@@ -99,60 +101,60 @@ func (sk *Skill) applyRules(m *vm.VM, e *env, call *Call, rules []rule) (Outcome
 
 // bindStep binds a call's answer as response, and as steps.<name> when
 // expressions read steps.
-func (sk *Skill) bindStep(e *env, st *step, resp *http.Response, body []byte, mediaType string) {
-	e.Response = responseEnv{}
-	sk.bindResponse(e, resp, body, mediaType)
+func (sk *Skill) bindStep(vars *exprVars, st *step, resp *http.Response, body []byte, mediaType string) {
+	vars.Response = responseVars{}
+	sk.bindResponse(vars, resp, body, mediaType)
 	if sk.needs&useSteps != 0 && st.name != "" {
-		if e.Steps == nil {
-			e.Steps = make(map[string]responseEnv, len(sk.steps))
+		if vars.Steps == nil {
+			vars.Steps = make(map[string]responseVars, len(sk.steps))
 		}
-		e.Steps[st.name] = e.Response
+		vars.Steps[st.name] = vars.Response
 	}
 }
 
-func (sk *Skill) bindResponse(e *env, resp *http.Response, body []byte, mediaType string) {
-	e.Response.Status = resp.StatusCode
+func (sk *Skill) bindResponse(vars *exprVars, resp *http.Response, body []byte, mediaType string) {
+	vars.Response.Status = resp.StatusCode
 	if sk.needs&useHeaders != 0 {
 		h := make(map[string]string, len(resp.Header))
 		for k, v := range resp.Header {
 			h[strings.ToLower(k)] = strings.Join(v, ", ")
 		}
-		e.Response.Headers = h
+		vars.Response.Headers = h
 	}
 	if sk.needs&useBody != 0 && isJSON(mediaType, body) {
 		// An undecodable body reads as null; response.text still has it.
-		_ = json.Unmarshal(body, &e.Response.Body)
+		_ = json.Unmarshal(body, &vars.Response.Body)
 	}
 	if sk.needs&useText != 0 {
-		e.Response.Text = string(body)
+		vars.Response.Text = string(body)
 	}
 	if sk.needs&useBytes != 0 {
-		e.Response.Bytes = body
+		vars.Response.Bytes = body
 	}
 }
 
-func (sk *Skill) applyRule(m *vm.VM, e *env, call *Call, r *rule) (Outcome, error) {
+func (sk *Skill) applyRule(m *vm.VM, vars *exprVars, call *Call, r *rule) (Outcome, error) {
 	var text string
 	if r.message != nil {
 		var err error
-		if text, err = r.message.text(m, e); err != nil {
+		if text, err = r.message.text(m, vars); err != nil {
 			return Outcome{}, fmt.Errorf("message: %w", err)
 		}
 	}
 	var arts []a2a.Artifact
 	for i := range r.artifacts {
 		a := &r.artifacts[i]
-		part, ok, err := sk.artifactPart(m, e, a)
+		part, ok, err := sk.artifactPart(m, vars, a)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("artifact %d: %w", i+1, err)
 		}
 		if ok {
-			arts = append(arts, a2a.Artifact{ArtifactID: uuid.NewString(), Name: a.name, Description: a.description,
+			arts = append(arts, a2a.Artifact{Name: a.name, Description: a.description,
 				Parts: []a2a.Part{part}})
 		}
 	}
 	if r.ask != nil {
-		v, err := m.Run(r.ask, e)
+		v, err := m.Run(r.ask, vars)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("ask: %w", err)
 		}
@@ -175,10 +177,10 @@ func (sk *Skill) applyRule(m *vm.VM, e *env, call *Call, r *rule) (Outcome, erro
 
 // artifactPart makes an artifact's one part; ok is false for a null value
 // or an empty text, which leave the artifact out.
-func (sk *Skill) artifactPart(m *vm.VM, e *env, a *artifactRule) (part a2a.Part, ok bool, err error) {
+func (sk *Skill) artifactPart(m *vm.VM, vars *exprVars, a *artifactRule) (part a2a.Part, ok bool, err error) {
 	switch {
 	case a.data != nil:
-		v, err := m.Run(a.data, e)
+		v, err := m.Run(a.data, vars)
 		if err != nil || v == nil {
 			return part, false, wrap("data", err)
 		}
@@ -195,13 +197,13 @@ func (sk *Skill) artifactPart(m *vm.VM, e *env, a *artifactRule) (part a2a.Part,
 		}
 		return a2a.DataPart(json.RawMessage(raw)), true, nil
 	case a.text != nil:
-		s, err := a.text.text(m, e)
+		s, err := a.text.text(m, vars)
 		if err != nil || s == "" {
 			return part, false, wrap("text", err)
 		}
 		return a2a.TextPart(s), true, nil
 	}
-	return sk.filePart(m, e, a.file, a.name)
+	return sk.filePart(m, vars, a.file, a.name)
 }
 
 func wrap(what string, err error) error {
@@ -212,10 +214,10 @@ func wrap(what string, err error) error {
 }
 
 // filePart makes a file part: bytes inline, up to MaxFileBytes, or a URL.
-func (sk *Skill) filePart(m *vm.VM, e *env, f *fileRule, artifact string) (a2a.Part, bool, error) {
-	mediaType := mediaTypeOf(e.Response.Headers["content-type"])
+func (sk *Skill) filePart(m *vm.VM, vars *exprVars, f *fileRule, artifact string) (a2a.Part, bool, error) {
+	mediaType := mediaTypeOf(vars.Response.Headers["content-type"])
 	if f.mediaType != nil {
-		s, err := f.mediaType.text(m, e)
+		s, err := f.mediaType.text(m, vars)
 		if err != nil {
 			return a2a.Part{}, false, wrap("file: media_type", err)
 		}
@@ -224,9 +226,9 @@ func (sk *Skill) filePart(m *vm.VM, e *env, f *fileRule, artifact string) (a2a.P
 	if mediaType == "" {
 		mediaType = "application/octet-stream"
 	}
-	name := dispositionFilename(e.Response.Headers["content-disposition"])
+	name := dispositionFilename(vars.Response.Headers["content-disposition"])
 	if f.filename != nil {
-		s, err := f.filename.text(m, e)
+		s, err := f.filename.text(m, vars)
 		if err != nil {
 			return a2a.Part{}, false, wrap("file: filename", err)
 		}
@@ -234,16 +236,16 @@ func (sk *Skill) filePart(m *vm.VM, e *env, f *fileRule, artifact string) (a2a.P
 	}
 	part := a2a.Part{MediaType: mediaType, Filename: name}
 	if f.url != nil {
-		u, err := f.url.text(m, e)
+		u, err := f.url.text(m, vars)
 		if err != nil || u == "" {
 			return part, false, wrap("file: url", err)
 		}
 		part.Kind, part.URL = a2a.PartURL, u
 		return part, true, nil
 	}
-	raw := e.Response.Bytes
+	raw := vars.Response.Bytes
 	if f.bytes != nil {
-		v, err := m.Run(f.bytes, e)
+		v, err := m.Run(f.bytes, vars)
 		if err != nil {
 			return part, false, wrap("file: bytes", err)
 		}
@@ -336,7 +338,7 @@ func (sk *Skill) defaultOutcome(call *Call, resp *http.Response, body []byte, me
 				return sk.fail(call, sk.fileFailure(&fileTooLarge{name: part.Filename, size: len(body)}))
 			}
 		}
-		return sk.finish(call, a2a.TaskStateCompleted, "", []a2a.Artifact{{ArtifactID: uuid.NewString(), Name: "result", Parts: []a2a.Part{part}}})
+		return sk.finish(call, a2a.TaskStateCompleted, "", []a2a.Artifact{{Name: "result", Parts: []a2a.Part{part}}})
 	}
 	name := http.StatusText(status)
 	if name != "" {
@@ -412,30 +414,10 @@ func (sk *Skill) finish(call *Call, state a2a.TaskState, text string, arts []a2a
 	return out
 }
 
+// agentMessage is a message of the agent in the call's task. It has no id
+// yet: the task manager gives every message and artifact its id, from the
+// one id source the server is configured with.
 func agentMessage(call *Call, parts []a2a.Part) *a2a.Message {
-	return &a2a.Message{MessageID: uuid.NewString(), ContextID: call.ContextID, TaskID: call.TaskID,
+	return &a2a.Message{ContextID: call.ContextID, TaskID: call.TaskID,
 		Role: a2a.RoleAgent, Parts: parts}
-}
-
-// mediaTypeOf is a Content-Type without parameters, lower-cased.
-func mediaTypeOf(ct string) string {
-	if i := strings.IndexByte(ct, ';'); i >= 0 {
-		ct = ct[:i]
-	}
-	ct = strings.TrimSpace(ct)
-	for i := 0; i < len(ct); i++ {
-		if c := ct[i]; 'A' <= c && c <= 'Z' {
-			return strings.ToLower(ct)
-		}
-	}
-	return ct
-}
-
-// isJSON reports whether a body of this media type is JSON: a JSON media
-// type, or none at all and a body that parses.
-func isJSON(mediaType string, body []byte) bool {
-	if mediaType == "application/json" || strings.HasSuffix(mediaType, "+json") {
-		return true
-	}
-	return mediaType == "" && len(body) > 0 && json.Valid(body)
 }

@@ -1,5 +1,7 @@
 package mapping
 
+// Choosing the skill a message is for.
+
 import (
 	"fmt"
 	"strings"
@@ -72,16 +74,16 @@ func (s *Skills) SelectWithReason(msg *a2a.Message) (*Skill, SelectReason, *Sele
 // matchSkill runs the match predicates in file order.
 func (s *Skills) matchSkill(msg *a2a.Message) *Skill {
 	m := s.getVM()
-	e := envPool.Get().(*env)
+	vars := varsPool.Get().(*exprVars)
 	defer func() {
-		*e = env{}
-		envPool.Put(e)
+		*vars = exprVars{}
+		varsPool.Put(vars)
 		s.vms.Put(m)
 	}()
-	bindMessage(e, msg, s.matchNeeds)
+	bindMessage(vars, msg, s.matchNeeds)
 	for _, sk := range s.matching {
-		e.Config = sk.config
-		if v, err := m.Run(sk.match, e); err == nil && v == true {
+		vars.Config = sk.config
+		if v, err := m.Run(sk.match, vars); err == nil && v == true {
 			return sk
 		}
 	}

@@ -103,7 +103,7 @@ func TestSelectPredicateErrors(t *testing.T) {
 		{"task.id == 'x'", `match: match may read only message and config`},
 		{"response.status == 200", `match: match may read only message and config`},
 		{"len(message.text)", `t.yaml:6: skill "a": match: expected bool, but got int`},
-		{"message.txt == 'x'", `match: type mapping.messageEnv has no field txt`},
+		{"message.txt == 'x'", `match: type mapping.messageVars has no field txt`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.match, func(t *testing.T) {
@@ -112,5 +112,79 @@ func TestSelectPredicateErrors(t *testing.T) {
 				t.Fatalf("error %v; want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// reasonSkills are two skills with match predicates and one without, and
+// a file of one skill whose predicate never holds here.
+const (
+	reasonSkills = `upstream: {url: "http://api.test"}
+skills:
+  - id: weather
+    description: Weather.
+    match: message.text matches "(?i)\\bweather\\b"
+    request: {path: /w}
+  - id: order
+    description: Orders.
+    match: '"item" in message.data'
+    request: {path: /o}
+  - id: echo
+    description: Echoes.
+    request: {path: /e}
+`
+	searchOnly = `upstream: {url: "http://api.test"}
+skills:
+  - id: search
+    description: Searches.
+    match: message.text startsWith "search "
+    request: {path: /s}
+`
+)
+
+// SelectWithReason says which rule chose the skill, and agrees with Select.
+func TestSelectWithReason(t *testing.T) {
+	skills := load(t, reasonSkills, "", mapping.Options{})
+	one := load(t, searchOnly, "", mapping.Options{})
+	tests := []struct {
+		name   string
+		skills *mapping.Skills
+		msg    a2a.Message
+		id     string
+		reason mapping.SelectReason
+	}{
+		{"named", skills, a2a.Message{Metadata: map[string]any{"skill": "echo"}, Parts: []a2a.Part{a2a.TextPart("weather")}},
+			"echo", mapping.SelectedByName},
+		{"matched", skills, a2a.Message{Parts: []a2a.Part{a2a.TextPart("the weather in Oslo")}}, "weather", mapping.SelectedByMatch},
+		{"only", one, a2a.Message{Parts: []a2a.Part{a2a.TextPart("no match")}}, "search", mapping.SelectedAsOnlySkill},
+		{"none", skills, a2a.Message{Parts: []a2a.Part{a2a.TextPart("hello")}}, "", mapping.NotSelected},
+		{"unknown name", skills, a2a.Message{Metadata: map[string]any{"skill": "nope"}}, "", mapping.NotSelected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sk, reason, selErr := tt.skills.SelectWithReason(&tt.msg)
+			plain, plainErr := tt.skills.Select(&tt.msg)
+			id := ""
+			if sk != nil {
+				id = sk.ID
+			}
+			if id != tt.id || reason != tt.reason || sk != plain || (selErr == nil) != (plainErr == nil) {
+				t.Errorf("got %q by %q (err %v), want %q by %q", id, reason, selErr, tt.id, tt.reason)
+			}
+		})
+	}
+}
+
+// TryPredicates tries every predicate, in file order, where Select stops
+// at the first that holds.
+func TestTryPredicates(t *testing.T) {
+	skills := load(t, reasonSkills, "", mapping.Options{})
+	msg := &a2a.Message{Parts: []a2a.Part{a2a.TextPart("weather"), a2a.DataPart(map[string]any{"item": "tea"})}}
+	got := skills.TryPredicates(msg)
+	if len(got) != 2 || got[0].Skill != "weather" || !got[0].Holds || got[1].Skill != "order" || !got[1].Holds ||
+		got[1].Source != `"item" in message.data` {
+		t.Errorf("predicates %+v", got)
+	}
+	if sk, _ := skills.Select(msg); sk.ID != "weather" {
+		t.Errorf("Select chose %s, not the first predicate that holds", sk.ID)
 	}
 }

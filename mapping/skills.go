@@ -1,6 +1,6 @@
 // Package mapping turns a skills YAML file into runnable skills: it parses
 // and checks the file, compiles every expr expression once against one typed
-// environment, selects the skill a message is for, builds and sends the
+// set of variables, selects the skill a message is for, builds and sends the
 // upstream HTTP request, and maps the upstream response to an Outcome.
 //
 // The YAML language is documented in README.md next to this file.
@@ -135,15 +135,7 @@ type Skill struct {
 	// errorDetail lets the upstream's own error text into the messages of
 	// answers no rule claims.
 	errorDetail bool
-	needs       usage // which lazily built parts of the environment expressions read
-}
-
-// AgentSkill is the skill as the Agent Card lists it.
-func (sk *Skill) AgentSkill() a2a.AgentSkill {
-	return a2a.AgentSkill{
-		ID: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags, Examples: sk.Examples,
-		InputModes: sk.InputModes, OutputModes: sk.OutputModes, SecurityRequirements: sk.Security,
-	}
+	needs       usage // which lazily built variables its expressions read
 }
 
 // Call is what a run gets to work with.
@@ -172,7 +164,8 @@ type Outcome struct {
 	State a2a.TaskState
 	// Message is the agent's message: the status message of a task, or the
 	// whole answer of a skill that returns a message (then it also carries
-	// the artifacts' parts and Artifacts is empty).
+	// the artifacts' parts and Artifacts is empty). Neither the message nor
+	// the artifacts have ids: whoever records them gives them one.
 	Message   *a2a.Message
 	Artifacts []a2a.Artifact
 	// Err says why a run did not go as its mapping chose (the upstream was
@@ -218,21 +211,12 @@ func (s *Skills) getVM() *vm.VM {
 	return &vm.VM{MemoryBudget: s.memoryBudget}
 }
 
-// CanProduce reports whether the skill can answer in one of the accepted
-// media types (a client's acceptedOutputModes). Wildcards match on either
-// side (image/* accepts image/png, */* everything) and parameters are
-// ignored. No accepted types, or a skill without output_modes, accept
-// everything.
-func (sk *Skill) CanProduce(accepted []string) bool {
-	if len(accepted) == 0 || len(sk.OutputModes) == 0 {
-		return true
-	}
-	for _, a := range accepted {
-		for _, o := range sk.OutputModes {
-			if mediaMatch(a, o) {
-				return true
-			}
-		}
-	}
-	return false
+// step is one upstream call of a skill.
+type step struct {
+	name    string // "" for a skill's plain request
+	request request
+	// rules may end the run after this call; a response no rule claims
+	// goes on to the next step when it is 2xx. The last step has none:
+	// the skill's response rules map its answer.
+	rules []rule
 }

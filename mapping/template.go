@@ -1,5 +1,8 @@
 package mapping
 
+// Templates: text with {expression} holes, split at load and rendered at
+// run time.
+
 import (
 	"encoding/json"
 	"errors"
@@ -134,7 +137,7 @@ func (t *template) constant() (string, bool) {
 // that is one hole keeps the hole's type (a list, a number, null); in a
 // longer text, a null hole makes the whole value null, and a list or a map
 // is an error.
-func (t *template) value(m *vm.VM, e *env) (any, error) {
+func (t *template) value(m *vm.VM, vars *exprVars) (any, error) {
 	if t.null {
 		return nil, nil
 	}
@@ -143,7 +146,7 @@ func (t *template) value(m *vm.VM, e *env) (any, error) {
 		if p.prog == nil {
 			return p.lit, nil
 		}
-		return m.Run(p.prog, e)
+		return m.Run(p.prog, vars)
 	}
 	var b []byte
 	for i := range t.parts {
@@ -152,7 +155,7 @@ func (t *template) value(m *vm.VM, e *env) (any, error) {
 			b = append(b, p.lit...)
 			continue
 		}
-		v, err := m.Run(p.prog, e)
+		v, err := m.Run(p.prog, vars)
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +172,7 @@ func (t *template) value(m *vm.VM, e *env) (any, error) {
 
 // text renders a template meant for people: null renders as nothing, lists
 // and maps as JSON.
-func (t *template) text(m *vm.VM, e *env) (string, error) {
+func (t *template) text(m *vm.VM, vars *exprVars) (string, error) {
 	if s, ok := t.constant(); ok || t.null {
 		return s, nil
 	}
@@ -180,7 +183,7 @@ func (t *template) text(m *vm.VM, e *env) (string, error) {
 			b = append(b, p.lit...)
 			continue
 		}
-		v, err := m.Run(p.prog, e)
+		v, err := m.Run(p.prog, vars)
 		if err != nil {
 			return "", err
 		}

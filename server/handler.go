@@ -193,9 +193,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	versionParam := r.Header.Get("A2A-Version")
+	versionParam := r.Header.Get(a2a.VersionParameter)
 	if versionParam == "" {
-		versionParam = r.URL.Query().Get("A2A-Version")
+		versionParam = r.URL.Query().Get(a2a.VersionParameter)
 	}
 	version, versionErr := a2a.ParseVersion(versionParam)
 

@@ -1,0 +1,74 @@
+package mapping
+
+// What clients read about a skill: its Agent Card entry and the JSON
+// Schema of its arguments.
+
+import "github.com/caddy-a2a/caddy-a2a/a2a"
+
+// AgentSkill is the skill as the Agent Card lists it.
+func (sk *Skill) AgentSkill() a2a.AgentSkill {
+	return a2a.AgentSkill{
+		ID: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags, Examples: sk.Examples,
+		InputModes: sk.InputModes, OutputModes: sk.OutputModes, SecurityRequirements: sk.Security,
+	}
+}
+
+// ArgumentSchema is the JSON Schema of the skill's declared arguments, or
+// nil when it declares none.
+func (sk *Skill) ArgumentSchema() map[string]any {
+	if sk.schema == nil || !sk.schema.declared {
+		return nil
+	}
+	args := make([]*argument, len(sk.schema.args))
+	var required []string
+	for i := range sk.schema.args {
+		args[i] = &sk.schema.args[i]
+		if args[i].required {
+			required = append(required, args[i].name)
+		}
+	}
+	return objectSchema(args, required)
+}
+
+// jsonSchema describes the argument as JSON Schema.
+func (a *argument) jsonSchema() map[string]any {
+	if a.typ == 0 { // not declared: any value
+		return map[string]any{}
+	}
+	m := map[string]any{"type": a.typ.String()}
+	if a.typ == argFile {
+		m["type"] = "object"
+		m["format"] = "file"
+		m["properties"] = map[string]any{
+			"url": map[string]any{"type": "string"}, "bytes": map[string]any{"type": "string", "contentEncoding": "base64"},
+			"name": map[string]any{"type": "string"}, "media_type": map[string]any{"type": "string"},
+		}
+		if len(a.mediaTypes) > 0 {
+			m["mediaTypes"] = a.mediaTypes
+		}
+	}
+	if a.description != "" {
+		m["description"] = a.description
+	}
+	if len(a.enum) > 0 {
+		m["enum"] = a.enum
+	}
+	if a.def != nil {
+		m["default"] = a.def
+	}
+	return m
+}
+
+// objectSchema is the JSON Schema of an object holding args; required
+// lists the names given.
+func objectSchema(args []*argument, required []string) map[string]any {
+	props := make(map[string]any, len(args))
+	for _, a := range args {
+		props[a.name] = a.jsonSchema()
+	}
+	m := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		m["required"] = required
+	}
+	return m
+}

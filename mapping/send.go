@@ -1,0 +1,197 @@
+package mapping
+
+// Sending an upstream request: retries with backoff, reading the body
+// within its limit, and the upstream's shared transport.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// send sends req, and sends it again as its retry policy allows: after a
+// transport error or a status the policy names, waiting longer each time,
+// never past the skill's deadline. It returns the answer with its body
+// read, or why there is none.
+func (sk *Skill) send(parent, callCtx context.Context, req *http.Request, p *retryPolicy) (*http.Response, []byte, *failure) {
+	attempts := 1
+	if p != nil {
+		attempts = p.attempts
+	}
+	for attempt := 1; ; attempt++ {
+		resp, err := sk.set.up.transport.RoundTrip(req)
+		retry := attempt < attempts && callCtx.Err() == nil &&
+			(err != nil || slices.Contains(p.statuses, resp.StatusCode))
+		if retry {
+			wait := p.wait(attempt, resp)
+			if dl, ok := callCtx.Deadline(); !ok || time.Until(dl) > wait {
+				if resp != nil {
+					discard(resp)
+				}
+				if !sleep(callCtx, wait) {
+					f := sk.transportFailure(parent, callCtx, context.Cause(callCtx))
+					return nil, nil, &f
+				}
+				req = rewind(req)
+				continue
+			}
+		}
+		if err != nil {
+			f := sk.transportFailure(parent, callCtx, err)
+			return nil, nil, &f
+		}
+		body, err := readBody(resp, sk.MaxResponseBytes)
+		if err != nil {
+			f := sk.bodyFailure(parent, callCtx, err)
+			return nil, nil, &f
+		}
+		return resp, body, nil
+	}
+}
+
+// wait is the pause before attempt+1: backoff doubled after each attempt,
+// or the answer's Retry-After (in seconds), at most maxBackoff.
+func (p *retryPolicy) wait(attempt int, resp *http.Response) time.Duration {
+	d := p.backoff << (attempt - 1)
+	if d <= 0 || d > p.maxBackoff {
+		d = p.maxBackoff
+	}
+	if resp != nil {
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs >= 0 {
+			d = min(time.Duration(secs)*time.Second, p.maxBackoff)
+		}
+	}
+	return d
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// discard reads a little of an unwanted body, so the connection can be
+// kept, and closes it.
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// rewind is req ready to be sent again, with a fresh body.
+func rewind(req *http.Request) *http.Request {
+	r := req.Clone(req.Context())
+	if req.GetBody != nil {
+		r.Body, _ = req.GetBody() // bytes.Reader bodies: never fails
+	}
+	return r
+}
+
+// bodyFailure is a body that could not be read: too large, or cut short.
+func (sk *Skill) bodyFailure(parent, callCtx context.Context, err error) failure {
+	if errors.Is(err, errTooLarge) {
+		return failure{state: a2a.TaskStateFailed, stage: "upstream",
+			public: fmt.Sprintf("failed: the service's answer is larger than the limit of %s.", formatBytes(sk.MaxResponseBytes)),
+			err:    fmt.Errorf("response body: %w (%d bytes)", err, sk.MaxResponseBytes)}
+	}
+	return sk.transportFailure(parent, callCtx, err)
+}
+
+// transportFailure tells a canceled run from a slow service and from one
+// that cannot be reached. The upstream's address stays in the log.
+func (sk *Skill) transportFailure(parent, callCtx context.Context, err error) failure {
+	f := failure{state: a2a.TaskStateFailed, stage: "upstream", err: err}
+	switch {
+	case errors.Is(parent.Err(), context.Canceled):
+		f.state, f.public = a2a.TaskStateCanceled, "was canceled."
+		f.err = fmt.Errorf("%w (cause: %v)", err, context.Cause(parent))
+	case parent.Err() != nil:
+		f.public = "timed out: the service did not answer in time."
+	case callCtx.Err() != nil:
+		f.public = fmt.Sprintf("timed out: the service did not answer within %s.", sk.Timeout)
+	default:
+		var nerr net.Error
+		if errors.As(err, &nerr) && nerr.Timeout() {
+			f.public = "timed out: the service did not answer in time."
+		} else {
+			f.public = "failed: the service is unavailable."
+		}
+	}
+	return f
+}
+
+var errTooLarge = errors.New("larger than the limit")
+
+// readBody reads at most limit bytes of a body, and closes it.
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	defer resp.Body.Close()
+	if resp.ContentLength > limit {
+		return nil, errTooLarge
+	}
+	size := int64(512)
+	if resp.ContentLength >= 0 {
+		size = resp.ContentLength + 1 // room for the read that sees EOF
+	}
+	buf := make([]byte, 0, min(size, limit+1))
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		room := min(cap(buf), int(limit)+1)
+		n, err := resp.Body.Read(buf[len(buf):room])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// formatBytes writes a size the way the YAML would: 10 MiB, 512 KiB, 100 bytes.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// NewUpstreamTransport is the one transport of an upstream, unless
+// Options.Transport replaces it: keep-alive with a pool large enough for
+// many concurrent callers, no proxy from the environment (a sidecar talks
+// to its neighbour), no transparent compression (it costs CPU on both
+// sides of a loopback), and no redirects, which RoundTrip does not follow,
+// so credentials never travel to another host. Tools that wrap it in their
+// own transport (the dry run records a live upstream's answers) call it.
+func NewUpstreamTransport(maxIdlePerHost int) *http.Transport {
+	return &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   maxIdlePerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+	}
+}

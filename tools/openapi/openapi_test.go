@@ -1,0 +1,250 @@
+package openapi_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/tools/dryrun"
+	"github.com/caddy-a2a/caddy-a2a/tools/openapi"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden skills files")
+
+// anyEnv sets every environment variable a generated file reads.
+func anyEnv(string) (string, bool) { return "secret-value", true }
+
+// The generated files are compared with golden files, and load.
+func TestGenerateGolden(t *testing.T) {
+	tests := []struct {
+		name, spec string
+		opts       openapi.Options
+		env        []string
+		notes      int
+	}{
+		{name: "demoapi", spec: "../../examples/demoapi/openapi.yaml", env: []string{"DEMO_API_KEY"}},
+		{name: "store-3.1", spec: "testdata/store-3.1.yaml", env: []string{"BEARER_AUTH", "API_KEY_QUERY"}, notes: 5},
+		{name: "petstore-3.0", spec: "testdata/petstore-3.0.json", env: []string{"PETSTORE_AUTH", "API_KEY"}, notes: 0},
+		{name: "petstore-picked", spec: "testdata/petstore-3.0.json",
+			opts: openapi.Options{Operations: []string{"getPetById", "get /pet/findByStatus"}, UpstreamURL: "https://petstore3.swagger.io/api/v3"},
+			env:  []string{"PETSTORE_AUTH", "API_KEY"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src, err := os.ReadFile(tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := openapi.Generate(tt.spec, src, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			skills, err := mapping.Parse("generated.yaml", r.YAML, mapping.Options{LookupEnv: anyEnv})
+			if err != nil {
+				t.Fatalf("the generated file does not load: %v\n%s", err, r.YAML)
+			}
+			defer skills.Close()
+			var ids []string
+			for _, sk := range skills.All() {
+				ids = append(ids, sk.ID)
+			}
+			if !slices.Equal(ids, r.Skills) {
+				t.Errorf("skills %v, Result.Skills %v", ids, r.Skills)
+			}
+			if !slices.Equal(r.Env, tt.env) {
+				t.Errorf("env %v, want %v", r.Env, tt.env)
+			}
+			if len(r.Notes) != tt.notes {
+				t.Errorf("%d notes, want %d: %q", len(r.Notes), tt.notes, r.Notes)
+			}
+			golden := filepath.Join("testdata", "golden", tt.name+".skills.yaml")
+			if *update {
+				if err := os.WriteFile(golden, r.YAML, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test -run TestGenerateGolden -update writes it)", err)
+			}
+			if string(r.YAML) != string(want) {
+				t.Errorf("the skills file differs from %s (-update rewrites it):\n%s", golden, r.YAML)
+			}
+		})
+	}
+}
+
+// The generated skills send the requests the document describes.
+func TestGeneratedRequests(t *testing.T) {
+	tests := []struct {
+		spec    string
+		message string
+		want    []string // lines of the dry run's report
+		absent  []string
+	}{
+		{spec: "../../examples/demoapi/openapi.yaml",
+			message: `{"parts": [{"data": {"item": "widget", "quantity": 3}}], "metadata": {"skill": "placeOrder"}}`,
+			want: []string{"POST http://127.0.0.1:9090/orders", "Content-Type: application/json", `{"item":"widget","quantity":3}`,
+				"X-Api-Key: ***"}},
+		{spec: "../../examples/demoapi/openapi.yaml",
+			message: `{"parts": [{"data": {"q": "caddy"}}], "metadata": {"skill": "searchDocs"}}`,
+			want:    []string{"GET http://127.0.0.1:9090/search?q=caddy&limit=5"}},
+		{spec: "../../examples/demoapi/openapi.yaml",
+			message: `{"parts": [{"data": {"rating": 4}}], "metadata": {"skill": "sendFeedback"}}`,
+			want:    []string{"POST http://127.0.0.1:9090/feedback", "Content-Type: application/x-www-form-urlencoded", "rating=4"}},
+		{spec: "../../examples/demoapi/openapi.yaml",
+			message: `{"parts": [{"raw": "aGVsbG8=", "filename": "a.txt", "mediaType": "text/plain"}, {"data": {"title": "Notes"}}],
+				"metadata": {"skill": "uploadDocument"}}`,
+			want: []string{"POST http://127.0.0.1:9090/documents", "Content-Type: multipart/form-data; boundary=",
+				`Content-Disposition: form-data; name="file"; filename="a.txt"`, "hello", `name="title"`}},
+		{spec: "../../examples/demoapi/openapi.yaml",
+			message: `{"parts": [{"data": {"tag": ["a", "b"]}}], "metadata": {"skill": "echo"}}`,
+			want:    []string{"GET http://127.0.0.1:9090/echo?tag=a&tag=b"}},
+		{spec: "testdata/store-3.1.yaml",
+			message: `{"parts": [{"data": {"store_id": "s 1", "name": "Teapot", "price": 9.5}}], "metadata": {"skill": "post_stores_store-id_items"}}`,
+			want: []string{"POST https://store.example.com/v2/stores/s%201/items?api_key=***", "Authorization: Bearer ***",
+				"Content-Type: application/vnd.store+json", `{"name":"Teapot","price":9.5}`}},
+		{spec: "testdata/store-3.1.yaml",
+			message: `{"parts": [{"data": {"store_id": "x", "tags": ["a", "b"], "X_Request_ID": "r-1"}}], "metadata": {"skill": "list_items"}}`,
+			want:    []string{"GET https://store.example.com/v2/stores/x/items?tags=a%2Cb&sort=price", "X-Request-Id: r-1"},
+			absent:  []string{"X-Request-Id: ***"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.message, func(t *testing.T) {
+			src, err := os.ReadFile(tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := openapi.Generate(tt.spec, src, openapi.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "skills.yaml")
+			if err := os.WriteFile(path, r.YAML, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			msg := strings.Replace(tt.message, `{"parts"`, `{"role": "ROLE_USER", "messageId": "m", "parts"`, 1)
+			sample, err := dryrun.ParseSampleMessage([]byte(msg), "1.0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := dryrun.Run(context.Background(), path, mapping.Options{LookupEnv: anyEnv}, dryrun.Input{Sample: sample})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := rep.String()
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("the request lacks %q:\n%s", w, out)
+				}
+			}
+			for _, a := range append(tt.absent, "secret-value") {
+				if strings.Contains(out, a) {
+					t.Errorf("the report shows %q:\n%s", a, out)
+				}
+			}
+		})
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	tests := []struct {
+		name, src string
+		opts      openapi.Options
+		want      string
+	}{
+		{name: "swagger 2", src: "swagger: '2.0'\npaths: {}", want: "Swagger 2.0 is not supported"},
+		{name: "not openapi 3", src: "openapi: 2.5.0\npaths: {}", want: `want an OpenAPI 3 document (openapi: 3.x), not "2.5.0"`},
+		{name: "not a mapping", src: "- a\n- b", want: "not an OpenAPI document"},
+		{name: "not YAML", src: "openapi: [3", want: "spec.yaml"},
+		{name: "no paths", src: "openapi: 3.0.0", want: "the document has no paths"},
+		{name: "no operations", src: "openapi: 3.0.0\npaths: {/a: {summary: x}}", want: "the document has no operations"},
+		{name: "unknown operation", src: "openapi: 3.0.0\npaths: {/a: {get: {operationId: a}, post: {}}}",
+			opts: openapi.Options{Operations: []string{"b", "PUT /a"}}, want: `no operation "b", "PUT /a"; the operations are: a, POST /a`},
+		{name: "external ref", src: "openapi: 3.0.0\npaths: {/a: {get: {parameters: [{$ref: 'common.yaml#/p'}]}}}",
+			want: "only $refs within the document"},
+		{name: "ref loop", src: "openapi: 3.0.0\npaths: {/a: {$ref: '#/paths/~1b'}, /b: {$ref: '#/paths/~1a'}}",
+			want: "too many $refs in a row"},
+		{name: "dangling ref", src: "openapi: 3.0.0\npaths: {/a: {get: {requestBody: {$ref: '#/components/requestBodies/X'}}}}",
+			want: `$ref "#/components/requestBodies/X": nothing at "components"`},
+		{name: "bad upstream", src: "openapi: 3.0.0\npaths: {/a: {get: {}}}", opts: openapi.Options{UpstreamURL: "api.test"},
+			want: "the upstream URL must be an absolute http"},
+		{name: "unclosed path hole", src: "openapi: 3.0.0\npaths: {'/a/{id': {get: {}}}", want: "without its }"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := openapi.Generate("spec.yaml", []byte(tt.src), tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one that mentions %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// Names that are not valid ids or argument names are made valid, and
+// stay unique.
+func TestGenerateNames(t *testing.T) {
+	src := `openapi: 3.0.0
+info: {title: Names}
+servers: [{url: "http://api.test/"}]
+paths:
+  /things/{thing.id}:
+    get:
+      operationId: "get thing!"
+      parameters:
+        - {name: thing.id, in: path, required: true, schema: {type: string}}
+        - {name: 2fa, in: query, schema: {type: boolean}}
+        - {name: "page[size]", in: query, schema: {type: integer, default: 20, maximum: 100}}
+    delete:
+      operationId: "get thing?"
+  /things:
+    post:
+      requestBody:
+        content:
+          application/json:
+            schema: {type: array, items: {type: string}}
+`
+	r, err := openapi.Generate("names.yaml", []byte(src), openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"get_thing", "get_thing_2", "post_things"}; !slices.Equal(r.Skills, want) {
+		t.Errorf("skills %v, want %v", r.Skills, want)
+	}
+	for _, want := range []string{"thing_id: # path thing.id", "_2fa: # query 2fa", "page_size: # query page[size]",
+		"path: /things/{args.thing_id}", "page[size]: '{args.page_size}'", "description: 'Range: at most 100.'",
+		"body: args.body", "url: http://api.test\n"} {
+		if !strings.Contains(string(r.YAML), want) {
+			t.Errorf("the file lacks %q:\n%s", want, r.YAML)
+		}
+	}
+}
+
+func TestOperations(t *testing.T) {
+	src, err := os.ReadFile("testdata/store-3.1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := openapi.Operations("store.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []openapi.Operation{
+		{ID: "list items", Method: "GET", Path: "/stores/{store-id}/items", Summary: "List items"},
+		{Method: "POST", Path: "/stores/{store-id}/items", Summary: "Add an item"},
+		{ID: "putPhoto", Method: "PUT", Path: "/stores/{store-id}/items/{itemId}/photo"},
+		{Method: "HEAD", Path: "/ping"},
+	}
+	if !slices.Equal(ops, want) {
+		t.Errorf("operations\n got %+v\nwant %+v", ops, want)
+	}
+	if _, err := openapi.Operations("x.yaml", []byte("swagger: '2.0'")); err == nil {
+		t.Error("Operations accepted a Swagger 2.0 document")
+	}
+}
