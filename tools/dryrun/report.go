@@ -62,13 +62,6 @@ func (r *Report) Write(w io.Writer) error {
 	return err
 }
 
-// String is the report as Write renders it.
-func (r *Report) String() string {
-	var b strings.Builder
-	_ = r.Write(&b)
-	return b.String()
-}
-
 func (r *Report) writeMessage(b *strings.Builder) {
 	m := r.Sample.Message
 	kinds := make([]string, len(m.Parts))
