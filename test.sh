@@ -2,9 +2,9 @@
 # Runs every test of caddy-a2a on a fresh machine: formatting and vet, the
 # unit and integration tests with the race detector (a real Caddy in front
 # of a real upstream on loopback), the interop suites against the official
-# Go and JavaScript A2A SDKs, a smoke run of every benchmark and of the
-# benchmark harness (bench/), and the xcaddy build that xcaddy.Dockerfile
-# performs.
+# Go and JavaScript A2A SDKs, a short run of every fuzz target, a smoke run
+# of every benchmark and of the benchmark harness (bench/), and the xcaddy
+# build that xcaddy.Dockerfile performs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -33,6 +33,11 @@ echo "== tests"
 go test -race -count=1 ./...
 echo "== interop (official Go and JavaScript SDK clients)"
 (cd interop && go test -race -count=1 ./...)
+
+echo "== fuzzing (smoke: a few seconds per target; README.md says how to run them longer)"
+for target in ./a2a:FuzzDecodeRequest ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars; do
+	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" "${target%%:*}" >/dev/null
+done
 
 echo "== benchmarks (smoke: one iteration each)"
 go test -run '^$' -bench . -benchtime 1x ./... >/dev/null

@@ -149,9 +149,12 @@ func removedKey(old, next *keyState) bool {
 	return false
 }
 
+// start starts the first fetch, without waiting for it, and the loop that
+// refreshes after it.
 func (k *remoteKeys) start() {
 	k.stop, k.done = make(chan struct{}), make(chan struct{})
-	go k.loop()
+	first, _, _ := k.startFetch(true)
+	go k.loop(first)
 }
 
 func (k *remoteKeys) close() {
@@ -163,20 +166,15 @@ func (k *remoteKeys) close() {
 	<-k.done
 }
 
-// loop fetches at once, then every interval; after a failure it retries
-// after minInterval, doubling up to interval.
-func (k *remoteKeys) loop() {
+// loop waits for the fetch under way (done), then fetches every interval;
+// after a failure it retries after minInterval, doubling up to interval.
+func (k *remoteKeys) loop(done chan struct{}) {
 	defer close(k.done)
 	delay := k.interval
-	t := time.NewTimer(0)
+	t := time.NewTimer(delay)
+	t.Stop()
 	defer t.Stop()
 	for {
-		select {
-		case <-k.stop:
-			return
-		case <-t.C:
-		}
-		done, _, _ := k.startFetch(true)
 		select {
 		case <-k.stop:
 			return
@@ -195,6 +193,12 @@ func (k *remoteKeys) loop() {
 			delay = k.interval
 		}
 		t.Reset(delay)
+		select {
+		case <-k.stop:
+			return
+		case <-t.C:
+		}
+		done, _, _ = k.startFetch(true)
 	}
 }
 

@@ -32,9 +32,13 @@ func jwksAuth(t *testing.T, p *idp, clk *clock, logs *logBuffer, mutate func(*au
 	if logs != nil {
 		opts.Logger = logs.logger()
 	}
-	return newAuth(t, authn.Config{Schemes: map[string]*authn.Scheme{
+	a := newAuth(t, authn.Config{Schemes: map[string]*authn.Scheme{
 		"jwt": {Type: "http", HTTPScheme: "bearer", JWT: cfg},
 	}}, opts)
+	if p.mode != "hang" {
+		authn.WaitForFetches(a) // the first keys, fetched in the background
+	}
+	return a
 }
 
 func TestJWKS(t *testing.T) {

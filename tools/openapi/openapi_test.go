@@ -138,7 +138,11 @@ func TestGeneratedRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := rep.String()
+			var report strings.Builder
+			if err := rep.Write(&report); err != nil {
+				t.Fatal(err)
+			}
+			out := report.String()
 			for _, w := range tt.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("the request lacks %q:\n%s", w, out)

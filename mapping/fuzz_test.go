@@ -1,0 +1,91 @@
+package mapping_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+)
+
+// FuzzParse: whatever the skills file holds, loading it ends with skills or
+// with an error that names the file; never a panic.
+func FuzzParse(f *testing.F) {
+	example, err := os.ReadFile(filepath.Join("..", "examples", "skills.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(example))
+	f.Add(fuzzSkills)
+	f.Add("upstream: {url: http://x}\nskills: [{id: a, request: {path: '/{args.a}'}}]\n")
+	f.Add("skills:\n  - id: a\n    match: message.text matches '(' \n")
+	f.Add("&a [*a, *a]")
+	f.Fuzz(func(t *testing.T, src string) {
+		skills, err := mapping.Parse("fuzz.yaml", []byte(src), mapping.Options{LookupEnv: func(string) (string, bool) { return "", false }})
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.yaml") {
+				t.Fatalf("the error does not name the file: %v", err)
+			}
+			return
+		}
+		skills.Close()
+	})
+}
+
+const fuzzSkills = `
+upstream:
+  url: http://upstream.invalid
+skills:
+  - id: weather
+    description: Weather for a city.
+    match: message.text matches "(?i)weather" || "city" in message.data
+    arguments:
+      city: {type: string, required: true}
+      days: {type: integer, default: 1}
+    from_text: '(?i)weather in (?P<city>\pL+)'
+    request:
+      path: /weather/{args.city}
+  - id: files
+    description: Files.
+    match: any(message.parts, .kind == "file") && message.metadata.kind == "upload"
+    request:
+      method: POST
+      path: /files
+`
+
+// FuzzMessageVars builds the expression variables from arbitrary messages,
+// as selection and argument gathering do: never a panic, and a message
+// either selects a skill or says why none.
+func FuzzMessageVars(f *testing.F) {
+	skills, err := mapping.Parse("fuzz.yaml", []byte(fuzzSkills), mapping.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(skills.Close)
+	for _, seed := range []string{
+		`{"messageId":"m","role":"ROLE_USER","parts":[{"text":"weather in Paris"}]}`,
+		`{"messageId":"m","role":"ROLE_USER","parts":[{"data":{"city":"Oslo","days":3}}]}`,
+		`{"messageId":"m","role":"ROLE_USER","metadata":{"kind":"upload"},"parts":[{"raw":"aGk=","filename":"a.txt","mediaType":"text/plain"}]}`,
+		`{"messageId":"m","role":"ROLE_USER","metadata":{"skill":"files"},"parts":[{"url":"https://x/y"},{"data":[1,"a",null]}]}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, message string) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":` + message + `}}`
+		req, perr := a2a.DecodeRequest(a2a.V10, []byte(body))
+		if perr != nil {
+			return
+		}
+		msg := &req.Params.(*a2a.SendMessageRequest).Message
+		skills.TryPredicates(msg)
+		sk, selErr := skills.Select(msg)
+		if (sk == nil) == (selErr == nil) {
+			t.Fatalf("Select gave skill %v and error %v", sk, selErr)
+		}
+		if sk != nil {
+			sk.GatherArguments(mapping.Call{Message: msg, History: []a2a.Message{*msg}})
+		}
+	})
+}
