@@ -366,20 +366,20 @@ type joseHeader struct {
 type jsonWebKey struct {
 	Kty string `json:"kty"`
 	Kid string `json:"kid"`
-	Alg string `json:"alg"`
-	Use string `json:"use"`
-	Crv string `json:"crv"`
-	X   string `json:"x"`
-	Y   string `json:"y"`
-	N   string `json:"n"`
-	E   string `json:"e"`
+	Alg string `json:"alg,omitempty"`
+	Use string `json:"use,omitempty"`
+	Crv string `json:"crv,omitempty"`
+	X   string `json:"x,omitempty"`
+	Y   string `json:"y,omitempty"`
+	N   string `json:"n,omitempty"`
+	E   string `json:"e,omitempty"`
 
-	D  string `json:"d"`
-	P  string `json:"p"`
-	Q  string `json:"q"`
-	DP string `json:"dp"`
-	DQ string `json:"dq"`
-	QI string `json:"qi"`
+	D  string `json:"d,omitempty"`
+	P  string `json:"p,omitempty"`
+	Q  string `json:"q,omitempty"`
+	DP string `json:"dp,omitempty"`
+	DQ string `json:"dq,omitempty"`
+	QI string `json:"qi,omitempty"`
 }
 
 type jsonWebKeySet struct {

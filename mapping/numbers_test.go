@@ -1,0 +1,45 @@
+package mapping_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+)
+
+// An upstream's integers reach the artifact exactly, also beyond 2^53,
+// while expressions still compute with the ones a float64 holds.
+func TestUpstreamIntegersStayExact(t *testing.T) {
+	up, _ := recorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":12345678901234567890,"small":9007199254740993,"neg":-9007199254740993,"n":41,"f":0.5,"s":"12345678901234567890"}`))
+	})
+	s := load(t, `
+skills:
+  - id: get
+    description: A thing.
+    request: {path: /thing}
+    response:
+      - when: response.status == 200
+        state: completed
+        message: "{response.body.n + 1}"
+        artifacts:
+          - name: thing
+            data: response.body
+`, up.URL, mapping.Options{})
+	out := runSkill(t, s, message("get", nil, "x"))
+	if out.State != a2a.TaskStateCompleted || messageText(out) != "42" {
+		t.Fatalf("outcome %s %q, want completed 42", out.State, messageText(out))
+	}
+	got, err := a2a.AppendJSON(nil, out.Artifacts[0].Parts[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"id":12345678901234567890`, `"small":9007199254740993`, `"neg":-9007199254740993`, `"n":41`, `"f":0.5`} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("artifact %s lacks %s", got, want)
+		}
+	}
+}
