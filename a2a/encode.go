@@ -310,7 +310,18 @@ func appendArtifactUpdate(dst []byte, v Version, e *TaskArtifactUpdateEvent) ([]
 	return append(dst, '}'), nil
 }
 
+// flushAt is how much of a large answer is encoded before it is written.
+const flushAt = 64 << 10
+
 func appendListTasks(dst []byte, v Version, r *ListTasksResponse) ([]byte, error) {
+	return appendListTasksFlushing(dst, v, r, nil)
+}
+
+// appendListTasksFlushing appends a ListTasks answer; with a flush, each
+// time dst passes flushAt bytes between two tasks it hands dst to flush and
+// goes on with the buffer flush returns, so that a large page never sits
+// whole in memory.
+func appendListTasksFlushing(dst []byte, v Version, r *ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
 	if v != V10 {
 		return dst, errors.New("ListTasks has no 0.3 form")
 	}
@@ -325,6 +336,11 @@ func appendListTasks(dst []byte, v Version, r *ListTasksResponse) ([]byte, error
 		var err error
 		if dst, err = appendTask(dst, v, &r.Tasks[i]); err != nil {
 			return dst, fmt.Errorf("tasks[%d]: %w", i, err)
+		}
+		if flush != nil && len(dst) >= flushAt {
+			if dst, err = flush(dst); err != nil {
+				return dst, err
+			}
 		}
 	}
 	dst = appendStringField(append(dst, ']'), "nextPageToken", r.NextPageToken)

@@ -196,6 +196,28 @@ func AppendResult(dst []byte, v Version, id json.RawMessage, result any) ([]byte
 	return append(dst, '}'), nil
 }
 
+// AppendListTasksResult is AppendResult for a ListTasks answer, which may be
+// large: each time the encoded answer passes 64 KiB between two tasks it is
+// handed to flush, which writes it out and returns the buffer to go on with
+// (typically the same one, emptied). Once flush has been called, an error
+// leaves the answer cut short: the caller must abort the response.
+func AppendListTasksResult(dst []byte, id json.RawMessage, r *ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	start := len(dst)
+	flushed := false
+	dst = append(appendEnvelope(dst, id), `,"result":`...)
+	dst, err := appendListTasksFlushing(dst, V10, r, func(b []byte) ([]byte, error) {
+		flushed = true
+		return flush(b)
+	})
+	if err != nil {
+		if !flushed {
+			dst = dst[:start]
+		}
+		return dst, fmt.Errorf("a2a: encode %s result: %w", V10, err)
+	}
+	return append(dst, '}'), nil
+}
+
 // Error detail type URLs of spec 1.0 §9.5.
 const (
 	errorInfoType  = "type.googleapis.com/google.rpc.ErrorInfo"

@@ -27,7 +27,11 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 		h.answer(w, v, req, task, err)
 	case a2a.MethodListTasks:
 		list, err := h.tasks.List(owner, req.Params.(*a2a.ListTasksRequest))
-		h.answer(w, v, req, list, err)
+		if err != nil {
+			h.fail(w, v, req, h.protocolError(req.Method, err))
+			return
+		}
+		h.writeList(w, req.ID, list)
 	case a2a.MethodCancelTask:
 		task, err := h.tasks.Cancel(owner, req.Params.(*a2a.TaskIDRequest).ID)
 		h.answer(w, v, req, task, err)

@@ -275,6 +275,47 @@ func (h *Handler) writeResult(w http.ResponseWriter, v a2a.Version, id json.RawM
 	h.writeJSON(w, http.StatusOK, out)
 }
 
+// writeList answers ListTasks. A large page is written as it is encoded,
+// 64 KiB at a time, each write within the write timeout, rather than built
+// whole.
+func (h *Handler) writeList(w http.ResponseWriter, id json.RawMessage, list *a2a.ListTasksResponse) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	rc := http.NewResponseController(w)
+	started := false
+	out, err := a2a.AppendListTasksResult((*buf)[:0], id, list, func(b []byte) ([]byte, error) {
+		if !started {
+			started = true
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+		}
+		h.setDeadline(rc.SetWriteDeadline, h.writeTimeout)
+		_, err := w.Write(b)
+		return b[:0], err
+	})
+	switch {
+	case err != nil && started:
+		// Part of the answer is out: cut the connection rather than end
+		// it with JSON that stops half-way.
+		h.log.Debug("a ListTasks answer was cut short", zap.Error(err))
+		h.setDeadline(rc.SetWriteDeadline, 0)
+		panic(http.ErrAbortHandler)
+	case err != nil:
+		h.log.Error("encoding a JSON-RPC result", zap.Error(err))
+		h.writeError(w, http.StatusInternalServerError, a2a.V10, id, a2a.InternalError("the answer could not be encoded"))
+	case !started:
+		*buf = out
+		h.writeJSON(w, http.StatusOK, out)
+	default:
+		*buf = out
+		h.setDeadline(rc.SetWriteDeadline, h.writeTimeout)
+		if _, err := w.Write(out); err == nil {
+			_ = rc.Flush()
+		}
+		h.setDeadline(rc.SetWriteDeadline, 0)
+	}
+}
+
 // writeError encodes a JSON-RPC error. Protocol errors travel with 200, as
 // JSON-RPC over HTTP expects; transport problems carry their HTTP status.
 func (h *Handler) writeError(w http.ResponseWriter, status int, v a2a.Version, id json.RawMessage, e *a2a.Error) {
