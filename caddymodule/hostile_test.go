@@ -1,0 +1,179 @@
+package caddymodule
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// loadHostile loads the agent with extra lines in its a2a block, behind
+// trusted proxies on loopback so that X-Forwarded-For names the client. Its
+// url differs from startAgent's, so that it gets a store of its own with
+// the limits it sets (a reload keeps a store's limits).
+func (a *agent) loadHostile(extra string) {
+	a.t.Helper()
+	initServer(a.t, a.tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+	servers {
+		trusted_proxies static 127.0.0.0/8
+	}
+}
+
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		upstream %s
+		url %s
+		name "Test Agent"
+		description "Hostile input"
+%s
+	}
+}
+`, adminPort, a.port, a.skills, a.upstream, fmt.Sprintf("http://127.0.0.1:%d/", a.port), extra))
+}
+
+// postFrom sends a 1.0 JSON-RPC request as the client at addr.
+func (a *agent) postFrom(addr, body string) rpcResponse {
+	a.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/", a.port), strings.NewReader(body))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("X-Forwarded-For", addr)
+	resp, err := a.tester.Client.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r rpcResponse
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		a.t.Fatalf("answer to %.80s is not JSON-RPC: %v", body, err)
+	}
+	return r
+}
+
+func sendMessage(skill, data string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","metadata":{"skill":"` +
+		skill + `"},"parts":[{"data":` + data + `}]}}}`
+}
+
+// What one anonymous caller can make the agent hold, or do to others, is
+// bounded: each case failed before the limits it tests were there.
+func TestIntegrationHostileInput(t *testing.T) {
+	a := startAgent(t)
+	a.loadHostile(`		read_body_timeout 1s
+		tasks {
+			max_live_per_owner 2
+			max_task_bytes 8MiB
+		}`)
+
+	t.Run("a message that decodes to more than a task may hold", func(t *testing.T) {
+		// 1.5 MB on the wire, over 30 MB once decoded.
+		objects := "[" + strings.TrimSuffix(strings.Repeat("{},", 500_000), ",") + "]"
+		r := a.postFrom("192.0.2.10", sendMessage("weather", `{"city":"Paris","pad":`+objects+`}`))
+		if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "Invalid") {
+			t.Fatalf("answer %+v, want -32602", r.Error)
+		}
+	})
+
+	for _, tc := range []struct{ name, body string }{
+		{"nesting 200 levels deep", sendMessage("weather", `{"city":"Paris","deep":`+strings.Repeat("[", 200)+strings.Repeat("]", 200)+`}`)},
+		{"a member named twice", sendMessage("weather", `{"city":"Paris","city":"Tokyo"}`)},
+		{"an integer beyond 2^53", sendMessage("weather", `{"city":"Paris","id":12345678901234567890}`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if r := a.postFrom("192.0.2.11", tc.body); r.Error == nil || r.Error.Code != -32602 {
+				t.Fatalf("answer %+v, want -32602", r.Error)
+			}
+		})
+	}
+
+	t.Run("an id that cannot be echoed", func(t *testing.T) {
+		r := a.postFrom("192.0.2.12", `{"jsonrpc":"2.0","id":{"x":1},"method":"GetTask","params":{"id":"t"}}`)
+		if r.Error == nil || r.Error.Code != -32600 || string(r.ID) != "null" {
+			t.Fatalf("answer id %s, error %+v; want null and -32600", r.ID, r.Error)
+		}
+	})
+
+	t.Run("one anonymous client cannot lock out the others", func(t *testing.T) {
+		ask := sendMessage("weather", `{}`) // no city: the task waits for input
+		for range 2 {
+			if r := a.postFrom("192.0.2.20", ask); r.Error != nil {
+				t.Fatalf("first tasks of a client: %+v", r.Error)
+			}
+		}
+		if r := a.postFrom("192.0.2.20", ask); r.Error == nil || r.Error.Code != -32603 {
+			t.Fatalf("a client past its share: %+v, want -32603 RESOURCE_EXHAUSTED", r.Error)
+		}
+		if r := a.postFrom("192.0.2.21", ask); r.Error != nil {
+			t.Fatalf("another client was locked out: %+v", r.Error)
+		}
+	})
+
+	t.Run("a body sent a byte at a time", func(t *testing.T) {
+		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", a.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: 100\r\n\r\n{")
+		// The agent gives up on the body after read_body_timeout (1s); the
+		// deadline here only keeps a regression from hanging the test.
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("no answer to a stalled body: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestTimeout {
+			t.Fatalf("status %d, want 408", resp.StatusCode)
+		}
+	})
+}
+
+// A JWKS endpoint that never answers delays neither a config load (caddy
+// reload) nor the callers of another scheme.
+func TestIntegrationHangingJWKS(t *testing.T) {
+	hang := make(chan struct{})
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hang }))
+	t.Cleanup(func() { close(hang); jwks.Close() })
+	a := startAgent(t)
+	a.loadHostile(fmt.Sprintf(`		security {
+			api_key key header X-API-Key {
+				key %s alice
+			}
+			bearer jwt {
+				issuer https://issuer.test
+				audience a2a-test
+				jwks_url %s
+				fetch_timeout 1h
+			}
+		}`, strings.Repeat("k", 32), jwks.URL))
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/", a.port),
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"none"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("X-API-Key", strings.Repeat("k", 32))
+	resp, err := a.tester.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r rpcResponse
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Error == nil || r.Error.Code != -32001 {
+		t.Fatalf("an API-key caller while the JWKS hangs: status %d, %+v, %v; want TaskNotFound", resp.StatusCode, r.Error, err)
+	}
+}
