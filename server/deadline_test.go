@@ -1,0 +1,77 @@
+package server_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+// stalledClient is a connection whose client reads nothing: a write blocks
+// until the write deadline passes, and for ever without one.
+type stalledClient struct {
+	header http.Header
+	mu     sync.Mutex
+	at     time.Time // the write deadline; zero: none
+}
+
+func (w *stalledClient) Header() http.Header { return w.header }
+func (w *stalledClient) WriteHeader(int)     {}
+
+func (w *stalledClient) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	w.at = t
+	w.mu.Unlock()
+	return nil
+}
+
+func (w *stalledClient) Write([]byte) (int, error) {
+	w.mu.Lock()
+	at := w.at
+	w.mu.Unlock()
+	if at.IsZero() {
+		select {} // the client never reads: only a deadline ends this
+	}
+	time.Sleep(time.Until(at)) // the stalled client, not synchronization
+	return 0, os.ErrDeadlineExceeded
+}
+
+// An answer, JSON or streamed, to a client that reads nothing is given up
+// at the write timeout instead of holding its goroutine and memory.
+func TestWriteTimeoutDropsStalledClients(t *testing.T) {
+	var cfg server.Config
+	a := newAgent(t, func(c *server.Config) {
+		c.WriteTimeout = 50 * time.Millisecond
+		cfg = *c
+	})
+	a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})})
+	h, err := server.New(cfg) // the agent's skills and tasks, called directly
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{
+		rpcBody("GetTask", map[string]any{"id": "unknown"}),
+		rpcBody("ListTasks", map[string]any{}),
+		rpcBody("SendStreamingMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Tokyo"})}),
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("A2A-Version", "1.0")
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() { _ = recover() }() // an aborted answer panics with http.ErrAbortHandler
+			h.ServeHTTP(&stalledClient{header: http.Header{}}, r)
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second): // a guard: without the deadline the write never ends
+			t.Fatalf("%.40s: the answer to a client that reads nothing was not given up", body)
+		}
+	}
+}
