@@ -7,6 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +178,84 @@ func TestIntegrationHangingJWKS(t *testing.T) {
 	var r rpcResponse
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Error == nil || r.Error.Code != -32001 {
 		t.Fatalf("an API-key caller while the JWKS hangs: status %d, %+v, %v; want TaskNotFound", resp.StatusCode, r.Error, err)
+	}
+}
+
+// Caddy's access log writes the request's headers and URI before any
+// handler runs. The log directive the handler advises keeps the API keys
+// it reads out of it: here, one in a header and one in a query parameter.
+func TestIntegrationAccessLogAdvice(t *testing.T) {
+	a := startAgent(t)
+	security := &SecurityConfig{Schemes: map[string]*SecurityScheme{
+		"header": {Type: "apiKey", In: "header", Name: "x-api-key"},
+		"query":  {Type: "apiKey", In: "query", Name: "api_key"},
+		"bearer": {Type: "http"},
+	}}
+	advice := newAccessLogAdvice(security)
+	if advice == nil || !slices.Equal(advice.headers, []string{"X-Api-Key"}) || !slices.Equal(advice.queries, []string{"api_key"}) {
+		t.Fatalf("advice %+v, want the X-Api-Key header and the api_key parameter", advice)
+	}
+	headerKey, queryKey := strings.Repeat("h", 32), strings.Repeat("q", 32)
+	logFile := filepath.Join(t.TempDir(), "access.log")
+	directive := strings.Replace(advice.directive(), "log {", "log {\n\toutput file "+logFile, 1)
+	initServer(t, a.tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+}
+
+:%d {
+	bind 127.0.0.1
+%s
+	a2a {
+		skills "%s"
+		upstream %s
+		url http://127.0.0.1:%d/logged
+		name "Test Agent"
+		description "Logged"
+		security {
+			api_key header header X-API-Key {
+				key %s alice
+			}
+			api_key query query api_key {
+				key %s bob
+			}
+			require header
+			require query
+		}
+	}
+}
+`, adminPort, a.port, directive, a.skills, a.upstream, a.port, headerKey, queryKey))
+	for _, req := range []struct{ query, header string }{{"", headerKey}, {"?api_key=" + queryKey, ""}} {
+		r, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/%s", a.port, req.query),
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"none"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("A2A-Version", "1.0")
+		if req.header != "" {
+			r.Header.Set("X-API-Key", req.header)
+		}
+		resp, err := a.tester.Client.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("a caller with a key: status %d", resp.StatusCode)
+		}
+	}
+	initServer(t, a.tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n}\n", adminPort)) // closes the log
+	logged, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logged), "handled request") {
+		t.Fatalf("nothing logged: %s", logged)
+	}
+	for _, key := range []string{headerKey, queryKey} {
+		if strings.Contains(string(logged), key) {
+			t.Errorf("the access log holds a key:\n%s", logged)
+		}
 	}
 }

@@ -138,7 +138,9 @@ type Handler struct {
 	auth     *authn.Authenticator // nil without Security
 	storeKey string               // set while this handler holds a reference in stores
 	srv      *server.Handler
-	logger   *zap.Logger
+	// logAdvice says, once, which credentials an access log would write.
+	logAdvice *accessLogAdvice
+	logger    *zap.Logger
 }
 
 // Provider is the organization behind the agent.
@@ -283,6 +285,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	}
 
 	srvCfg.Tasks = h.acquireStore()
+	h.logAdvice = newAccessLogAdvice(h.Security)
 	h.srv, err = server.New(srvCfg)
 	if err != nil {
 		return fmt.Errorf("setting up the A2A server: %w", err)
@@ -452,6 +455,9 @@ func (h *Handler) Cleanup() error {
 
 // ServeHTTP hands the request to the A2A server. The handler is terminal.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	if h.logAdvice != nil {
+		h.logAdvice.warn(r, h.logger)
+	}
 	h.srv.ServeHTTP(w, r)
 	return nil
 }
