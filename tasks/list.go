@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"cmp"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -45,7 +46,7 @@ func (m *Manager) List(owner string, req *a2a.ListTasksRequest) (*a2a.ListTasksR
 		return nil, err
 	}
 	resp := &a2a.ListTasksResponse{}
-	m.store.Scan(owner, func(records iter.Seq[*Record]) {
+	err = m.store.Scan(context.Background(), owner, func(records iter.Seq[*Record]) {
 		top := topK{k: q.pageSize}
 		rest := 0 // matches after the cursor
 		for rec := range records {
@@ -77,6 +78,9 @@ func (m *Manager) List(owner string, req *a2a.ListTasksRequest) (*a2a.ListTasksR
 			resp.NextPageToken = page[len(page)-1].key.token()
 		}
 	})
+	if err != nil {
+		return nil, err
+	}
 	resp.PageSize = int32(len(resp.Tasks))
 	return resp, nil
 }

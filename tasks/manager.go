@@ -116,8 +116,8 @@ type Options struct {
 	SweepInterval time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// Store keeps the tasks (default a MemoryStore bounded by MaxTasks and
-	// MaxAge).
+	// Store keeps the tasks (default a MemoryStore within these options'
+	// limits). A store given here must have been made with StoreLimits.
 	Store Store
 	// NewID makes the ids the Manager fills in: of tasks, contexts, agent
 	// messages and artifacts (default: random version 4 UUIDs). The dry
@@ -146,9 +146,8 @@ type Manager struct {
 	maxHistory   int
 	maxTaskBytes int64
 	store        Store
-	bus          *Bus
 	// expireFn is m.expire bound once, so that sweeping allocates nothing.
-	expireFn func(*Record)
+	expireFn func(*Record, Tx)
 
 	trackMu  sync.Mutex
 	tracked  map[string]tracked
@@ -167,7 +166,9 @@ type tracked struct {
 }
 
 // NewManager returns a Manager and starts its janitor.
-func NewManager(opts Options) *Manager {
+// withDefaults fills in the zero values of o.
+func (o Options) withDefaults() Options {
+	opts := o
 	if opts.MaxTasks <= 0 {
 		opts.MaxTasks = 10000
 	}
@@ -207,12 +208,25 @@ func NewManager(opts Options) *Manager {
 	if opts.NewID == nil {
 		opts.NewID = randomID
 	}
+	return opts
+}
+
+// StoreLimits are the limits a Store made for these options must keep,
+// defaults filled in: a shared store is made by the caller, and enforces
+// them itself.
+func (o Options) StoreLimits() Limits {
+	opts := o.withDefaults()
+	return Limits{
+		MaxTasks: opts.MaxTasks, MaxLivePerOwner: opts.MaxLivePerOwner,
+		MaxBytes: opts.MaxBytes, MaxLiveBytesPerOwner: opts.MaxLiveBytesPerOwner,
+		MaxAge: opts.MaxAge, MaxInputWait: opts.MaxInputWait, StreamBuffer: opts.StreamBuffer,
+	}
+}
+
+func NewManager(opts Options) *Manager {
+	opts = opts.withDefaults()
 	if opts.Store == nil {
-		opts.Store = NewMemoryStore(Limits{
-			MaxTasks: opts.MaxTasks, MaxLivePerOwner: opts.MaxLivePerOwner,
-			MaxBytes: opts.MaxBytes, MaxLiveBytesPerOwner: opts.MaxLiveBytesPerOwner,
-			MaxAge: opts.MaxAge, MaxInputWait: opts.MaxInputWait,
-		})
+		opts.Store = NewMemoryStore(opts.StoreLimits())
 	}
 	m := &Manager{
 		now:          opts.Now,
@@ -222,10 +236,10 @@ func NewManager(opts Options) *Manager {
 		maxHistory:   opts.MaxHistory,
 		maxTaskBytes: opts.MaxTaskBytes,
 		store:        opts.Store,
-		bus:          NewBus(opts.StreamBuffer),
 		tracked:      make(map[string]tracked),
 	}
 	m.expireFn = m.expire
+	m.store.OnEnd(m.ended)
 	if opts.SweepInterval > 0 {
 		m.stop, m.done = make(chan struct{}), make(chan struct{})
 		go m.janitor(opts.SweepInterval)
@@ -253,21 +267,34 @@ func (m *Manager) janitor(interval time.Duration) {
 		case <-m.stop:
 			return
 		case <-t.C:
-			m.store.Sweep(m.now(), m.expireFn)
+			_ = m.store.Sweep(context.Background(), m.now(), m.expireFn) // a shared store logs its own faults
 		}
 	}
 }
 
-// expire fails a live task that exceeded MaxAge; the store calls it with
-// exclusive access to rec.
-func (m *Manager) expire(rec *Record) {
+// expire fails a live task that exceeded MaxAge, or an interrupted one
+// that waited too long; the store calls it inside its transaction.
+func (m *Manager) expire(rec *Record, tx Tx) {
 	text := fmt.Sprintf("Task expired: no update for %s.", m.maxAge)
 	if rec.Task.Status.State.Interrupted() {
 		text = fmt.Sprintf("Task expired: no input arrived within %s.", m.maxInputWait)
 	}
 	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(text)}}
-	m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &msg}, m.now())
-	m.cancelTracked(rec.Task.ID, ErrExpired)
+	m.apply(rec, tx, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &msg}, m.now())
+}
+
+// ended stops the run of a task that became terminal, wherever that
+// happened (on every replica, the store calls it): a cancellation cancels
+// the run's context with cause ErrCanceled, an expiry with ErrExpired.
+func (m *Manager) ended(taskID string, state a2a.TaskState) {
+	cause := ErrExpired
+	switch state {
+	case a2a.TaskStateCanceled:
+		cause = ErrCanceled
+	case a2a.TaskStateCompleted, a2a.TaskStateRejected:
+		cause = errRunFinished
+	}
+	m.cancelTracked(taskID, cause)
 }
 
 // messagesPerTurn is what one follow-up can add to a history: the message
@@ -282,14 +309,14 @@ const messagesPerTurn = 3
 // or interrupted.
 func (m *Manager) SetStatus(taskID string, st a2a.TaskStatus) (*a2a.Task, error) {
 	var out *a2a.Task
-	err := m.store.Update(taskID, func(rec *Record, room Room) error {
+	err := m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if err := checkTransition(rec, st.State); err != nil {
 			return err
 		}
-		if err := m.grow(rec, room, sizeOfStatus(&st)); err != nil {
+		if err := m.grow(rec, tx, sizeOfStatus(&st)); err != nil {
 			return err
 		}
-		m.apply(rec, st, m.now())
+		m.apply(rec, tx, st, m.now())
 		out = snapshot(rec, -1, true)
 		return nil
 	})
@@ -300,13 +327,13 @@ func (m *Manager) SetStatus(taskID string, st a2a.TaskStatus) (*a2a.Task, error)
 }
 
 // grow reserves delta more bytes for rec's task, within MaxTaskBytes and
-// the store's budget (room). It refuses with an *a2a.Error whose message
-// says which.
-func (m *Manager) grow(rec *Record, room Room, delta int64) error {
+// the store's budget. It refuses with an *a2a.Error whose message says
+// which.
+func (m *Manager) grow(rec *Record, tx Tx, delta int64) error {
 	if size := rec.Bytes + delta; size > m.maxTaskBytes {
 		return tooLarge(size, m.maxTaskBytes)
 	}
-	return room.Take(delta)
+	return tx.Take(delta)
 }
 
 // tooLarge refuses what would make a task hold more than a task may.
@@ -333,7 +360,7 @@ func checkTransition(rec *Record, to a2a.TaskState) error {
 // apply sets rec's status to st (a transition already checked), appends its
 // message to the history as an agent message with its ids filled in, and
 // publishes the change.
-func (m *Manager) apply(rec *Record, st a2a.TaskStatus, now time.Time) {
+func (m *Manager) apply(rec *Record, tx Tx, st a2a.TaskStatus, now time.Time) {
 	if st.Timestamp.IsZero() {
 		st.Timestamp = now
 	}
@@ -350,8 +377,8 @@ func (m *Manager) apply(rec *Record, st a2a.TaskStatus, now time.Time) {
 	}
 	rec.Task.Status = st
 	rec.Updated = now
-	if m.bus.Active(rec.Task.ID) {
-		m.bus.Publish(rec.Task.ID, a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+	if tx.Listening() {
+		tx.Publish(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 			TaskID:    rec.Task.ID,
 			ContextID: rec.Task.ContextID,
 			Status:    st,
@@ -364,21 +391,21 @@ func (m *Manager) apply(rec *Record, st a2a.TaskStatus, now time.Time) {
 // artifact with the same id, and publishes an artifact update. An empty
 // ArtifactID is given a new one.
 func (m *Manager) AddArtifact(taskID string, art a2a.Artifact) error {
-	return m.store.Update(taskID, func(rec *Record, room Room) error {
+	return m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if state := rec.Task.Status.State; state.Terminal() {
 			return fmt.Errorf("tasks: add artifact to task %s in state %s: %w", taskID, state, ErrTerminal)
 		}
-		if err := m.grow(rec, room, sizeOfStoredArtifact(&art)); err != nil {
+		if err := m.grow(rec, tx, sizeOfStoredArtifact(&art)); err != nil {
 			return err
 		}
-		m.putArtifact(rec, art, m.now())
+		m.putArtifact(rec, tx, art, m.now())
 		return nil
 	})
 }
 
 // putArtifact adds art to rec's task (not terminal), replacing an artifact
 // with the same id and giving it one if it has none, and publishes it.
-func (m *Manager) putArtifact(rec *Record, art a2a.Artifact, now time.Time) {
+func (m *Manager) putArtifact(rec *Record, tx Tx, art a2a.Artifact, now time.Time) {
 	if art.ArtifactID == "" {
 		art.ArtifactID = m.newID(ArtifactID)
 	}
@@ -396,8 +423,8 @@ func (m *Manager) putArtifact(rec *Record, art a2a.Artifact, now time.Time) {
 	}
 	rec.Task.Artifacts = arts
 	rec.Updated = now
-	if m.bus.Active(rec.Task.ID) {
-		m.bus.Publish(rec.Task.ID, a2a.StreamResponse{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+	if tx.Listening() {
+		tx.Publish(a2a.StreamResponse{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
 			TaskID:    rec.Task.ID,
 			ContextID: rec.Task.ContextID,
 			Artifact:  art,
@@ -413,18 +440,14 @@ func (m *Manager) Get(owner, taskID string, historyLength *int32) (*a2a.Task, er
 	if err != nil {
 		return nil, err
 	}
-	var out *a2a.Task
-	err = m.store.View(taskID, func(rec *Record) error {
-		if rec.Owner != owner {
-			return a2a.TaskNotFound(taskID)
-		}
-		out = snapshot(rec, hl, true)
-		return nil
-	})
+	rec, err := m.store.Get(context.Background(), taskID)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	if rec.Owner != owner {
+		return nil, a2a.TaskNotFound(taskID)
+	}
+	return snapshot(&rec, hl, true), nil
 }
 
 func (m *Manager) cancelTracked(taskID string, cause error) {
@@ -436,20 +459,19 @@ func (m *Manager) cancelTracked(taskID string, cause error) {
 	}
 }
 
-// Cancel moves the caller's task to canceled, publishes the final status
-// update and cancels its tracked work with cause ErrCanceled. A terminal
-// task is TaskNotCancelable.
+// Cancel moves the caller's task to canceled and publishes the final
+// status update; its run, on whichever replica it runs, is canceled with
+// cause ErrCanceled. A terminal task is TaskNotCancelable.
 func (m *Manager) Cancel(owner, taskID string) (*a2a.Task, error) {
 	var out *a2a.Task
-	err := m.store.Update(taskID, func(rec *Record, _ Room) error {
+	err := m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}
 		if state := rec.Task.Status.State; state.Terminal() {
 			return a2a.TaskNotCancelable(taskID, state)
 		}
-		m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateCanceled}, m.now())
-		m.cancelTracked(taskID, ErrCanceled)
+		m.apply(rec, tx, a2a.TaskStatus{State: a2a.TaskStateCanceled}, m.now())
 		out = snapshot(rec, -1, true)
 		return nil
 	})
@@ -465,30 +487,23 @@ func (m *Manager) Cancel(owner, taskID string) (*a2a.Task, error) {
 // while the task is interrupted stays open until the next final event,
 // after a follow-up message.
 func (m *Manager) Subscribe(owner, taskID string) (*a2a.Task, *Subscription, error) {
-	var (
-		snap *a2a.Task
-		sub  *Subscription
-	)
-	err := m.store.View(taskID, func(rec *Record) error {
-		if rec.Owner != owner {
-			return a2a.TaskNotFound(taskID)
-		}
-		if state := rec.Task.Status.State; state.Terminal() {
-			return a2a.UnsupportedOperation(fmt.Sprintf("task is in terminal state %s", state))
-		}
-		snap = snapshot(rec, -1, true)
-		sub = m.bus.Subscribe(taskID)
-		return nil
-	})
-	if err != nil {
+	rec, sub, err := m.store.Subscribe(context.Background(), taskID)
+	switch {
+	case err != nil:
 		return nil, nil, err
+	case rec.Owner != owner:
+		sub.Close()
+		return nil, nil, a2a.TaskNotFound(taskID)
+	case rec.Task.Status.State.Terminal():
+		sub.Close()
+		return nil, nil, a2a.UnsupportedOperation(fmt.Sprintf("task is in terminal state %s", rec.Task.Status.State))
 	}
-	return snap, sub, nil
+	return snapshot(&rec, -1, true), sub, nil
 }
 
-// OpenStreams is how many subscriptions are open across all tasks: the
-// streams being served right now.
-func (m *Manager) OpenStreams() int { return int(m.bus.open.Load()) }
+// OpenStreams is how many subscriptions are open here: the streams being
+// served right now.
+func (m *Manager) OpenStreams() int { return m.store.OpenStreams() }
 
 // NewID returns a new id of the given kind from the Manager's id source.
 // The server gives it to what has no task: the context and message of a

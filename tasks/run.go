@@ -71,8 +71,11 @@ func (m *Manager) Start(owner string, msg a2a.Message, opts StartOptions) (*Run,
 }
 
 func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOptions) error {
+	ctx := context.Background()
 	now := m.now()
-	m.store.Sweep(now, m.expireFn)
+	if err := m.store.Sweep(ctx, now, m.expireFn); err != nil {
+		return err
+	}
 	msg.TaskID = m.newID(TaskID)
 	if msg.ContextID == "" {
 		msg.ContextID = m.newID(ContextID)
@@ -93,26 +96,36 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 	if rec.Bytes > m.maxTaskBytes {
 		return tooLarge(rec.Bytes, m.maxTaskBytes)
 	}
-	// Tracked and subscribed before the task can be seen, so that no
-	// cancellation or event falls in between.
+	// Tracked before the task can be seen, so that no cancellation falls
+	// in between.
 	m.track(run, rec.Task.ID)
-	if opts.Subscribe {
-		run.Subscription = m.bus.Subscribe(rec.Task.ID)
-	}
-	if err := m.store.Insert(rec); err != nil {
+	if err := m.store.Insert(ctx, rec); err != nil {
 		m.untrack(run)
-		if run.Subscription != nil {
-			run.Subscription.Close()
-		}
 		return err
 	}
-	run.Task = snapshot(&rec, -1, true)
+	return m.started(ctx, run, &rec, opts)
+}
+
+// started sets the run's snapshot, and opens its subscription when asked:
+// from a snapshot taken with it, so that no event is lost.
+func (m *Manager) started(ctx context.Context, run *Run, rec *Record, opts StartOptions) error {
+	if opts.Subscribe {
+		latest, sub, err := m.store.Subscribe(ctx, rec.Task.ID)
+		if err != nil {
+			m.untrack(run)
+			return err
+		}
+		rec, run.Subscription = &latest, sub
+	}
+	run.Task = snapshot(rec, -1, true)
 	return nil
 }
 
 func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts StartOptions) error {
-	taskID := msg.TaskID
-	return m.store.Update(taskID, func(rec *Record, room Room) error {
+	ctx, taskID := context.Background(), msg.TaskID
+	m.track(run, taskID) // before the task can go on, as for a new one
+	var started Record
+	err := m.store.Update(ctx, taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}
@@ -131,19 +144,20 @@ func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts St
 				"the task holds %d messages and may hold %d; start a new task (referenceTaskIds may name this one), and cancel this one to free its place",
 				len(rec.Task.History), m.maxHistory))
 		}
-		if err := m.grow(rec, room, sizeOfStoredMessage(&msg)); err != nil {
+		if err := m.grow(rec, tx, sizeOfStoredMessage(&msg)); err != nil {
 			return err
 		}
 		msg.ContextID = rec.Task.ContextID
 		rec.Task.History = append(rec.Task.History, msg)
-		m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateWorking}, m.now())
-		m.track(run, taskID)
-		if opts.Subscribe {
-			run.Subscription = m.bus.Subscribe(taskID)
-		}
-		run.Task = snapshot(rec, -1, true)
+		m.apply(rec, tx, a2a.TaskStatus{State: a2a.TaskStateWorking}, m.now())
+		started = *rec
 		return nil
 	})
+	if err != nil {
+		m.untrack(run)
+		return err
+	}
+	return m.started(ctx, run, &started, opts)
 }
 
 // Context is the run's context: canceled with cause ErrCanceled by
@@ -175,7 +189,7 @@ func (r *Run) Finish(st a2a.TaskStatus, artifacts []a2a.Artifact) (*a2a.Task, er
 	defer r.Abandon(errRunFinished)
 	m, taskID := r.m, r.taskID
 	var out *a2a.Task
-	err := m.store.Update(taskID, func(rec *Record, room Room) error {
+	err := m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if err := checkTransition(rec, st.State); err != nil {
 			return err
 		}
@@ -184,21 +198,21 @@ func (r *Run) Finish(st a2a.TaskStatus, artifacts []a2a.Artifact) (*a2a.Task, er
 		for i := range artifacts {
 			size += sizeOfStoredArtifact(&artifacts[i])
 		}
-		if err := m.grow(rec, room, size); err != nil {
+		if err := m.grow(rec, tx, size); err != nil {
 			var refusal *a2a.Error
 			if !errors.As(err, &refusal) {
 				return err
 			}
 			// The failure's own message is small and not counted.
-			m.apply(rec, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &a2a.Message{Parts: []a2a.Part{a2a.TextPart(
+			m.apply(rec, tx, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &a2a.Message{Parts: []a2a.Part{a2a.TextPart(
 				"The result is too large to keep: " + cmp.Or(refusal.Description, refusal.Message))}}}, now)
 			out = snapshot(rec, -1, true)
 			return nil
 		}
 		for _, art := range artifacts {
-			m.putArtifact(rec, art, now)
+			m.putArtifact(rec, tx, art, now)
 		}
-		m.apply(rec, st, now)
+		m.apply(rec, tx, st, now)
 		out = snapshot(rec, -1, true)
 		return nil
 	})

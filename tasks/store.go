@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"iter"
 	"sync"
@@ -28,50 +29,64 @@ type Record struct {
 	Bytes int64
 }
 
-// Room is a store's byte budget, handed to an Update's callback for the
-// record it updates.
-type Room interface {
+// Tx is what an Update's callback may do besides changing the record it is
+// given: take room in the store's byte budget for what it adds, and publish
+// the events of the change, which reach the task's subscribers (on every
+// replica that shares the store) in order, and only if the change is made.
+type Tx interface {
 	// Take reserves delta more bytes for the record and adds them to its
 	// Bytes, making room by dropping terminal tasks, oldest first; when the
 	// store or the record's owner has no room left it returns an
 	// *a2a.Error (RESOURCE_EXHAUSTED) and reserves nothing. A record
 	// changed without Take keeps its Bytes.
 	Take(delta int64) error
+	// Listening reports whether an event published now could reach a
+	// subscriber; when it says no, the callback may skip building one.
+	Listening() bool
+	// Publish queues ev for the task's subscribers.
+	Publish(ev a2a.StreamResponse)
 }
 
-// Store keeps task records. The Manager enforces the lifecycle and owner
-// scoping and publishes events inside the store's callbacks, so a Store must
-// run each callback with the guarantee its method states: that is what makes
-// a snapshot and a subscription atomic with respect to updates.
+// Store keeps task records for a Manager: in this process (MemoryStore),
+// or shared by replicas. Each method is one atomic step. A callback may run
+// more than once (a shared store retries it when another replica changed
+// the record first), so it must do nothing but change the record it is
+// given and use its Tx; anything else happens after the method returns.
 //
-// Records handed to callbacks share their slices with snapshots already
-// given out: a callback may replace a slice or append to it, never write
-// into an element that is already there.
+// Records handed out share their slices with the store: a holder may
+// replace a slice or append to a copy, never write into an element.
 type Store interface {
-	// Insert stores a copy of rec, a new task. A store at capacity, in
-	// tasks or in bytes (rec.Bytes), makes room by dropping terminal tasks,
-	// oldest first; when none can go, or when rec's owner already holds as
-	// many live tasks or bytes as one owner may, it returns an *a2a.Error
-	// that asks the caller to retry later.
-	Insert(rec Record) error
-	// View calls fn with the record of task id while no Insert, Update or
-	// Sweep runs, and returns fn's error. fn must not modify the record
-	// nor keep it. An unknown id is an *a2a.Error TaskNotFound.
-	View(id string, fn func(rec *Record) error) error
-	// Update calls fn with the record of task id, with exclusive access,
-	// and the room it may take for what it adds; it returns fn's error.
-	// When fn returns nil the store takes the record's new state and
-	// Updated into account. An unknown id is an *a2a.Error TaskNotFound.
-	Update(id string, fn func(rec *Record, room Room) error) error
-	// Scan calls fn once with an iterator over owner's records, under the
-	// same guarantee as View.
-	Scan(owner string, fn func(records iter.Seq[*Record]))
+	// Insert stores rec, a new task. A store at capacity, in tasks or in
+	// bytes (rec.Bytes), makes room by dropping terminal tasks, oldest
+	// first; when none can go, or when rec's quota already holds as many
+	// live tasks or bytes as one may, it returns an *a2a.Error that asks
+	// the caller to retry later.
+	Insert(ctx context.Context, rec Record) error
+	// Get returns the record of task id; an unknown id is an *a2a.Error
+	// TaskNotFound.
+	Get(ctx context.Context, id string) (Record, error)
+	// Update applies fn to the record of task id atomically and returns
+	// fn's error; when fn returns nil the change and the events fn
+	// published are made, and when the record became terminal every
+	// OnEnd hook runs. An unknown id is an *a2a.Error TaskNotFound.
+	Update(ctx context.Context, id string, fn func(rec *Record, tx Tx) error) error
+	// Scan calls fn once with an iterator over owner's records, as they
+	// are at one moment.
+	Scan(ctx context.Context, owner string, fn func(records iter.Seq[*Record])) error
+	// Subscribe returns the record of task id and a subscription to its
+	// events after that record, with none lost or repeated in between.
+	Subscribe(ctx context.Context, id string) (Record, *Subscription, error)
 	// Sweep drops the terminal records not updated since now minus the
-	// store's maximum age, and calls expire, with exclusive access, for
-	// each running record that old and each interrupted record that has
-	// waited for input longer than the store's MaxInputWait; expire must
-	// move the record to a terminal state and set its Updated.
-	Sweep(now time.Time, expire func(rec *Record))
+	// store's maximum age, and calls expire for each running record that
+	// old and each interrupted record that has waited for input longer
+	// than the store's MaxInputWait; expire must move the record to a
+	// terminal state and set its Updated (the OnEnd hooks then run).
+	Sweep(ctx context.Context, now time.Time, expire func(rec *Record, tx Tx)) error
+	// OnEnd registers fn, called (on every replica) with the id and state
+	// of each task that becomes terminal: the replica running it stops.
+	OnEnd(fn func(taskID string, state a2a.TaskState))
+	// OpenStreams is how many subscriptions are open here.
+	OpenStreams() int
 }
 
 // Limits bound a store. NewManager fills in their defaults.
@@ -90,6 +105,9 @@ type Limits struct {
 	MaxAge time.Duration
 	// MaxInputWait bounds how long an interrupted task waits for input.
 	MaxInputWait time.Duration
+	// StreamBuffer is how many events each subscriber may fall behind
+	// before it is dropped.
+	StreamBuffer int
 }
 
 // MemoryStore is a Store in memory, bounded by count, bytes and age.
@@ -109,8 +127,10 @@ type MemoryStore struct {
 	interrupted ageList
 	terminal    ageList
 	bytes       int64 // of every stored task
-	// room is the Room of the Update under way (the lock is held).
-	room memRoom
+	// tx is the Tx of the Update under way (the lock is held).
+	tx    memTx
+	bus   *Bus
+	onEnd []func(taskID string, state a2a.TaskState)
 }
 
 type memEntry struct {
@@ -138,13 +158,14 @@ func NewMemoryStore(limits Limits) *MemoryStore {
 		byID:   make(map[string]*memEntry),
 		owners: make(map[string]*ownerList),
 		quotas: make(map[string]*quota),
+		bus:    NewBus(limits.StreamBuffer),
 	}
-	s.room.s = s
+	s.tx.s = s
 	return s
 }
 
 // Insert implements Store.
-func (s *MemoryStore) Insert(rec Record) error {
+func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.byID[rec.Task.ID]; dup {
@@ -228,14 +249,37 @@ func storeFull(what string) *a2a.Error {
 	return e
 }
 
-// memRoom is the MemoryStore's Room for the entry being updated.
-type memRoom struct {
-	s *MemoryStore
-	e *memEntry
+// memTx is the MemoryStore's Tx for the entry being updated: its events
+// wait in events until the change is made.
+type memTx struct {
+	s      *MemoryStore
+	e      *memEntry
+	events []a2a.StreamResponse
 }
 
-func (r *memRoom) Take(delta int64) error {
-	s, e := r.s, r.e
+func (t *memTx) Listening() bool { return t.s.bus.Active(t.e.rec.Task.ID) }
+
+func (t *memTx) Publish(ev a2a.StreamResponse) { t.events = append(t.events, ev) }
+
+// begin sets t up for an update of e.
+func (t *memTx) begin(e *memEntry) {
+	t.e = e
+	clear(t.events)
+	t.events = t.events[:0]
+}
+
+// commit hands the events to the subscribers, and tells whether the entry
+// became terminal.
+func (t *memTx) commit(wasTerminal bool) (ended bool) {
+	for _, ev := range t.events {
+		t.s.bus.Publish(t.e.rec.Task.ID, ev)
+	}
+	t.s.touch(t.e)
+	return !wasTerminal && t.e.terminal
+}
+
+func (t *memTx) Take(delta int64) error {
+	s, e := t.s, t.e
 	if delta <= 0 {
 		return nil
 	}
@@ -253,37 +297,69 @@ func (r *memRoom) Take(delta int64) error {
 	return nil
 }
 
-// View implements Store.
-func (s *MemoryStore) View(id string, fn func(rec *Record) error) error {
+// Get implements Store.
+func (s *MemoryStore) Get(_ context.Context, id string) (Record, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e := s.byID[id]
 	if e == nil {
-		return a2a.TaskNotFound(id)
+		return Record{}, a2a.TaskNotFound(id)
 	}
-	return fn(&e.rec)
+	return e.rec, nil
 }
 
 // Update implements Store.
-func (s *MemoryStore) Update(id string, fn func(rec *Record, room Room) error) error {
+func (s *MemoryStore) Update(_ context.Context, id string, fn func(rec *Record, tx Tx) error) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	e := s.byID[id]
 	if e == nil {
+		s.mu.Unlock()
 		return a2a.TaskNotFound(id)
 	}
-	s.room.e = e
-	err := fn(&e.rec, &s.room)
-	s.room.e = nil
-	if err != nil {
+	s.tx.begin(e)
+	if err := fn(&e.rec, &s.tx); err != nil {
+		s.tx.e = nil
+		s.mu.Unlock()
 		return err
 	}
-	s.touch(e)
+	ended := s.tx.commit(e.terminal)
+	s.tx.e = nil
+	state := e.rec.Task.Status.State
+	s.mu.Unlock()
+	if ended {
+		s.ended(id, state)
+	}
 	return nil
 }
 
+// ended runs the OnEnd hooks.
+func (s *MemoryStore) ended(id string, state a2a.TaskState) {
+	for _, fn := range s.onEnd {
+		fn(id, state)
+	}
+}
+
+// OnEnd implements Store. Hooks are registered before the store is used.
+func (s *MemoryStore) OnEnd(fn func(taskID string, state a2a.TaskState)) {
+	s.onEnd = append(s.onEnd, fn)
+}
+
+// Subscribe implements Store.
+func (s *MemoryStore) Subscribe(_ context.Context, id string) (Record, *Subscription, error) {
+	s.mu.Lock() // no update between the copy and the subscription
+	defer s.mu.Unlock()
+	e := s.byID[id]
+	if e == nil {
+		return Record{}, nil, a2a.TaskNotFound(id)
+	}
+	return e.rec, s.bus.Subscribe(id), nil
+}
+
+// OpenStreams implements Store.
+func (s *MemoryStore) OpenStreams() int { return int(s.bus.open.Load()) }
+
 // Scan implements Store.
-func (s *MemoryStore) Scan(owner string, fn func(records iter.Seq[*Record])) {
+func (s *MemoryStore) Scan(_ context.Context, owner string, fn func(records iter.Seq[*Record])) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	ow := s.owners[owner]
@@ -297,32 +373,51 @@ func (s *MemoryStore) Scan(owner string, fn func(records iter.Seq[*Record])) {
 			}
 		}
 	})
+	return nil
 }
 
 // Sweep implements Store.
-func (s *MemoryStore) Sweep(now time.Time, expire func(rec *Record)) {
+func (s *MemoryStore) Sweep(_ context.Context, now time.Time, expire func(rec *Record, tx Tx)) error {
 	cutoff := now.Add(-s.limits.MaxAge)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for e := s.terminal.head; e != nil && e.rec.Updated.Before(cutoff); e = s.terminal.head {
 		s.remove(e)
 	}
-	s.expireOlder(&s.running, cutoff, expire)
-	s.expireOlder(&s.interrupted, now.Add(-s.limits.MaxInputWait), expire)
+	var ended []*Record
+	ended = s.expireOlder(&s.running, cutoff, expire, ended)
+	ended = s.expireOlder(&s.interrupted, now.Add(-s.limits.MaxInputWait), expire, ended)
+	ends := make([]struct {
+		id    string
+		state a2a.TaskState
+	}, len(ended))
+	for i, rec := range ended {
+		ends[i].id, ends[i].state = rec.Task.ID, rec.Task.Status.State
+	}
+	s.mu.Unlock()
+	for _, end := range ends {
+		s.ended(end.id, end.state)
+	}
+	return nil
 }
 
-// expireOlder expires the entries of l updated before cutoff. It is bounded
-// by the count, not by the clock, so that an expire that does not advance
-// Updated cannot keep it going.
-func (s *MemoryStore) expireOlder(l *ageList, cutoff time.Time, expire func(rec *Record)) {
+// expireOlder expires the entries of l updated before cutoff, and appends
+// those that became terminal to ended. It is bounded by the count, not by
+// the clock, so that an expire that does not advance Updated cannot keep it
+// going.
+func (s *MemoryStore) expireOlder(l *ageList, cutoff time.Time, expire func(rec *Record, tx Tx), ended []*Record) []*Record {
 	for n := l.n; n > 0; n-- {
 		e := l.head
 		if e == nil || !e.rec.Updated.Before(cutoff) {
-			return
+			return ended
 		}
-		expire(&e.rec)
-		s.touch(e)
+		s.tx.begin(e)
+		expire(&e.rec, &s.tx)
+		if s.tx.commit(e.terminal) {
+			ended = append(ended, &e.rec)
+		}
+		s.tx.e = nil
 	}
+	return ended
 }
 
 // touch moves an updated entry to the back of the age list its state
