@@ -12,6 +12,12 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "== installing Node.js and npm (interop/js needs them)"
 	apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
 fi
+if ! command -v redis-server >/dev/null && [ ! -x /usr/bin/redis-server ] && [ ! -x /usr/sbin/redis-server ]; then
+	echo "== installing redis-server (the Redis store's tests start their own, on free ports)"
+	apt-get update -qq && apt-get install -y -qq redis-server >/dev/null
+	# The package may start a system redis on port 6379; no test uses it.
+	if command -v service >/dev/null; then service redis-server stop >/dev/null 2>&1 || true; fi
+fi
 
 echo "== modules"
 go mod download
