@@ -6,12 +6,11 @@ import (
 	"fmt"
 )
 
-// Decoders of what agents write (tasks, and single messages and tasks):
-// the server only writes these, so the decoders live with the tests, which
-// read results back with them; the standalone codecs below are exported to
-// the external tests (package a2a_test). Decoding checks enum names, parts,
-// base64 and timestamps, but not the proto's REQUIRED fields: it reads
-// results back as agents write them. Requests are checked in full by
+// The stored form of a task: the 1.0 ProtoJSON that GetTask answers with,
+// so that a store shared by replicas keeps tasks in the protocol's own
+// shape, written and read by the one codec. Decoding checks enum names,
+// parts, base64 and timestamps, but not the proto's REQUIRED fields: it
+// reads back what an agent wrote. Requests are checked in full by
 // DecodeRequest.
 
 type wireStatus[P wirePart] struct {
@@ -100,33 +99,6 @@ func decodeArtifact[P wirePart](w *wireArtifact[P], a *Artifact) *Error {
 	return nil
 }
 
-// MarshalMessage encodes m as version v writes it.
-func MarshalMessage(v Version, m *Message) ([]byte, error) {
-	if m == nil {
-		return nil, fmt.Errorf("a2a: marshal %s message: nil message", v)
-	}
-	b, err := appendMessage(nil, v, m)
-	if err != nil {
-		return nil, fmt.Errorf("a2a: marshal %s message: %w", v, err)
-	}
-	return b, nil
-}
-
-// UnmarshalMessage decodes a message written in version v.
-func UnmarshalMessage(v Version, b []byte) (*Message, error) {
-	m := new(Message)
-	var err error
-	if v == V10 {
-		err = unmarshalMessage[part10](v, b, m)
-	} else {
-		err = unmarshalMessage[part03](v, b, m)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("a2a: unmarshal %s message: %w", v, err)
-	}
-	return m, nil
-}
-
 // MarshalTask encodes t as version v writes it.
 func MarshalTask(v Version, t *Task) ([]byte, error) {
 	if t == nil {
@@ -152,14 +124,6 @@ func UnmarshalTask(v Version, b []byte) (*Task, error) {
 		return nil, fmt.Errorf("a2a: unmarshal %s task: %w", v, err)
 	}
 	return t, nil
-}
-
-func unmarshalMessage[P wirePart](v Version, b []byte, m *Message) error {
-	var w wireMessage[P]
-	if err := unmarshalValue(b, &w); err != nil {
-		return err
-	}
-	return asError(decodeMessage(decoder{v: v}, &w, m))
 }
 
 func unmarshalTask[P wirePart](v Version, b []byte, t *Task) error {
