@@ -152,3 +152,58 @@ func asError(e *Error) error {
 	}
 	return e
 }
+
+// AppendEvent appends a task event (a status or artifact update) in its
+// 1.0 StreamResponse form: how a shared store passes events between
+// replicas.
+func AppendEvent(dst []byte, ev *StreamResponse) ([]byte, error) {
+	if ev == nil || (ev.StatusUpdate == nil && ev.ArtifactUpdate == nil) {
+		return dst, errors.New("a2a: append event: not a status or artifact update")
+	}
+	return appendStreamResponse(dst, V10, ev)
+}
+
+// UnmarshalEvent decodes what AppendEvent wrote. A status update is final
+// when its state is terminal or interrupted, as the 1.0 form does not say.
+func UnmarshalEvent(b []byte) (*StreamResponse, error) {
+	var w struct {
+		StatusUpdate *struct {
+			TaskID    string             `json:"taskId"`
+			ContextID string             `json:"contextId"`
+			Status    wireStatus[part10] `json:"status"`
+			Metadata  map[string]any     `json:"metadata"`
+		} `json:"statusUpdate"`
+		ArtifactUpdate *struct {
+			TaskID    string               `json:"taskId"`
+			ContextID string               `json:"contextId"`
+			Artifact  wireArtifact[part10] `json:"artifact"`
+			Append    bool                 `json:"append"`
+			LastChunk bool                 `json:"lastChunk"`
+			Metadata  map[string]any       `json:"metadata"`
+		} `json:"artifactUpdate"`
+	}
+	if err := unmarshalValue(b, &w); err != nil {
+		return nil, fmt.Errorf("a2a: unmarshal event: %w", err)
+	}
+	ev := new(StreamResponse)
+	switch {
+	case w.StatusUpdate != nil:
+		u := w.StatusUpdate
+		ev.StatusUpdate = &TaskStatusUpdateEvent{TaskID: u.TaskID, ContextID: u.ContextID, Metadata: u.Metadata}
+		if err := decodeStatus(decoder{v: V10}, &u.Status, &ev.StatusUpdate.Status); err != nil {
+			return nil, fmt.Errorf("a2a: unmarshal event: %w", within(err, "statusUpdate.status"))
+		}
+		state := ev.StatusUpdate.Status.State
+		ev.StatusUpdate.Final = state.Terminal() || state.Interrupted()
+	case w.ArtifactUpdate != nil:
+		u := w.ArtifactUpdate
+		ev.ArtifactUpdate = &TaskArtifactUpdateEvent{TaskID: u.TaskID, ContextID: u.ContextID,
+			Append: u.Append, LastChunk: u.LastChunk, Metadata: u.Metadata}
+		if err := decodeArtifact(&u.Artifact, &ev.ArtifactUpdate.Artifact); err != nil {
+			return nil, fmt.Errorf("a2a: unmarshal event: %w", within(err, "artifactUpdate.artifact"))
+		}
+	default:
+		return nil, errors.New("a2a: unmarshal event: neither a status nor an artifact update")
+	}
+	return ev, nil
+}

@@ -113,8 +113,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, v a2a.Version, 
 		case ev, open := <-sub.Events():
 			for {
 				if !open {
-					if errors.Is(sub.Err(), tasks.ErrSlowConsumer) {
+					switch err := sub.Err(); {
+					case errors.Is(err, tasks.ErrSlowConsumer):
 						h.logStreamEnd(s.error(a2a.InternalError("the stream fell behind the task's updates; subscribe again to resume")))
+					case err != nil:
+						h.logStreamEnd(s.error(a2a.InternalError("the stream was interrupted; subscribe again to resume")))
 					}
 					return
 				}

@@ -14,6 +14,11 @@ import (
 // task's current state first, and the events from there on.
 var ErrSlowConsumer = errors.New("tasks: subscription dropped: its event buffer was full")
 
+// ErrInterrupted is a Subscription's Err after a shared store ended it
+// because events may have been lost (its connection to the other replicas
+// dropped). The subscriber may subscribe again, as after ErrSlowConsumer.
+var ErrInterrupted = errors.New("tasks: subscription interrupted: events may have been lost")
+
 // Bus fans the events of each task out to that task's subscribers.
 //
 // Publish never blocks: each subscriber has a buffer of StreamBuffer events,
@@ -51,6 +56,9 @@ func (b *Bus) Subscribe(taskID string) *Subscription {
 	return s
 }
 
+// Open is how many subscriptions are open.
+func (b *Bus) Open() int { return int(b.open.Load()) }
+
 // Active reports whether task taskID has subscribers, so that a publisher
 // builds an event only when someone listens.
 func (b *Bus) Active(taskID string) bool {
@@ -66,40 +74,111 @@ func (b *Bus) Active(taskID string) bool {
 // Publish hands ev to every subscriber of task taskID without blocking.
 // After a final event (a status update with Final set) every subscription
 // of the task is closed.
-func (b *Bus) Publish(taskID string, ev a2a.StreamResponse) {
+func (b *Bus) Publish(taskID string, ev a2a.StreamResponse) { b.PublishSeq(taskID, 0, ev) }
+
+// PublishSeq is Publish for the event numbered seq of its task (0: not
+// numbered), as a shared store delivers them: a held subscription keeps it
+// until Release, and a released one takes it only past the number it was
+// released at.
+func (b *Bus) PublishSeq(taskID string, seq uint64, ev a2a.StreamResponse) {
 	if b.open.Load() == 0 {
 		return
 	}
-	final := ev.StatusUpdate != nil && ev.StatusUpdate.Final
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	subs := b.topics[taskID]
 	kept := subs[:0]
 	for _, s := range subs {
-		// Only Publish sends, under b.mu, so len(s.ch) can only shrink
-		// meanwhile: a non-final event is sent only below b.buffer, which
-		// leaves the last slot for the final event.
-		if !final && len(s.ch) >= b.buffer {
-			b.end(s, subSlow)
-			continue
+		if b.offer(s, seq, ev) {
+			kept = append(kept, s)
 		}
-		select {
-		case s.ch <- ev:
-		default:
-			b.end(s, subSlow)
-			continue
-		}
-		if final {
-			b.end(s, subDone)
-			continue
-		}
-		kept = append(kept, s)
 	}
 	clear(subs[len(kept):])
 	if len(kept) == 0 {
 		delete(b.topics, taskID)
 	} else {
 		b.topics[taskID] = kept
+	}
+}
+
+// offer hands ev to s, or keeps it while s is held, and reports whether s
+// stays open. b.mu must be held.
+func (b *Bus) offer(s *Subscription, seq uint64, ev a2a.StreamResponse) bool {
+	if s.held {
+		if len(s.pending) >= b.buffer+1 {
+			b.end(s, subSlow)
+			return false
+		}
+		s.pending = append(s.pending, numbered{seq, ev})
+		return true
+	}
+	if seq != 0 && seq <= s.after {
+		return true // already in the snapshot the subscriber started from
+	}
+	final := ev.StatusUpdate != nil && ev.StatusUpdate.Final
+	// Only the bus sends, under b.mu, so len(s.ch) can only shrink
+	// meanwhile: a non-final event is sent only below b.buffer, which
+	// leaves the last slot for the final event.
+	if !final && len(s.ch) >= b.buffer {
+		b.end(s, subSlow)
+		return false
+	}
+	select {
+	case s.ch <- ev:
+	default:
+		b.end(s, subSlow)
+		return false
+	}
+	if final {
+		b.end(s, subDone)
+		return false
+	}
+	return true
+}
+
+// SubscribeHeld opens a subscription whose events wait until Release. A
+// shared store subscribes, then reads the task, then releases the
+// subscription at that read's event number: what the read already shows
+// is dropped, and nothing after it is lost.
+func (b *Bus) SubscribeHeld(taskID string) *Subscription {
+	s := b.Subscribe(taskID)
+	b.mu.Lock()
+	s.held = true
+	b.mu.Unlock()
+	return s
+}
+
+// Release starts delivering the events numbered after after, those kept
+// meanwhile first.
+func (s *Subscription) Release(after uint64) {
+	b := s.bus
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.state.Load() != subOpen || !s.held {
+		return
+	}
+	pending := s.pending
+	s.held, s.after, s.pending = false, after, nil
+	for _, p := range pending {
+		if !b.offer(s, p.seq, p.ev) {
+			b.unlist(s)
+			return
+		}
+	}
+}
+
+// EndAll closes every subscription with Err cause: a shared store that
+// lost events (its connection to the other replicas dropped) tells the
+// subscribers to subscribe again.
+func (b *Bus) EndAll(cause error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id, subs := range b.topics {
+		for _, s := range subs {
+			s.cause = cause
+			b.end(s, subEnded)
+		}
+		delete(b.topics, id)
 	}
 }
 
@@ -112,9 +191,10 @@ func (b *Bus) end(s *Subscription, state int32) {
 }
 
 const (
-	subOpen int32 = iota
-	subDone       // final event delivered, or closed by its owner
-	subSlow       // dropped because its buffer was full
+	subOpen  int32 = iota
+	subDone        // final event delivered, or closed by its owner
+	subSlow        // dropped because its buffer was full
+	subEnded       // ended by the store: see cause
 )
 
 // Subscription is one subscriber's stream of a task's events.
@@ -123,6 +203,19 @@ type Subscription struct {
 	taskID string
 	ch     chan a2a.StreamResponse
 	state  atomic.Int32 // written under bus.mu
+
+	// Under bus.mu: a held subscription keeps its events in pending until
+	// Release; a released one takes only those numbered past after.
+	held    bool
+	pending []numbered
+	after   uint64
+	cause   error // why the store ended it (subEnded)
+}
+
+// numbered is an event with its number among its task's events.
+type numbered struct {
+	seq uint64
+	ev  a2a.StreamResponse
 }
 
 // Events is the subscription's stream. It is closed after the task's final
@@ -132,8 +225,13 @@ func (s *Subscription) Events() <-chan a2a.StreamResponse { return s.ch }
 // Err tells why Events was closed early: ErrSlowConsumer when the bus
 // dropped the subscriber. It is nil after the final event or Close.
 func (s *Subscription) Err() error {
-	if s.state.Load() == subSlow {
+	switch s.state.Load() {
+	case subSlow:
 		return ErrSlowConsumer
+	case subEnded:
+		s.bus.mu.Lock()
+		defer s.bus.mu.Unlock()
+		return s.cause
 	}
 	return nil
 }
@@ -148,6 +246,12 @@ func (s *Subscription) Close() {
 	if s.state.Load() != subOpen {
 		return
 	}
+	b.unlist(s)
+	b.end(s, subDone)
+}
+
+// unlist takes s out of its topic. b.mu must be held.
+func (b *Bus) unlist(s *Subscription) {
 	subs := b.topics[s.taskID]
 	for i, x := range subs {
 		if x == s {
@@ -160,5 +264,4 @@ func (s *Subscription) Close() {
 	} else {
 		b.topics[s.taskID] = subs
 	}
-	b.end(s, subDone)
 }

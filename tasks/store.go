@@ -356,7 +356,7 @@ func (s *MemoryStore) Subscribe(_ context.Context, id string) (Record, *Subscrip
 }
 
 // OpenStreams implements Store.
-func (s *MemoryStore) OpenStreams() int { return int(s.bus.open.Load()) }
+func (s *MemoryStore) OpenStreams() int { return s.bus.Open() }
 
 // Scan implements Store.
 func (s *MemoryStore) Scan(_ context.Context, owner string, fn func(records iter.Seq[*Record])) error {

@@ -1,0 +1,137 @@
+package redisstore
+
+import "github.com/redis/go-redis/v9"
+
+// The Lua scripts that make each change one atomic step in Redis. Every key
+// of a store shares the hash tag {prefix}, so that a script may touch a
+// task, the age lists, the owner's index and the counters at once, also on
+// Redis Cluster (where the whole store then lives on one shard).
+//
+// A task is a hash: t (the task, 1.0 ProtoJSON), o (owner), ok (the owner's
+// index key), qk (its quota's key), u (updated, Unix nanoseconds), b (its
+// bytes), v (version, bumped by every write), s (its events so far) and st
+// (r running, i interrupted, t terminal). The age lists are sorted sets
+// scored by the update time in milliseconds; a quota is a hash of live and
+// bytes; the store's counters are the hash stats (count, bytes).
+
+// prelude holds the functions the scripts share. ARGV[1] is always the
+// key prefix, "{prefix}".
+const prelude = `
+local P = ARGV[1]
+local STATS = P .. ':stats'
+local function list(st)
+	if st == 't' then return P .. ':terminal' elseif st == 'i' then return P .. ':interrupted' end
+	return P .. ':running'
+end
+local function num(x) return tonumber(x) or 0 end
+-- drop removes a stored task and everything that counts it.
+local function drop(id)
+	local tk = P .. ':t:' .. id
+	local f = redis.call('HMGET', tk, 'ok', 'qk', 'b', 'st')
+	if f[1] then
+		redis.call('ZREM', f[1], id)
+		redis.call('HINCRBY', STATS, 'count', -1)
+		redis.call('HINCRBY', STATS, 'bytes', -num(f[3]))
+		if f[4] ~= 't' then
+			if redis.call('HINCRBY', f[2], 'live', -1) <= 0 then redis.call('DEL', f[2])
+			else redis.call('HINCRBY', f[2], 'bytes', -num(f[3])) end
+		end
+	end
+	redis.call('DEL', tk)
+	redis.call('ZREM', P .. ':terminal', id)
+	redis.call('ZREM', P .. ':running', id)
+	redis.call('ZREM', P .. ':interrupted', id)
+end
+-- evict drops the terminal task updated longest ago, but never keep.
+local function evict(keep)
+	local ids = redis.call('ZRANGE', P .. ':terminal', 0, 1)
+	for _, id in ipairs(ids) do
+		if id ~= keep then
+			drop(id)
+			return true
+		end
+	end
+	return false
+end
+-- room makes delta more bytes fit the store's budget.
+local function room(delta, keep, maxBytes)
+	while num(redis.call('HGET', STATS, 'bytes')) + delta > maxBytes do
+		if not evict(keep) then return false end
+	end
+	return true
+end
+`
+
+// insertScript stores a new task. ARGV: prefix, id, owner, owner key,
+// quota key, updated, bytes, state, task, score, max tasks, max live per
+// quota, max live bytes per quota, max bytes. It answers "ok", "dup",
+// "quota-tasks", "quota-bytes", "full-tasks" or "full-bytes".
+var insertScript = redis.NewScript(prelude + `
+local id, owner, ok, qk = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local updated, bytes, st, task, score = ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10]
+local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
+local tk = P .. ':t:' .. id
+if redis.call('EXISTS', tk) == 1 then return 'dup' end
+if st ~= 't' then
+	local q = redis.call('HMGET', qk, 'live', 'bytes')
+	if num(q[1]) >= maxLive then return 'quota-tasks' end
+	if num(q[2]) + bytes > maxLiveBytes then return 'quota-bytes' end
+end
+if num(redis.call('HGET', STATS, 'count')) >= maxTasks and not evict('') then return 'full-tasks' end
+if not room(bytes, '', maxBytes) then return 'full-bytes' end
+redis.call('HSET', tk, 't', task, 'o', owner, 'ok', ok, 'qk', qk, 'u', updated, 'b', bytes, 'v', 1, 's', 0, 'st', st)
+redis.call('ZADD', list(st), score, id)
+redis.call('ZADD', ok, score, id)
+redis.call('HINCRBY', STATS, 'count', 1)
+redis.call('HINCRBY', STATS, 'bytes', bytes)
+if st ~= 't' then
+	redis.call('HINCRBY', qk, 'live', 1)
+	redis.call('HINCRBY', qk, 'bytes', bytes)
+end
+return 'ok'
+`)
+
+// updateScript writes a task changed by a callback, if nobody wrote it
+// since version, and publishes its events. ARGV: prefix, id, version,
+// updated, state, task, bytes added, score, max live bytes per quota, max
+// bytes, channel, then for each event its state mark and payload. It
+// answers {"ok", events so far}, or {"missing"}, {"conflict"},
+// {"quota-bytes"} or {"full-bytes"}.
+var updateScript = redis.NewScript(prelude + `
+local id, version, updated, st, task = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local delta, score, maxLiveBytes, maxBytes, channel = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
+local tk = P .. ':t:' .. id
+local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qk', 's')
+if not f[1] then return {'missing'} end
+if f[1] ~= version then return {'conflict'} end
+local oldst, oldb, qk, seq = f[2], num(f[3]), f[4], num(f[5])
+if delta > 0 then
+	if oldst ~= 't' and num(redis.call('HGET', qk, 'bytes')) + delta > maxLiveBytes then return {'quota-bytes'} end
+	if not room(delta, id, maxBytes) then return {'full-bytes'} end
+end
+local n = (#ARGV - 11) / 2
+redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st)
+redis.call('ZREM', list(oldst), id)
+redis.call('ZADD', list(st), score, id)
+redis.call('HINCRBY', STATS, 'bytes', delta)
+if oldst ~= 't' then
+	if st == 't' then
+		if redis.call('HINCRBY', qk, 'live', -1) <= 0 then redis.call('DEL', qk)
+		else redis.call('HINCRBY', qk, 'bytes', -oldb) end
+	else
+		redis.call('HINCRBY', qk, 'bytes', delta)
+	end
+end
+for i = 1, n do
+	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' ' .. ARGV[10 + 2 * i] .. '\n' .. ARGV[11 + 2 * i])
+end
+return {'ok', seq + n}
+`)
+
+// dropOldScript drops terminal tasks updated before a time. ARGV: prefix,
+// cutoff score, most to drop. It answers how many it dropped.
+var dropOldScript = redis.NewScript(prelude + `
+local ids = redis.call('ZRANGEBYSCORE', P .. ':terminal', '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, id in ipairs(ids) do drop(id) end
+return #ids
+`)

@@ -1,0 +1,586 @@
+// Package redisstore keeps A2A tasks in Redis, so that any number of
+// replicas of the agent act as one: a task started on one replica can be
+// read, listed, streamed, canceled and continued on any other, and outlives
+// a restart of them all.
+//
+// Each change is one atomic step in Redis (a Lua script; see scripts.go):
+// an insert checks every bound (tasks, bytes, each quota's share) and
+// evicts terminal tasks, oldest first, as the memory store does; an update
+// is optimistic: the callback runs on the record as last read (or as this
+// replica last wrote it, so that the blocking SendMessage path costs one
+// round trip to start a task and one to finish it), and the script writes
+// the result only if nobody wrote the task since; otherwise the record is
+// read again and the callback runs again, as the tasks.Store contract
+// allows.
+//
+// Events travel by Pub/Sub with a sequence number, rather than as Redis
+// Streams: every replica keeps one subscription to the store's channel
+// (one connection, whatever the number of open streams), and an event is
+// numbered by the script that commits its change, in the task's own order.
+// A stream opened on any replica subscribes first, then reads the task,
+// then takes only the events numbered past what it read: nothing is lost
+// between the snapshot and the first event, and nothing is repeated.
+// Pub/Sub delivers nothing to a replica whose connection dropped; such a
+// replica ends its open streams with an error that asks the client to
+// subscribe again (as a slow consumer is told), and the client then gets
+// the task as it is.
+package redisstore
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Client is the connection to Redis (a single server, Sentinel or
+	// Cluster). The Store does not close it.
+	Client redis.UniversalClient
+	// Prefix starts every key (default "a2a"), so that several agents can
+	// share one Redis.
+	Prefix string
+	// Limits are the bounds the store keeps, across replicas: every
+	// replica must be given the same.
+	Limits tasks.Limits
+	// Logger reports faults, once each rather than per request.
+	Logger *zap.Logger
+}
+
+// Store is a tasks.Store on Redis. It is safe for concurrent use.
+type Store struct {
+	client  redis.UniversalClient
+	prefix  string // "{prefix}": the hash tag every key starts with
+	channel string
+	limits  tasks.Limits
+	log     *zap.Logger
+	bus     *tasks.Bus
+
+	mu    sync.Mutex
+	onEnd []func(taskID string, state a2a.TaskState)
+	// written holds the records this replica wrote last, by id, so that
+	// its next update of the task needs no read.
+	written   map[string]cached
+	lastSweep time.Time
+	failing   atomic.Bool // Redis did not answer the last call
+
+	ready  chan struct{} // closed once the event subscription is up
+	events *redis.PubSub
+	stop   context.CancelFunc
+	closed chan struct{}
+}
+
+type cached struct {
+	rec     tasks.Record
+	version string
+}
+
+// maxCached bounds what Store.written holds.
+const maxCached = 4096
+
+// New returns a Store and starts its event subscription in the background:
+// nothing here waits on the network.
+func New(opts Options) (*Store, error) {
+	if opts.Client == nil {
+		return nil, errors.New("tasks/redis: no Redis client")
+	}
+	prefix := opts.Prefix
+	if prefix == "" {
+		prefix = "a2a"
+	}
+	if strings.ContainsAny(prefix, "{}") {
+		return nil, fmt.Errorf("tasks/redis: key prefix %q must not contain { or }", prefix)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Store{
+		client:  opts.Client,
+		prefix:  "{" + prefix + "}",
+		limits:  opts.Limits,
+		log:     log,
+		bus:     tasks.NewBus(opts.Limits.StreamBuffer),
+		written: make(map[string]cached),
+		ready:   make(chan struct{}),
+		stop:    stop,
+		closed:  make(chan struct{}),
+	}
+	s.channel = s.prefix + ":events"
+	s.events = s.client.Subscribe(ctx) // no channel yet: nothing goes to the network here
+	go s.listen(ctx)
+	return s, nil
+}
+
+// Close stops the event subscription. Open streams end.
+func (s *Store) Close() {
+	s.stop()
+	_ = s.events.Close() // a Receive under way does not watch its context
+	<-s.closed
+	s.bus.EndAll(tasks.ErrInterrupted)
+}
+
+func (s *Store) taskKey(id string) string { return s.prefix + ":t:" + id }
+
+// indexKey names the index of an owner's tasks, or a quota's counters:
+// hex, so that any string can be a key.
+func (s *Store) indexKey(kind, name string) string {
+	return s.prefix + ":" + kind + ":" + hex.EncodeToString([]byte(name))
+}
+
+func score(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+func stateMark(st a2a.TaskState) string {
+	switch {
+	case st.Terminal():
+		return "t"
+	case st.Interrupted():
+		return "i"
+	}
+	return "r"
+}
+
+// unavailable is what a caller is told when Redis cannot be reached. The
+// log says so once, until Redis answers again.
+func (s *Store) unavailable(op string, err error) error {
+	if s.failing.CompareAndSwap(false, true) {
+		s.log.Error("the task store in Redis cannot be reached; requests that need it fail until it answers again",
+			zap.String("op", op), zap.Error(err))
+	}
+	e := a2a.InternalError("the task store is unavailable; retry later")
+	e.Reason = "UNAVAILABLE"
+	return e
+}
+
+// reachable notes that Redis answered.
+func (s *Store) reachable() {
+	if s.failing.CompareAndSwap(true, false) {
+		s.log.Info("the task store in Redis answers again")
+	}
+}
+
+// Insert implements tasks.Store.
+func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
+	task, err := a2a.MarshalTask(a2a.V10, &rec.Task)
+	if err != nil {
+		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
+	}
+	quota := rec.Quota
+	if quota == "" {
+		quota = rec.Owner
+	}
+	l := s.limits
+	res, err := insertScript.Run(ctx, s.client, []string{s.taskKey(rec.Task.ID)},
+		s.prefix, rec.Task.ID, rec.Owner, s.indexKey("o", rec.Owner), s.indexKey("q", quota),
+		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task, score(rec.Updated),
+		l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes).Text()
+	if err != nil {
+		return s.unavailable("insert", err)
+	}
+	s.reachable()
+	if err := s.refusal(res); err != nil {
+		return err
+	}
+	if res == "dup" {
+		return fmt.Errorf("tasks/redis: insert task %s: id already stored", rec.Task.ID)
+	}
+	s.remember(rec, "1")
+	return nil
+}
+
+// refusal turns a script's answer into the error the memory store gives in
+// the same case; nil for any other answer.
+func (s *Store) refusal(res string) error {
+	l := s.limits
+	var what string
+	switch res {
+	case "quota-tasks":
+		what = fmt.Sprintf("you have %d tasks running or waiting for input, as much as one caller may", l.MaxLivePerOwner)
+	case "quota-bytes":
+		what = fmt.Sprintf("you have %d bytes of tasks running or waiting for input, as much as one caller may", l.MaxLiveBytesPerOwner)
+	case "full-tasks":
+		what = fmt.Sprintf("the agent holds %d tasks that are running or waiting for input, as much as it may", l.MaxTasks)
+	case "full-bytes":
+		what = fmt.Sprintf("the agent holds %d bytes of tasks that are running or waiting for input, as much as it may", l.MaxBytes)
+	default:
+		return nil
+	}
+	e := a2a.InternalError(what + "; finish or cancel some, or retry later")
+	e.Reason = "RESOURCE_EXHAUSTED"
+	return e
+}
+
+func (s *Store) remember(rec tasks.Record, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rec.Task.Status.State.Terminal() {
+		delete(s.written, rec.Task.ID)
+		return
+	}
+	if len(s.written) >= maxCached {
+		for id := range s.written { // map order is random
+			delete(s.written, id)
+			break
+		}
+	}
+	s.written[rec.Task.ID] = cached{rec: rec, version: version}
+}
+
+func (s *Store) recall(id string) (cached, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.written[id]
+	return c, ok
+}
+
+func (s *Store) forget(id string) {
+	s.mu.Lock()
+	delete(s.written, id)
+	s.mu.Unlock()
+}
+
+// Get implements tasks.Store.
+func (s *Store) Get(ctx context.Context, id string) (tasks.Record, error) {
+	rec, _, _, err := s.load(ctx, id)
+	return rec, err
+}
+
+// load reads a task: the record, its version and how many events it had.
+func (s *Store) load(ctx context.Context, id string) (tasks.Record, string, uint64, error) {
+	fields, err := s.client.HGetAll(ctx, s.taskKey(id)).Result()
+	if err != nil {
+		return tasks.Record{}, "", 0, s.unavailable("get", err)
+	}
+	s.reachable()
+	if len(fields) == 0 {
+		return tasks.Record{}, "", 0, a2a.TaskNotFound(id)
+	}
+	rec, err := decode(fields)
+	if err != nil {
+		return tasks.Record{}, "", 0, fmt.Errorf("tasks/redis: task %s: %w", id, err)
+	}
+	seq, _ := strconv.ParseUint(fields["s"], 10, 64)
+	return rec, fields["v"], seq, nil
+}
+
+func decode(f map[string]string) (tasks.Record, error) {
+	task, err := a2a.UnmarshalTask(a2a.V10, []byte(f["t"]))
+	if err != nil {
+		return tasks.Record{}, err
+	}
+	updated, _ := strconv.ParseInt(f["u"], 10, 64)
+	bytes, _ := strconv.ParseInt(f["b"], 10, 64)
+	return tasks.Record{Owner: f["o"], Task: *task, Updated: time.Unix(0, updated).UTC(), Bytes: bytes}, nil
+}
+
+// maxAttempts bounds the retries of an update that keeps meeting other
+// replicas' writes.
+const maxAttempts = 16
+
+// Update implements tasks.Store.
+func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record, tx tasks.Tx) error) error {
+	c, known := s.recall(id)
+	var refused error // the store's answer to a Take that did not fit
+	for range maxAttempts {
+		if !known {
+			rec, version, _, err := s.load(ctx, id)
+			if err != nil {
+				return err
+			}
+			c = cached{rec: rec, version: version}
+		}
+		rec := c.rec
+		tx := &redisTx{rec: &rec, refused: refused}
+		if err := fn(&rec, tx); err != nil {
+			if known && refused == nil {
+				known = false // judged on what this replica wrote last: read the task and judge again
+				continue
+			}
+			return err
+		}
+		task, err := a2a.MarshalTask(a2a.V10, &rec.Task)
+		if err != nil {
+			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
+		}
+		args := []any{s.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task,
+			rec.Bytes - c.rec.Bytes, score(rec.Updated), s.limits.MaxLiveBytesPerOwner, s.limits.MaxBytes, s.channel}
+		args = append(args, tx.events...)
+		res, err := updateScript.Run(ctx, s.client, []string{s.taskKey(id)}, args...).Slice()
+		if err != nil {
+			return s.unavailable("update", err)
+		}
+		s.reachable()
+		switch answer, _ := res[0].(string); answer {
+		case "ok":
+			version, _ := strconv.ParseUint(c.version, 10, 64)
+			s.remember(rec, strconv.FormatUint(version+1, 10))
+			return nil
+		case "missing":
+			s.forget(id)
+			return a2a.TaskNotFound(id)
+		case "conflict":
+			known = false
+		default:
+			if refused = s.refusal(answer); refused == nil {
+				return fmt.Errorf("tasks/redis: update task %s: unexpected answer %q", id, answer)
+			}
+			known = true // the same record, now with the refusal
+		}
+	}
+	return fmt.Errorf("tasks/redis: update task %s: other replicas kept changing it", id)
+}
+
+// redisTx collects an update's events, encoded for the script, and counts
+// the bytes it takes into the record; the script checks them against the
+// budgets, and when they do not fit the callback runs again with refused
+// set, as the store's answer to its Take.
+type redisTx struct {
+	rec     *tasks.Record
+	refused error
+	events  []any // mark, payload, mark, payload…
+}
+
+func (t *redisTx) Take(delta int64) error {
+	if delta > 0 && t.refused != nil {
+		return t.refused
+	}
+	t.rec.Bytes += delta
+	return nil
+}
+
+// Listening is always true: a subscriber may be on another replica.
+func (t *redisTx) Listening() bool { return true }
+
+func (t *redisTx) Publish(ev a2a.StreamResponse) {
+	payload, err := a2a.AppendEvent(nil, &ev)
+	if err != nil {
+		return // refused at the source: tasks never hold what cannot be encoded
+	}
+	mark := "-"
+	if u := ev.StatusUpdate; u != nil && u.Status.State.Terminal() {
+		mark = strconv.Itoa(int(u.Status.State))
+	}
+	t.events = append(t.events, mark, payload)
+}
+
+// Scan implements tasks.Store.
+func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq[*tasks.Record])) error {
+	ids, err := s.client.ZRange(ctx, s.indexKey("o", owner), 0, -1).Result()
+	if err != nil {
+		return s.unavailable("scan", err)
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.taskKey(id))
+		}
+		return nil
+	}); err != nil {
+		return s.unavailable("scan", err)
+	}
+	records := make([]tasks.Record, 0, len(ids))
+	for _, cmd := range cmds {
+		f := cmd.Val()
+		if len(f) == 0 {
+			continue // dropped since the index was read
+		}
+		rec, err := decode(f)
+		if err != nil {
+			s.log.Warn("a stored task cannot be read", zap.Error(err))
+			continue
+		}
+		records = append(records, rec)
+	}
+	fn(func(yield func(*tasks.Record) bool) {
+		for i := range records {
+			if !yield(&records[i]) {
+				return
+			}
+		}
+	})
+	return nil
+}
+
+// Subscribe implements tasks.Store.
+func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.Subscription, error) {
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return tasks.Record{}, nil, s.unavailable("subscribe", ctx.Err())
+	}
+	sub := s.bus.SubscribeHeld(id)
+	rec, _, seq, err := s.load(ctx, id)
+	if err != nil {
+		sub.Close()
+		return tasks.Record{}, nil, err
+	}
+	sub.Release(seq)
+	return rec, sub, nil
+}
+
+// sweepEvery bounds how often one replica sweeps: a new task asks for a
+// sweep, and Redis should not be asked for each.
+const sweepEvery = time.Second
+
+// Sweep implements tasks.Store.
+func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks.Record, tx tasks.Tx)) error {
+	s.mu.Lock()
+	due := now.Sub(s.lastSweep) >= sweepEvery || now.Before(s.lastSweep)
+	if due {
+		s.lastSweep = now
+	}
+	s.mu.Unlock()
+	if !due {
+		return nil
+	}
+	const batch = 256
+	if err := dropOldScript.Run(ctx, s.client, []string{s.prefix + ":terminal"},
+		s.prefix, score(now.Add(-s.limits.MaxAge)), batch).Err(); err != nil {
+		return s.unavailable("sweep", err)
+	}
+	for _, age := range []struct {
+		list   string
+		cutoff time.Time
+	}{
+		{s.prefix + ":running", now.Add(-s.limits.MaxAge)},
+		{s.prefix + ":interrupted", now.Add(-s.limits.MaxInputWait)},
+	} {
+		ids, err := s.client.ZRangeByScore(ctx, age.list, &redis.ZRangeBy{
+			Min: "-inf", Max: "(" + score(age.cutoff), Count: batch}).Result()
+		if err != nil {
+			return s.unavailable("sweep", err)
+		}
+		for _, id := range ids {
+			err := s.Update(ctx, id, func(rec *tasks.Record, tx tasks.Tx) error {
+				if rec.Task.Status.State.Terminal() || !rec.Updated.Before(age.cutoff) {
+					return errStillFresh // another replica got there first
+				}
+				expire(rec, tx)
+				return nil
+			})
+			if err != nil && !errors.Is(err, errStillFresh) {
+				var e *a2a.Error
+				if !errors.As(err, &e) {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+var errStillFresh = errors.New("tasks/redis: the task changed since the sweep read it")
+
+// OnEnd implements tasks.Store.
+func (s *Store) OnEnd(fn func(taskID string, state a2a.TaskState)) {
+	s.mu.Lock()
+	s.onEnd = append(s.onEnd, fn)
+	s.mu.Unlock()
+}
+
+// OpenStreams implements tasks.Store.
+func (s *Store) OpenStreams() int { return s.bus.Open() }
+
+// listen receives every replica's events until Close. A dropped connection
+// ends this replica's open streams (their events may be lost) and is
+// logged once until the subscription is back.
+func (s *Store) listen(ctx context.Context) {
+	defer close(s.closed)
+	ps := s.events
+	for ps.Subscribe(ctx, s.channel) != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(retryAfter):
+		}
+	}
+	down := false
+	for {
+		msg, err := ps.Receive(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			if !down {
+				down = true
+				s.log.Warn("the task store's event subscription in Redis dropped; open streams end and the subscription is retried", zap.Error(err))
+				s.bus.EndAll(tasks.ErrInterrupted)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(retryAfter):
+			}
+			continue
+		}
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if down {
+				s.log.Info("the task store's event subscription in Redis is back")
+				down = false
+			}
+			select {
+			case <-s.ready:
+			default:
+				close(s.ready)
+			}
+		case *redis.Message:
+			s.deliver(m.Payload)
+		}
+	}
+}
+
+// retryAfter paces the retries of a dropped event subscription.
+const retryAfter = 500 * time.Millisecond
+
+// deliver hands one event to this replica: to the OnEnd hooks when it ends
+// its task, and to the task's local streams.
+func (s *Store) deliver(payload string) {
+	header, body, ok := strings.Cut(payload, "\n")
+	fields := strings.Fields(header)
+	if !ok || len(fields) != 3 {
+		return
+	}
+	id, mark := fields[0], fields[2]
+	seq, err := strconv.ParseUint(fields[1], 10, 64)
+	if err != nil {
+		return
+	}
+	if mark != "-" {
+		if n, err := strconv.Atoi(mark); err == nil {
+			s.forget(id)
+			s.mu.Lock()
+			hooks := s.onEnd
+			s.mu.Unlock()
+			for _, fn := range hooks {
+				fn(id, a2a.TaskState(n))
+			}
+		}
+	}
+	if !s.bus.Active(id) {
+		return
+	}
+	ev, err := a2a.UnmarshalEvent([]byte(body))
+	if err != nil {
+		s.log.Warn("an event from the task store cannot be read", zap.String("task", id), zap.Error(err))
+		return
+	}
+	s.bus.PublishSeq(id, seq, *ev)
+}

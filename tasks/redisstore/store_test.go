@@ -1,0 +1,131 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
+)
+
+// replica is one agent's task manager on the shared Redis.
+func replica(t *testing.T, srv *redistest.Server, opts tasks.Options) *tasks.Manager {
+	t.Helper()
+	store, err := redisstore.New(redisstore.Options{Client: srv.Client(t), Prefix: "test", Limits: opts.StoreLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	opts.Store = store
+	opts.SweepInterval = -1
+	m := tasks.NewManager(opts)
+	t.Cleanup(m.Close)
+	return m
+}
+
+func userMsg(text string) a2a.Message {
+	return a2a.Message{MessageID: "m-" + text, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart(text)}}
+}
+
+func agentMsg(text string) *a2a.Message {
+	return &a2a.Message{Parts: []a2a.Part{a2a.TextPart(text)}}
+}
+
+func recv(t *testing.T, sub *tasks.Subscription) a2a.StreamResponse {
+	t.Helper()
+	select {
+	case ev, ok := <-sub.Events():
+		if !ok {
+			t.Fatalf("the subscription closed (%v), want an event", sub.Err())
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+	}
+	return a2a.StreamResponse{}
+}
+
+// Two replicas on one Redis act as one agent: a task started on A is read,
+// listed, streamed, continued and canceled on B, and B's cancel stops A's
+// run.
+func TestReplicasActAsOne(t *testing.T) {
+	srv := redistest.Start(t)
+	a := replica(t, srv, tasks.Options{})
+	b := replica(t, srv, tasks.Options{})
+
+	run, err := a.Start("alice", userMsg("book a table"), tasks.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := run.Task.ID
+	got, err := b.Get("alice", id, nil)
+	if err != nil || got.Status.State != a2a.TaskStateWorking || len(got.History) != 1 {
+		t.Fatalf("B reads the task: %+v, %v", got, err)
+	}
+	if _, err := b.Get("mallory", id, nil); err == nil {
+		t.Error("another owner read the task on B")
+	}
+	list, err := b.List("alice", nil)
+	if err != nil || list.TotalSize != 1 {
+		t.Fatalf("B lists %+v, %v", list, err)
+	}
+
+	snap, sub, err := b.Subscribe("alice", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if snap.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("snapshot %s", snap.Status.State)
+	}
+	if err := run.Working(agentMsg("looking")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: agentMsg("for how many?")},
+		[]a2a.Artifact{{Name: "draft", Parts: []a2a.Part{a2a.TextPart("d")}}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"working", "artifact", "input-required"} {
+		ev := recv(t, sub)
+		var got string
+		switch {
+		case ev.ArtifactUpdate != nil:
+			got = "artifact"
+		case ev.StatusUpdate != nil:
+			got = ev.StatusUpdate.Status.State.String()
+		}
+		if got != want {
+			t.Fatalf("event %d on B = %s, want %s", i, got, want)
+		}
+	}
+
+	follow := userMsg("four")
+	follow.TaskID = id
+	run2, err := b.Start("alice", follow, tasks.StartOptions{})
+	if err != nil {
+		t.Fatalf("the follow-up on B: %v", err)
+	}
+	if len(run2.Task.History) != 4 || run2.Task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("continued task: %s, %d messages", run2.Task.Status.State, len(run2.Task.History))
+	}
+
+	// B runs it now; A cancels: B's run stops.
+	if _, err := a.Cancel("alice", id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-run2.Context().Done():
+		if !errors.Is(context.Cause(run2.Context()), tasks.ErrCanceled) {
+			t.Errorf("cause %v, want ErrCanceled", context.Cause(run2.Context()))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancel on A did not reach the run on B")
+	}
+	if _, err := run2.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, nil); !errors.Is(err, tasks.ErrTerminal) {
+		t.Errorf("Finish after the cancel: %v, want ErrTerminal", err)
+	}
+}
