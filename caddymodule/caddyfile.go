@@ -55,6 +55,16 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        max_live_bytes_per_owner <size>
 //	        max_task_bytes     <size>
 //	        stream_buffer      <count>
+//	        redis {
+//	            address     <host:port...>
+//	            master_name <name>
+//	            username    <name|{env.VAR}>
+//	            password    <password|{env.VAR}>
+//	            db          <number>
+//	            tls         [<server name>]
+//	            key_prefix  <prefix>
+//	            timeout     <duration>
+//	        }
 //	    }
 //	    signing {
 //	        key          <file|{env.VAR}> [<kid> [<alg>]]
@@ -235,6 +245,8 @@ func parseTasks(d *caddyfile.Dispenser, where string) (*TasksConfig, error) {
 			t.MaxLiveBytesPerOwner, err = sizeArg(d, at)
 		case "max_task_bytes":
 			t.MaxTaskBytes, err = sizeArg(d, at)
+		case "redis":
+			t.Redis, err = parseRedis(d, at)
 		case "stream_buffer":
 			t.StreamBuffer, err = countArg(d, at)
 		default:
@@ -243,6 +255,45 @@ func parseTasks(d *caddyfile.Dispenser, where string) (*TasksConfig, error) {
 		return err
 	})
 	return t, err
+}
+
+// parseRedis reads the tasks block's redis block.
+func parseRedis(d *caddyfile.Dispenser, where string) (*RedisConfig, error) {
+	if err := noArgs(d, where); err != nil {
+		return nil, err
+	}
+	r := new(RedisConfig)
+	err := parseBlock(d, where, nil, func(sub, at string) error {
+		var err error
+		switch sub {
+		case "address":
+			r.Addresses, err = someArgs(d, at)
+		case "master_name":
+			r.MasterName, err = oneArg(d, at)
+		case "username":
+			r.Username, err = oneArg(d, at)
+		case "password":
+			r.Password, err = oneArg(d, at)
+		case "db":
+			r.DB, err = intArg(d, at)
+		case "tls":
+			r.TLS = true
+			if d.NextArg() {
+				r.TLSServerName = d.Val()
+			}
+			if d.NextArg() {
+				return d.Errf("%s: want at most a server name", at)
+			}
+		case "key_prefix":
+			r.KeyPrefix, err = oneArg(d, at)
+		case "timeout":
+			r.Timeout, err = durationArg(d, at)
+		default:
+			return errUnknownSubdirective
+		}
+		return err
+	})
+	return r, err
 }
 
 // The helpers below read the Caddyfile the same way for every block. where

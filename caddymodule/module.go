@@ -184,6 +184,9 @@ type TasksConfig struct {
 	// upstream result that would take more fails the task. It also bounds
 	// one GetTask answer and one page of ListTasks. Default: 16 MiB.
 	MaxTaskBytes int64 `json:"max_task_bytes,omitempty"`
+	// Redis keeps the tasks in Redis, shared by the agent's replicas,
+	// instead of in this process's memory. See RedisConfig.
+	Redis *RedisConfig `json:"redis,omitempty"`
 	// StreamBuffer is how many events a stream may fall behind before it is
 	// closed as too slow. Default: 64.
 	StreamBuffer int `json:"stream_buffer,omitempty"`
@@ -284,7 +287,9 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		srvCfg.ProtectCard = h.Security.ProtectCard
 	}
 
-	srvCfg.Tasks = h.acquireStore()
+	if srvCfg.Tasks, err = h.acquireStore(); err != nil {
+		return err
+	}
 	h.logAdvice = newAccessLogAdvice(h.Security)
 	h.srv, err = server.New(srvCfg)
 	if err != nil {
@@ -410,6 +415,11 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("tasks: max_live_bytes_per_owner %d is negative", t.MaxLiveBytesPerOwner)
 		case t.MaxTaskBytes < 0:
 			return fmt.Errorf("tasks: max_task_bytes %d is negative", t.MaxTaskBytes)
+		}
+		if t.Redis != nil {
+			if err := t.Redis.validate(); err != nil {
+				return fmt.Errorf("tasks: %w", err)
+			}
 		}
 	}
 	return nil

@@ -1,64 +1,160 @@
 package caddymodule
 
 import (
+	"crypto/tls"
+	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/tasks"
+	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
 )
 
 // stores holds the task managers of the loaded configs, keyed by the agent's
 // url. Caddy provisions a new config before it cleans up the old one, so a
 // reload finds the old config's manager here and takes it over: tasks,
-// running skills and open streams carry on. The last handler to let go of a
-// manager closes it.
+// running skills, open streams and the connection to Redis carry on. The
+// last handler to let go of a manager closes it.
 var stores = caddy.NewUsagePool()
 
-// store is one shared task manager and the limits it was created with.
+// store is one shared task manager, the limits it was created with, and
+// its Redis store and client when it has them.
 type store struct {
 	manager *tasks.Manager
 	limits  TasksConfig
+	redis   *redisstore.Store
+	client  redis.UniversalClient
 }
 
 // Destruct closes the manager once no loaded config uses it.
 func (s *store) Destruct() error {
 	s.manager.Close()
+	if s.redis != nil {
+		s.redis.Close()
+		return s.client.Close()
+	}
 	return nil
 }
 
+// RedisConfig keeps the tasks in Redis, shared by every replica of the
+// agent that names the same Redis and key_prefix: any replica can then
+// read, stream, cancel and continue a task another one started, and tasks
+// outlive restarts. Every replica must have the same tasks limits.
+type RedisConfig struct {
+	// Addresses are host:port of Redis: one for a single server; several
+	// for Redis Cluster, or the Sentinels with MasterName. Required.
+	Addresses []string `json:"addresses,omitempty"`
+	// MasterName is the Sentinel master's name: Addresses are then
+	// Sentinels.
+	MasterName string `json:"master_name,omitempty"`
+	// Username and Password authenticate to Redis (ACL). Both take
+	// {env.NAME} placeholders, read at provision.
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	// DB is the database number (single server and Sentinel only).
+	DB int `json:"db,omitempty"`
+	// TLS connects with TLS, verifying the server's certificate against
+	// the system's roots; TLSServerName overrides the name checked.
+	TLS           bool   `json:"tls,omitempty"`
+	TLSServerName string `json:"tls_server_name,omitempty"`
+	// KeyPrefix starts every key, so that several agents can share one
+	// Redis (default "a2a").
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// Timeout bounds each command (default 3s): a caller whose request
+	// needs a Redis that does not answer gets -32603 UNAVAILABLE then.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+}
+
+// validate checks what needs no network.
+func (c *RedisConfig) validate() error {
+	switch {
+	case len(c.Addresses) == 0:
+		return fmt.Errorf("redis: at least one address is required")
+	case c.Timeout < 0:
+		return fmt.Errorf("redis: timeout %s is negative", time.Duration(c.Timeout))
+	case c.DB < 0:
+		return fmt.Errorf("redis: db %d is negative", c.DB)
+	}
+	return nil
+}
+
+// client makes the Redis client; nothing is dialed yet.
+func (c *RedisConfig) client() (redis.UniversalClient, error) {
+	repl := caddy.NewReplacer()
+	username, err := repl.ReplaceOrErr(c.Username, true, true)
+	if err != nil {
+		return nil, fmt.Errorf("redis: username: %w", err)
+	}
+	password, err := repl.ReplaceOrErr(c.Password, true, true)
+	if err != nil {
+		return nil, fmt.Errorf("redis: password: %w", err)
+	}
+	timeout := time.Duration(c.Timeout)
+	if timeout == 0 {
+		timeout = 3 * time.Second
+	}
+	opts := &redis.UniversalOptions{
+		Addrs: c.Addresses, MasterName: c.MasterName, Username: username, Password: password, DB: c.DB,
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout,
+		// A request fails fast while Redis is down, rather than waiting
+		// out retries.
+		MaxRetries: 1,
+	}
+	if c.TLS {
+		opts.TLSConfig = &tls.Config{ServerName: c.TLSServerName, MinVersion: tls.VersionTLS12}
+	}
+	return redis.NewUniversalClient(opts), nil
+}
+
 // acquireStore takes a reference to the task manager of h.URL, creating it
-// with h's limits if no loaded config has one. Cleanup releases it.
-func (h *Handler) acquireStore() *tasks.Manager {
+// with h's limits (and its Redis store, when configured) if no loaded
+// config has one. Cleanup releases it.
+func (h *Handler) acquireStore() (*tasks.Manager, error) {
 	var limits TasksConfig
 	if h.Tasks != nil {
 		limits = *h.Tasks
 	}
-	// The constructor cannot fail, so neither can LoadOrNew.
-	val, loaded, _ := stores.LoadOrNew(h.URL, func() (caddy.Destructor, error) {
-		return &store{
-			manager: tasks.NewManager(tasks.Options{
-				MaxTasks:             limits.MaxTasks,
-				MaxLivePerOwner:      limits.MaxLivePerOwner,
-				MaxHistory:           limits.MaxHistory,
-				MaxAge:               time.Duration(limits.MaxAge),
-				MaxInputWait:         time.Duration(limits.MaxInputWait),
-				MaxBytes:             limits.MaxBytes,
-				MaxLiveBytesPerOwner: limits.MaxLiveBytesPerOwner,
-				MaxTaskBytes:         limits.MaxTaskBytes,
-				StreamBuffer:         limits.StreamBuffer,
-			}),
-			limits: limits,
-		}, nil
+	val, loaded, err := stores.LoadOrNew(h.URL, func() (caddy.Destructor, error) {
+		opts := tasks.Options{
+			MaxTasks:             limits.MaxTasks,
+			MaxLivePerOwner:      limits.MaxLivePerOwner,
+			MaxHistory:           limits.MaxHistory,
+			MaxAge:               time.Duration(limits.MaxAge),
+			MaxInputWait:         time.Duration(limits.MaxInputWait),
+			MaxBytes:             limits.MaxBytes,
+			MaxLiveBytesPerOwner: limits.MaxLiveBytesPerOwner,
+			MaxTaskBytes:         limits.MaxTaskBytes,
+			StreamBuffer:         limits.StreamBuffer,
+		}
+		s := &store{limits: limits}
+		if r := limits.Redis; r != nil {
+			client, err := r.client()
+			if err != nil {
+				return nil, err
+			}
+			rs, err := redisstore.New(redisstore.Options{Client: client, Prefix: r.KeyPrefix,
+				Limits: opts.StoreLimits(), Logger: h.logger.Named("redis")})
+			if err != nil {
+				client.Close()
+				return nil, err
+			}
+			s.client, s.redis, opts.Store = client, rs, rs
+		}
+		s.manager = tasks.NewManager(opts)
+		return s, nil
 	})
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
+	}
 	h.storeKey = h.URL
 	s := val.(*store)
-	if loaded && s.limits != limits {
-		h.logger.Warn("the task store kept across the reload keeps its limits; new limits apply once no loaded config uses this url",
-			zap.String("url", h.URL),
-			zap.Any("limits", s.limits),
-			zap.Any("configured", limits))
+	if loaded && !reflect.DeepEqual(s.limits, limits) {
+		h.logger.Warn("the task store kept across the reload keeps its limits and Redis; new ones apply once no loaded config uses this url",
+			zap.String("url", h.URL))
 	}
-	return s.manager
+	return s.manager, nil
 }
