@@ -77,7 +77,9 @@ type Store struct {
 	lastSweep time.Time
 	failing   atomic.Bool // Redis did not answer the last call
 
-	ready  chan struct{} // closed once the event subscription is up
+	// live is closed while the event subscription is up, and replaced by
+	// an open one while it is down (under mu).
+	live   chan struct{}
 	events *redis.PubSub
 	stop   context.CancelFunc
 	closed chan struct{}
@@ -116,7 +118,7 @@ func New(opts Options) (*Store, error) {
 		log:     log,
 		bus:     tasks.NewBus(opts.Limits.StreamBuffer),
 		written: make(map[string]cached),
-		ready:   make(chan struct{}),
+		live:    make(chan struct{}),
 		stop:    stop,
 		closed:  make(chan struct{}),
 	}
@@ -415,10 +417,22 @@ func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq
 	return nil
 }
 
-// Subscribe implements tasks.Store.
+// subscribeWait bounds how long a new stream waits for the event
+// subscription to be up (after a start, or while Redis comes back).
+const subscribeWait = 5 * time.Second
+
+// Subscribe implements tasks.Store. A stream opens only while this replica
+// receives events: otherwise it could miss some.
 func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.Subscription, error) {
+	s.mu.Lock()
+	live := s.live
+	s.mu.Unlock()
+	wait := time.NewTimer(subscribeWait)
+	defer wait.Stop()
 	select {
-	case <-s.ready:
+	case <-live:
+	case <-wait.C:
+		return tasks.Record{}, nil, s.unavailable("subscribe", errors.New("the event subscription is not up"))
 	case <-ctx.Done():
 		return tasks.Record{}, nil, s.unavailable("subscribe", ctx.Err())
 	}
@@ -521,6 +535,13 @@ func (s *Store) listen(ctx context.Context) {
 			if !down {
 				down = true
 				s.log.Warn("the task store's event subscription in Redis dropped; open streams end and the subscription is retried", zap.Error(err))
+				s.mu.Lock()
+				select {
+				case <-s.live:
+					s.live = make(chan struct{})
+				default:
+				}
+				s.mu.Unlock()
 				s.bus.EndAll(tasks.ErrInterrupted)
 			}
 			select {
@@ -536,11 +557,13 @@ func (s *Store) listen(ctx context.Context) {
 				s.log.Info("the task store's event subscription in Redis is back")
 				down = false
 			}
+			s.mu.Lock()
 			select {
-			case <-s.ready:
+			case <-s.live:
 			default:
-				close(s.ready)
+				close(s.live)
 			}
+			s.mu.Unlock()
 		case *redis.Message:
 			s.deliver(m.Payload)
 		}

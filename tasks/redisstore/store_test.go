@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
@@ -127,5 +129,50 @@ func TestReplicasActAsOne(t *testing.T) {
 	}
 	if _, err := run2.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, nil); !errors.Is(err, tasks.ErrTerminal) {
 		t.Errorf("Finish after the cancel: %v, want ErrTerminal", err)
+	}
+}
+
+// Redis down: a caller gets -32603 UNAVAILABLE within the client's timeout,
+// never a hang; Redis back: the same store works again, streams included,
+// without a restart.
+func TestRedisDownAndBack(t *testing.T) {
+	srv := redistest.Start(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), DialTimeout: 500 * time.Millisecond,
+		ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, MaxRetries: 1})
+	t.Cleanup(func() { client.Close() })
+	opts := tasks.Options{SweepInterval: -1}
+	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "faults", Limits: opts.StoreLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	opts.Store = store
+	m := tasks.NewManager(opts)
+	t.Cleanup(m.Close)
+
+	srv.Stop(t)
+	_, err = m.Start("", userMsg("hello"), tasks.StartOptions{})
+	var e *a2a.Error
+	if !errors.As(err, &e) || e.Code != a2a.CodeInternalError || e.Reason != "UNAVAILABLE" {
+		t.Fatalf("Start while Redis is down: %v, want -32603 UNAVAILABLE", err)
+	}
+	if _, err := m.Get("", "some-task", nil); !errors.As(err, &e) || e.Reason != "UNAVAILABLE" {
+		t.Fatalf("Get while Redis is down: %v, want UNAVAILABLE", err)
+	}
+
+	srv.Restart(t)
+	var run *tasks.Run
+	deadline := time.Now().Add(10 * time.Second)
+	for run == nil { // the client reconnects on its own; the first call may still meet the old connection
+		if run, err = m.Start("", userMsg("again"), tasks.StartOptions{Subscribe: true}); err != nil && time.Now().After(deadline) {
+			t.Fatalf("Start once Redis is back: %v", err)
+		}
+	}
+	defer run.Subscription.Close()
+	if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ev := recv(t, run.Subscription); ev.StatusUpdate == nil || ev.StatusUpdate.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("event after Redis came back: %+v", ev)
 	}
 }
