@@ -1,4 +1,4 @@
-package tasks_test
+package taskstest
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
-func TestStartNewTask(t *testing.T) {
-	m, clk := newManager(t, tasks.Options{})
+func (s *suite) TestStartNewTask(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{})
 	msg := userMsg("hello")
 	task := mustCreate(t, m, "alice", msg)
 
@@ -48,7 +48,7 @@ func TestStartNewTask(t *testing.T) {
 	}
 }
 
-func TestSetStatusTransitions(t *testing.T) {
+func (s *suite) TestSetStatusTransitions(t *testing.T) {
 	tests := []struct {
 		name    string
 		path    []a2a.TaskState // reached with SetStatus from working, where Start leaves a task
@@ -75,7 +75,7 @@ func TestSetStatusTransitions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, _ := newManager(t, tasks.Options{})
+			m, _ := s.newManager(t, tasks.Options{})
 			task := mustCreate(t, m, "", userMsg("go"))
 			for _, s := range tt.path {
 				mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: s})
@@ -102,15 +102,15 @@ func TestSetStatusTransitions(t *testing.T) {
 	}
 }
 
-func TestSetStatusUnknownTask(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestSetStatusUnknownTask(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	if _, err := m.SetStatus("nope", a2a.TaskStatus{State: a2a.TaskStateWorking}); a2aCode(err) != a2a.CodeTaskNotFound {
 		t.Errorf("err = %v, want TaskNotFound", err)
 	}
 }
 
-func TestSetStatusMessageAndTimestamp(t *testing.T) {
-	m, clk := newManager(t, tasks.Options{})
+func (s *suite) TestSetStatusMessageAndTimestamp(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{})
 	task := mustCreate(t, m, "", userMsg("question"))
 
 	clk.Advance(time.Second)
@@ -142,7 +142,7 @@ func TestSetStatusMessageAndTimestamp(t *testing.T) {
 	}
 }
 
-func TestContinue(t *testing.T) {
+func (s *suite) TestContinue(t *testing.T) {
 	tests := []struct {
 		name     string
 		owner    string
@@ -164,7 +164,7 @@ func TestContinue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, clk := newManager(t, tasks.Options{})
+			m, clk := s.newManager(t, tasks.Options{})
 			task := mustCreate(t, m, "alice", userMsg("book a table"))
 			for _, s := range tt.path {
 				mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: s, Message: agentMsg("for how many?")})
@@ -215,8 +215,8 @@ func TestContinue(t *testing.T) {
 	}
 }
 
-func TestHistoryLength(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestHistoryLength(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	task := mustCreate(t, m, "", userMsg("one"))
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateWorking, Message: agentMsg("two")})
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: agentMsg("three")})
@@ -259,8 +259,8 @@ func TestHistoryLength(t *testing.T) {
 
 // A snapshot is the caller's: later updates do not show through it, and
 // appending to it does not reach the store.
-func TestSnapshotIsolation(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestSnapshotIsolation(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	task := mustCreate(t, m, "", userMsg("one"))
 	if err := m.AddArtifact(task.ID, a2a.Artifact{ArtifactID: "a", Name: "first"}); err != nil {
 		t.Fatal(err)
@@ -283,8 +283,8 @@ func TestSnapshotIsolation(t *testing.T) {
 	}
 }
 
-func TestAddArtifact(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestAddArtifact(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	task := mustCreate(t, m, "", userMsg("go"))
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateWorking})
 
@@ -313,8 +313,8 @@ func TestAddArtifact(t *testing.T) {
 }
 
 // Another owner's task answers every call exactly like an unknown task.
-func TestOwnerIsolation(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestOwnerIsolation(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	task := mustCreate(t, m, "alice", userMsg("secret"))
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired})
 	notFound := a2a.TaskNotFound(task.ID)
@@ -346,8 +346,8 @@ func TestOwnerIsolation(t *testing.T) {
 
 // Contexts are per owner: another owner's contextId is accepted exactly
 // like an unknown one, and the two owners' tasks under it never meet.
-func TestContextsPerOwner(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestContextsPerOwner(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	alices := mustCreate(t, m, "alice", userMsg("secret"))
 	mustSetStatus(t, m, alices.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired})
 	shared := alices.ContextID
@@ -389,8 +389,8 @@ func TestContextsPerOwner(t *testing.T) {
 
 // A Cancel during a run cancels the tracked context; the worker's late
 // updates then fail without changing the task.
-func TestCancelDuringRun(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestCancelDuringRun(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	run := mustStart(t, m, "alice", userMsg("long job"))
 	task, ctx := run.Task, run.Context()
 	_, sub, err := m.Subscribe("alice", task.ID)
@@ -448,7 +448,7 @@ func TestCancelDuringRun(t *testing.T) {
 	}
 }
 
-func TestCancelStates(t *testing.T) {
+func (s *suite) TestCancelStates(t *testing.T) {
 	tests := []struct {
 		path     []a2a.TaskState
 		wantCode int
@@ -467,7 +467,7 @@ func TestCancelStates(t *testing.T) {
 			name = tt.path[len(tt.path)-1].String()
 		}
 		t.Run(name, func(t *testing.T) {
-			m, _ := newManager(t, tasks.Options{})
+			m, _ := s.newManager(t, tasks.Options{})
 			task := mustCreate(t, m, "", userMsg("x"))
 			for _, s := range tt.path {
 				mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: s})
@@ -485,8 +485,8 @@ func TestCancelStates(t *testing.T) {
 
 // Finish ends the run: its context is done and it is no longer tracked,
 // so that a later Cancel of the task, were it possible, would not reach it.
-func TestFinishEndsRun(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestFinishEndsRun(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	run := mustStart(t, m, "", userMsg("x"))
 	got, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: agentMsg("which one?")},
 		[]a2a.Artifact{{Name: "draft"}})
@@ -513,8 +513,8 @@ func TestFinishEndsRun(t *testing.T) {
 
 // The end of an earlier run does not untrack a follow-up's run of the same
 // task, which Cancel then reaches.
-func TestRunsOfOneTask(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestRunsOfOneTask(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	run1 := mustStart(t, m, "", userMsg("x"))
 	mustSetStatus(t, m, run1.Task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired})
 	follow := userMsg("y")

@@ -1,4 +1,4 @@
-package tasks_test
+package taskstest
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
@@ -25,8 +24,8 @@ func subscribe(t testing.TB, m *tasks.Manager, owner, id string) (*a2a.Task, *ta
 
 // Every subscriber gets the same events in the same order, then its
 // channel closes after the final one.
-func TestBusFanOut(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestBusFanOut(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	task := mustCreate(t, m, "", userMsg("go"))
 	subs := make([]*tasks.Subscription, 3)
 	for i := range subs {
@@ -44,9 +43,9 @@ func TestBusFanOut(t *testing.T) {
 	final := mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
 
 	for i, sub := range subs {
-		var got []a2a.StreamResponse
-		for ev := range sub.Events() {
-			got = append(got, ev)
+		got, closed := readAll(sub)
+		if !closed {
+			t.Errorf("subscriber %d: the stream is open 10s after the final event", i)
 		}
 		if sub.Err() != nil {
 			t.Errorf("subscriber %d: Err = %v after the final event", i, sub.Err())
@@ -70,8 +69,8 @@ func TestBusFanOut(t *testing.T) {
 
 // An interrupted status ends a stream too; a subscription taken while the
 // task waits stays open across the follow-up until the next final event.
-func TestSubscribeInterrupted(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestSubscribeInterrupted(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	task := mustCreate(t, m, "", userMsg("book"))
 	_, early := subscribe(t, m, "", task.ID)
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: agentMsg("when?")})
@@ -103,9 +102,9 @@ func TestSubscribeInterrupted(t *testing.T) {
 
 // A subscriber that falls StreamBuffer events behind is dropped; the
 // others are not held up, and it can come back from the current state.
-func TestSlowConsumer(t *testing.T) {
+func (s *suite) TestSlowConsumer(t *testing.T) {
 	const buffer = 4
-	m, _ := newManager(t, tasks.Options{StreamBuffer: buffer})
+	m, _ := s.newManager(t, tasks.Options{StreamBuffer: buffer})
 	task := mustCreate(t, m, "", userMsg("chatty"))
 	_, slow := subscribe(t, m, "", task.ID)
 	_, fast := subscribe(t, m, "", task.ID)
@@ -135,9 +134,9 @@ func TestSlowConsumer(t *testing.T) {
 }
 
 // The final event always fits: the buffer keeps a slot for it.
-func TestFinalEventFitsFullBuffer(t *testing.T) {
+func (s *suite) TestFinalEventFitsFullBuffer(t *testing.T) {
 	const buffer = 3
-	m, _ := newManager(t, tasks.Options{StreamBuffer: buffer})
+	m, _ := s.newManager(t, tasks.Options{StreamBuffer: buffer})
 	task := mustCreate(t, m, "", userMsg("x"))
 	_, sub := subscribe(t, m, "", task.ID)
 	for range buffer {
@@ -149,8 +148,8 @@ func TestFinalEventFitsFullBuffer(t *testing.T) {
 	}
 }
 
-func TestSubscriptionClose(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestSubscriptionClose(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	task := mustCreate(t, m, "", userMsg("x"))
 	_, gone := subscribe(t, m, "", task.ID)
 	_, stays := subscribe(t, m, "", task.ID)
@@ -178,8 +177,8 @@ func TestSubscriptionClose(t *testing.T) {
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
 }
 
-func TestSubscribeErrors(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestSubscribeErrors(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	task := mustCreate(t, m, "alice", userMsg("x"))
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
 	tests := []struct {
@@ -202,9 +201,9 @@ func TestSubscribeErrors(t *testing.T) {
 
 // Subscribing while the task is being updated loses and repeats nothing:
 // the snapshot's history plus the events are exactly every message, once.
-func TestSubscribeAtomic(t *testing.T) {
+func (s *suite) TestSubscribeAtomic(t *testing.T) {
 	const updates = 300
-	m, _ := newManager(t, tasks.Options{StreamBuffer: updates + 1})
+	m, _ := s.newManager(t, tasks.Options{StreamBuffer: updates + 1})
 	task := mustCreate(t, m, "", userMsg("0"))
 
 	type result struct {
@@ -222,8 +221,9 @@ func TestSubscribeAtomic(t *testing.T) {
 				return
 			}
 			r := result{snap: snap}
-			for ev := range sub.Events() {
-				r.events = append(r.events, ev)
+			var closed bool
+			if r.events, closed = readAll(sub); !closed {
+				t.Error("a stream is open 10s after the final event")
 			}
 			results <- r
 		})
@@ -256,37 +256,5 @@ func TestSubscribeAtomic(t *testing.T) {
 				break
 			}
 		}
-	}
-}
-
-// The Manager starts no goroutine but its janitor, and Close stops it.
-func TestNoGoroutineLeak(t *testing.T) {
-	before := runtime.NumGoroutine()
-	m := tasks.NewManager(tasks.Options{SweepInterval: time.Millisecond, MaxTasks: 50})
-	for i := range 100 {
-		task, err := create(m, fmt.Sprint(i%3), userMsg("x"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, sub, err := m.Subscribe(fmt.Sprint(i%3), task.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i%2 == 0 {
-			sub.Close()
-		}
-		if _, err := m.SetStatus(task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m.Close()
-	m.Close()
-	// The janitor has returned; let the runtime retire it.
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		runtime.Gosched()
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines after Close, %d before", n, before)
 	}
 }

@@ -1,8 +1,7 @@
-package tasks_test
+package taskstest
 
 import (
 	"encoding/json"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -29,51 +28,20 @@ func emptyObjects(n int) string {
 	return "[" + strings.TrimSuffix(strings.Repeat("{},", n), ",") + "]"
 }
 
-// The estimate follows the decoded shape, not the wire size: it stays
-// within a factor of two of the heap a stored task really takes, for
-// typical and hostile shapes alike.
-func TestStoredBytesEstimate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures the heap")
-	}
-	for _, tc := range []struct{ name, src string }{
-		{"empty objects", emptyObjects(20000)},
-		{"records", "[" + strings.TrimSuffix(strings.Repeat(`{"id":12345,"name":"Ada Lovelace","email":"ada@example.org","tags":["a","b"]},`, 2000), ",") + "]"},
-		{"long string", `"` + strings.Repeat("x", 1<<20) + `"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m, _ := newManager(t, tasks.Options{})
-			const n = 10
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			for range n {
-				mustCreate(t, m, "", dataMsg(t, tc.src))
-			}
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			runtime.KeepAlive(m)
-			heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)
-			estimated := float64(tasks.StoredBytes(m))
-			t.Logf("estimated %.0f bytes, heap %.0f bytes, wire %d bytes", estimated, heap, n*len(tc.src))
-			if ratio := estimated / heap; ratio < 0.5 || ratio > 2 {
-				t.Errorf("the estimate is %.2f times the heap, want within a factor of 2", ratio)
-			}
-		})
-	}
-}
-
 // A message whose stored form would exceed MaxTaskBytes is refused with
 // InvalidParams before anything is kept; so is a follow-up that would grow
 // its task past it.
-func TestTaskBytesLimit(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{MaxTaskBytes: 1 << 20})
+func (s *suite) TestTaskBytesLimit(t *testing.T) {
+	opts := tasks.Options{MaxTaskBytes: 1 << 20}
+	store := s.newStore(t, opts.StoreLimits())
+	opts.Store = store
+	m, _ := s.newManager(t, opts)
 	_, err := create(m, "", dataMsg(t, emptyObjects(20000))) // 60 KB on the wire, over 1 MiB decoded
 	if a2aCode(err) != a2a.CodeInvalidParams || !strings.Contains(err.Error(), "bytes") {
 		t.Fatalf("err = %v, want InvalidParams naming the byte limit", err)
 	}
-	if resp, _ := m.List("", nil); resp.TotalSize != 0 || tasks.StoredBytes(m) != 0 {
-		t.Errorf("a refused message left %d tasks and %d bytes", resp.TotalSize, tasks.StoredBytes(m))
+	if resp, _ := m.List("", nil); resp.TotalSize != 0 || storedBytes(t, store, "") != 0 {
+		t.Errorf("a refused message left %d tasks and %d bytes", resp.TotalSize, storedBytes(t, store, ""))
 	}
 
 	run := mustStart(t, m, "", userMsg("small"))
@@ -89,8 +57,8 @@ func TestTaskBytesLimit(t *testing.T) {
 
 // An outcome that does not fit fails the task instead, without its
 // artifacts.
-func TestOutcomeTooLarge(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{MaxTaskBytes: 1 << 20})
+func (s *suite) TestOutcomeTooLarge(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{MaxTaskBytes: 1 << 20})
 	run := mustStart(t, m, "", userMsg("give me everything"))
 	huge := a2a.Artifact{Parts: []a2a.Part{a2a.TextPart(strings.Repeat("x", 2<<20))}}
 	got, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, []a2a.Artifact{huge})
@@ -107,14 +75,14 @@ func TestOutcomeTooLarge(t *testing.T) {
 // The store's byte budget: terminal tasks are evicted, oldest first, to
 // make room; when every task is live, a new one is refused with
 // RESOURCE_EXHAUSTED. One owner's live tasks hold at most their share.
-func TestStoreBytesBudget(t *testing.T) {
+func (s *suite) TestStoreBytesBudget(t *testing.T) {
 	text := func(n int) a2a.Message {
 		msg := userMsg("")
 		msg.Parts = []a2a.Part{a2a.TextPart(strings.Repeat("x", n))}
 		return msg
 	}
 	const kb = 1 << 10
-	m, _ := newManager(t, tasks.Options{MaxBytes: 100 * kb, MaxLiveBytesPerOwner: 100 * kb, MaxTaskBytes: 40 * kb})
+	m, _ := s.newManager(t, tasks.Options{MaxBytes: 100 * kb, MaxLiveBytesPerOwner: 100 * kb, MaxTaskBytes: 40 * kb})
 	done := mustStart(t, m, "alice", text(30*kb))
 	if _, err := done.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, nil); err != nil {
 		t.Fatal(err)
@@ -135,7 +103,7 @@ func TestStoreBytesBudget(t *testing.T) {
 		t.Errorf("a full store of live tasks: err = %v, want RESOURCE_EXHAUSTED naming bytes", err)
 	}
 
-	m, _ = newManager(t, tasks.Options{MaxBytes: 1 << 20, MaxLiveBytesPerOwner: 100 * kb, MaxTaskBytes: 40 * kb})
+	m, _ = s.newManager(t, tasks.Options{MaxBytes: 1 << 20, MaxLiveBytesPerOwner: 100 * kb, MaxTaskBytes: 40 * kb})
 	for range 3 {
 		mustCreate(t, m, "mallory", text(30*kb))
 	}
@@ -147,9 +115,9 @@ func TestStoreBytesBudget(t *testing.T) {
 
 // A page of ListTasks holds at most MaxTaskBytes of tasks (and at least
 // one); the next page goes on where it stopped.
-func TestListPagesByBytes(t *testing.T) {
+func (s *suite) TestListPagesByBytes(t *testing.T) {
 	const kb = 1 << 10
-	m, clk := newManager(t, tasks.Options{MaxTaskBytes: 100 * kb})
+	m, clk := s.newManager(t, tasks.Options{MaxTaskBytes: 100 * kb})
 	for range 5 {
 		msg := userMsg(strings.Repeat("x", 40*kb))
 		mustCreate(t, m, "", msg)

@@ -1,4 +1,4 @@
-package tasks_test
+package taskstest
 
 import (
 	"context"
@@ -18,8 +18,8 @@ func exists(m *tasks.Manager, id string) bool {
 
 // A full store evicts terminal tasks, least recently updated first, and
 // refuses a new task rather than drop a live one.
-func TestEvictionOrder(t *testing.T) {
-	m, clk := newManager(t, tasks.Options{MaxTasks: 3, MaxLivePerOwner: 3})
+func (s *suite) TestEvictionOrder(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{MaxTasks: 3, MaxLivePerOwner: 3})
 	a := mustCreate(t, m, "", userMsg("a"))
 	b := mustCreate(t, m, "", userMsg("b"))
 	c := mustCreate(t, m, "", userMsg("c"))
@@ -62,9 +62,9 @@ func TestEvictionOrder(t *testing.T) {
 // MaxAge is measured from the last update. Terminal tasks are evicted; live
 // ones are failed (their work canceled, their streams ended) and evicted a
 // MaxAge later.
-func TestAgeExpiry(t *testing.T) {
+func (s *suite) TestAgeExpiry(t *testing.T) {
 	const maxAge = time.Hour
-	m, clk := newManager(t, tasks.Options{MaxAge: maxAge, MaxInputWait: maxAge})
+	m, clk := s.newManager(t, tasks.Options{MaxAge: maxAge, MaxInputWait: maxAge})
 
 	done := mustCreate(t, m, "", userMsg("done"))
 	mustSetStatus(t, m, done.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
@@ -130,8 +130,8 @@ func TestAgeExpiry(t *testing.T) {
 }
 
 // The janitor applies ages without any request coming in.
-func TestJanitor(t *testing.T) {
-	m, clk := newManager(t, tasks.Options{MaxAge: time.Minute, SweepInterval: time.Millisecond})
+func (s *suite) TestJanitor(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{MaxAge: time.Minute, SweepInterval: time.Millisecond})
 	task := mustCreate(t, m, "", userMsg("forgotten"))
 	_, sub, err := m.Subscribe("", task.ID)
 	if err != nil {
@@ -146,8 +146,8 @@ func TestJanitor(t *testing.T) {
 // One caller cannot fill the store for everyone: past its share of live
 // tasks its new tasks are refused, while other callers still get theirs,
 // and a task that ends frees its place.
-func TestLiveTasksPerOwner(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{MaxTasks: 10, MaxLivePerOwner: 2})
+func (s *suite) TestLiveTasksPerOwner(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{MaxTasks: 10, MaxLivePerOwner: 2})
 	first := mustCreate(t, m, "mallory", userMsg("1"))
 	mustCreate(t, m, "mallory", userMsg("2"))
 	_, err := create(m, "mallory", userMsg("3"))
@@ -162,8 +162,8 @@ func TestLiveTasksPerOwner(t *testing.T) {
 
 // A task's history is bounded: a follow-up whose turn could take the task
 // past MaxHistory messages is refused, and the task is unchanged.
-func TestHistoryLimit(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{MaxHistory: 5})
+func (s *suite) TestHistoryLimit(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{MaxHistory: 5})
 	task := mustCreate(t, m, "", userMsg("1"))
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: agentMsg("more?")})
 	if _, err := followUp(m, "", task.ID, userMsg("2")); err != nil {
@@ -184,8 +184,8 @@ func TestHistoryLimit(t *testing.T) {
 // An interrupted task that nobody continues fails after MaxInputWait, long
 // before MaxAge, and frees its owner's place; a running task is not
 // touched.
-func TestInputWait(t *testing.T) {
-	m, clk := newManager(t, tasks.Options{MaxAge: time.Hour, MaxInputWait: time.Minute, MaxLivePerOwner: 2})
+func (s *suite) TestInputWait(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{MaxAge: time.Hour, MaxInputWait: time.Minute, MaxLivePerOwner: 2})
 	waiting := mustCreate(t, m, "anon", userMsg("book a table"))
 	mustSetStatus(t, m, waiting.ID, a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: agentMsg("for how many?")})
 	running := mustCreate(t, m, "anon", userMsg("long job"))

@@ -1,4 +1,4 @@
-package tasks_test
+package taskstest
 
 import (
 	"errors"
@@ -32,8 +32,9 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // newManager returns a Manager on a fake clock with no janitor unless opts
-// asks for one, closed when the test ends.
-func newManager(t testing.TB, opts tasks.Options) (*tasks.Manager, *clock) {
+// asks for one, closed when the test ends. Its store is opts.Store, or a
+// new one from the factory within opts' limits.
+func (s *suite) newManager(t testing.TB, opts tasks.Options) (*tasks.Manager, *clock) {
 	t.Helper()
 	c := newClock()
 	if opts.Now == nil {
@@ -41,6 +42,9 @@ func newManager(t testing.TB, opts tasks.Options) (*tasks.Manager, *clock) {
 	}
 	if opts.SweepInterval == 0 {
 		opts.SweepInterval = -1
+	}
+	if opts.Store == nil {
+		opts.Store = s.newStore(t, opts.StoreLimits())
 	}
 	m := tasks.NewManager(opts)
 	t.Cleanup(m.Close)
@@ -146,18 +150,28 @@ func recv(t testing.TB, sub *tasks.Subscription) a2a.StreamResponse {
 	return a2a.StreamResponse{}
 }
 
-// drain reports whether sub's channel is closed once its buffered events
-// are read, and how many there were.
+// drain reads sub's events until its channel closes, and tells how many
+// there were; closed is false when it stayed open for 10s. (A store may
+// deliver events after the update that published them has returned.)
 func drain(sub *tasks.Subscription) (n int, closed bool) {
+	evs, closed := readAll(sub)
+	return len(evs), closed
+}
+
+// readAll reads sub's events until its channel closes; closed is false
+// when it stayed open for 10s, so that a store that never ends a stream
+// fails a test instead of hanging it.
+func readAll(sub *tasks.Subscription) (evs []a2a.StreamResponse, closed bool) {
+	timeout := time.After(10 * time.Second)
 	for {
 		select {
-		case _, ok := <-sub.Events():
+		case ev, ok := <-sub.Events():
 			if !ok {
-				return n, true
+				return evs, true
 			}
-			n++
-		default:
-			return n, false
+			evs = append(evs, ev)
+		case <-timeout:
+			return evs, false
 		}
 	}
 }

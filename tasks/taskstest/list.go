@@ -1,4 +1,4 @@
-package tasks_test
+package taskstest
 
 import (
 	"encoding/base64"
@@ -19,8 +19,8 @@ func ids(ts []a2a.Task) []string {
 	return out
 }
 
-func TestListFilters(t *testing.T) {
-	m, clk := newManager(t, tasks.Options{})
+func (s *suite) TestListFilters(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{})
 	start := clk.Now()
 	// Created a minute apart: t0 (ctx A, completed), t1 (ctx A, working),
 	// t2 (ctx B, completed), t3 (ctx B, submitted). t0's completion comes
@@ -80,8 +80,8 @@ func TestListFilters(t *testing.T) {
 	}
 }
 
-func TestListHistoryAndArtifacts(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestListHistoryAndArtifacts(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	task := mustCreate(t, m, "", userMsg("one"))
 	if err := m.AddArtifact(task.ID, a2a.Artifact{ArtifactID: "a"}); err != nil {
 		t.Fatal(err)
@@ -136,8 +136,8 @@ func listAll(t *testing.T, m *tasks.Manager, req a2a.ListTasksRequest) (pages []
 	}
 }
 
-func TestListPagination(t *testing.T) {
-	m, clk := newManager(t, tasks.Options{})
+func (s *suite) TestListPagination(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{})
 	var want []string // newest first
 	for range 7 {
 		want = append([]string{mustCreate(t, m, "", userMsg("x")).ID}, want...)
@@ -179,8 +179,8 @@ func TestListPagination(t *testing.T) {
 }
 
 // Tasks with the same status timestamp page in a stable order too.
-func TestListPaginationTies(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{}) // the clock never moves
+func (s *suite) TestListPaginationTies(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{}) // the clock never moves
 	seen := map[string]bool{}
 	for range 10 {
 		seen[mustCreate(t, m, "", userMsg("x")).ID] = false
@@ -202,8 +202,8 @@ func TestListPaginationTies(t *testing.T) {
 
 // A page token survives inserts (and evictions): the next page continues
 // right after the last task seen.
-func TestListTokenSurvivesInserts(t *testing.T) {
-	m, clk := newManager(t, tasks.Options{MaxTasks: 8, MaxLivePerOwner: 8})
+func (s *suite) TestListTokenSurvivesInserts(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{MaxTasks: 8, MaxLivePerOwner: 8})
 	var old []string // newest first
 	for range 6 {
 		task := mustCreate(t, m, "", userMsg("old"))
@@ -230,8 +230,8 @@ func TestListTokenSurvivesInserts(t *testing.T) {
 	}
 }
 
-func TestListInvalidParams(t *testing.T) {
-	m, _ := newManager(t, tasks.Options{})
+func (s *suite) TestListInvalidParams(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{})
 	mustCreate(t, m, "", userMsg("x"))
 	b64 := base64.RawURLEncoding.EncodeToString
 	tests := []struct {
