@@ -255,6 +255,8 @@ type memTx struct {
 	s      *MemoryStore
 	e      *memEntry
 	events []a2a.StreamResponse
+	before Record // the record as it was, to restore when the callback fails
+	taken  int64  // what Take reserved, to give back then
 }
 
 func (t *memTx) Listening() bool { return t.s.bus.Active(t.e.rec.Task.ID) }
@@ -263,9 +265,21 @@ func (t *memTx) Publish(ev a2a.StreamResponse) { t.events = append(t.events, ev)
 
 // begin sets t up for an update of e.
 func (t *memTx) begin(e *memEntry) {
-	t.e = e
+	t.e, t.before, t.taken = e, e.rec, 0
 	clear(t.events)
 	t.events = t.events[:0]
+}
+
+// rollback undoes what a failed callback did: the record as it was, and
+// the bytes Take reserved.
+func (t *memTx) rollback() {
+	s, e := t.s, t.e
+	e.rec = t.before
+	s.bytes -= t.taken
+	if !e.terminal {
+		e.quota.bytes -= t.taken
+	}
+	t.e, t.before = nil, Record{}
 }
 
 // commit hands the events to the subscribers, and tells whether the entry
@@ -291,6 +305,7 @@ func (t *memTx) Take(delta int64) error {
 	}
 	e.rec.Bytes += delta
 	s.bytes += delta
+	t.taken += delta
 	if !e.terminal {
 		e.quota.bytes += delta
 	}
@@ -318,12 +333,12 @@ func (s *MemoryStore) Update(_ context.Context, id string, fn func(rec *Record, 
 	}
 	s.tx.begin(e)
 	if err := fn(&e.rec, &s.tx); err != nil {
-		s.tx.e = nil
+		s.tx.rollback()
 		s.mu.Unlock()
 		return err
 	}
 	ended := s.tx.commit(e.terminal)
-	s.tx.e = nil
+	s.tx.e, s.tx.before = nil, Record{}
 	state := e.rec.Task.Status.State
 	s.mu.Unlock()
 	if ended {
@@ -415,7 +430,7 @@ func (s *MemoryStore) expireOlder(l *ageList, cutoff time.Time, expire func(rec 
 		if s.tx.commit(e.terminal) {
 			ended = append(ended, &e.rec)
 		}
-		s.tx.e = nil
+		s.tx.e, s.tx.before = nil, Record{}
 	}
 	return ended
 }

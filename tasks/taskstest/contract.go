@@ -410,8 +410,10 @@ func (s *suite) TestUpdateErrorChangesNothing(t *testing.T) {
 
 	refusal := errors.New("taskstest: refused")
 	err := store.Update(t.Context(), "a", func(rec *tasks.Record, tx tasks.Tx) error {
-		changed := *rec
-		if err := say(a2a.TaskStateCanceled, "never", at.Add(time.Second))(&changed, tx); err != nil {
+		if err := tx.Take(50); err != nil {
+			return err
+		}
+		if err := say(a2a.TaskStateCanceled, "never", at.Add(time.Second))(rec, tx); err != nil {
 			return err
 		}
 		return refusal
