@@ -7,10 +7,15 @@ import "github.com/redis/go-redis/v9"
 // task, the age lists, the owner's index and the counters at once, also on
 // Redis Cluster (where the whole store then lives on one shard).
 //
-// A task is a hash: t (the task, 1.0 ProtoJSON), o (owner), ok (the owner's
-// index key), qk (its quota's key), u (updated, Unix nanoseconds), b (its
-// bytes), v (version, bumped by every write), s (its events so far) and st
-// (r running, i interrupted, t terminal). The age lists are sorted sets
+// A task is a hash: t (the task, 1.0 ProtoJSON), o (owner), q (quota), ok
+// (the owner's index key), qk (its quota's key), u (updated, Unix
+// nanoseconds), b (its bytes), v (version, bumped by every write), s (its
+// events so far) and st (r running, i interrupted, t terminal).
+//
+// Every replica hears, on the channel, each event ("<id> <n> -\n<event>")
+// and each end of a task ("<id> <n> end:<state>:<replica>\n"), after the
+// events of the change that ended it; the replica that made the change has
+// run its hooks already. The age lists are sorted sets
 // scored by the update time in milliseconds; a quota is a hash of live and
 // bytes; the store's counters are the hash stats (count, bytes).
 
@@ -64,7 +69,7 @@ end
 
 // insertScript stores a new task. ARGV: prefix, id, owner, owner key,
 // quota key, updated, bytes, state, task, score, max tasks, max live per
-// quota, max live bytes per quota, max bytes. It answers "ok", "dup",
+// quota, max live bytes per quota, max bytes, quota. It answers "ok", "dup",
 // "quota-tasks", "quota-bytes", "full-tasks" or "full-bytes".
 var insertScript = redis.NewScript(prelude + `
 local id, owner, ok, qk = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -79,7 +84,7 @@ if st ~= 't' then
 end
 if num(redis.call('HGET', STATS, 'count')) >= maxTasks and not evict('') then return 'full-tasks' end
 if not room(bytes, '', maxBytes) then return 'full-bytes' end
-redis.call('HSET', tk, 't', task, 'o', owner, 'ok', ok, 'qk', qk, 'u', updated, 'b', bytes, 'v', 1, 's', 0, 'st', st)
+redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', bytes, 'v', 1, 's', 0, 'st', st)
 redis.call('ZADD', list(st), score, id)
 redis.call('ZADD', ok, score, id)
 redis.call('HINCRBY', STATS, 'count', 1)
@@ -92,11 +97,11 @@ return 'ok'
 `)
 
 // updateScript writes a task changed by a callback, if nobody wrote it
-// since version, and publishes its events. ARGV: prefix, id, version,
-// updated, state, task, bytes added, score, max live bytes per quota, max
-// bytes, channel, then for each event its state mark and payload. It
-// answers {"ok", events so far}, or {"missing"}, {"conflict"},
-// {"quota-bytes"} or {"full-bytes"}.
+// since version, and publishes its events, then its end when it became
+// terminal. ARGV: prefix, id, version, updated, state mark, task, bytes
+// added, score, max live bytes per quota, max bytes, channel, the task's
+// state number, the replica's id, then the events' payloads. It answers {"ok", events so
+// far}, or {"missing"}, {"conflict"}, {"quota-bytes"} or {"full-bytes"}.
 var updateScript = redis.NewScript(prelude + `
 local id, version, updated, st, task = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local delta, score, maxLiveBytes, maxBytes, channel = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
@@ -109,7 +114,7 @@ if delta > 0 then
 	if oldst ~= 't' and num(redis.call('HGET', qk, 'bytes')) + delta > maxLiveBytes then return {'quota-bytes'} end
 	if not room(delta, id, maxBytes) then return {'full-bytes'} end
 end
-local n = (#ARGV - 11) / 2
+local n = #ARGV - 13
 redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st)
 redis.call('ZREM', list(oldst), id)
 redis.call('ZADD', list(st), score, id)
@@ -123,7 +128,10 @@ if oldst ~= 't' then
 	end
 end
 for i = 1, n do
-	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' ' .. ARGV[10 + 2 * i] .. '\n' .. ARGV[11 + 2 * i])
+	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[13 + i])
+end
+if oldst ~= 't' and st == 't' then
+	redis.call('PUBLISH', channel, id .. ' ' .. (seq + n) .. ' end:' .. ARGV[12] .. ':' .. ARGV[13] .. '\n')
 end
 return {'ok', seq + n}
 `)

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,6 +64,7 @@ type Options struct {
 // Store is a tasks.Store on Redis. It is safe for concurrent use.
 type Store struct {
 	client  redis.UniversalClient
+	replica string // this replica's id, in the ends it announces
 	prefix  string // "{prefix}": the hash tag every key starts with
 	channel string
 	limits  tasks.Limits
@@ -74,6 +76,7 @@ type Store struct {
 	// written holds the records this replica wrote last, by id, so that
 	// its next update of the task needs no read.
 	written   map[string]cached
+	locks     map[string]*taskLock
 	lastSweep time.Time
 	failing   atomic.Bool // Redis did not answer the last call
 
@@ -113,11 +116,13 @@ func New(opts Options) (*Store, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Store{
 		client:  opts.Client,
+		replica: strconv.FormatUint(rand.Uint64(), 36),
 		prefix:  "{" + prefix + "}",
 		limits:  opts.Limits,
 		log:     log,
 		bus:     tasks.NewBus(opts.Limits.StreamBuffer),
 		written: make(map[string]cached),
+		locks:   make(map[string]*taskLock),
 		live:    make(chan struct{}),
 		stop:    stop,
 		closed:  make(chan struct{}),
@@ -189,7 +194,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	res, err := insertScript.Run(ctx, s.client, []string{s.taskKey(rec.Task.ID)},
 		s.prefix, rec.Task.ID, rec.Owner, s.indexKey("o", rec.Owner), s.indexKey("q", quota),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task, score(rec.Updated),
-		l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes).Text()
+		l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, rec.Quota).Text()
 	if err != nil {
 		return s.unavailable("insert", err)
 	}
@@ -286,18 +291,48 @@ func decode(f map[string]string) (tasks.Record, error) {
 	}
 	updated, _ := strconv.ParseInt(f["u"], 10, 64)
 	bytes, _ := strconv.ParseInt(f["b"], 10, 64)
-	return tasks.Record{Owner: f["o"], Task: *task, Updated: time.Unix(0, updated).UTC(), Bytes: bytes}, nil
+	return tasks.Record{Owner: f["o"], Quota: f["q"], Task: *task, Updated: time.Unix(0, updated).UTC(), Bytes: bytes}, nil
 }
 
 // maxAttempts bounds the retries of an update that keeps meeting other
 // replicas' writes.
 const maxAttempts = 16
 
+// taskLock lets one update of a task at a time run on this replica, so that
+// its own updates never race each other; other replicas' writes are caught
+// by the version.
+type taskLock struct {
+	sync.Mutex
+	users int
+}
+
+// lock takes the task's lock and returns its release.
+func (s *Store) lock(id string) func() {
+	s.mu.Lock()
+	l := s.locks[id]
+	if l == nil {
+		l = new(taskLock)
+		s.locks[id] = l
+	}
+	l.users++
+	s.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		s.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(s.locks, id)
+		}
+		s.mu.Unlock()
+	}
+}
+
 // Update implements tasks.Store.
 func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record, tx tasks.Tx) error) error {
+	defer s.lock(id)()
 	c, known := s.recall(id)
 	var refused error // the store's answer to a Take that did not fit
-	for range maxAttempts {
+	for attempt := range maxAttempts {
 		if !known {
 			rec, version, _, err := s.load(ctx, id)
 			if err != nil {
@@ -319,7 +354,8 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 		}
 		args := []any{s.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task,
-			rec.Bytes - c.rec.Bytes, score(rec.Updated), s.limits.MaxLiveBytesPerOwner, s.limits.MaxBytes, s.channel}
+			rec.Bytes - c.rec.Bytes, score(rec.Updated), s.limits.MaxLiveBytesPerOwner, s.limits.MaxBytes, s.channel,
+			int(rec.Task.Status.State), s.replica}
 		args = append(args, tx.events...)
 		res, err := updateScript.Run(ctx, s.client, []string{s.taskKey(id)}, args...).Slice()
 		if err != nil {
@@ -330,12 +366,18 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		case "ok":
 			version, _ := strconv.ParseUint(c.version, 10, 64)
 			s.remember(rec, strconv.FormatUint(version+1, 10))
+			if state := rec.Task.Status.State; state.Terminal() && !c.rec.Task.Status.State.Terminal() {
+				s.ended(id, state) // the other replicas hear it on the channel
+			}
 			return nil
 		case "missing":
 			s.forget(id)
 			return a2a.TaskNotFound(id)
 		case "conflict":
 			known = false
+			// Another replica wrote the task: give it a moment, at random,
+			// so that two replicas do not keep meeting.
+			time.Sleep(time.Duration(rand.IntN(attempt+1)+1) * time.Millisecond)
 		default:
 			if refused = s.refusal(answer); refused == nil {
 				return fmt.Errorf("tasks/redis: update task %s: unexpected answer %q", id, answer)
@@ -353,7 +395,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 type redisTx struct {
 	rec     *tasks.Record
 	refused error
-	events  []any // mark, payload, mark, payload…
+	events  []any // the events' payloads
 }
 
 func (t *redisTx) Take(delta int64) error {
@@ -372,11 +414,7 @@ func (t *redisTx) Publish(ev a2a.StreamResponse) {
 	if err != nil {
 		return // refused at the source: tasks never hold what cannot be encoded
 	}
-	mark := "-"
-	if u := ev.StatusUpdate; u != nil && u.Status.State.Terminal() {
-		mark = strconv.Itoa(int(u.Status.State))
-	}
-	t.events = append(t.events, mark, payload)
+	t.events = append(t.events, payload)
 }
 
 // Scan implements tasks.Store.
@@ -499,6 +537,17 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 
 var errStillFresh = errors.New("tasks/redis: the task changed since the sweep read it")
 
+// ended runs the OnEnd hooks for a task that became terminal.
+func (s *Store) ended(id string, state a2a.TaskState) {
+	s.forget(id)
+	s.mu.Lock()
+	hooks := s.onEnd
+	s.mu.Unlock()
+	for _, fn := range hooks {
+		fn(id, state)
+	}
+}
+
 // OnEnd implements tasks.Store.
 func (s *Store) OnEnd(fn func(taskID string, state a2a.TaskState)) {
 	s.mu.Lock()
@@ -586,16 +635,12 @@ func (s *Store) deliver(payload string) {
 	if err != nil {
 		return
 	}
-	if mark != "-" {
-		if n, err := strconv.Atoi(mark); err == nil {
-			s.forget(id)
-			s.mu.Lock()
-			hooks := s.onEnd
-			s.mu.Unlock()
-			for _, fn := range hooks {
-				fn(id, a2a.TaskState(n))
-			}
+	if end, isEnd := strings.CutPrefix(mark, "end:"); isEnd {
+		state, replica, _ := strings.Cut(end, ":")
+		if n, err := strconv.Atoi(state); err == nil && replica != s.replica {
+			s.ended(id, a2a.TaskState(n))
 		}
+		return
 	}
 	if !s.bus.Active(id) {
 		return
