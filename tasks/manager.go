@@ -110,6 +110,11 @@ type Options struct {
 	// StreamBuffer is how many events each subscriber may fall behind
 	// before it is dropped (default 64).
 	StreamBuffer int
+	// LeaseTTL is how long, in a store shared by replicas, a task stays
+	// working after its replica stops vouching for it (it died) before
+	// another replica fails it (default 30s). Replicas renew the leases of
+	// their runs every LeaseTTL/3.
+	LeaseTTL time.Duration
 	// SweepInterval is how often the janitor applies MaxAge (default
 	// MaxAge/10, between 1s and 1m). Negative: no janitor; ages are then
 	// applied on Create only.
@@ -147,11 +152,13 @@ type Manager struct {
 	maxTaskBytes int64
 	store        Store
 	// expireFn is m.expire bound once, so that sweeping allocates nothing.
-	expireFn func(*Record, Tx)
+	expireFn func(*Record, Tx, Expiry)
 
 	trackMu  sync.Mutex
 	tracked  map[string]tracked
 	trackSeq uint64
+	leaseTTL time.Duration
+	renewed  time.Time // when the leases of the tracked runs were last renewed
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -199,8 +206,11 @@ func (o Options) withDefaults() Options {
 		opts.MaxInputWait = 10 * time.Minute
 	}
 	opts.MaxInputWait = min(opts.MaxInputWait, opts.MaxAge)
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = 30 * time.Second
+	}
 	if opts.SweepInterval == 0 {
-		opts.SweepInterval = min(max(opts.MaxInputWait/10, time.Second), time.Minute)
+		opts.SweepInterval = min(max(opts.MaxInputWait/10, time.Second), time.Minute, opts.LeaseTTL/3)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -220,6 +230,7 @@ func (o Options) StoreLimits() Limits {
 		MaxTasks: opts.MaxTasks, MaxLivePerOwner: opts.MaxLivePerOwner,
 		MaxBytes: opts.MaxBytes, MaxLiveBytesPerOwner: opts.MaxLiveBytesPerOwner,
 		MaxAge: opts.MaxAge, MaxInputWait: opts.MaxInputWait, StreamBuffer: opts.StreamBuffer,
+		LeaseTTL: opts.LeaseTTL,
 	}
 }
 
@@ -237,6 +248,7 @@ func NewManager(opts Options) *Manager {
 		maxTaskBytes: opts.MaxTaskBytes,
 		store:        opts.Store,
 		tracked:      make(map[string]tracked),
+		leaseTTL:     opts.LeaseTTL,
 	}
 	m.expireFn = m.expire
 	m.store.OnEnd(m.ended)
@@ -267,17 +279,43 @@ func (m *Manager) janitor(interval time.Duration) {
 		case <-m.stop:
 			return
 		case <-t.C:
-			_ = m.store.Sweep(context.Background(), m.now(), m.expireFn) // a shared store logs its own faults
+			_ = m.sweep(context.Background(), m.now()) // a shared store logs its own faults
 		}
 	}
 }
 
-// expire fails a live task that exceeded MaxAge, or an interrupted one
-// that waited too long; the store calls it inside its transaction.
-func (m *Manager) expire(rec *Record, tx Tx) {
+// sweep renews the leases of this replica's runs, then has the store
+// apply the ages: renewing first, so that no sweep, here or on another
+// replica, takes this replica's runs for dead.
+func (m *Manager) sweep(ctx context.Context, now time.Time) error {
+	m.trackMu.Lock()
+	var ids []string
+	if due := now.Sub(m.renewed) >= m.leaseTTL/3 || now.Before(m.renewed); due && len(m.tracked) > 0 {
+		m.renewed = now
+		ids = make([]string, 0, len(m.tracked))
+		for id := range m.tracked {
+			ids = append(ids, id)
+		}
+	}
+	m.trackMu.Unlock()
+	if len(ids) > 0 {
+		if err := m.store.Renew(ctx, now, ids); err != nil {
+			return err
+		}
+	}
+	return m.store.Sweep(ctx, now, m.expireFn)
+}
+
+// expire fails a live task that exceeded MaxAge, an interrupted one that
+// waited too long, or one whose replica died; the store calls it inside
+// its transaction.
+func (m *Manager) expire(rec *Record, tx Tx, why Expiry) {
 	text := fmt.Sprintf("Task expired: no update for %s.", m.maxAge)
-	if rec.Task.Status.State.Interrupted() {
+	switch why {
+	case ExpiredInputWait:
 		text = fmt.Sprintf("Task expired: no input arrived within %s.", m.maxInputWait)
+	case ExpiredLease:
+		text = "The agent stopped while this task ran; send the message again."
 	}
 	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(text)}}
 	m.apply(rec, tx, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &msg}, m.now())

@@ -73,7 +73,7 @@ func (m *Manager) Start(owner string, msg a2a.Message, opts StartOptions) (*Run,
 func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOptions) error {
 	ctx := context.Background()
 	now := m.now()
-	if err := m.store.Sweep(ctx, now, m.expireFn); err != nil {
+	if err := m.sweep(ctx, now); err != nil {
 		return err
 	}
 	msg.TaskID = m.newID(TaskID)

@@ -78,16 +78,37 @@ type Store interface {
 	Subscribe(ctx context.Context, id string) (Record, *Subscription, error)
 	// Sweep drops the terminal records not updated since now minus the
 	// store's maximum age, and calls expire for each running record that
-	// old and each interrupted record that has waited for input longer
-	// than the store's MaxInputWait; expire must move the record to a
-	// terminal state and set its Updated (the OnEnd hooks then run).
-	Sweep(ctx context.Context, now time.Time, expire func(rec *Record, tx Tx)) error
+	// old, each interrupted record that has waited for input longer than
+	// the store's MaxInputWait, and (in a shared store) each running
+	// record whose lease ran out, saying which; expire must move the
+	// record to a terminal state and set its Updated (the OnEnd hooks then
+	// run).
+	Sweep(ctx context.Context, now time.Time, expire func(rec *Record, tx Tx, why Expiry)) error
+	// Renew vouches that this replica still runs the tasks ids, until now
+	// plus the store's LeaseTTL: a task whose lease runs out (its replica
+	// died) is expired by whichever replica sweeps next. A store in one
+	// process needs no leases and does nothing.
+	Renew(ctx context.Context, now time.Time, ids []string) error
 	// OnEnd registers fn, called (on every replica) with the id and state
 	// of each task that becomes terminal: the replica running it stops.
 	OnEnd(fn func(taskID string, state a2a.TaskState))
 	// OpenStreams is how many subscriptions are open here.
 	OpenStreams() int
 }
+
+// Expiry says why Sweep expires a task.
+type Expiry uint8
+
+const (
+	// ExpiredAge: a running task had no update for MaxAge.
+	ExpiredAge Expiry = iota
+	// ExpiredInputWait: an interrupted task got no follow-up within
+	// MaxInputWait.
+	ExpiredInputWait
+	// ExpiredLease: the replica running the task stopped renewing its
+	// lease: it died.
+	ExpiredLease
+)
 
 // Limits bound a store. NewManager fills in their defaults.
 type Limits struct {
@@ -108,6 +129,9 @@ type Limits struct {
 	// StreamBuffer is how many events each subscriber may fall behind
 	// before it is dropped.
 	StreamBuffer int
+	// LeaseTTL is how long a replica's word that it runs a task holds
+	// (shared stores only).
+	LeaseTTL time.Duration
 }
 
 // MemoryStore is a Store in memory, bounded by count, bytes and age.
@@ -373,6 +397,10 @@ func (s *MemoryStore) Subscribe(_ context.Context, id string) (Record, *Subscrip
 // OpenStreams implements Store.
 func (s *MemoryStore) OpenStreams() int { return s.bus.Open() }
 
+// Renew implements Store: this process runs every task it holds, and a
+// task outlives it no more than the store does.
+func (s *MemoryStore) Renew(context.Context, time.Time, []string) error { return nil }
+
 // Scan implements Store.
 func (s *MemoryStore) Scan(_ context.Context, owner string, fn func(records iter.Seq[*Record])) error {
 	s.mu.RLock()
@@ -392,15 +420,15 @@ func (s *MemoryStore) Scan(_ context.Context, owner string, fn func(records iter
 }
 
 // Sweep implements Store.
-func (s *MemoryStore) Sweep(_ context.Context, now time.Time, expire func(rec *Record, tx Tx)) error {
+func (s *MemoryStore) Sweep(_ context.Context, now time.Time, expire func(rec *Record, tx Tx, why Expiry)) error {
 	cutoff := now.Add(-s.limits.MaxAge)
 	s.mu.Lock()
 	for e := s.terminal.head; e != nil && e.rec.Updated.Before(cutoff); e = s.terminal.head {
 		s.remove(e)
 	}
 	var ended []*Record
-	ended = s.expireOlder(&s.running, cutoff, expire, ended)
-	ended = s.expireOlder(&s.interrupted, now.Add(-s.limits.MaxInputWait), expire, ended)
+	ended = s.expireOlder(&s.running, cutoff, ExpiredAge, expire, ended)
+	ended = s.expireOlder(&s.interrupted, now.Add(-s.limits.MaxInputWait), ExpiredInputWait, expire, ended)
 	ends := make([]struct {
 		id    string
 		state a2a.TaskState
@@ -419,14 +447,14 @@ func (s *MemoryStore) Sweep(_ context.Context, now time.Time, expire func(rec *R
 // those that became terminal to ended. It is bounded by the count, not by
 // the clock, so that an expire that does not advance Updated cannot keep it
 // going.
-func (s *MemoryStore) expireOlder(l *ageList, cutoff time.Time, expire func(rec *Record, tx Tx), ended []*Record) []*Record {
+func (s *MemoryStore) expireOlder(l *ageList, cutoff time.Time, why Expiry, expire func(rec *Record, tx Tx, why Expiry), ended []*Record) []*Record {
 	for n := l.n; n > 0; n-- {
 		e := l.head
 		if e == nil || !e.rec.Updated.Before(cutoff) {
 			return ended
 		}
 		s.tx.begin(e)
-		expire(&e.rec, &s.tx)
+		expire(&e.rec, &s.tx, why)
 		if s.tx.commit(e.terminal) {
 			ended = append(ended, &e.rec)
 		}

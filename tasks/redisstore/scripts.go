@@ -16,8 +16,10 @@ import "github.com/redis/go-redis/v9"
 // and each end of a task ("<id> <n> end:<state>:<replica>\n"), after the
 // events of the change that ended it; the replica that made the change has
 // run its hooks already. The age lists are sorted sets
-// scored by the update time in milliseconds; a quota is a hash of live and
-// bytes; the store's counters are the hash stats (count, bytes).
+// scored by the update time in milliseconds; leases holds the running
+// tasks, scored by when their replica's lease runs out; a quota is a hash
+// of live and bytes; the store's counters are the hash stats (count,
+// bytes).
 
 // prelude holds the functions the scripts share. ARGV[1] is always the
 // key prefix, "{prefix}".
@@ -46,6 +48,7 @@ local function drop(id)
 	redis.call('ZREM', P .. ':terminal', id)
 	redis.call('ZREM', P .. ':running', id)
 	redis.call('ZREM', P .. ':interrupted', id)
+	redis.call('ZREM', P .. ':leases', id)
 end
 -- evict drops the terminal task updated longest ago, but never keep.
 local function evict(keep)
@@ -69,7 +72,7 @@ end
 
 // insertScript stores a new task. ARGV: prefix, id, owner, owner key,
 // quota key, updated, bytes, state, task, score, max tasks, max live per
-// quota, max live bytes per quota, max bytes, quota. It answers "ok", "dup",
+// quota, max live bytes per quota, max bytes, quota, lease. It answers "ok", "dup",
 // "quota-tasks", "quota-bytes", "full-tasks" or "full-bytes".
 var insertScript = redis.NewScript(prelude + `
 local id, owner, ok, qk = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -87,6 +90,7 @@ if not room(bytes, '', maxBytes) then return 'full-bytes' end
 redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', bytes, 'v', 1, 's', 0, 'st', st)
 redis.call('ZADD', list(st), score, id)
 redis.call('ZADD', ok, score, id)
+if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[16], id) end
 redis.call('HINCRBY', STATS, 'count', 1)
 redis.call('HINCRBY', STATS, 'bytes', bytes)
 if st ~= 't' then
@@ -100,7 +104,7 @@ return 'ok'
 // since version, and publishes its events, then its end when it became
 // terminal. ARGV: prefix, id, version, updated, state mark, task, bytes
 // added, score, max live bytes per quota, max bytes, channel, the task's
-// state number, the replica's id, then the events' payloads. It answers {"ok", events so
+// state number, the replica's id, the lease, then the events' payloads. It answers {"ok", events so
 // far}, or {"missing"}, {"conflict"}, {"quota-bytes"} or {"full-bytes"}.
 var updateScript = redis.NewScript(prelude + `
 local id, version, updated, st, task = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
@@ -114,10 +118,12 @@ if delta > 0 then
 	if oldst ~= 't' and num(redis.call('HGET', qk, 'bytes')) + delta > maxLiveBytes then return {'quota-bytes'} end
 	if not room(delta, id, maxBytes) then return {'full-bytes'} end
 end
-local n = #ARGV - 13
+local n = #ARGV - 14
 redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st)
 redis.call('ZREM', list(oldst), id)
 redis.call('ZADD', list(st), score, id)
+if st == 'r' then redis.call('ZADD', P .. ':leases', 'GT', ARGV[14], id)
+else redis.call('ZREM', P .. ':leases', id) end
 redis.call('HINCRBY', STATS, 'bytes', delta)
 if oldst ~= 't' then
 	if st == 't' then
@@ -128,7 +134,7 @@ if oldst ~= 't' then
 	end
 end
 for i = 1, n do
-	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[13 + i])
+	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[14 + i])
 end
 if oldst ~= 't' and st == 't' then
 	redis.call('PUBLISH', channel, id .. ' ' .. (seq + n) .. ' end:' .. ARGV[12] .. ':' .. ARGV[13] .. '\n')

@@ -151,6 +151,32 @@ func (s *Store) indexKey(kind, name string) string {
 
 func score(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 
+// lease is the score of a lease taken or renewed at now; with no LeaseTTL
+// leases never run out.
+func (s *Store) lease(now time.Time) string {
+	if s.limits.LeaseTTL <= 0 {
+		return "+inf"
+	}
+	return score(now.Add(s.limits.LeaseTTL))
+}
+
+// Renew implements tasks.Store: one command for all of this replica's
+// runs, which only moves leases forward, and only of tasks still running.
+func (s *Store) Renew(ctx context.Context, now time.Time, ids []string) error {
+	if s.limits.LeaseTTL <= 0 {
+		return nil
+	}
+	members := make([]redis.Z, len(ids))
+	until := float64(now.Add(s.limits.LeaseTTL).UnixMilli())
+	for i, id := range ids {
+		members[i] = redis.Z{Score: until, Member: id}
+	}
+	if err := s.client.ZAddArgs(ctx, s.prefix+":leases", redis.ZAddArgs{XX: true, GT: true, Members: members}).Err(); err != nil {
+		return s.unavailable("renew", err)
+	}
+	return nil
+}
+
 func stateMark(st a2a.TaskState) string {
 	switch {
 	case st.Terminal():
@@ -194,7 +220,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	res, err := insertScript.Run(ctx, s.client, []string{s.taskKey(rec.Task.ID)},
 		s.prefix, rec.Task.ID, rec.Owner, s.indexKey("o", rec.Owner), s.indexKey("q", quota),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task, score(rec.Updated),
-		l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, rec.Quota).Text()
+		l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, rec.Quota, s.lease(rec.Updated)).Text()
 	if err != nil {
 		return s.unavailable("insert", err)
 	}
@@ -355,7 +381,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		}
 		args := []any{s.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task,
 			rec.Bytes - c.rec.Bytes, score(rec.Updated), s.limits.MaxLiveBytesPerOwner, s.limits.MaxBytes, s.channel,
-			int(rec.Task.Status.State), s.replica}
+			int(rec.Task.Status.State), s.replica, s.lease(rec.Updated)}
 		args = append(args, tx.events...)
 		res, err := updateScript.Run(ctx, s.client, []string{s.taskKey(id)}, args...).Slice()
 		if err != nil {
@@ -489,7 +515,7 @@ func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.
 const sweepEvery = time.Second
 
 // Sweep implements tasks.Store.
-func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks.Record, tx tasks.Tx)) error {
+func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks.Record, tx tasks.Tx, why tasks.Expiry)) error {
 	s.mu.Lock()
 	due := now.Sub(s.lastSweep) >= sweepEvery || now.Before(s.lastSweep)
 	if due {
@@ -507,9 +533,11 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 	for _, age := range []struct {
 		list   string
 		cutoff time.Time
+		why    tasks.Expiry
 	}{
-		{s.prefix + ":running", now.Add(-s.limits.MaxAge)},
-		{s.prefix + ":interrupted", now.Add(-s.limits.MaxInputWait)},
+		{s.prefix + ":running", now.Add(-s.limits.MaxAge), tasks.ExpiredAge},
+		{s.prefix + ":interrupted", now.Add(-s.limits.MaxInputWait), tasks.ExpiredInputWait},
+		{s.prefix + ":leases", now, tasks.ExpiredLease},
 	} {
 		ids, err := s.client.ZRangeByScore(ctx, age.list, &redis.ZRangeBy{
 			Min: "-inf", Max: "(" + score(age.cutoff), Count: batch}).Result()
@@ -518,10 +546,16 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 		}
 		for _, id := range ids {
 			err := s.Update(ctx, id, func(rec *tasks.Record, tx tasks.Tx) error {
-				if rec.Task.Status.State.Terminal() || !rec.Updated.Before(age.cutoff) {
+				state := rec.Task.Status.State
+				switch {
+				case state.Terminal():
 					return errStillFresh // another replica got there first
+				case age.why == tasks.ExpiredLease && state != a2a.TaskStateWorking:
+					return errStillFresh // interrupted since: nobody runs it
+				case age.why != tasks.ExpiredLease && !rec.Updated.Before(age.cutoff):
+					return errStillFresh
 				}
-				expire(rec, tx)
+				expire(rec, tx, age.why)
 				return nil
 			})
 			if err != nil && !errors.Is(err, errStillFresh) {

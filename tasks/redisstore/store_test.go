@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,5 +175,52 @@ func TestRedisDownAndBack(t *testing.T) {
 	}
 	if ev := recv(t, run.Subscription); ev.StatusUpdate == nil || ev.StatusUpdate.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("event after Redis came back: %+v", ev)
+	}
+}
+
+// clock is a fake clock for both replicas.
+type clock struct{ now atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Unix(0, c.now.Load()).UTC() }
+func (c *clock) Advance(d time.Duration) { c.now.Add(int64(d)) }
+
+// A replica that dies mid-task leaves it working only until its lease runs
+// out; then the next replica to sweep fails it, saying why. A replica that
+// lives renews its leases, and its tasks stay working.
+func TestLeaseOfADeadReplica(t *testing.T) {
+	srv := redistest.Start(t)
+	clk := &clock{}
+	clk.now.Store(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano())
+	opts := tasks.Options{Now: clk.Now, LeaseTTL: 30 * time.Second, MaxAge: time.Hour}
+	dead := replica(t, srv, opts)
+	alive := replica(t, srv, opts)
+
+	orphan, err := dead.Start("", userMsg("orphan"), tasks.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := alive.Start("", userMsg("kept"), tasks.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// dead says nothing more (as after kill -9); alive renews as it works.
+	clk.Advance(20 * time.Second)
+	if _, err := alive.Start("", userMsg("tick"), tasks.StartOptions{}); err != nil { // renews, then sweeps
+		t.Fatal(err)
+	}
+	clk.Advance(20 * time.Second) // 40s: orphan's lease ran out, kept's runs to 50s
+	if _, err := alive.Start("", userMsg("tick2"), tasks.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := alive.Get("", orphan.Task.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil ||
+		got.Status.Message.Parts[0].Text != "The agent stopped while this task ran; send the message again." {
+		t.Errorf("the dead replica's task: %s %+v, want failed saying the agent stopped", got.Status.State, got.Status.Message)
+	}
+	if got, err := alive.Get("", kept.Task.ID, nil); err != nil || got.Status.State != a2a.TaskStateWorking {
+		t.Errorf("the live replica's task: %+v, %v; want still working", got, err)
 	}
 }

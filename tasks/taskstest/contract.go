@@ -234,7 +234,7 @@ func (s *suite) TestUnknownTask(t *testing.T) {
 	at := newClock().Now()
 	mustInsert(t, store, record("old", "", a2a.TaskStateWorking, at, 10))
 	mustUpdate(t, store, "old", setState(a2a.TaskStateCompleted, at))
-	if err := store.Sweep(t.Context(), at.Add(smallLimits.MaxAge+time.Second), func(*tasks.Record, tasks.Tx) {}); err != nil {
+	if err := store.Sweep(t.Context(), at.Add(smallLimits.MaxAge+time.Second), func(*tasks.Record, tasks.Tx, tasks.Expiry) {}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"nope", "old"} {
@@ -593,7 +593,7 @@ func (s *suite) TestSweepByItsArguments(t *testing.T) {
 		{time.Hour + time.Second, map[string]string{"done": "gone", "running": "failed", "waiting": "failed", "fresh": "working"}},
 	} {
 		now := base.Add(step.after)
-		err := store.Sweep(t.Context(), now, func(rec *tasks.Record, _ tasks.Tx) {
+		err := store.Sweep(t.Context(), now, func(rec *tasks.Record, _ tasks.Tx, _ tasks.Expiry) {
 			rec.Task.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Timestamp: now}
 			rec.Updated = now
 		})
