@@ -1,12 +1,15 @@
 package caddymodule
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 )
 
@@ -85,5 +88,54 @@ func TestIntegrationRedisReplicas(t *testing.T) {
 	again := decodeTask(t, call(a.port, `{"jsonrpc":"2.0","id":5,"method":"GetTask","params":{"id":"`+sent.ID+`"}}`).Result)
 	if again.Status.State != "TASK_STATE_COMPLETED" {
 		t.Fatalf("read back on A: %s", again.Status.State)
+	}
+
+	// A slow task runs on A; B streams it and cancels it: the upstream call
+	// on A is aborted, and B's stream ends with the cancel.
+	slow := `{"jsonrpc":"2.0","id":6,"method":"SendMessage","params":{"message":{"messageId":"m3","role":"ROLE_USER","metadata":{"skill":"slow"},` +
+		`"parts":[{"data":{"seconds":30}}]},"configuration":{"returnImmediately":true}}}`
+	running := decodeTask10(t, call(a.port, slow).Result)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := a.demo.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > 0 }); err != nil {
+		t.Fatalf("the slow call did not start: %v", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", portB),
+		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"SubscribeToTask","params":{"id":"`+running.ID+`"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	stream, err := a.tester.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	events := make(chan string, 16)
+	go func() {
+		defer close(events)
+		_ = readSSE(stream.Body, func(data []byte) bool { events <- string(data); return true })
+	}()
+	if first := <-events; !strings.Contains(first, `"task"`) {
+		t.Fatalf("B's stream starts with %s, want the task", first)
+	}
+	call(portB, `{"jsonrpc":"2.0","id":8,"method":"CancelTask","params":{"id":"`+running.ID+`"}}`)
+	if _, err := a.demo.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowCanceled > 0 }); err != nil {
+		t.Fatalf("a cancel on B did not abort the upstream call on A: %v", err)
+	}
+	var last string
+	for ev := range events {
+		last = ev
+	}
+	if !strings.Contains(last, "TASK_STATE_CANCELED") {
+		t.Errorf("B's stream ended with %s, want the canceled status", last)
+	}
+
+	// Both replicas stop and start again: the tasks are still there.
+	initServer(t, a.tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n}\n", adminPort))
+	initServer(t, a.tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n}\n", adminPort)+site(a.port, "a")+site(portB, "b"))
+	if kept := decodeTask(t, call(portB, `{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"`+sent.ID+`"}}`).Result); kept.Status.State != "TASK_STATE_COMPLETED" {
+		t.Errorf("after a restart of both: %s", kept.Status.State)
 	}
 }
