@@ -15,10 +15,19 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
 )
 
+// replicaFor is a replica with the default options, its keys under "bench".
+func replicaFor(tb testing.TB, srv *redistest.Server) *tasks.Manager {
+	return replicaWith(tb, srv, "bench", tasks.Options{})
+}
+
 // replica is one agent's task manager on the shared Redis.
 func replica(t *testing.T, srv *redistest.Server, opts tasks.Options) *tasks.Manager {
+	return replicaWith(t, srv, "test", opts)
+}
+
+func replicaWith(t testing.TB, srv *redistest.Server, prefix string, opts tasks.Options) *tasks.Manager {
 	t.Helper()
-	store, err := redisstore.New(redisstore.Options{Client: srv.Client(t), Prefix: "test", Limits: opts.StoreLimits()})
+	store, err := redisstore.New(redisstore.Options{Client: srv.Client(t), Prefix: prefix, Limits: opts.StoreLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}
