@@ -139,3 +139,99 @@ func TestIntegrationRedisReplicas(t *testing.T) {
 		t.Errorf("after a restart of both: %s", kept.Status.State)
 	}
 }
+
+// Redis stopped and started again while callers keep sending: while it is
+// down each call answers at once with -32603 UNAVAILABLE (never a hang) and
+// the card is still served; once it is back the agent works again without
+// a restart.
+func TestIntegrationRedisDownUnderLoad(t *testing.T) {
+	srv := redistest.Start(t)
+	a := startAgent(t)
+	initServer(t, a.tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+}
+
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		upstream %s
+		url http://127.0.0.1:%d/faults
+		name "Faults"
+		description "Redis goes away"
+		tasks {
+			redis {
+				address %s
+				key_prefix faults
+				timeout 1s
+			}
+		}
+	}
+}
+`, adminPort, a.port, a.skills, a.upstream, a.port, srv.Addr()))
+	send := func() (*rpcResponse, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second) // a guard: answers come far sooner
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", a.port),
+			strings.NewReader(sendMessage("weather", `{"city":"Paris"}`)))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := a.tester.Client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		var r rpcResponse
+		return &r, json.NewDecoder(resp.Body).Decode(&r)
+	}
+	const callers, rounds = 4, 10
+	load := func(check func(*rpcResponse, error)) {
+		done := make(chan struct{})
+		for range callers {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for range rounds {
+					check(send())
+				}
+			}()
+		}
+		for range callers {
+			<-done
+		}
+	}
+	load(func(r *rpcResponse, err error) {
+		if err != nil || r.Error != nil {
+			t.Errorf("with Redis up: %+v, %v", r, err)
+		}
+	})
+
+	srv.Stop(t)
+	load(func(r *rpcResponse, err error) {
+		if err != nil || r.Error == nil || r.Error.Code != -32603 {
+			t.Errorf("with Redis down: %+v, %v; want -32603 at once", r, err)
+		}
+	})
+	if resp, _ := a.get(fmt.Sprintf("http://127.0.0.1:%d/.well-known/agent-card.json", a.port), nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the card while Redis is down: %d", resp.StatusCode)
+	}
+
+	srv.Restart(t)
+	deadline := time.Now().Add(15 * time.Second)
+	for { // the client reconnects on its own: the first calls may still meet the closed connections
+		if r, err := send(); err == nil && r.Error == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent did not recover once Redis was back")
+		}
+	}
+	load(func(r *rpcResponse, err error) {
+		if err != nil || r.Error != nil {
+			t.Errorf("with Redis back: %+v, %v", r, err)
+		}
+	})
+}
