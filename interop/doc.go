@@ -11,7 +11,9 @@
 // card_test.go) it starts agents of its own for authentication with the
 // SDK's auth interceptor (auth_test.go) and for the signed Agent Card,
 // verified by @a2a-js/sdk and by an independent verifier written from the
-// spec, across key rotations (signing_test.go).
+// spec, across key rotations (signing_test.go); and two replicas sharing
+// one Redis behind a round-robin reverse_proxy, one of them killed mid-task
+// (replicas_test.go, which starts its own redis-server: it must be installed).
 //
 //	cd interop/js && npm ci   # once, for the JavaScript subtest
 //	cd interop && go test -count=1 ./...
