@@ -37,13 +37,29 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				default_output_modes application/json
 				max_request_body 4MiB
 				heartbeat   15s
+				read_body_timeout 5s
+				write_timeout 20s
 				card_max_age 5m
 				tasks {
 					max_tasks     10000
 					max_live_per_owner 100
 					max_history   20
 					max_age       1h
+					max_input_wait 5m
+					max_bytes     128MiB
+					max_live_bytes_per_owner 16MiB
+					max_task_bytes 4MiB
 					stream_buffer 64
+					redis {
+						address     10.0.0.1:26379 10.0.0.2:26379
+						master_name mymaster
+						username    agent
+						password    {env.REDIS_PASSWORD}
+						db          2
+						tls         redis.internal
+						key_prefix  agents
+						timeout     2s
+					}
 				}
 			}`,
 			want: Handler{
@@ -60,13 +76,24 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				DefaultOutputModes: []string{"application/json"},
 				MaxRequestBody:     4 << 20,
 				Heartbeat:          caddy.Duration(15 * time.Second),
+				ReadBodyTimeout:    caddy.Duration(5 * time.Second),
+				WriteTimeout:       caddy.Duration(20 * time.Second),
 				CardMaxAge:         caddy.Duration(5 * time.Minute),
 				Tasks: &TasksConfig{
-					MaxTasks:        10000,
-					MaxLivePerOwner: 100,
-					MaxHistory:      20,
-					MaxAge:          caddy.Duration(time.Hour),
-					StreamBuffer:    64,
+					MaxTasks:             10000,
+					MaxLivePerOwner:      100,
+					MaxHistory:           20,
+					MaxAge:               caddy.Duration(time.Hour),
+					MaxInputWait:         caddy.Duration(5 * time.Minute),
+					MaxBytes:             128 << 20,
+					MaxLiveBytesPerOwner: 16 << 20,
+					MaxTaskBytes:         4 << 20,
+					StreamBuffer:         64,
+					Redis: &RedisConfig{
+						Addresses: []string{"10.0.0.1:26379", "10.0.0.2:26379"}, MasterName: "mymaster",
+						Username: "agent", Password: "{env.REDIS_PASSWORD}", DB: 2, TLS: true, TLSServerName: "redis.internal",
+						KeyPrefix: "agents", Timeout: caddy.Duration(2 * time.Second),
+					},
 				},
 			},
 		},
@@ -111,6 +138,9 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		want  string // a substring of the error
 	}{
 		{"argument on the directive", "a2a examples/skills.yaml", "a2a: unexpected argument 'examples/skills.yaml'"},
+		{"redis without an address", "a2a {\n tasks {\n redis {\n address\n }\n }\n}", "address"},
+		{"redis with an unknown option", "a2a {\n tasks {\n redis {\n host x\n }\n }\n}", "unknown subdirective 'host'"},
+		{"redis db not a number", "a2a {\n tasks {\n redis {\n db zero\n }\n }\n}", "'zero' is not an integer"},
 		{"unknown subdirective", "a2a {\n skill x\n}", "a2a: unknown subdirective 'skill', at Testfile:2"},
 		{"repeated subdirective", "a2a {\n name a\n name b\n}", "a2a: name is set more than once, at Testfile:3"},
 

@@ -68,6 +68,18 @@ func TestValidate(t *testing.T) {
 		{"negative stream_buffer", func(h *Handler) {
 			h.Tasks = &TasksConfig{StreamBuffer: -1}
 		}, "tasks: stream_buffer -1 is negative"},
+		{"negative read_body_timeout", func(h *Handler) { h.ReadBodyTimeout = -caddy.Duration(1e9) }, "read_body_timeout: -1s is negative"},
+		{"negative write_timeout", func(h *Handler) { h.WriteTimeout = -caddy.Duration(1e9) }, "write_timeout: -1s is negative"},
+		{"negative max_input_wait", func(h *Handler) {
+			h.Tasks = &TasksConfig{MaxInputWait: -caddy.Duration(1e9)}
+		}, "tasks: max_input_wait -1s is negative"},
+		{"negative max_bytes", func(h *Handler) { h.Tasks = &TasksConfig{MaxBytes: -1} }, "tasks: max_bytes -1 is negative"},
+		{"negative max_task_bytes", func(h *Handler) { h.Tasks = &TasksConfig{MaxTaskBytes: -1} }, "tasks: max_task_bytes -1 is negative"},
+		{"redis without an address", func(h *Handler) { h.Tasks = &TasksConfig{Redis: &RedisConfig{}} },
+			"tasks: redis: at least one address is required"},
+		{"redis with a negative timeout", func(h *Handler) {
+			h.Tasks = &TasksConfig{Redis: &RedisConfig{Addresses: []string{"127.0.0.1:6379"}, Timeout: -caddy.Duration(1e9)}}
+		}, "tasks: redis: timeout -1s is negative"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
