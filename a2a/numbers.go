@@ -1,4 +1,4 @@
-package mapping
+package a2a
 
 import (
 	"bytes"
@@ -6,13 +6,14 @@ import (
 	"strconv"
 )
 
-// decodeJSONKeepingIntegers decodes an upstream's JSON into v as
-// encoding/json does (numbers as float64, so that expressions compute with
-// them), except integers a float64 cannot hold exactly (beyond 2^53, such
-// as 64-bit ids): those stay json.Number, so that an artifact carries them
-// to the client unchanged. Bodies without such a long digit run take the
-// plain path and cost nothing more.
-func decodeJSONKeepingIntegers(body []byte, v *any) error {
+// UnmarshalKeepingIntegers decodes JSON into v as encoding/json does
+// (numbers as float64, so that expressions compute with them), except
+// integers a float64 cannot hold exactly (beyond 2^53, such as 64-bit ids):
+// those stay json.Number, which the encoder writes unchanged. Documents
+// without such a long digit run take the plain path and cost nothing more.
+// An upstream's answer is read so, and so is a part's data read back from
+// a stored task.
+func UnmarshalKeepingIntegers(body []byte, v *any) error {
 	if !hasLongDigitRun(body) {
 		return json.Unmarshal(body, v)
 	}

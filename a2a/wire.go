@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -49,7 +48,7 @@ type jsonValue struct {
 
 func (j *jsonValue) UnmarshalJSON(b []byte) error {
 	j.set = true
-	return json.Unmarshal(b, &j.v)
+	return UnmarshalKeepingIntegers(b, &j.v)
 }
 
 func decodeMessage[P wirePart](d decoder, w *wireMessage[P], m *Message) *Error {

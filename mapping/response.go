@@ -123,7 +123,7 @@ func (sk *Skill) bindResponse(vars *exprVars, resp *http.Response, body []byte, 
 	}
 	if sk.needs&useBody != 0 && isJSON(mediaType, body) {
 		// An undecodable body reads as null; response.text still has it.
-		_ = decodeJSONKeepingIntegers(body, &vars.Response.Body)
+		_ = a2a.UnmarshalKeepingIntegers(body, &vars.Response.Body)
 	}
 	if sk.needs&useText != 0 {
 		vars.Response.Text = string(body)

@@ -233,3 +233,28 @@ func TestLeaseOfADeadReplica(t *testing.T) {
 		t.Errorf("the live replica's task: %+v, %v; want still working", got, err)
 	}
 }
+
+// An upstream's 64-bit id in an artifact is read back from Redis exactly.
+func TestIntegersStayExactInRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	m := replica(t, srv, tasks.Options{})
+	run, err := m.Start("", userMsg("id"), tasks.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data any
+	if err := a2a.UnmarshalKeepingIntegers([]byte(`{"id":12345678901234567890,"n":1.5}`), &data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, []a2a.Artifact{{Parts: []a2a.Part{a2a.DataPart(data)}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Get("", run.Task.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := a2a.AppendJSON(nil, got.Artifacts[0].Parts[0].Data)
+	if err != nil || string(b) != `{"id":12345678901234567890,"n":1.5}` {
+		t.Errorf("read back %s, %v", b, err)
+	}
+}
