@@ -43,7 +43,8 @@ const (
 
 // Server is a redis-server process started by Start for one test.
 type Server struct {
-	bin  string // the redis-server executable
+	bin   string   // the redis-server executable
+	extra []string // arguments beyond the defaults (cluster mode)
 	dir  string // its working directory (--dir), kept across Restart
 	log  string // its stdout and stderr, appended across Restart
 	port int
@@ -63,11 +64,16 @@ type process struct {
 // when redis-server is not installed or does not answer within 10 seconds.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return start(t)
+}
+
+func start(t testing.TB, extra ...string) *Server {
+	t.Helper()
 	bin, err := lookPath()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{bin: bin, dir: t.TempDir()}
+	s := &Server{bin: bin, extra: extra, dir: t.TempDir()}
 	s.log = filepath.Join(s.dir, "redis-server.log")
 	t.Cleanup(func() { s.stop(t) })
 
@@ -137,7 +143,7 @@ func (s *Server) start() error {
 	}
 	defer logf.Close() // the child holds its own copy
 
-	cmd := exec.Command(s.bin,
+	cmd := exec.Command(s.bin, append([]string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--dir", s.dir,
@@ -146,7 +152,7 @@ func (s *Server) start() error {
 		"--protected-mode", "no",
 		"--daemonize", "no",
 		"--loglevel", "warning",
-	)
+	}, s.extra...)...)
 	cmd.Dir = s.dir
 	cmd.Stdout = logf // redis-server logs to stdout when no --logfile is given
 	cmd.Stderr = logf
@@ -309,4 +315,46 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// StartCluster starts n redis-servers in cluster mode, joins them into one
+// Redis Cluster with every slot assigned (redis-cli --cluster create), and
+// returns once the cluster answers as one: its nodes' addresses.
+func StartCluster(t testing.TB, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i := range addrs {
+		addrs[i] = start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "5000").Addr()
+	}
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Fatalf("redistest: redis-cli is not installed (it comes with redis-server): %v", err)
+	}
+	args := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
+	}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	for {
+		// The cluster is up when a key of every node can be written.
+		err := c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			info, err := node.ClusterInfo(ctx).Result()
+			if err == nil && !strings.Contains(info, "cluster_state:ok") {
+				err = errors.New("cluster_state is not ok")
+			}
+			return err
+		})
+		if err == nil {
+			return addrs
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("redistest: the cluster did not come up: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
