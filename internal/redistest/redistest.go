@@ -143,7 +143,13 @@ func (s *Server) start() error {
 	}
 	defer logf.Close() // the child holds its own copy
 
-	cmd := exec.Command(s.bin, append([]string{
+	// A configuration file must come first; options follow.
+	var conf []string
+	extra := s.extra
+	if len(extra) > 0 && !strings.HasPrefix(extra[0], "--") {
+		conf, extra = extra[:1], extra[1:]
+	}
+	cmd := exec.Command(s.bin, append(append(conf,
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--dir", s.dir,
@@ -152,7 +158,7 @@ func (s *Server) start() error {
 		"--protected-mode", "no",
 		"--daemonize", "no",
 		"--loglevel", "warning",
-	}, s.extra...)...)
+	), extra...)...)
 	cmd.Dir = s.dir
 	cmd.Stdout = logf // redis-server logs to stdout when no --logfile is given
 	cmd.Stderr = logf
@@ -354,6 +360,35 @@ func StartCluster(t testing.TB, n int) []string {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("redistest: the cluster did not come up: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// StartSentinel starts a Redis Sentinel that watches master under the name
+// "mymaster", and returns its address once it knows the master.
+func StartSentinel(t testing.TB, master *Server) string {
+	t.Helper()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "sentinel.conf")
+	host, port, _ := net.SplitHostPort(master.Addr())
+	if err := os.WriteFile(conf, []byte("sentinel monitor mymaster "+host+" "+port+" 1\n"+
+		"sentinel down-after-milliseconds mymaster 5000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, conf, "--sentinel")
+	c := redis.NewSentinelClient(&redis.Options{Addr: s.Addr()})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	for {
+		addr, err := c.GetMasterAddrByName(ctx, "mymaster").Result()
+		if err == nil && len(addr) == 2 && net.JoinHostPort(addr[0], addr[1]) == master.Addr() {
+			return s.Addr()
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("redistest: the sentinel does not know the master: %v", err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

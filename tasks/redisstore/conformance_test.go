@@ -45,3 +45,21 @@ func TestConformanceOnCluster(t *testing.T) {
 		return store
 	})
 }
+
+// Through Redis Sentinel the same: the client asks the Sentinel for the
+// master.
+func TestConformanceThroughSentinel(t *testing.T) {
+	master := redistest.Start(t)
+	sentinel := redistest.StartSentinel(t, master)
+	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{sentinel}, MasterName: "mymaster"})
+	t.Cleanup(func() { client.Close() })
+	var n atomic.Int64
+	taskstest.Run(t, func(t testing.TB, limits tasks.Limits) tasks.Store {
+		store, err := redisstore.New(redisstore.Options{Client: client, Prefix: fmt.Sprint("sentinel", n.Add(1)), Limits: limits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(store.Close)
+		return store
+	})
+}
