@@ -45,9 +45,9 @@ const (
 type Server struct {
 	bin   string   // the redis-server executable
 	extra []string // arguments beyond the defaults (cluster mode)
-	dir  string // its working directory (--dir), kept across Restart
-	log  string // its stdout and stderr, appended across Restart
-	port int
+	dir   string   // its working directory (--dir), kept across Restart
+	log   string   // its stdout and stderr, appended across Restart
+	port  int
 
 	mu   sync.Mutex
 	proc *process // nil when stopped
