@@ -62,6 +62,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	            password    <password|{env.VAR}>
 //	            db          <number>
 //	            tls         [<server name>]
+//	            tls_ca      <pem file>
 //	            key_prefix  <prefix>
 //	            timeout     <duration>
 //	        }
@@ -284,6 +285,8 @@ func parseRedis(d *caddyfile.Dispenser, where string) (*RedisConfig, error) {
 			if d.NextArg() {
 				return d.Errf("%s: want at most a server name", at)
 			}
+		case "tls_ca":
+			r.TLSCA, err = oneArg(d, at)
 		case "key_prefix":
 			r.KeyPrefix, err = oneArg(d, at)
 		case "timeout":

@@ -235,3 +235,29 @@ func TestIntegrationRedisDownUnderLoad(t *testing.T) {
 		}
 	})
 }
+
+// The redis block's TLS: a server under a private CA is reached with
+// tls_ca, and refused without it (its certificate is checked).
+func TestRedisTLS(t *testing.T) {
+	srv := redistest.StartTLS(t)
+	ping := func(c *RedisConfig) error {
+		client, err := c.client()
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return client.Ping(ctx).Err()
+	}
+	if err := ping(&RedisConfig{Addresses: []string{srv.TLSAddr()}, TLSCA: srv.CAFile}); err != nil {
+		t.Errorf("with tls_ca: %v", err)
+	}
+	if err := ping(&RedisConfig{Addresses: []string{srv.TLSAddr()}, TLS: true}); err == nil {
+		t.Error("a certificate of an unknown CA was accepted")
+	}
+	if _, err := (&RedisConfig{Addresses: []string{srv.TLSAddr()}, TLSCA: "/nonexistent.pem"}).client(); err == nil ||
+		!strings.Contains(err.Error(), "tls_ca") {
+		t.Errorf("a missing tls_ca file: %v", err)
+	}
+}

@@ -2,7 +2,9 @@ package caddymodule
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"reflect"
 	"time"
 
@@ -58,9 +60,13 @@ type RedisConfig struct {
 	// DB is the database number (single server and Sentinel only).
 	DB int `json:"db,omitempty"`
 	// TLS connects with TLS, verifying the server's certificate against
-	// the system's roots; TLSServerName overrides the name checked.
+	// the system's roots, or TLSCA's; TLSServerName overrides the name
+	// checked.
 	TLS           bool   `json:"tls,omitempty"`
 	TLSServerName string `json:"tls_server_name,omitempty"`
+	// TLSCA is a PEM file of the CA certificates to trust instead of the
+	// system's (a private CA). It implies TLS.
+	TLSCA string `json:"tls_ca,omitempty"`
 	// KeyPrefix starts every key, so that several agents can share one
 	// Redis (default "a2a").
 	KeyPrefix string `json:"key_prefix,omitempty"`
@@ -104,8 +110,18 @@ func (c *RedisConfig) client() (redis.UniversalClient, error) {
 		// out retries.
 		MaxRetries: 1,
 	}
-	if c.TLS {
+	if c.TLS || c.TLSCA != "" {
 		opts.TLSConfig = &tls.Config{ServerName: c.TLSServerName, MinVersion: tls.VersionTLS12}
+		if c.TLSCA != "" {
+			pem, err := os.ReadFile(c.TLSCA)
+			if err != nil {
+				return nil, fmt.Errorf("redis: tls_ca: %w", err)
+			}
+			opts.TLSConfig.RootCAs = x509.NewCertPool()
+			if !opts.TLSConfig.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("redis: tls_ca: %s holds no PEM certificate", c.TLSCA)
+			}
+		}
 	}
 	return redis.NewUniversalClient(opts), nil
 }

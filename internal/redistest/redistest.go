@@ -44,7 +44,7 @@ const (
 // Server is a redis-server process started by Start for one test.
 type Server struct {
 	bin   string   // the redis-server executable
-	extra []string // arguments beyond the defaults (cluster mode)
+	extra []string // a configuration file, then options beyond the defaults
 	dir   string   // its working directory (--dir), kept across Restart
 	log   string   // its stdout and stderr, appended across Restart
 	port  int
