@@ -39,12 +39,13 @@ type config struct {
 	storeTasks           int
 	flood                int64
 	floodSteps           int
+	redisTasks           int
 	command              string
 	only                 string
 	pprofDir             string
 }
 
-var allScenarios = []string{"throughput", "latency", "card", "streaming", "store"}
+var allScenarios = []string{"throughput", "latency", "card", "streaming", "store", "redis-store"}
 
 func main() {
 	os.Exit(run())
@@ -66,7 +67,7 @@ func run() int {
 	flag.StringVar(&cfg.node, "node", "node", "the Node.js executable")
 	flag.StringVar(&cfg.command, "command", "", "the command line to print in the report")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(allScenarios, ","), "scenarios to run")
-	flag.StringVar(&cfg.only, "only", "", "run only the contenders whose names contain one of these comma-separated words")
+	flag.StringVar(&cfg.only, "only", "", "run only the contenders whose names contain one of these comma-separated words, in any case (e.g. proxy,caddy-a2a,redis)")
 	flag.StringVar(&conns, "conns", "1,8,32,128", "concurrencies (connections) of the throughput and card scenarios")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds per contender and concurrency, in alternating order")
 	flag.DurationVar(&cfg.duration, "duration", 7*time.Second, "length of one throughput run")
@@ -80,6 +81,7 @@ func run() int {
 	flag.IntVar(&cfg.storeTasks, "store-tasks", 100000, "max_tasks of the task-store scenario's caddy-a2a")
 	flag.Int64Var(&cfg.flood, "flood", 1000000, "SendMessage calls of the task-store flood, the fill included")
 	flag.IntVar(&cfg.floodSteps, "flood-steps", 18, "memory samples during the flood")
+	flag.IntVar(&cfg.redisTasks, "redis-tasks", 100000, "small tasks the redis-store scenario stores in Redis (after a warm-up of a twentieth as many)")
 	flag.Parse()
 
 	if cfg.smoke {
@@ -89,6 +91,7 @@ func run() int {
 			"conns": "32", "rounds": "1", "duration": "1s", "warmup": "200ms", "card-duration": "1s",
 			"rate": "200", "rate-duration": "1s", "rate-rounds": "1", "streams": "200", "stream-rounds": "1",
 			"store-tasks": "1000", "flood": "5000", "flood-steps": "2",
+			"redis-tasks": "1000",
 		}
 		for name, value := range smoke {
 			if !set[name] {
@@ -119,6 +122,10 @@ func run() int {
 	}
 	if cfg.storeTasks < 200 || cfg.flood < int64(cfg.storeTasks) {
 		fmt.Fprintln(os.Stderr, "bench: -store-tasks must be at least 200 and -flood at least -store-tasks")
+		return 2
+	}
+	if cfg.redisTasks < 100 {
+		fmt.Fprintln(os.Stderr, "bench: -redis-tasks must be at least 100")
 		return 2
 	}
 
@@ -180,7 +187,7 @@ func (l *lab) runScenarios(ctx context.Context, cfg *config, rep *report, progre
 	var upstream string
 	if want("throughput") || want("latency") || want("card") {
 		progress("== starting the upstream, caddy-a2a, plain Caddy and the SDK agents")
-		f, err := l.startFleet(ctx, cfg.node)
+		f, err := l.startFleet(ctx, cfg.node, (want("throughput") || want("latency")) && cfg.keeps(nameA2ARedis))
 		if err != nil {
 			fail("starting the contenders", err)
 			return failed
@@ -214,8 +221,12 @@ func (l *lab) runScenarios(ctx context.Context, cfg *config, rep *report, progre
 		for _, p := range []*proc{f.sdkJS, f.sdkGo, f.proxy.proc, f.a2a.proc} {
 			l.stopProc(p)
 		}
+		if f.a2aRedis != nil {
+			l.stopProc(f.a2aRedis.proc)
+			l.stopProc(f.redis)
+		}
 	}
-	if (want("streaming") || want("store")) && upstream == "" && ctx.Err() == nil {
+	if (want("streaming") || want("store") || want("redis-store")) && upstream == "" && ctx.Err() == nil {
 		_, addr, err := l.start(ctx, "upstream", true, nil, filepath.Join(l.binDir, "upstream"))
 		if err != nil {
 			fail("starting the upstream", err)
@@ -255,6 +266,14 @@ func (l *lab) runScenarios(ctx context.Context, cfg *config, rep *report, progre
 		}
 		rep.store = s
 	}
+	if want("redis-store") && ctx.Err() == nil {
+		progress(fmt.Sprintf("== tasks in Redis: bytes per stored task over %d small tasks", cfg.redisTasks))
+		s, err := l.redisStoreScenario(ctx, upstream, cfg.redisTasks, progress)
+		if err != nil {
+			fail("tasks in Redis", err)
+		}
+		rep.redisStore = s
+	}
 	if err := ctx.Err(); err != nil {
 		fail("interrupted", errors.New("the run was interrupted"))
 	}
@@ -266,12 +285,19 @@ func (cfg *config) filter(cs []*contender) []*contender {
 	if cfg.only == "" {
 		return cs
 	}
-	return slices.DeleteFunc(cs, func(c *contender) bool {
-		for _, w := range strings.Split(cfg.only, ",") {
-			if w = strings.TrimSpace(w); w != "" && strings.Contains(c.name, w) {
-				return false
-			}
-		}
+	return slices.DeleteFunc(cs, func(c *contender) bool { return !cfg.keeps(c.name) })
+}
+
+// keeps reports whether -only keeps the contender named name (the words
+// match in any case: "redis" names the Redis contender).
+func (cfg *config) keeps(name string) bool {
+	if cfg.only == "" {
 		return true
-	})
+	}
+	for _, w := range strings.Split(cfg.only, ",") {
+		if w = strings.TrimSpace(w); w != "" && strings.Contains(strings.ToLower(name), strings.ToLower(w)) {
+			return true
+		}
+	}
+	return false
 }

@@ -27,6 +27,7 @@ type report struct {
 	// streamFloor is the same measured on a plain Go net/http server.
 	streamFloor *streamRound
 	store       *storeRun
+	redisStore  *redisStoreRun
 	failures    []string
 }
 
@@ -60,9 +61,15 @@ func describeMachine(cfg config) string {
 		return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 	}
 	caddyVersion := version(filepath.Join(cfg.binDir, "caddy"), "version")
-	return fmt.Sprintf("%s, %d logical CPUs%s, Linux %s; Go %s, Node.js %s; Caddy %s",
+	redis := ""
+	for _, f := range strings.Fields(version("redis-server", "--version")) { // "Redis server v=7.0.15 sha=…"
+		if v, ok := strings.CutPrefix(f, "v="); ok {
+			redis = "; Redis " + v
+		}
+	}
+	return fmt.Sprintf("%s, %d logical CPUs%s, Linux %s; Go %s, Node.js %s; Caddy %s%s",
 		cpu, runtime.NumCPU(), mem, strings.TrimSpace(string(kernel)), strings.TrimPrefix(runtime.Version(), "go"),
-		strings.TrimPrefix(version(cfg.node, "--version"), "v"), strings.Fields(caddyVersion + " ?")[0])
+		strings.TrimPrefix(version(cfg.node, "--version"), "v"), strings.Fields(caddyVersion + " ?")[0], redis)
 }
 
 func (r *report) markdown() string {
@@ -86,7 +93,7 @@ func (r *report) markdown() string {
 
 	if r.throughput != nil {
 		b.WriteString("## Throughput: one SendMessage (or GET) → upstream → answer\n\n")
-		b.WriteString("CPU is the contender process's own (user + system, from `/proc/<pid>/stat`), per 1,000 good answers; peak RSS is its `VmHWM` over the run. The ratio is requests/s against `caddy reverse_proxy` at the same concurrency.\n\n")
+		b.WriteString("CPU is the contender process's own (user + system, from `/proc/<pid>/stat`), per 1,000 good answers, with its Redis server's next to it for caddy-a2a on Redis; peak RSS is its `VmHWM` over the run (Caddy's alone). The ratio is requests/s against `caddy reverse_proxy` at the same concurrency.\n\n")
 		r.grid(&b, r.throughput, nameProxy, "× proxy")
 	}
 	if r.latency != nil {
@@ -103,6 +110,9 @@ func (r *report) markdown() string {
 	}
 	if r.store != nil {
 		r.storeTable(&b)
+	}
+	if r.redisStore != nil {
+		r.redisStoreTable(&b)
 	}
 	r.targets(&b)
 	if len(r.contenders) > 0 {
@@ -143,9 +153,9 @@ func (r *report) grid(b *bytes.Buffer, g grid, ref, refLabel string) {
 			if rc := g[ref][n]; rc != nil && rc.res.Throughput() > 0 {
 				ratio = fmt.Sprintf("%.2f", c.res.Throughput()/rc.res.Throughput())
 			}
-			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %d | %.3f | %s | %s |\n", name, n, fmtRate(c.res.Throughput()),
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %d | %s | %s | %s |\n", name, n, fmtRate(c.res.Throughput()),
 				fmtDur(c.res.Latency.Quantile(0.5)), fmtDur(c.res.Latency.Quantile(0.9)), fmtDur(c.res.Latency.Quantile(0.99)),
-				c.res.Errors, c.cpuPer1000(), fmtMiB(c.peak), ratio)
+				c.res.Errors, c.cpuText(), fmtMiB(c.peak), ratio)
 		}
 	}
 	b.WriteString("\n")
@@ -162,9 +172,9 @@ func (r *report) latencyTable(b *bytes.Buffer) {
 			added50 = fmtDur(c.res.Latency.Quantile(0.5) - direct.res.Latency.Quantile(0.5))
 			added99 = fmtDur(c.res.Latency.Quantile(0.99) - direct.res.Latency.Quantile(0.99))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d | %.3f | %s | %s |\n", name, fmtRate(c.res.Throughput()),
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", name, fmtRate(c.res.Throughput()),
 			fmtDur(c.res.Latency.Quantile(0.5)), fmtDur(c.res.Latency.Quantile(0.9)), fmtDur(c.res.Latency.Quantile(0.99)),
-			fmtDur(c.res.Latency.Max()), c.res.Errors, c.cpuPer1000(), added50, added99)
+			fmtDur(c.res.Latency.Max()), c.res.Errors, c.cpuText(), added50, added99)
 	}
 	b.WriteString("\n")
 }
@@ -221,6 +231,26 @@ func (r *report) storeTable(b *bytes.Buffer) {
 	}
 }
 
+func (r *report) redisStoreTable(b *bytes.Buffer) {
+	s := r.redisStore
+	fmt.Fprintf(b, "## Tasks in Redis: %s small tasks\n\n", fmtCount(int64(s.tasks)))
+	fmt.Fprintf(b, "A fresh redis-server (no persistence) and a caddy-a2a keeping its tasks there (`max_tasks` above what is sent, so nothing is evicted) get %s warm-up calls of skill `small` (as in the task store scenario), then %s more (32 connections). ", fmtCount(int64(s.warm)), fmtCount(int64(s.tasks)))
+	b.WriteString("Memory per stored task is the growth of Redis's `INFO memory` `used_memory` over those calls divided by them: each task's hash and its entries in the indexes.\n\n")
+	b.WriteString("| | keys | `used_memory` |\n| --- | ---: | ---: |\n")
+	fmt.Fprintf(b, "| after the warm-up | %s | %s |\n", fmtCount(s.base.keys), fmtMiB(s.base.usedMemory))
+	fmt.Fprintf(b, "| after %s more tasks | %s | %s |\n", fmtCount(int64(s.tasks)), fmtCount(s.full.keys), fmtMiB(s.full.usedMemory))
+	fmt.Fprintf(b, "| **per stored task** | %.2f | **%s** |\n\n", s.keysPerTask(), fmtBytes(s.bytesPerTask()))
+	if s.hashSample > 0 {
+		fmt.Fprintf(b, "Of that, the task's own hash takes %s (`MEMORY USAGE`, mean of %d tasks picked at random); the other %s are its entries in the sorted-set indexes and in Redis's keyspace, and the allocator's rounding.\n\n",
+			fmtBytes(s.hashBytes), s.hashSample, fmtBytes(s.bytesPerTask()-s.hashBytes))
+	}
+	if s.ok > 0 {
+		per := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(s.ok) }
+		fmt.Fprintf(b, "The calls ran at %s/s; CPU per 1,000: %.3f s Caddy, %.3f s Redis. Errors: %d.\n\n",
+			fmtRate(float64(s.ok)/s.elapsed.Seconds()), per(s.caddyCPU), per(s.redisCPU), s.errors)
+	}
+}
+
 // targets judges the issue's targets on what was measured.
 func (r *report) targets(b *bytes.Buffer) {
 	type row struct{ target, measured, verdict string }
@@ -263,6 +293,13 @@ func (r *report) targets(b *bytes.Buffer) {
 		rows = append(rows, row{"caddy-a2a CPU per request lower than both SDK agents",
 			fmt.Sprintf("%.3f vs %.3f (Go) and %.3f (JS) CPU s / 1k", cpu(nameA2A10), cpu(nameSDKGo), cpu(nameSDKJS)),
 			verdict(cpu(nameA2A10) < cpu(nameSDKGo) && cpu(nameA2A10) < cpu(nameSDKJS))})
+	}
+	if t := r.throughput; t != nil && rps(t, nameProxy) > 0 && t[nameA2ARedis][conns] != nil {
+		ratio := rps(t, nameA2ARedis) / rps(t, nameProxy)
+		rows = append(rows, row{nameA2ARedis + " ≥ 0.5 × reverse_proxy (requests/s)", fmt.Sprintf("%.2f× (CPU s / 1k: %s)", ratio, t[nameA2ARedis][conns].cpuText()), verdict(ratio >= 0.5)})
+	}
+	if s := r.redisStore; s != nil && s.full.usedMemory > 0 {
+		rows = append(rows, row{"Redis memory per stored small task ≤ 2 KiB", fmtBytes(s.bytesPerTask()) + " of `used_memory`", verdict(s.bytesPerTask() <= 2048)})
 	}
 	if c := r.card; c != nil && rps(c, nameRespond) > 0 {
 		ratio := rps(c, nameCard) / rps(c, nameRespond)
@@ -327,6 +364,9 @@ func (r *report) errorSummary() []string {
 	}
 	if s := r.store; s != nil && s.errors > 0 {
 		out = append(out, fmt.Sprintf("task store: %d errors, e.g. %s", s.errors, s.firstError))
+	}
+	if s := r.redisStore; s != nil && s.errors > 0 {
+		out = append(out, fmt.Sprintf("tasks in Redis: %d errors, e.g. %s", s.errors, s.firstError))
 	}
 	return out
 }

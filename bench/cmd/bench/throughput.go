@@ -25,18 +25,23 @@ type contender struct {
 	// caddy is set for the contenders that are a Caddy, whose CPU can be
 	// profiled through its admin API.
 	caddy *caddy
+	// aux is a process the contender needs for each answer (its Redis),
+	// whose CPU is reported next to the contender's own.
+	aux     *proc
+	auxName string
 }
 
 // Names of the contenders, as the report shows them.
 const (
-	nameDirect  = "direct"
-	nameProxy   = "caddy reverse_proxy"
-	nameA2A10   = "caddy-a2a 1.0 SendMessage"
-	nameA2A03   = "caddy-a2a 0.3 message/send"
-	nameSDKGo   = "a2a-go SDK agent"
-	nameSDKJS   = "@a2a-js/sdk agent"
-	nameCard    = "caddy-a2a card"
-	nameRespond = "caddy respond"
+	nameDirect   = "direct"
+	nameProxy    = "caddy reverse_proxy"
+	nameA2A10    = "caddy-a2a 1.0 SendMessage"
+	nameA2A03    = "caddy-a2a 0.3 message/send"
+	nameA2ARedis = "caddy-a2a 1.0 SendMessage (Redis)"
+	nameSDKGo    = "a2a-go SDK agent"
+	nameSDKJS    = "@a2a-js/sdk agent"
+	nameCard     = "caddy-a2a card"
+	nameRespond  = "caddy respond"
 )
 
 // fleet is every process of the throughput, latency and card scenarios.
@@ -44,15 +49,21 @@ type fleet struct {
 	upstream   *proc
 	upAddr     string
 	a2a, proxy *caddy
-	respond    string // the respond site's address, in the proxy's Caddy
-	sdkGo      *proc
-	sdkGoAddr  string
-	sdkJS      *proc
-	sdkJSAddr  string
-	card       []byte
+	// a2aRedis is caddy-a2a with its tasks in redis, when that contender
+	// is wanted.
+	a2aRedis  *caddy
+	redis     *proc
+	respond   string // the respond site's address, in the proxy's Caddy
+	sdkGo     *proc
+	sdkGoAddr string
+	sdkJS     *proc
+	sdkJSAddr string
+	card      []byte
 }
 
-func (l *lab) startFleet(ctx context.Context, node string) (*fleet, error) {
+// startFleet starts every contender's process; withRedis adds caddy-a2a
+// on a redis-server of its own.
+func (l *lab) startFleet(ctx context.Context, node string, withRedis bool) (*fleet, error) {
 	f := &fleet{}
 	var err error
 	if f.upstream, f.upAddr, err = l.start(ctx, "upstream", true, nil, filepath.Join(l.binDir, "upstream")); err != nil {
@@ -60,6 +71,16 @@ func (l *lab) startFleet(ctx context.Context, node string) (*fleet, error) {
 	}
 	if f.a2a, err = l.startA2A(ctx, "caddy-a2a", f.upAddr, ""); err != nil {
 		return nil, err
+	}
+	if withRedis {
+		var raddr string
+		if f.redis, raddr, err = l.startRedis(ctx, "redis"); err != nil {
+			return nil, err
+		}
+		// The same skills and limits as caddy-a2a's; only the store differs.
+		if f.a2aRedis, err = l.startA2A(ctx, "caddy-a2a-redis", f.upAddr, redisTasks(raddr, "")); err != nil {
+			return nil, err
+		}
 	}
 	resp, err := l.client.Get("http://" + f.a2a.addr + "/.well-known/agent-card.json")
 	if err != nil {
@@ -132,7 +153,7 @@ func (f *fleet) sendContenders() []*contender {
 	v10 := append(json, "A2A-Version", "1.0")
 	item := [][]byte{[]byte(fixture.ItemMarker)}
 	task10 := [][]byte{[]byte(fixture.Completed10), []byte(fixture.ItemMarker)}
-	return []*contender{
+	cs := []*contender{
 		{name: nameDirect, what: "the load generator calls the upstream's `GET /item` itself (the physical limit; CPU is the upstream's)",
 			proc: f.upstream, target: load.Target{Addr: f.upAddr, Request: load.NewRequest("GET", f.upAddr, "/item", nil), Expect: item}},
 		{name: nameProxy, what: "plain Caddy `reverse_proxy` to the upstream, 1,024 idle keep-alive connections (as caddy-a2a keeps)",
@@ -147,6 +168,14 @@ func (f *fleet) sendContenders() []*contender {
 		{name: nameSDKJS, what: "`DefaultRequestHandler` + `InMemoryTaskStore` + `JsonRpcTransportHandler` on `node:http`, the same executor (`js/agent.mjs`)",
 			proc: f.sdkJS, target: load.Target{Addr: f.sdkJSAddr, Request: load.NewRequest("POST", f.sdkJSAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}},
 	}
+	if c := f.a2aRedis; c != nil {
+		// After caddy-a2a's own two, so that the report shows them together.
+		cs = slices.Insert(cs, 4, &contender{name: nameA2ARedis,
+			what: "the same blocking 1.0 `SendMessage`, by the same Caddy build and skills, with the tasks in a redis-server of its own on loopback (`tasks { redis { … } }`: two round trips per call); CPU is Caddy's + Redis's",
+			proc: c.proc, caddy: c, aux: f.redis, auxName: "Redis",
+			target: load.Target{Addr: c.addr, Request: load.NewRequest("POST", c.addr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}})
+	}
+	return cs
 }
 
 // cardContenders are the contenders of the card scenario.
@@ -166,13 +195,27 @@ type cell struct {
 	res  load.Result
 	cpu  time.Duration
 	peak int64
+	// auxCPU is the CPU of the contender's aux process (its Redis).
+	auxCPU  time.Duration
+	auxName string
 }
 
-func (c *cell) cpuPer1000() float64 {
+func (c *cell) cpuPer1000() float64 { return c.per1000(c.cpu) }
+
+func (c *cell) per1000(d time.Duration) float64 {
 	if c.res.OK == 0 {
 		return 0
 	}
-	return c.cpu.Seconds() * 1000 / float64(c.res.OK)
+	return d.Seconds() * 1000 / float64(c.res.OK)
+}
+
+// cpuText is the CPU column: the contender's own, and its aux process's
+// next to it.
+func (c *cell) cpuText() string {
+	if c.auxName == "" {
+		return fmt.Sprintf("%.3f", c.cpuPer1000())
+	}
+	return fmt.Sprintf("%.3f + %.3f %s", c.cpuPer1000(), c.per1000(c.auxCPU), c.auxName)
 }
 
 // measure runs one load run against c, with its process's CPU time and
@@ -181,6 +224,20 @@ func measure(ctx context.Context, c *contender, o load.Options, into *cell) (*lo
 	pid := c.proc.pid()
 	if err := procstat.ResetPeak(pid); err != nil {
 		return nil, fmt.Errorf("%s: resetting its peak RSS: %w", c.name, err)
+	}
+	auxCPU := func() (time.Duration, error) {
+		if c.aux == nil {
+			return 0, nil
+		}
+		d, err := procstat.CPU(c.aux.pid())
+		if err != nil {
+			return 0, fmt.Errorf("%s: its %s: %w", c.name, c.auxName, err)
+		}
+		return d, nil
+	}
+	aux0, err := auxCPU()
+	if err != nil {
+		return nil, err
 	}
 	cpu0, err := procstat.CPU(pid)
 	if err != nil {
@@ -194,12 +251,18 @@ func measure(ctx context.Context, c *contender, o load.Options, into *cell) (*lo
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.name, err)
 	}
+	aux1, err := auxCPU()
+	if err != nil {
+		return nil, err
+	}
 	mem, err := procstat.ReadMemory(pid)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.name, err)
 	}
 	into.res.Merge(res)
 	into.cpu += cpu1 - cpu0
+	into.auxCPU += aux1 - aux0
+	into.auxName = c.auxName
 	into.peak = max(into.peak, mem.Peak)
 	return res, nil
 }
@@ -266,7 +329,7 @@ func (l *lab) alternate(ctx context.Context, scenario string, cs []*contender, c
 				if err != nil {
 					return g, err
 				}
-				progress(fmt.Sprintf("  %-28s c=%-3d round %d/%d  %8.0f req/s  p99 %-9s errors %d",
+				progress(fmt.Sprintf("  %-34s c=%-3d round %d/%d  %8.0f req/s  p99 %-9s errors %d",
 					c.name, n, r+1, rounds, res.Throughput(), fmtDur(res.Latency.Quantile(0.99)), res.Errors))
 			}
 		}
