@@ -109,6 +109,9 @@ func (c *RedisConfig) client() (redis.UniversalClient, error) {
 		// A request fails fast while Redis is down, rather than waiting
 		// out retries.
 		MaxRetries: 1,
+		// RESP2: the store needs none of RESP3's push notifications, whose
+		// check before every reply costs CPU on the request path.
+		Protocol: 2,
 	}
 	if c.TLS || c.TLSCA != "" {
 		opts.TLSConfig = &tls.Config{ServerName: c.TLSServerName, MinVersion: tls.VersionTLS12}

@@ -27,7 +27,9 @@ func replica(t *testing.T, srv *redistest.Server, opts tasks.Options) *tasks.Man
 
 func replicaWith(t testing.TB, srv *redistest.Server, prefix string, opts tasks.Options) *tasks.Manager {
 	t.Helper()
-	store, err := redisstore.New(redisstore.Options{Client: srv.Client(t), Prefix: prefix, Limits: opts.StoreLimits()})
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2}) // as the Caddyfile's redis block makes it
+	t.Cleanup(func() { client.Close() })
+	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: prefix, Limits: opts.StoreLimits()})
 	if err != nil {
 		t.Fatal(err)
 	}
