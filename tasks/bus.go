@@ -36,6 +36,22 @@ type Bus struct {
 	open   atomic.Int64
 	mu     sync.Mutex
 	topics map[string][]*Subscription
+	// idle, when set, hears (on a goroutine of its own) of each task that
+	// lost its last subscriber.
+	idle func(taskID string)
+}
+
+// OnIdle has fn told, on a goroutine of its own, of each task that lost its
+// last subscriber. fn must check that it still has none. Set it before the
+// bus is used.
+func (b *Bus) OnIdle(fn func(taskID string)) { b.idle = fn }
+
+// dropTopic forgets a task that has no subscriber left. b.mu must be held.
+func (b *Bus) dropTopic(taskID string) {
+	delete(b.topics, taskID)
+	if b.idle != nil {
+		go b.idle(taskID)
+	}
 }
 
 // NewBus returns a bus whose subscribers buffer up to buffer events each.
@@ -95,7 +111,7 @@ func (b *Bus) PublishSeq(taskID string, seq uint64, ev a2a.StreamResponse) {
 	}
 	clear(subs[len(kept):])
 	if len(kept) == 0 {
-		delete(b.topics, taskID)
+		b.dropTopic(taskID)
 	} else {
 		b.topics[taskID] = kept
 	}
@@ -178,7 +194,7 @@ func (b *Bus) EndAll(cause error) {
 			s.cause = cause
 			b.end(s, subEnded)
 		}
-		delete(b.topics, id)
+		b.dropTopic(id)
 	}
 }
 
@@ -260,7 +276,7 @@ func (b *Bus) unlist(s *Subscription) {
 		}
 	}
 	if len(subs) == 0 {
-		delete(b.topics, s.taskID)
+		b.dropTopic(s.taskID)
 	} else {
 		b.topics[s.taskID] = subs
 	}

@@ -12,6 +12,10 @@ import "github.com/redis/go-redis/v9"
 // nanoseconds), b (its bytes), v (version, bumped by every write), s (its
 // events so far) and st (r running, i interrupted, t terminal).
 //
+// The hash watched counts, by task, the replicas that stream it: a change of
+// a task nobody watches publishes no events (they are neither encoded nor
+// sent), only its end.
+//
 // Every replica hears, on the channel, each event ("<id> <n> -\n<event>")
 // and each end of a task ("<id> <n> end:<state>:<replica>\n"), after the
 // events of the change that ended it; the replica that made the change has
@@ -49,6 +53,7 @@ local function drop(id)
 	redis.call('ZREM', P .. ':running', id)
 	redis.call('ZREM', P .. ':interrupted', id)
 	redis.call('ZREM', P .. ':leases', id)
+	redis.call('HDEL', P .. ':watched', id)
 end
 -- evict drops the terminal task updated longest ago, but never keep.
 local function evict(keep)
@@ -104,8 +109,11 @@ return 'ok'
 // since version, and publishes its events, then its end when it became
 // terminal. ARGV: prefix, id, version, updated, state mark, task, bytes
 // added, score, max live bytes per quota, max bytes, channel, the task's
-// state number, the replica's id, the lease, then the events' payloads. It answers {"ok", events so
-// far}, or {"missing"}, {"conflict"}, {"quota-bytes"} or {"full-bytes"}.
+// state number, the replica's id, the lease, how many events the change
+// has, then their payloads, or none when the caller guessed nobody watches
+// the task. It answers {"ok", events so far}, or {"watched"} (the payloads
+// are wanted: nothing was written), {"missing"}, {"conflict"},
+// {"quota-bytes"} or {"full-bytes"}.
 var updateScript = redis.NewScript(prelude + `
 local id, version, updated, st, task = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local delta, score, maxLiveBytes, maxBytes, channel = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
@@ -118,7 +126,9 @@ if delta > 0 then
 	if oldst ~= 't' and num(redis.call('HGET', qk, 'bytes')) + delta > maxLiveBytes then return {'quota-bytes'} end
 	if not room(delta, id, maxBytes) then return {'full-bytes'} end
 end
-local n = #ARGV - 14
+local n = tonumber(ARGV[15])
+local sent = #ARGV - 15
+if sent < n and num(redis.call('HGET', P .. ':watched', id)) > 0 then return {'watched'} end
 redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st)
 redis.call('ZREM', list(oldst), id)
 redis.call('ZADD', list(st), score, id)
@@ -133,8 +143,8 @@ if oldst ~= 't' then
 		redis.call('HINCRBY', qk, 'bytes', delta)
 	end
 end
-for i = 1, n do
-	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[14 + i])
+for i = 1, sent do
+	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[15 + i])
 end
 if oldst ~= 't' and st == 't' then
 	redis.call('PUBLISH', channel, id .. ' ' .. (seq + n) .. ' end:' .. ARGV[12] .. ':' .. ARGV[13] .. '\n')

@@ -77,6 +77,7 @@ type Store struct {
 	// its next update of the task needs no read.
 	written   map[string]cached
 	locks     map[string]*taskLock
+	watching  map[string]bool // tasks this replica streams, as counted in Redis's watched
 	lastSweep time.Time
 	failing   atomic.Bool // Redis did not answer the last call
 
@@ -115,19 +116,21 @@ func New(opts Options) (*Store, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Store{
-		client:  opts.Client,
-		replica: strconv.FormatUint(rand.Uint64(), 36),
-		prefix:  "{" + prefix + "}",
-		limits:  opts.Limits,
-		log:     log,
-		bus:     tasks.NewBus(opts.Limits.StreamBuffer),
-		written: make(map[string]cached),
-		locks:   make(map[string]*taskLock),
-		live:    make(chan struct{}),
-		stop:    stop,
-		closed:  make(chan struct{}),
+		client:   opts.Client,
+		replica:  strconv.FormatUint(rand.Uint64(), 36),
+		prefix:   "{" + prefix + "}",
+		limits:   opts.Limits,
+		log:      log,
+		bus:      tasks.NewBus(opts.Limits.StreamBuffer),
+		written:  make(map[string]cached),
+		locks:    make(map[string]*taskLock),
+		watching: make(map[string]bool),
+		live:     make(chan struct{}),
+		stop:     stop,
+		closed:   make(chan struct{}),
 	}
 	s.channel = s.prefix + ":events"
+	s.bus.OnIdle(s.unwatch)
 	s.events = s.client.Subscribe(ctx) // no channel yet: nothing goes to the network here
 	go s.listen(ctx)
 	return s, nil
@@ -358,6 +361,11 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 	defer s.lock(id)()
 	c, known := s.recall(id)
 	var refused error // the store's answer to a Take that did not fit
+	// Events are encoded and sent only when a replica streams the task:
+	// this one, as far as it knows, or another, as the script then says.
+	s.mu.Lock()
+	watched := s.watching[id]
+	s.mu.Unlock()
 	for attempt := range maxAttempts {
 		if !known {
 			rec, version, _, err := s.load(ctx, id)
@@ -381,8 +389,16 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		}
 		args := []any{s.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task,
 			rec.Bytes - c.rec.Bytes, score(rec.Updated), s.limits.MaxLiveBytesPerOwner, s.limits.MaxBytes, s.channel,
-			int(rec.Task.Status.State), s.replica, s.lease(rec.Updated)}
-		args = append(args, tx.events...)
+			int(rec.Task.Status.State), s.replica, s.lease(rec.Updated), len(tx.events)}
+		if watched {
+			for i := range tx.events {
+				payload, err := a2a.AppendEvent(nil, &tx.events[i])
+				if err != nil {
+					return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
+				}
+				args = append(args, payload)
+			}
+		}
 		res, err := updateScript.Run(ctx, s.client, []string{s.taskKey(id)}, args...).Slice()
 		if err != nil {
 			return s.unavailable("update", err)
@@ -396,6 +412,8 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 				s.ended(id, state) // the other replicas hear it on the channel
 			}
 			return nil
+		case "watched":
+			watched, known = true, true // the same record, its events sent this time
 		case "missing":
 			s.forget(id)
 			return a2a.TaskNotFound(id)
@@ -421,7 +439,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 type redisTx struct {
 	rec     *tasks.Record
 	refused error
-	events  []any // the events' payloads
+	events  []a2a.StreamResponse
 }
 
 func (t *redisTx) Take(delta int64) error {
@@ -432,16 +450,11 @@ func (t *redisTx) Take(delta int64) error {
 	return nil
 }
 
-// Listening is always true: a subscriber may be on another replica.
+// Listening is always true: a subscriber may be on another replica. The
+// events are encoded only when one is (see Update).
 func (t *redisTx) Listening() bool { return true }
 
-func (t *redisTx) Publish(ev a2a.StreamResponse) {
-	payload, err := a2a.AppendEvent(nil, &ev)
-	if err != nil {
-		return // refused at the source: tasks never hold what cannot be encoded
-	}
-	t.events = append(t.events, payload)
-}
+func (t *redisTx) Publish(ev a2a.StreamResponse) { t.events = append(t.events, ev) }
 
 // Scan implements tasks.Store.
 func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq[*tasks.Record])) error {
@@ -500,7 +513,18 @@ func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.
 	case <-ctx.Done():
 		return tasks.Record{}, nil, s.unavailable("subscribe", ctx.Err())
 	}
+	s.mu.Lock() // with unwatch: the count in Redis follows whether a stream is open here
 	sub := s.bus.SubscribeHeld(id)
+	first := !s.watching[id]
+	s.watching[id] = true
+	s.mu.Unlock()
+	if first {
+		// Watched before the read: every change after it sends its events.
+		if err := s.client.HIncrBy(ctx, s.prefix+":watched", id, 1).Err(); err != nil {
+			sub.Close()
+			return tasks.Record{}, nil, s.unavailable("subscribe", err)
+		}
+	}
 	rec, _, seq, err := s.load(ctx, id)
 	if err != nil {
 		sub.Close()
@@ -508,6 +532,26 @@ func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.
 	}
 	sub.Release(seq)
 	return rec, sub, nil
+}
+
+// unwatch is told by the bus that a task lost its last stream here; if it
+// still has none, Redis's count of the replicas that watch it goes down.
+func (s *Store) unwatch(id string) {
+	s.mu.Lock()
+	gone := s.watching[id] && !s.bus.Active(id)
+	if gone {
+		delete(s.watching, id)
+	}
+	s.mu.Unlock()
+	if !gone {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), subscribeWait)
+	defer cancel()
+	// A count left too high only sends events nobody reads.
+	if err := s.client.HIncrBy(ctx, s.prefix+":watched", id, -1).Err(); err != nil {
+		s.log.Debug("lowering a task's watch count in Redis failed", zap.String("task", id), zap.Error(err))
+	}
 }
 
 // sweepEvery bounds how often one replica sweeps: a new task asks for a
