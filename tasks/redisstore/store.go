@@ -76,6 +76,7 @@ type Store struct {
 	// written holds the records this replica wrote last, by id, so that
 	// its next update of the task needs no read.
 	written   map[string]cached
+	cachedB   int64 // the Bytes of the records in written
 	locks     map[string]*taskLock
 	watching  map[string]bool // tasks this replica streams, as counted in Redis's watched
 	lastSweep time.Time
@@ -94,8 +95,12 @@ type cached struct {
 	version string
 }
 
-// maxCached bounds what Store.written holds.
-const maxCached = 4096
+// Store.written holds at most maxCached records and maxCachedBytes of
+// them (as their Bytes count); a larger task is read back instead.
+const (
+	maxCached      = 4096
+	maxCachedBytes = 32 << 20
+)
 
 // New returns a Store and starts its event subscription in the background:
 // nothing here waits on the network.
@@ -263,17 +268,26 @@ func (s *Store) refusal(res string) error {
 func (s *Store) remember(rec tasks.Record, version string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rec.Task.Status.State.Terminal() {
-		delete(s.written, rec.Task.ID)
+	s.drop(rec.Task.ID)
+	if rec.Task.Status.State.Terminal() || rec.Bytes > maxCachedBytes/64 {
 		return
 	}
-	if len(s.written) >= maxCached {
-		for id := range s.written { // map order is random
-			delete(s.written, id)
+	for id := range s.written { // map order is random
+		if len(s.written) < maxCached && s.cachedB+rec.Bytes <= maxCachedBytes {
 			break
 		}
+		s.drop(id)
 	}
 	s.written[rec.Task.ID] = cached{rec: rec, version: version}
+	s.cachedB += rec.Bytes
+}
+
+// drop forgets a written record. s.mu must be held.
+func (s *Store) drop(id string) {
+	if c, ok := s.written[id]; ok {
+		s.cachedB -= c.rec.Bytes
+		delete(s.written, id)
+	}
 }
 
 func (s *Store) recall(id string) (cached, bool) {
@@ -285,7 +299,7 @@ func (s *Store) recall(id string) (cached, bool) {
 
 func (s *Store) forget(id string) {
 	s.mu.Lock()
-	delete(s.written, id)
+	s.drop(id)
 	s.mu.Unlock()
 }
 
