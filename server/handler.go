@@ -82,8 +82,9 @@ type Config struct {
 	// (Auth's agent-wide requirement). Default: the card is public.
 	ProtectCard bool
 	// ClientAddress names the client of a request, for the share of the
-	// store each anonymous client may hold (default: the remote address's
-	// IP; behind proxies the adapter gives the client IP they forwarded).
+	// store each anonymous client may hold (default, and when it answers
+	// "": the remote address's IP; behind proxies the adapter gives the
+	// client IP they forwarded).
 	// IPv6 addresses count by their /64 prefix, as one host usually has
 	// a whole /64.
 	ClientAddress func(*http.Request) string
@@ -154,9 +155,6 @@ func New(cfg Config) (*Handler, error) {
 		clientAddr:   cfg.ClientAddress,
 
 		skillRequirements: skillRequirements,
-	}
-	if h.clientAddr == nil {
-		h.clientAddr = remoteIP
 	}
 	if h.maxBody == 0 {
 		h.maxBody = DefaultMaxRequestBytes
@@ -382,7 +380,13 @@ func putBuffer(b *[]byte) {
 // clientAddress names the client of r for its share of the store: its IP,
 // or the /64 prefix of an IPv6 address.
 func (h *Handler) clientAddress(r *http.Request) string {
-	addr := h.clientAddr(r)
+	var addr string
+	if h.clientAddr != nil {
+		addr = h.clientAddr(r)
+	}
+	if addr == "" {
+		addr = remoteIP(r)
+	}
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {
 		return addr
