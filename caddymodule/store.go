@@ -113,6 +113,9 @@ func (c *RedisConfig) client() (redis.UniversalClient, error) {
 		// check before every reply costs CPU on the request path.
 		Protocol: 2,
 	}
+	if !c.TLS && c.TLSCA == "" {
+		opts.Dialer = redisstore.Dialer(timeout)
+	}
 	if c.TLS || c.TLSCA != "" {
 		opts.TLSConfig = &tls.Config{ServerName: c.TLSServerName, MinVersion: tls.VersionTLS12}
 		if c.TLSCA != "" {

@@ -89,8 +89,9 @@ type Store interface {
 	// died) is expired by whichever replica sweeps next. A store in one
 	// process needs no leases and does nothing.
 	Renew(ctx context.Context, now time.Time, ids []string) error
-	// OnEnd registers fn, called (on every replica) with the id and state
-	// of each task that becomes terminal: the replica running it stops.
+	// OnEnd registers fn, called with the id and state of each task that
+	// becomes terminal, on the replica that made the change and, in a
+	// shared store, on the replica that runs the task: it stops the run.
 	OnEnd(fn func(taskID string, state a2a.TaskState))
 	// OpenStreams is how many subscriptions are open here.
 	OpenStreams() int

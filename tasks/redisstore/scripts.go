@@ -10,16 +10,19 @@ import "github.com/redis/go-redis/v9"
 // A task is a hash: t (the task, 1.0 ProtoJSON), o (owner), q (quota), ok
 // (the owner's index key), qk (its quota's key), u (updated, Unix
 // nanoseconds), b (its bytes), v (version, bumped by every write), s (its
-// events so far) and st (r running, i interrupted, t terminal).
+// events so far), st (r running, i interrupted, t terminal) and r (the
+// replica that last wrote it running: the one that runs it).
 //
 // The hash watched counts, by task, the replicas that stream it: a change of
 // a task nobody watches publishes no events (they are neither encoded nor
 // sent), only its end.
 //
 // Every replica hears, on the channel, each event ("<id> <n> -\n<event>")
-// and each end of a task ("<id> <n> end:<state>:<replica>\n"), after the
-// events of the change that ended it; the replica that made the change has
-// run its hooks already. The age lists are sorted sets
+// and each end of a task that another replica than its runner made
+// ("<id> <n> end:<state>:<replica>\n"; a cancel, an expired lease), after
+// the events of the change that ended it, so that the runner stops; the
+// replica that made the change has run its hooks already, and a runner
+// that ends its own task tells nobody. The age lists are sorted sets
 // scored by the update time in milliseconds; leases holds the running
 // tasks, scored by when their replica's lease runs out; a quota is a hash
 // of live and bytes; the store's counters are the hash stats (count,
@@ -39,20 +42,17 @@ local function num(x) return tonumber(x) or 0 end
 local function drop(id)
 	local tk = P .. ':t:' .. id
 	local f = redis.call('HMGET', tk, 'ok', 'qk', 'b', 'st')
-	if f[1] then
-		redis.call('ZREM', f[1], id)
-		redis.call('HINCRBY', STATS, 'count', -1)
-		redis.call('HINCRBY', STATS, 'bytes', -num(f[3]))
-		if f[4] ~= 't' then
-			if redis.call('HINCRBY', f[2], 'live', -1) <= 0 then redis.call('DEL', f[2])
-			else redis.call('HINCRBY', f[2], 'bytes', -num(f[3])) end
-		end
+	if not f[1] then return end
+	redis.call('ZREM', f[1], id)
+	redis.call('HINCRBY', STATS, 'count', -1)
+	redis.call('HINCRBY', STATS, 'bytes', -num(f[3]))
+	if f[4] ~= 't' then
+		if redis.call('HINCRBY', f[2], 'live', -1) <= 0 then redis.call('DEL', f[2])
+		else redis.call('HINCRBY', f[2], 'bytes', -num(f[3])) end
 	end
+	if f[4] == 'r' then redis.call('ZREM', P .. ':leases', id) end
 	redis.call('DEL', tk)
-	redis.call('ZREM', P .. ':terminal', id)
-	redis.call('ZREM', P .. ':running', id)
-	redis.call('ZREM', P .. ':interrupted', id)
-	redis.call('ZREM', P .. ':leases', id)
+	redis.call('ZREM', list(f[4]), id)
 	redis.call('HDEL', P .. ':watched', id)
 end
 -- evict drops the terminal task updated longest ago, but never keep.
@@ -77,7 +77,7 @@ end
 
 // insertScript stores a new task. ARGV: prefix, id, owner, owner key,
 // quota key, updated, bytes, state, task, score, max tasks, max live per
-// quota, max live bytes per quota, max bytes, quota, lease. It answers "ok", "dup",
+// quota, max live bytes per quota, max bytes, quota, lease, replica. It answers "ok", "dup",
 // "quota-tasks", "quota-bytes", "full-tasks" or "full-bytes".
 var insertScript = redis.NewScript(prelude + `
 local id, owner, ok, qk = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -92,7 +92,7 @@ if st ~= 't' then
 end
 if num(redis.call('HGET', STATS, 'count')) >= maxTasks and not evict('') then return 'full-tasks' end
 if not room(bytes, '', maxBytes) then return 'full-bytes' end
-redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', bytes, 'v', 1, 's', 0, 'st', st)
+redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', bytes, 'v', 1, 's', 0, 'st', st, 'r', ARGV[17])
 redis.call('ZADD', list(st), score, id)
 redis.call('ZADD', ok, score, id)
 if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[16], id) end
@@ -107,18 +107,19 @@ return 'ok'
 
 // updateScript writes a task changed by a callback, if nobody wrote it
 // since version, and publishes its events, then its end when it became
-// terminal. ARGV: prefix, id, version, updated, state mark, task, bytes
-// added, score, max live bytes per quota, max bytes, channel, the task's
-// state number, the replica's id, the lease, how many events the change
-// has, then their payloads, or none when the caller guessed nobody watches
-// the task. It answers {"ok", events so far}, or {"watched"} (the payloads
-// are wanted: nothing was written), {"missing"}, {"conflict"},
-// {"quota-bytes"} or {"full-bytes"}.
+// terminal (and another replica than its runner ended it). ARGV: prefix,
+// id, version, updated, state mark, task, bytes added, score, max live
+// bytes per quota, max bytes, channel, the task's state number, the
+// replica's id, the lease, how many events the change has (-1: none were
+// built, since the caller guessed nobody watches the task), then their
+// payloads. It answers {"ok", events so far}, or {"watched"} (events are
+// wanted: nothing was written), {"missing"}, {"conflict"}, {"quota-bytes"}
+// or {"full-bytes"}.
 var updateScript = redis.NewScript(prelude + `
 local id, version, updated, st, task = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local delta, score, maxLiveBytes, maxBytes, channel = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
 local tk = P .. ':t:' .. id
-local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qk', 's')
+local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qk', 's', 'r')
 if not f[1] then return {'missing'} end
 if f[1] ~= version then return {'conflict'} end
 local oldst, oldb, qk, seq = f[2], num(f[3]), f[4], num(f[5])
@@ -127,10 +128,17 @@ if delta > 0 then
 	if not room(delta, id, maxBytes) then return {'full-bytes'} end
 end
 local n = tonumber(ARGV[15])
+if n < 0 then
+	if num(redis.call('HGET', P .. ':watched', id)) > 0 then return {'watched'} end
+	n = 0
+end
 local sent = #ARGV - 15
-if sent < n and num(redis.call('HGET', P .. ':watched', id)) > 0 then return {'watched'} end
-redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st)
-redis.call('ZREM', list(oldst), id)
+if st == 'r' then
+	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st, 'r', ARGV[13])
+else
+	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st)
+end
+if oldst ~= st then redis.call('ZREM', list(oldst), id) end
 redis.call('ZADD', list(st), score, id)
 if st == 'r' then redis.call('ZADD', P .. ':leases', 'GT', ARGV[14], id)
 else redis.call('ZREM', P .. ':leases', id) end
@@ -146,7 +154,7 @@ end
 for i = 1, sent do
 	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[15 + i])
 end
-if oldst ~= 't' and st == 't' then
+if oldst ~= 't' and st == 't' and f[6] ~= ARGV[13] then
 	redis.call('PUBLISH', channel, id .. ' ' .. (seq + n) .. ' end:' .. ARGV[12] .. ':' .. ARGV[13] .. '\n')
 end
 return {'ok', seq + n}

@@ -68,6 +68,7 @@ type Store struct {
 	prefix  string // "{prefix}": the hash tag every key starts with
 	channel string
 	limits  tasks.Limits
+	arg     fixedArgs
 	log     *zap.Logger
 	bus     *tasks.Bus
 
@@ -88,6 +89,13 @@ type Store struct {
 	events *redis.PubSub
 	stop   context.CancelFunc
 	closed chan struct{}
+}
+
+// fixedArgs are the scripts' arguments that never change, made interface
+// values once rather than on every call.
+type fixedArgs struct {
+	prefix, channel, replica                  any
+	maxTasks, maxLive, maxLiveBytes, maxBytes any
 }
 
 type cached struct {
@@ -135,6 +143,9 @@ func New(opts Options) (*Store, error) {
 		closed:   make(chan struct{}),
 	}
 	s.channel = s.prefix + ":events"
+	l := opts.Limits
+	s.arg = fixedArgs{prefix: s.prefix, channel: s.channel, replica: s.replica,
+		maxTasks: l.MaxTasks, maxLive: l.MaxLivePerOwner, maxLiveBytes: l.MaxLiveBytesPerOwner, maxBytes: l.MaxBytes}
 	s.bus.OnIdle(s.unwatch)
 	s.events = s.client.Subscribe(ctx) // no channel yet: nothing goes to the network here
 	go s.listen(ctx)
@@ -157,11 +168,12 @@ func (s *Store) indexKey(kind, name string) string {
 	return s.prefix + ":" + kind + ":" + hex.EncodeToString([]byte(name))
 }
 
-func score(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+// score is t as a score of the sorted sets: Unix milliseconds.
+func score(t time.Time) int64 { return t.UnixMilli() }
 
 // lease is the score of a lease taken or renewed at now; with no LeaseTTL
 // leases never run out.
-func (s *Store) lease(now time.Time) string {
+func (s *Store) lease(now time.Time) any {
 	if s.limits.LeaseTTL <= 0 {
 		return "+inf"
 	}
@@ -185,14 +197,21 @@ func (s *Store) Renew(ctx context.Context, now time.Time, ids []string) error {
 	return nil
 }
 
-func stateMark(st a2a.TaskState) string {
+// The state marks of the scripts' lists, as interface values made once.
+var (
+	markTerminal    any = "t"
+	markInterrupted any = "i"
+	markRunning     any = "r"
+)
+
+func stateMark(st a2a.TaskState) any {
 	switch {
 	case st.Terminal():
-		return "t"
+		return markTerminal
 	case st.Interrupted():
-		return "i"
+		return markInterrupted
 	}
-	return "r"
+	return markRunning
 }
 
 // unavailable is what a caller is told when Redis cannot be reached. The
@@ -224,11 +243,11 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if quota == "" {
 		quota = rec.Owner
 	}
-	l := s.limits
+	a := &s.arg
 	res, err := insertScript.Run(ctx, s.client, []string{s.taskKey(rec.Task.ID)},
-		s.prefix, rec.Task.ID, rec.Owner, s.indexKey("o", rec.Owner), s.indexKey("q", quota),
+		a.prefix, rec.Task.ID, rec.Owner, s.indexKey("o", rec.Owner), s.indexKey("q", quota),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task, score(rec.Updated),
-		l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, rec.Quota, s.lease(rec.Updated)).Text()
+		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica).Text()
 	if err != nil {
 		return s.unavailable("insert", err)
 	}
@@ -389,7 +408,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			c = cached{rec: rec, version: version}
 		}
 		rec := c.rec
-		tx := &redisTx{rec: &rec, refused: refused}
+		tx := &redisTx{rec: &rec, refused: refused, listening: watched}
 		if err := fn(&rec, tx); err != nil {
 			if known && refused == nil {
 				known = false // judged on what this replica wrote last: read the task and judge again
@@ -401,10 +420,12 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		if err != nil {
 			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 		}
-		args := []any{s.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task,
-			rec.Bytes - c.rec.Bytes, score(rec.Updated), s.limits.MaxLiveBytesPerOwner, s.limits.MaxBytes, s.channel,
-			int(rec.Task.Status.State), s.replica, s.lease(rec.Updated), len(tx.events)}
+		a := &s.arg
+		args := []any{a.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task,
+			rec.Bytes - c.rec.Bytes, score(rec.Updated), a.maxLiveBytes, a.maxBytes, a.channel,
+			int(rec.Task.Status.State), a.replica, s.lease(rec.Updated), eventsUnbuilt}
 		if watched {
+			args[len(args)-1] = len(tx.events)
 			for i := range tx.events {
 				payload, err := a2a.AppendEvent(nil, &tx.events[i])
 				if err != nil {
@@ -427,7 +448,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			}
 			return nil
 		case "watched":
-			watched, known = true, true // the same record, its events sent this time
+			watched, known = true, true // the same record, its events built and sent this time
 		case "missing":
 			s.forget(id)
 			return a2a.TaskNotFound(id)
@@ -446,15 +467,22 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 	return fmt.Errorf("tasks/redis: update task %s: other replicas kept changing it", id)
 }
 
-// redisTx collects an update's events, encoded for the script, and counts
-// the bytes it takes into the record; the script checks them against the
-// budgets, and when they do not fit the callback runs again with refused
-// set, as the store's answer to its Take.
+// redisTx collects an update's events and counts the bytes it takes into
+// the record; the script checks them against the budgets, and when they do
+// not fit the callback runs again with refused set, as the store's answer
+// to its Take.
 type redisTx struct {
-	rec     *tasks.Record
-	refused error
-	events  []a2a.StreamResponse
+	rec       *tasks.Record
+	refused   error
+	listening bool
+	events    []a2a.StreamResponse
 }
+
+// eventsUnbuilt tells the update script that the callback built no events,
+// since nobody streamed the task as far as this replica knew: the script
+// answers "watched" if a replica does, and the callback runs again with
+// Listening true.
+const eventsUnbuilt = -1
 
 func (t *redisTx) Take(delta int64) error {
 	if delta > 0 && t.refused != nil {
@@ -464,9 +492,9 @@ func (t *redisTx) Take(delta int64) error {
 	return nil
 }
 
-// Listening is always true: a subscriber may be on another replica. The
-// events are encoded only when one is (see Update).
-func (t *redisTx) Listening() bool { return true }
+// Listening says whether a replica streams the task, as far as this one
+// knows; the update script corrects a guess that was wrong.
+func (t *redisTx) Listening() bool { return t.listening }
 
 func (t *redisTx) Publish(ev a2a.StreamResponse) { t.events = append(t.events, ev) }
 
@@ -598,7 +626,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 		{s.prefix + ":leases", now, tasks.ExpiredLease},
 	} {
 		ids, err := s.client.ZRangeByScore(ctx, age.list, &redis.ZRangeBy{
-			Min: "-inf", Max: "(" + score(age.cutoff), Count: batch}).Result()
+			Min: "-inf", Max: "(" + strconv.FormatInt(score(age.cutoff), 10), Count: batch}).Result()
 		if err != nil {
 			return s.unavailable("sweep", err)
 		}

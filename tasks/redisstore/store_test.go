@@ -27,7 +27,8 @@ func replica(t *testing.T, srv *redistest.Server, opts tasks.Options) *tasks.Man
 
 func replicaWith(t testing.TB, srv *redistest.Server, prefix string, opts tasks.Options) *tasks.Manager {
 	t.Helper()
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2}) // as the Caddyfile's redis block makes it
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, // as the Caddyfile's redis block makes it
+		Dialer: redisstore.Dialer(time.Second)})
 	t.Cleanup(func() { client.Close() })
 	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: prefix, Limits: opts.StoreLimits()})
 	if err != nil {
@@ -150,7 +151,8 @@ func TestReplicasActAsOne(t *testing.T) {
 func TestRedisDownAndBack(t *testing.T) {
 	srv := redistest.Start(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), DialTimeout: 500 * time.Millisecond,
-		ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, MaxRetries: 1})
+		ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, MaxRetries: 1,
+		Dialer: redisstore.Dialer(500 * time.Millisecond)})
 	t.Cleanup(func() { client.Close() })
 	opts := tasks.Options{SweepInterval: -1}
 	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "faults", Limits: opts.StoreLimits()})
