@@ -33,13 +33,15 @@ const maxExactInteger = 1 << 53
 // would see another request than the agent runs), integers beyond 2^53
 // that a float64 would silently round, and strings that are not UTF-8.
 // Syntax errors are left to the decoder, which describes them better; a
-// body that is not valid JSON yields nil here.
-func checkJSON(body []byte) *Error {
+// body that is not valid JSON yields nil here. protoNames reports a member
+// name with an underscore outside free-form values (see protoNames10).
+func checkJSON(body []byte) (protoNames bool, err *Error) {
 	if !json.Valid(body) {
-		return nil
+		return false, nil
 	}
 	c := jsonChecker{body: body}
-	return c.value()
+	err = c.value()
+	return c.protoNames, err
 }
 
 // jsonChecker walks a document already known to be valid JSON, so that it
@@ -50,6 +52,9 @@ type jsonChecker struct {
 	body  []byte
 	pos   int
 	depth int
+	// free counts the free-form values (metadata, data) c is within.
+	free       int
+	protoNames bool
 }
 
 func (c *jsonChecker) skipSpace() {
@@ -122,12 +127,29 @@ func (c *jsonChecker) object() *Error {
 			}
 		}
 		names = append(names, name)
+		free := c.free > 0 || freeForm(name)
+		if !free && bytes.IndexByte(name, '_') >= 0 {
+			c.protoNames = true
+		}
 		c.skipSpace()
 		c.pos++ // :
+		if free {
+			c.free++
+		}
 		if err := c.value(); err != nil {
 			return err
 		}
+		if free {
+			c.free--
+		}
 	}
+}
+
+// freeForm reports whether a member's value is free-form JSON in every
+// message of the protocol (a google.protobuf.Struct or Value in 1.0),
+// whose member names are the sender's own.
+func freeForm(name []byte) bool {
+	return string(name) == "metadata" || string(name) == "data"
 }
 
 func (c *jsonChecker) array() *Error {

@@ -52,8 +52,16 @@ func DecodeRequest(v Version, body []byte) (*Request, *Error) {
 }
 
 func decodeRequest[P any, PP wireParams[P]](v Version, body []byte) (*Request, *Error) {
-	if err := checkJSON(body); err != nil {
+	protoNames, err := checkJSON(body)
+	if err != nil {
 		return &Request{ID: RequestID(body)}, err
+	}
+	if protoNames && v == V10 {
+		renamed, err := protoNames10(body)
+		if err != nil {
+			return &Request{ID: RequestID(body)}, err
+		}
+		body = renamed
 	}
 	var env envelope[P]
 	// Reported once the envelope is known to be valid:

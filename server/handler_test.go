@@ -424,6 +424,38 @@ func TestGetAndListTasks(t *testing.T) {
 	}
 }
 
+// Protocol 1.0 is ProtoJSON, whose parsers take a proto field name
+// (history_length) as well as its JSON name (historyLength); ListTasks
+// answers the page size it used, not how many tasks it returned.
+func TestProtoFieldNamesAndPageSize(t *testing.T) {
+	a := newAgent(t, nil)
+	first := taskOf("1.0", a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})}).Result)
+	follow := message("1.0", "weather", map[string]any{"city": "London"})
+	follow["context_id"] = first["contextId"]
+	second := taskOf("1.0", a.call("1.0", "SendMessage", map[string]any{"message": follow}).Result)
+	if second["contextId"] != first["contextId"] {
+		t.Fatalf("context_id was not taken: second task in %v, want %v", second["contextId"], first["contextId"])
+	}
+	a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Rome"})})
+
+	got := a.call("1.0", "GetTask", map[string]any{"id": first["id"], "history_length": 1}).Result
+	if h, _ := got["history"].([]any); len(h) != 1 {
+		t.Errorf("GetTask with history_length 1 returned %d messages", len(h))
+	}
+	list := a.call("1.0", "ListTasks", map[string]any{"context_id": first["contextId"], "page_size": 10}).Result
+	if tasks, _ := list["tasks"].([]any); len(tasks) != 2 || list["totalSize"] != float64(2) || list["pageSize"] != float64(10) {
+		t.Errorf("ListTasks by context_id, page_size 10: %d tasks, totalSize %v, pageSize %v; want 2, 2, 10",
+			len(tasks), list["totalSize"], list["pageSize"])
+	}
+	if list := a.call("1.0", "ListTasks", nil).Result; list["pageSize"] != float64(50) {
+		t.Errorf("ListTasks without pageSize answered pageSize %v, want the default 50", list["pageSize"])
+	}
+	answer := a.call("1.0", "GetTask", map[string]any{"id": first["id"], "history_length": 1, "historyLength": 2})
+	if answer.Error == nil || answer.Error.Code != a2a.CodeInvalidParams {
+		t.Errorf("both spellings of one field: %+v, want -32602", answer.Error)
+	}
+}
+
 // A client that hangs up frees its subscription at once, while its task
 // runs on.
 func TestDisconnectedStreamFreesItsSubscription(t *testing.T) {

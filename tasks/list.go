@@ -33,7 +33,9 @@ const (
 // task returned, so a page continues right after that task whatever was
 // inserted or evicted meanwhile; a task whose status changes between two
 // calls moves to the front and so is not returned again. TotalSize counts
-// every match, PageSize the tasks returned, and NextPageToken is "" on the
+// every match, PageSize is the page size used (as asked, or the default:
+// "the page size used for this response", as the spec's examples show it),
+// and NextPageToken is "" on the
 // last page. A page also stops before its tasks hold more than
 // MaxTaskBytes, so that no answer grows with the store. Invalid parameters
 // are *a2a.Error InvalidParams.
@@ -81,7 +83,7 @@ func (m *Manager) List(owner string, req *a2a.ListTasksRequest) (*a2a.ListTasksR
 	if err != nil {
 		return nil, err
 	}
-	resp.PageSize = int32(len(resp.Tasks))
+	resp.PageSize = int32(q.pageSize)
 	return resp, nil
 }
 

@@ -73,8 +73,8 @@ func (s *suite) TestListFilters(t *testing.T) {
 			if got := ids(resp.Tasks); !reflect.DeepEqual(got, want) {
 				t.Errorf("tasks = %v, want %v", got, want)
 			}
-			if resp.TotalSize != int32(len(want)) || resp.PageSize != int32(len(want)) || resp.NextPageToken != "" {
-				t.Errorf("totalSize %d pageSize %d next %q, want %d, %d, \"\"", resp.TotalSize, resp.PageSize, resp.NextPageToken, len(want), len(want))
+			if resp.TotalSize != int32(len(want)) || resp.PageSize != 50 || resp.NextPageToken != "" {
+				t.Errorf("totalSize %d pageSize %d next %q, want %d, 50 (the default), \"\"", resp.TotalSize, resp.PageSize, resp.NextPageToken, len(want))
 			}
 		})
 	}
@@ -152,7 +152,8 @@ func (s *suite) TestListPagination(t *testing.T) {
 		t.Errorf("pages joined = %v, want %v", got, want)
 	}
 
-	// PageSize says how many came back; TotalSize counts every match.
+	// PageSize is the page size used, as asked (the spec's examples),
+	// not how many came back; TotalSize counts every match.
 	resp, err := m.List("", &a2a.ListTasksRequest{PageSize: ptr[int32](5)})
 	if err != nil {
 		t.Fatal(err)
@@ -161,8 +162,8 @@ func (s *suite) TestListPagination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.PageSize != 2 || resp.TotalSize != 7 || resp.NextPageToken != "" {
-		t.Errorf("last page: pageSize %d totalSize %d next %q, want 2, 7, \"\"", resp.PageSize, resp.TotalSize, resp.NextPageToken)
+	if len(resp.Tasks) != 2 || resp.PageSize != 5 || resp.TotalSize != 7 || resp.NextPageToken != "" {
+		t.Errorf("last page: %d tasks, pageSize %d totalSize %d next %q, want 2, 5, 7, \"\"", len(resp.Tasks), resp.PageSize, resp.TotalSize, resp.NextPageToken)
 	}
 
 	// An exact fit ends with an empty token, not an empty page.
