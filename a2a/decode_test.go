@@ -97,7 +97,9 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"unknown part kind", a2a.V03, send03 + `{"message":{"messageId":"m","role":"user","parts":[{"kind":"image","text":"hi"}]}}}`, a2a.CodeInvalidParams, "params.message.parts[0].kind", "7"},
 		{"part kind mismatch", a2a.V03, send03 + `{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","data":{}}]}}}`, a2a.CodeInvalidParams, "params.message.parts[0].kind", "7"},
 		{"part without content 0.3", a2a.V03, send03 + `{"message":{"messageId":"m","role":"user","parts":[{"kind":"text"}]}}}`, a2a.CodeInvalidParams, "params.message.parts[0]", "7"},
-		{"part with two contents 0.3", a2a.V03, send03 + `{"message":{"messageId":"m","role":"user","parts":[{"text":"a","data":{}}]}}}`, a2a.CodeInvalidParams, "params.message.parts[0]", "7"},
+		{"part with two contents 0.3", a2a.V03, send03 + `{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"a","data":{}}]}}}`, a2a.CodeInvalidParams, "params.message.parts[0]", "7"},
+		{"part without kind 0.3", a2a.V03, send03 + `{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"a"},{"text":"b"}]}}}`, a2a.CodeInvalidParams, "params.message.parts[1].kind", "7"},
+		{"part of another kind 0.3", a2a.V03, send03 + `{"message":{"messageId":"m","role":"user","parts":[{"kind":"data","text":"b"}]}}}`, a2a.CodeInvalidParams, "params.message.parts[0].kind", "7"},
 		{"file with bytes and uri", a2a.V03, send03 + `{"message":{"messageId":"m","role":"user","parts":[{"kind":"file","file":{"bytes":"aGk=","uri":"https://x"}}]}}}`, a2a.CodeInvalidParams, "params.message.parts[0].file", "7"},
 		{"bad file bytes", a2a.V03, send03 + `{"message":{"messageId":"m","role":"user","parts":[{"kind":"file","file":{"bytes":"a"}}]}}}`, a2a.CodeInvalidParams, "params.message.parts[0].file.bytes", "7"},
 		{"blocking string", a2a.V03, send03 + `{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]},"configuration":{"blocking":"yes"}}}`, a2a.CodeInvalidParams, "params.configuration.blocking", "7"},
@@ -255,7 +257,7 @@ func TestDecodeRequest(t *testing.T) {
 		{
 			name:   "message/send, blocking false",
 			v:      a2a.V03,
-			body:   `{"jsonrpc":"2.0","id":null,"method":"message/send","params":{"message":{"messageId":"m1","role":"agent","parts":[{"text":"hi"}]},"configuration":{"blocking":false}}}`,
+			body:   `{"jsonrpc":"2.0","id":null,"method":"message/send","params":{"message":{"messageId":"m1","role":"agent","parts":[{"kind":"text","text":"hi"}]},"configuration":{"blocking":false}}}`,
 			id:     `null`,
 			method: a2a.MethodSendMessage,
 			params: &a2a.SendMessageRequest{
@@ -266,7 +268,7 @@ func TestDecodeRequest(t *testing.T) {
 		{
 			name:   "message/send, blocking true",
 			v:      a2a.V03,
-			body:   `{"jsonrpc":"2.0","method":"message/send","params":{"message":{"messageId":"m1","role":"user","parts":[{"text":"hi"}]},"configuration":{"blocking":true}}}`,
+			body:   `{"jsonrpc":"2.0","method":"message/send","params":{"message":{"messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]},"configuration":{"blocking":true}}}`,
 			method: a2a.MethodSendMessage,
 			params: &a2a.SendMessageRequest{
 				Message:       a2a.Message{MessageID: "m1", Role: a2a.RoleUser, Parts: []a2a.Part{{Kind: a2a.PartText, Text: "hi"}}},

@@ -1,5 +1,7 @@
 package a2a
 
+import "strconv"
+
 // Protocol 0.3 request parameters and parts: "kind" discriminators, file
 // parts, TaskIdParams with pushNotificationConfigId.
 
@@ -25,9 +27,11 @@ type file03 struct {
 
 func (w part03) model() (Part, *Error) {
 	switch w.Kind {
-	case "", "text", "file", "data":
+	case "text", "file", "data":
+	case "": // the 0.3 schema requires it; guessing would hide a client's mistake
+		return Part{}, InvalidParams("kind", `is required: "text", "file" or "data"`)
 	default:
-		return Part{}, InvalidParams("kind", `must be "text", "file" or "data"`)
+		return Part{}, InvalidParams("kind", `must be "text", "file" or "data", got `+strconv.Quote(w.Kind))
 	}
 	n := 0
 	kind := ""
@@ -45,7 +49,7 @@ func (w part03) model() (Part, *Error) {
 		return Part{}, InvalidParams("", "must hold one of text, file or data")
 	case n > 1:
 		return Part{}, InvalidParams("", "must hold only one of text, file or data")
-	case w.Kind != "" && w.Kind != kind:
+	case w.Kind != kind:
 		return Part{}, InvalidParams("kind", "is "+w.Kind+" but the part holds "+kind)
 	}
 	part := Part{Metadata: w.Metadata}
