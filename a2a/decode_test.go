@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -380,5 +381,39 @@ func TestDecodeRequestKeepsNothingOfBody(t *testing.T) {
 	msg := req.Params.(*a2a.SendMessageRequest).Message
 	if string(req.ID) != `"abc"` || msg.MessageID != "m" || msg.Parts[0].Text != "hi" || msg.Parts[0].Metadata["k"] != "v" {
 		t.Errorf("request changed with the body: %s %+v", req.ID, msg)
+	}
+}
+
+// A method of the other version is most likely a client that asked for the
+// wrong version: the error says what it received and how to ask for the
+// right one, in the message (both versions) and the details (1.0).
+func TestMethodOfTheOtherVersion(t *testing.T) {
+	tests := []struct {
+		v                 a2a.Version
+		method, want, not string
+	}{
+		{a2a.V03, "SendMessage", "SendMessage is a 1.0 method, and this request was read as 0.3", ""},
+		{a2a.V03, "SendMessage", "A2A-Version: 1.0", ""},
+		{a2a.V10, "message/send", "message/send is a 0.3 method", ""},
+		{a2a.V10, "message/send", "call SendMessage", ""},
+		{a2a.V10, "tasks/nosuch", "tasks/nosuch is not an A2A 1.0 method", "A2A-Version"},
+	}
+	for _, tt := range tests {
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + tt.method + `","params":{}}`
+		_, e := a2a.DecodeRequest(tt.v, []byte(body))
+		if e == nil || e.Code != a2a.CodeMethodNotFound {
+			t.Fatalf("%s as %s: %v, want -32601", tt.method, tt.v, e)
+		}
+		answer := string(a2a.AppendError(nil, tt.v, json.RawMessage("1"), e))
+		if !strings.Contains(answer, tt.want) || tt.not != "" && strings.Contains(answer, tt.not) {
+			t.Errorf("%s as %s answers %s; want it to say %q", tt.method, tt.v, answer, tt.want)
+		}
+		if tt.v == a2a.V10 && !strings.Contains(answer, `"metadata":{"method":"`+tt.method+`","version":"1.0"}`) {
+			t.Errorf("%s as 1.0: no method in the ErrorInfo details: %s", tt.method, answer)
+		}
+	}
+	_, e := a2a.ParseVersion("2.0")
+	if answer := string(a2a.AppendError(nil, a2a.V10, nil, e)); !strings.Contains(answer, "this agent speaks 0.3, 1.0") {
+		t.Errorf("-32009 does not say which versions are supported: %s", answer)
 	}
 }

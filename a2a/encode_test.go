@@ -258,7 +258,7 @@ func TestAppendError(t *testing.T) {
 			err:    notFound,
 			id:     `"2"`,
 			want10: `{"jsonrpc":"2.0","id":"2","error":{"code":-32001,"message":"Task not found","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"taskId":"nonexistent-task-id","timestamp":"2025-11-09T10:30:00.000Z"}}]}}`,
-			want03: `{"jsonrpc":"2.0","id":"2","error":{"code":-32001,"message":"Task not found"}}`,
+			want03: `{"jsonrpc":"2.0","id":"2","error":{"code":-32001,"message":"Task not found: taskId=nonexistent-task-id, timestamp=2025-11-09T10:30:00.000Z"}}`,
 		},
 		{
 			name:   "parse error answers with a null id",

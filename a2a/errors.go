@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -65,9 +66,23 @@ func InvalidRequest(detail string) *Error {
 }
 
 // MethodNotFound reports an unknown method name.
-func MethodNotFound(method string) *Error {
-	return &Error{Code: CodeMethodNotFound, Message: "Method not found", Reason: "METHOD_NOT_FOUND",
-		Metadata: map[string]string{"method": method}}
+// MethodNotFound reports a method that version v does not have. When the
+// other version has it, the client most likely asked for the wrong
+// version, and the error says how to ask for the right one.
+func MethodNotFound(v Version, method string) *Error {
+	e := &Error{Code: CodeMethodNotFound, Message: "Method not found", Reason: "METHOD_NOT_FOUND",
+		Metadata: map[string]string{"method": method, "version": v.String()}}
+	switch {
+	case v == V03 && LookupMethod(V10, method) != MethodUnknown:
+		e.Description = method + " is a 1.0 method, and this request was read as 0.3 (it has no A2A-Version " +
+			"header, or A2A-Version: 0.3): send the header A2A-Version: 1.0 to speak 1.0"
+	case v == V10 && LookupMethod(V03, method) != MethodUnknown:
+		e.Description = method + " is a 0.3 method, and this request asked for 1.0 (A2A-Version: 1.0): call " +
+			LookupMethod(V03, method).Name(V10) + ", or leave out A2A-Version to speak 0.3"
+	default:
+		e.Description = method + " is not an A2A " + v.String() + " method"
+	}
+	return e
 }
 
 // InvalidParams reports a bad parameter, naming it by its JSON path.
@@ -125,6 +140,9 @@ func VersionNotSupported(version string) *Error {
 	for i, v := range Versions {
 		supported[i] = v.String()
 	}
+	list := strings.Join(supported, ", ")
 	return &Error{Code: CodeVersionNotSupported, Message: "Protocol version not supported",
-		Reason: "VERSION_NOT_SUPPORTED", Metadata: map[string]string{"version": version, "supported": strings.Join(supported, ", ")}}
+		Reason: "VERSION_NOT_SUPPORTED", Metadata: map[string]string{"version": version, "supported": list},
+		Description: "A2A-Version " + strconv.Quote(version) + " is not supported; this agent speaks " + list +
+			" (no A2A-Version header means 0.3)"}
 }

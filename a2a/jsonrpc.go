@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -100,7 +101,7 @@ func decodeRequest[P any, PP wireParams[P]](v Version, body []byte) (*Request, *
 	}
 	req.Method = LookupMethod(v, env.Method)
 	if req.Method == MethodUnknown {
-		return req, MethodNotFound(env.Method)
+		return req, MethodNotFound(v, env.Method)
 	}
 	switch paramsType {
 	case "":
@@ -259,6 +260,11 @@ func AppendError(dst []byte, v Version, id json.RawMessage, e *Error) []byte {
 	if e.Description != "" && (e.Field == "" || v == V03) {
 		msg += ": " + e.Description
 	}
+	if v == V03 && e.Description == "" && len(e.Metadata) > 0 {
+		// 0.3 errors have no typed details: what 1.0 puts in ErrorInfo
+		// (the task id, its state) goes into the message.
+		msg += ": " + metadataText(e.Metadata)
+	}
 	dst = appendString(dst, msg)
 	if v == V10 && (e.Reason != "" || e.Field != "") {
 		dst = append(dst, `,"data":[`...)
@@ -288,4 +294,22 @@ func appendErrorInfo(dst []byte, e *Error) []byte {
 		dst = appendStringMap(append(dst, `,"metadata":`...), e.Metadata)
 	}
 	return append(dst, '}')
+}
+
+// metadataText writes an error's metadata as key=value pairs, in key
+// order.
+func metadataText(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k + "=" + m[k])
+	}
+	return b.String()
 }

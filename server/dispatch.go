@@ -57,7 +57,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 		}
 		h.writeResult(w, v, req.ID, h.extendedCard.JSON())
 	default:
-		h.fail(w, v, req, a2a.MethodNotFound(req.Method.Name(v)))
+		h.fail(w, v, req, a2a.MethodNotFound(v, req.Method.Name(v)))
 	}
 }
 
