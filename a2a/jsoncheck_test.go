@@ -79,12 +79,18 @@ func TestInvalidIDs(t *testing.T) {
 		if err == nil || err.Code != a2a.CodeInvalidRequest || req == nil || req.ID != nil {
 			t.Errorf("id %q: req %+v, err %+v; want -32600 with no id", id, req, err)
 		}
-		if got := a2a.RequestID([]byte(body)); got != nil {
-			t.Errorf("RequestID of id %q = %s, want nil", id, got)
+		if got := a2a.PeekRequest([]byte(body)); got.ID != nil || got.Method != a2a.MethodGetTask {
+			t.Errorf("PeekRequest of id %q = %+v, want no id, GetTask", id, got)
 		}
 	}
-	if got := a2a.RequestID([]byte(`{"id":"abc"}`)); string(got) != `"abc"` {
-		t.Errorf("RequestID = %s", got)
+	for body, want := range map[string]a2a.Method{
+		`{"id":"abc","method":"message/stream"}`:       a2a.MethodSendStreamingMessage,
+		`{"id":"abc","method":"SendStreamingMessage"}`: a2a.MethodSendStreamingMessage,
+		`{"id":"abc","method":"nosuch"}`:               a2a.MethodUnknown,
+	} {
+		if got := a2a.PeekRequest([]byte(body)); string(got.ID) != `"abc"` || got.Method != want {
+			t.Errorf("PeekRequest(%s) = %s, %v; want \"abc\", %v", body, got.ID, got.Method, want)
+		}
 	}
 }
 

@@ -44,7 +44,8 @@ type wireParams[P any] interface {
 // request object), -32601 (no such method in v) and -32602 (invalid params,
 // Field naming the offending member as in "params.message.parts[0]"). The
 // returned Request is nil only when body is not a JSON object; alongside an
-// error it carries the ID (when valid) and the Method (when known).
+// error it carries the ID (when valid) and the Method (when known, in any
+// version).
 func DecodeRequest(v Version, body []byte) (*Request, *Error) {
 	if v == V10 {
 		return decodeRequest[params10](v, body)
@@ -55,12 +56,12 @@ func DecodeRequest(v Version, body []byte) (*Request, *Error) {
 func decodeRequest[P any, PP wireParams[P]](v Version, body []byte) (*Request, *Error) {
 	protoNames, err := checkJSON(body)
 	if err != nil {
-		return &Request{ID: RequestID(body)}, err
+		return &Request{ID: PeekRequest(body).ID}, err
 	}
 	if protoNames && v == V10 {
 		renamed, err := protoNames10(body)
 		if err != nil {
-			return &Request{ID: RequestID(body)}, err
+			return &Request{ID: PeekRequest(body).ID}, err
 		}
 		body = renamed
 	}
@@ -101,6 +102,9 @@ func decodeRequest[P any, PP wireParams[P]](v Version, body []byte) (*Request, *
 	}
 	req.Method = LookupMethod(v, env.Method)
 	if req.Method == MethodUnknown {
+		// Known in another version: the caller asked for the wrong one, and
+		// reads the answer in the method's form (SSE when it streams).
+		req.Method = lookupMethodAnyVersion(env.Method)
 		return req, MethodNotFound(v, env.Method)
 	}
 	switch paramsType {
@@ -136,19 +140,38 @@ func validID(raw json.RawMessage) bool {
 	return (c == '"' || c == 'n' || c == '-' || c >= '0' && c <= '9') && utf8.Valid(raw)
 }
 
-// RequestID digs the id out of a request body that will not be decoded
-// further, so that even an early error answers the caller's id. It is nil
-// when the body has none, or one the answer could not echo (an object, an
-// array, a boolean, a string that is not UTF-8): the answer's id is then
-// null, as JSON-RPC 2.0 says for an id that cannot be read.
-func RequestID(body []byte) json.RawMessage {
+// PeekRequest digs the id and the method out of a request body that will
+// not be decoded further (its version is not spoken, or it is refused
+// before decoding), so that even an early error answers the caller's id,
+// in the form the method's caller reads (SSE for a streaming method). The
+// id is nil when the body has none, or one the answer could not echo (an
+// object, an array, a boolean, a string that is not UTF-8): the answer's
+// id is then null, as JSON-RPC 2.0 says for an id that cannot be read. The
+// method is looked up in every version.
+func PeekRequest(body []byte) *Request {
 	var env struct {
-		ID json.RawMessage `json:"id"`
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
 	}
-	if json.Unmarshal(body, &env) != nil || !validID(env.ID) {
-		return nil
+	req := &Request{}
+	if json.Unmarshal(body, &env) != nil {
+		return req
 	}
-	return env.ID
+	if validID(env.ID) {
+		req.ID = env.ID
+	}
+	req.Method = lookupMethodAnyVersion(env.Method)
+	return req
+}
+
+// lookupMethodAnyVersion finds the method a name names in any version.
+func lookupMethodAnyVersion(name string) Method {
+	for _, v := range Versions {
+		if m := LookupMethod(v, name); m != MethodUnknown {
+			return m
+		}
+	}
+	return MethodUnknown
 }
 
 func checkHistoryLength(h *int32) *Error {

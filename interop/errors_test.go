@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -66,6 +67,36 @@ func TestSDKErrors(t *testing.T) {
 			requireError(t, err, a2a.ErrInvalidParams, -32602)
 		})
 	})
+}
+
+// An A2A-Version the agent does not speak reaches the SDK as the error it
+// is, on a unary call (a JSON-RPC error) as on a streaming one (one SSE
+// event holding it, as every error of a streaming method comes).
+func TestSDKVersionNotSupported(t *testing.T) {
+	hc := recordedHTTPClient(t)
+	iface := &a2a.AgentInterface{URL: agent.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version}
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{iface},
+		a2aclient.WithJSONRPCTransport(hc), a2aclient.WithCallInterceptors(futureVersion{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Destroy() })
+	ctx := ctxTimeout(t, 30*time.Second)
+	req := &a2a.SendMessageRequest{Message: skillMessage("weather", map[string]any{"city": "Paris"})}
+	_, err = c.SendMessage(ctx, req)
+	requireError(t, err, a2a.ErrVersionNotSupported, -32009)
+	events, err := collect(c.SendStreamingMessage(ctx, req))
+	requireStreamError(t, events, err, a2a.ErrVersionNotSupported, -32009)
+}
+
+// futureVersion asks for an A2A version that does not exist yet.
+type futureVersion struct {
+	a2aclient.PassthroughInterceptor
+}
+
+func (futureVersion) Before(ctx context.Context, req *a2aclient.Request) (context.Context, any, error) {
+	req.ServiceParams[a2a.SvcParamVersion] = []string{"9.9"}
+	return ctx, nil, nil
 }
 
 // requireStreamError checks that a streaming call failed with code before

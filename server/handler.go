@@ -244,7 +244,7 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Ver
 	}
 
 	if versionErr != nil {
-		h.writeError(w, http.StatusOK, version, a2a.RequestID(body), versionErr)
+		h.fail(w, version, a2a.PeekRequest(body), versionErr)
 		return nil, false
 	}
 	req, protoErr := a2a.DecodeRequest(version, body)

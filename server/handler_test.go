@@ -424,6 +424,42 @@ func TestGetAndListTasks(t *testing.T) {
 	}
 }
 
+// Every JSON-RPC error of a streaming method, also one found before the
+// stream starts (an unsupported version, bad params), is one SSE event
+// whose data is the JSON-RPC error response, as the spec says a streaming
+// method answers ("an SSE stream where each event's data is a
+// JSONRPCResponse"); the official SDKs read a streaming call's answer as
+// SSE only.
+func TestStreamingMethodErrorsComeAsOneEvent(t *testing.T) {
+	a := newAgent(t, nil)
+	tests := []struct {
+		name, version, body string
+		code                int
+	}{
+		{"unsupported version", "9.9", rpcBody("SendStreamingMessage", map[string]any{"message": message("1.0", "weather", nil)}), a2a.CodeVersionNotSupported},
+		{"unsupported version 0.3 name", "9.9", rpcBody("message/stream", map[string]any{"message": message("", "weather", nil)}), a2a.CodeVersionNotSupported},
+		{"invalid params", "1.0", rpcBody("SendStreamingMessage", map[string]any{}), a2a.CodeInvalidParams},
+		{"1.0 method read as 0.3", "", rpcBody("SubscribeToTask", map[string]any{"id": "t"}), a2a.CodeMethodNotFound},
+		{"unknown task", "1.0", rpcBody("SubscribeToTask", map[string]any{"id": "nope"}), a2a.CodeTaskNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := a.post(tt.version, tt.body)
+			if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+				t.Fatalf("HTTP %d %s, want 200 text/event-stream: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+			}
+			data, ok := strings.CutPrefix(strings.TrimSpace(string(body)), "data: ")
+			if !ok || strings.Count(string(body), "data: ") != 1 {
+				t.Fatalf("want one SSE event, got %q", body)
+			}
+			var answer rpcAnswer
+			if err := json.Unmarshal([]byte(data), &answer); err != nil || answer.Error == nil || answer.Error.Code != tt.code || string(answer.ID) != "7" {
+				t.Errorf("event %s (%v), want error %d for id 7", data, err, tt.code)
+			}
+		})
+	}
+}
+
 // Protocol 1.0 is ProtoJSON, whose parsers take a proto field name
 // (history_length) as well as its JSON name (historyLength); ListTasks
 // answers the page size it used, not how many tasks it returned.

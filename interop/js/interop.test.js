@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 
 import { Role, TaskState } from '@a2a-js/sdk';
 import { AgentCardResolver, ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { TaskNotFoundError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 
 const url = process.env.A2A_URL;
 if (!url) {
@@ -147,4 +147,26 @@ test('0.3 via legacyCompat: sendMessage, sendMessageStream, errors', async () =>
   assert.equal(last?.payload.value.status?.state, TaskState.TASK_STATE_COMPLETED, `no completed status: ${kinds}`);
 
   await assert.rejects(client.getTask({ tenant: '', id: randomUUID() }), TaskNotFoundError);
+});
+
+// An A2A-Version the agent does not speak reaches the SDK as
+// VersionNotSupportedError, on a unary call (a JSON-RPC error) as on a
+// stream (one SSE event holding the error, as every error of a streaming
+// method comes).
+test('an unsupported A2A-Version is VersionNotSupportedError, streaming or not', async () => {
+  const futureVersion = (input, init = {}) => {
+    const headers = new Headers(init.headers);
+    if (headers.has('A2A-Version')) headers.set('A2A-Version', '9.9');
+    return fetch(input, { ...init, headers });
+  };
+  const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl: futureVersion })] });
+  const client = await factory.createFromUrl(url);
+  const request = sendRequest(skillMessage('weather', { city: 'Paris' }));
+  await assert.rejects(client.sendMessage(request), VersionNotSupportedError);
+  // The SDK wraps an error read from the stream; the typed error is its cause.
+  await assert.rejects(async () => {
+    for await (const ev of client.sendMessageStream(request)) {
+      assert.fail(`an event before the error: ${JSON.stringify(ev)}`);
+    }
+  }, (err) => err instanceof VersionNotSupportedError || err.cause instanceof VersionNotSupportedError);
 });
