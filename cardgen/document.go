@@ -76,7 +76,7 @@ func NewDocument(card *a2a.AgentCard, opts ...Option) (*Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cardgen: encoding agent card %q: %w", c.Name, err)
 	}
-	return &Document{card: &c, res: newResource(body, "application/json", s.maxAge)}, nil
+	return &Document{card: &c, res: newResource(body, "application/json", s.maxAge, time.Now())}, nil
 }
 
 // Card returns the card the document serves. It is shared: read-only.
@@ -91,8 +91,12 @@ func (d *Document) JSON() json.RawMessage { return d.res.body }
 func (d *Document) ETag() string { return d.res.headers[hETag] }
 
 // ServeHTTP answers GET and HEAD with the card, and with 304 Not Modified
-// when If-None-Match names the current ETag (RFC 9110 §13.1.2). Other
-// methods get 405 with Allow.
+// when If-None-Match names the current ETag, or, without If-None-Match,
+// when If-Modified-Since is not before the document was made (RFC 9110
+// §13.1.2, §13.1.3). Last-Modified is when the document was made (the
+// configuration loaded): caches that only know dates get one, while the
+// ETag, the same on every replica serving the same card, stays the
+// validator to rely on. Other methods get 405 with Allow.
 func (d *Document) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.res.serveHTTP(w, r) }
 
 // resource is a static JSON representation with precomputed validators and
@@ -101,15 +105,19 @@ type resource struct {
 	body []byte
 	// opaque is the entity-tag without quotes, what If-None-Match compares.
 	opaque string
+	// modified is when the resource was made, to the second (HTTP dates
+	// have no finer grain).
+	modified time.Time
 	// headers holds the values of a 200 answer, in header order; serveHTTP
 	// copies them for each response (see there).
 	headers [numHeaders]string
 }
 
-// Indexes into resource.headers. A 304 answer sends only the first two.
+// Indexes into resource.headers. A 304 answer sends only the first three.
 const (
 	hETag = iota
 	hCacheControl
+	hLastModified
 	hContentType
 	hContentLength
 	numHeaders
@@ -120,19 +128,23 @@ const (
 var headerKeys = [numHeaders]string{
 	hETag:          "Etag",
 	hCacheControl:  "Cache-Control",
+	hLastModified:  "Last-Modified",
 	hContentType:   "Content-Type",
 	hContentLength: "Content-Length",
 }
 
-func newResource(body []byte, contentType string, maxAge time.Duration) resource {
+func newResource(body []byte, contentType string, maxAge time.Duration, modified time.Time) resource {
 	sum := sha256.Sum256(body)
 	opaque := base64.RawURLEncoding.EncodeToString(sum[:])
+	modified = modified.UTC().Truncate(time.Second)
 	return resource{
-		body:   body,
-		opaque: opaque,
+		body:     body,
+		opaque:   opaque,
+		modified: modified,
 		headers: [numHeaders]string{
 			hETag:          `"` + opaque + `"`,
 			hCacheControl:  "public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10),
+			hLastModified:  modified.Format(http.TimeFormat),
 			hContentType:   contentType,
 			hContentLength: strconv.Itoa(len(body)),
 		},
@@ -151,11 +163,12 @@ func (res *resource) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	vals := new([numHeaders]string)
 	*vals = res.headers
 	h := w.Header()
-	if inm, ok := r.Header["If-None-Match"]; ok && matchesAny(inm, res.opaque) {
+	if res.notModified(r) {
 		// A 304 carries the validators and cache directives, not the
 		// representation's own metadata (RFC 9110 §15.4.5).
-		h[headerKeys[hETag]] = vals[hETag : hETag+1 : hETag+1]
-		h[headerKeys[hCacheControl]] = vals[hCacheControl : hCacheControl+1 : hCacheControl+1]
+		for i := range hLastModified + 1 {
+			h[headerKeys[i]] = vals[i : i+1 : i+1]
+		}
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -166,6 +179,20 @@ func (res *resource) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		w.Write(res.body)
 	}
+}
+
+// notModified evaluates the request's preconditions: If-None-Match when
+// present, otherwise If-Modified-Since (RFC 9110 §13.2.2).
+func (res *resource) notModified(r *http.Request) bool {
+	if inm, ok := r.Header["If-None-Match"]; ok {
+		return matchesAny(inm, res.opaque)
+	}
+	ims := r.Header.Get("If-Modified-Since")
+	if ims == "" {
+		return false
+	}
+	since, err := http.ParseTime(ims)
+	return err == nil && !res.modified.After(since)
 }
 
 // matchesAny evaluates If-None-Match field lines against the opaque part of

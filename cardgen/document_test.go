@@ -60,47 +60,63 @@ func TestDocumentETag(t *testing.T) {
 
 func TestServeHTTP(t *testing.T) {
 	d := newDocument(t)
-	body := serve(d, http.MethodGet, nil).Body.Bytes()
+	first := serve(d, http.MethodGet, nil)
+	body := first.Body.Bytes()
 	etag := d.ETag()
 	opaque := etag[1 : len(etag)-1]
+	lastModified := first.Header().Get("Last-Modified")
+	modified, err := http.ParseTime(lastModified)
+	if err != nil || time.Since(modified) > time.Hour || time.Until(modified) > time.Second {
+		t.Fatalf("Last-Modified %q (%v): want when the document was made", lastModified, err)
+	}
+	before := modified.Add(-time.Second).Format(http.TimeFormat)
 	ok200 := http.Header{
 		"Etag":           {etag},
 		"Cache-Control":  {"public, max-age=300"},
+		"Last-Modified":  {lastModified},
 		"Content-Type":   {"application/json"},
 		"Content-Length": {strconv.Itoa(len(body))},
 	}
-	notModified := http.Header{"Etag": {etag}, "Cache-Control": {"public, max-age=300"}}
+	notModified := http.Header{"Etag": {etag}, "Cache-Control": {"public, max-age=300"}, "Last-Modified": {lastModified}}
 
 	tests := []struct {
 		name     string
 		method   string
 		inm      []string // If-None-Match field lines
+		ims      string   // If-Modified-Since
 		status   int
 		header   http.Header
 		withBody bool
 	}{
-		{"GET", "GET", nil, 200, ok200, true},
-		{"HEAD", "HEAD", nil, 200, ok200, false},
-		{"exact", "GET", []string{etag}, 304, notModified, false},
-		{"exact on HEAD", "HEAD", []string{etag}, 304, notModified, false},
-		{"weak matches (weak comparison)", "GET", []string{"W/" + etag}, 304, notModified, false},
-		{"star", "GET", []string{"*"}, 304, notModified, false},
-		{"in a list", "GET", []string{`"old", W/"older",` + etag}, 304, notModified, false},
-		{"list with odd spacing", "GET", []string{" ,\t\"old\" ,, " + etag + " "}, 304, notModified, false},
-		{"in a second field line", "GET", []string{`"old"`, etag}, 304, notModified, false},
-		{"other tags", "GET", []string{`"old", W/"older"`}, 200, ok200, true},
-		{"unquoted is not a tag", "GET", []string{opaque}, 200, ok200, true},
-		{"prefix of the tag", "GET", []string{`"` + opaque[:10] + `"`}, 200, ok200, true},
-		{"lower-case w/ is not weak", "GET", []string{"w/" + etag}, 200, ok200, true},
-		{"malformed member ends the list", "GET", []string{`"old" junk, ` + etag}, 200, ok200, true},
-		{"unterminated", "GET", []string{`"` + opaque}, 200, ok200, true},
-		{"empty", "GET", []string{""}, 200, ok200, true},
+		{"GET", "GET", nil, "", 200, ok200, true},
+		{"HEAD", "HEAD", nil, "", 200, ok200, false},
+		{"exact", "GET", []string{etag}, "", 304, notModified, false},
+		{"exact on HEAD", "HEAD", []string{etag}, "", 304, notModified, false},
+		{"weak matches (weak comparison)", "GET", []string{"W/" + etag}, "", 304, notModified, false},
+		{"star", "GET", []string{"*"}, "", 304, notModified, false},
+		{"in a list", "GET", []string{`"old", W/"older",` + etag}, "", 304, notModified, false},
+		{"list with odd spacing", "GET", []string{" ,\t\"old\" ,, " + etag + " "}, "", 304, notModified, false},
+		{"in a second field line", "GET", []string{`"old"`, etag}, "", 304, notModified, false},
+		{"other tags", "GET", []string{`"old", W/"older"`}, "", 200, ok200, true},
+		{"unquoted is not a tag", "GET", []string{opaque}, "", 200, ok200, true},
+		{"prefix of the tag", "GET", []string{`"` + opaque[:10] + `"`}, "", 200, ok200, true},
+		{"lower-case w/ is not weak", "GET", []string{"w/" + etag}, "", 200, ok200, true},
+		{"malformed member ends the list", "GET", []string{`"old" junk, ` + etag}, "", 200, ok200, true},
+		{"unterminated", "GET", []string{`"` + opaque}, "", 200, ok200, true},
+		{"empty", "GET", []string{""}, "", 200, ok200, true},
+		{"modified since: not", "GET", nil, lastModified, 304, notModified, false},
+		{"modified since: yes", "GET", nil, before, 200, ok200, true},
+		{"If-None-Match wins over If-Modified-Since", "GET", []string{`"old"`}, lastModified, 200, ok200, true},
+		{"a date that is not one", "GET", nil, "yesterday", 200, ok200, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var h http.Header
+			h := http.Header{}
 			if tt.inm != nil {
-				h = http.Header{"If-None-Match": tt.inm}
+				h["If-None-Match"] = tt.inm
+			}
+			if tt.ims != "" {
+				h.Set("If-Modified-Since", tt.ims)
 			}
 			w := serve(d, tt.method, h)
 			if w.Code != tt.status {

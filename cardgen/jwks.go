@@ -91,7 +91,7 @@ func NewJWKS(keys *KeySet, maxAge time.Duration) (*JWKS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JWKS{res: newResource(body, JWKSContentType, maxAge)}, nil
+	return &JWKS{res: newResource(body, JWKSContentType, maxAge, time.Now())}, nil
 }
 
 // JSON returns the served bytes. Shared: read-only.
