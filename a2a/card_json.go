@@ -58,11 +58,91 @@ func MarshalAgentCard(c *AgentCard) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a2a: marshal agent card: %w", err)
 	}
+	b, err := marshalNoEscape(w)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: marshal agent card: %w", err)
+	}
+	return b, nil
+}
+
+// CardShape says how MarshalAgentCardAs writes a card; the zero value is
+// the union card.
+type CardShape struct {
+	// Strict10 writes only the members of the 1.0 AgentCard (AgentCard10)
+	// and the signatures, for clients that validate the 1.0 schema
+	// strictly. 0.3 clients cannot read such a card.
+	Strict10 bool
+	// BareScopes writes the scopes of each security requirement as a bare
+	// array, {"schemes": {"key": []}}, rather than as the proto's
+	// StringList, {"schemes": {"key": {"list": []}}}: the form a2a-go
+	// v2.3.1 and v2.4.0 read (a2a-go issue #430). ProtoJSON parsers, the
+	// JavaScript and Python SDKs' among them, refuse it.
+	BareScopes bool
+}
+
+// MarshalAgentCardAs encodes c in the given shape.
+func MarshalAgentCardAs(c *AgentCard, shape CardShape) ([]byte, error) {
+	union, err := MarshalAgentCard(c)
+	if err != nil || shape == (CardShape{}) {
+		return union, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(union))
+	dec.UseNumber()
+	var card map[string]any
+	if err := dec.Decode(&card); err != nil {
+		return nil, fmt.Errorf("a2a: marshal agent card: %w", err)
+	}
+	if shape.Strict10 {
+		signatures := card["signatures"]
+		if card, err = AgentCard10(card); err != nil {
+			return nil, err
+		}
+		if signatures != nil {
+			card["signatures"] = signatures
+		}
+	}
+	if shape.BareScopes {
+		bareScopes(card["securityRequirements"])
+		if skills, ok := card["skills"].([]any); ok {
+			for _, sk := range skills {
+				if sk, ok := sk.(map[string]any); ok {
+					bareScopes(sk["securityRequirements"])
+				}
+			}
+		}
+	}
+	b, err := marshalNoEscape(card)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: marshal agent card: %w", err)
+	}
+	return b, nil
+}
+
+// bareScopes rewrites, in place, the StringList scopes of security
+// requirements as bare arrays.
+func bareScopes(requirements any) {
+	reqs, _ := requirements.([]any)
+	for _, r := range reqs {
+		r, _ := r.(map[string]any)
+		schemes, _ := r["schemes"].(map[string]any)
+		for name, scopes := range schemes {
+			list, _ := scopes.(map[string]any)["list"].([]any)
+			if list == nil {
+				list = []any{}
+			}
+			schemes[name] = list
+		}
+	}
+}
+
+// marshalNoEscape encodes v as JSON without escaping <, > and &: a card's
+// text is served as written.
+func marshalNoEscape(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
-		return nil, fmt.Errorf("a2a: marshal agent card: %w", err)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

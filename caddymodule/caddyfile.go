@@ -45,6 +45,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    read_body_timeout <duration>
 //	    write_timeout     <duration>
 //	    card_max_age <duration>
+//	    card_format  union|strict
+//	    card_bare_scopes
 //	    tasks {
 //	        max_tasks          <count>
 //	        max_live_per_owner <count>
@@ -206,6 +208,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.WriteTimeout, err = durationArg(d, at)
 		case "card_max_age":
 			h.CardMaxAge, err = durationArg(d, at)
+		case "card_format":
+			h.CardFormat, err = oneArg(d, at)
+		case "card_bare_scopes":
+			h.CardBareScopes, err = flagArg(d, at)
 		case "tasks":
 			h.Tasks, err = parseTasks(d, at)
 		case "signing":

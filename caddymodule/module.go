@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -110,6 +111,23 @@ type Handler struct {
 	// Default: 5m.
 	CardMaxAge caddy.Duration `json:"card_max_age,omitempty"`
 
+	// CardFormat is the shape of the served Agent Card: "union" (the
+	// default: the 1.0 and the 0.3 members, so that clients of both
+	// versions read it) or "strict" (the 1.0 AgentCard's members only, for
+	// clients that validate the 1.0 schema strictly; 0.3 clients cannot
+	// read it, and one signature serves every verifier unless the card
+	// holds empty values).
+	CardFormat string `json:"card_format,omitempty"`
+
+	// CardBareScopes writes the scopes of security requirements as bare
+	// arrays ({"schemes": {"key": []}}) instead of the proto's ProtoJSON
+	// StringList ({"schemes": {"key": {"list": []}}}): the only form the
+	// official Go SDK a2a-go v2.3.1 and v2.4.0 can read (its issue #430).
+	// ProtoJSON parsers (the JavaScript and Python SDKs, verifiers written
+	// from the spec) cannot read such a card, and it carries only the
+	// "served" form's signature. Off by default.
+	CardBareScopes bool `json:"card_bare_scopes,omitempty"`
+
 	// Signing signs the Agent Card (spec 1.0 §8.4) and serves the public
 	// keys as a JWK Set at signing.jwks_path. See SigningConfig.
 	Signing *SigningConfig `json:"signing,omitempty"`
@@ -191,6 +209,12 @@ type TasksConfig struct {
 	StreamBuffer int `json:"stream_buffer,omitempty"`
 }
 
+// The values of card_format.
+const (
+	cardFormatUnion  = "union"
+	cardFormatStrict = "strict"
+)
+
 // CaddyModule returns the Caddy module information.
 func (Handler) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{
@@ -246,7 +270,8 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("building the agent card: %w", err)
 	}
-	var cardOpts []cardgen.Option
+	cardOpts := []cardgen.Option{cardgen.WithShape(a2a.CardShape{
+		Strict10: h.CardFormat == cardFormatStrict, BareScopes: h.CardBareScopes})}
 	if h.CardMaxAge > 0 {
 		cardOpts = append(cardOpts, cardgen.WithMaxAge(time.Duration(h.CardMaxAge)))
 	}
@@ -347,6 +372,11 @@ func (h *Handler) Validate() error {
 		return fmt.Errorf("heartbeat: %s is negative", time.Duration(h.Heartbeat))
 	case h.CardMaxAge < 0:
 		return fmt.Errorf("card_max_age: %s is negative", time.Duration(h.CardMaxAge))
+	case h.CardFormat != "" && h.CardFormat != cardFormatUnion && h.CardFormat != cardFormatStrict:
+		return fmt.Errorf("card_format: %q is not %q or %q", h.CardFormat, cardFormatUnion, cardFormatStrict)
+	case h.CardBareScopes && h.Signing != nil && len(h.Signing.Forms) > 0 && !slices.Contains(h.Signing.Forms, string(cardgen.FormServed)):
+		return fmt.Errorf("signing: forms %v: a card with card_bare_scopes carries only the %q form's signature",
+			h.Signing.Forms, cardgen.FormServed)
 	case h.ReadBodyTimeout < 0:
 		return fmt.Errorf("read_body_timeout: %s is negative", time.Duration(h.ReadBodyTimeout))
 	case h.WriteTimeout < 0:

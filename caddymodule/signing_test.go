@@ -161,6 +161,80 @@ func TestProvisionSigning(t *testing.T) {
 	}
 }
 
+// The card's shapes: the union card (1.0 and 0.3 members, ProtoJSON
+// scopes: three payloads, three signatures), strict 1.0 (no 0.3 members:
+// the served card is the spec payload, so one signature serves both, and
+// the pruned payload differs only by empty values), and bare scopes (what
+// a2a-go v2.3.1 reads; only the served form is signed). Each verifies with
+// the served JWK Set.
+func TestCardShapes(t *testing.T) {
+	t.Setenv("DEMO_API_KEY", testAPIKey)
+	tests := []struct {
+		name        string
+		format      string
+		bare        bool
+		has, hasNot []string
+		signatures  int
+		forms       []cardgen.Form // each must verify alone
+	}{
+		{"union", "", false, []string{`"protocolVersion":"0.3.0"`, `"preferredTransport"`, `{"schemes":{"key":{}}}`}, nil, 3,
+			[]cardgen.Form{cardgen.FormSpec, cardgen.FormPruned, cardgen.FormServed}},
+		// The served card is the spec payload; the pruned one differs by
+		// the empty scopes only.
+		{"strict", cardFormatStrict, false, []string{`"supportedInterfaces"`, `{"schemes":{"key":{}}}`},
+			[]string{`"protocolVersion":"0.3.0"`, `"preferredTransport"`, `"additionalInterfaces"`, `"security":`}, 2,
+			[]cardgen.Form{cardgen.FormSpec, cardgen.FormPruned, cardgen.FormServed}},
+		{"bare scopes", "", true, []string{`{"schemes":{"key":[]}}`, `"protocolVersion":"0.3.0"`}, []string{`"list"`}, 1,
+			[]cardgen.Form{cardgen.FormServed}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := signingHandler(&SigningConfig{Keys: []SigningKey{{Key: keyFile(t, t.TempDir(), "k.pem", cardgen.EdDSA), ID: "k"}}})
+			h.Security = keyScheme()
+			h.CardFormat, h.CardBareScopes = tt.format, tt.bare
+			if err := h.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Provision(newTestContext(t)); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = h.Cleanup() })
+			card := serveGet(t, h, "/.well-known/agent-card.json").Body.Bytes()
+			for _, want := range tt.has {
+				if !bytes.Contains(card, []byte(want)) {
+					t.Errorf("the card lacks %s: %s", want, card)
+				}
+			}
+			for _, unwanted := range tt.hasNot {
+				if bytes.Contains(card, []byte(unwanted)) {
+					t.Errorf("the card holds %s: %s", unwanted, card)
+				}
+			}
+			keys, err := cardgen.ParseJWKS(serveGet(t, h, "/.well-known/jwks.json").Body.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range tt.forms {
+				r, err := cardgen.Verify(card, keys, cardgen.VerifyOptions{Forms: []cardgen.Form{f}})
+				if err != nil || r.Count(cardgen.Verified) != 1 || len(r.Signatures) != tt.signatures {
+					t.Errorf("form %s: %d of %d signatures verify (%v), want 1 of %d", f, r.Count(cardgen.Verified), len(r.Signatures), err, tt.signatures)
+				}
+			}
+		})
+	}
+
+	h := signingHandler(&SigningConfig{Forms: []string{"spec"}})
+	h.CardBareScopes = true
+	if err := h.Validate(); err == nil || !strings.Contains(err.Error(), "card_bare_scopes") {
+		t.Errorf("bare scopes with only the spec form signed: %v, want an error naming card_bare_scopes", err)
+	}
+	h = signingHandler(nil)
+	h.CardFormat = "proto"
+	if err := h.Validate(); err == nil || !strings.Contains(err.Error(), "card_format") {
+		t.Errorf("card_format proto: %v, want an error naming card_format", err)
+	}
+}
+
 // TestProvisionSigningErrors: every bad signing configuration fails at load
 // time with a message that names the key and the problem.
 func TestProvisionSigningErrors(t *testing.T) {

@@ -24,6 +24,7 @@ type Option func(*settings)
 type settings struct {
 	maxAge time.Duration
 	signer *Signer
+	shape  a2a.CardShape
 }
 
 // WithMaxAge sets the Cache-Control max-age, in whole seconds (a fraction
@@ -31,6 +32,14 @@ type settings struct {
 // error.
 func WithMaxAge(d time.Duration) Option {
 	return func(s *settings) { s.maxAge = d }
+}
+
+// WithShape serves the card in another shape than the union card: the 1.0
+// members only, or scopes as bare arrays (see a2a.CardShape). A card with
+// bare scopes carries only the served form's signature: the other forms
+// are projections of a 1.0 card, which bare scopes are not.
+func WithShape(shape a2a.CardShape) Option {
+	return func(s *settings) { s.shape = shape }
 }
 
 // WithSigner signs the card (spec 1.0 §8.4): NewDocument adds s's
@@ -69,9 +78,9 @@ func NewDocument(card *a2a.AgentCard, opts ...Option) (*Document, error) {
 	var body []byte
 	var err error
 	if s.signer != nil {
-		body, err = s.signer.sign(&c)
+		body, err = s.signer.sign(&c, s.shape)
 	} else {
-		body, err = a2a.MarshalAgentCard(&c)
+		body, err = a2a.MarshalAgentCardAs(&c, s.shape)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cardgen: encoding agent card %q: %w", c.Name, err)

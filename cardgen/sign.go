@@ -136,12 +136,13 @@ func (s *Signer) Key() Key { return s.key }
 func (s *Signer) Forms() []Form { return slices.Clone(s.forms) }
 
 // sign appends to c.Signatures one signature per distinct payload form of
-// c and returns the card's served bytes. It checks that those bytes yield
-// the payloads it signed, so what is served is what was signed.
-func (s *Signer) sign(c *a2a.AgentCard) ([]byte, error) {
+// c, served in shape, and returns the card's served bytes. It checks that
+// those bytes yield the payloads it signed, so what is served is what was
+// signed.
+func (s *Signer) sign(c *a2a.AgentCard, shape a2a.CardShape) ([]byte, error) {
 	unsigned := *c
 	unsigned.Signatures = nil
-	body, err := a2a.MarshalAgentCard(&unsigned)
+	body, err := a2a.MarshalAgentCardAs(&unsigned, shape)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,11 @@ func (s *Signer) sign(c *a2a.AgentCard) ([]byte, error) {
 	}
 	var done []signed
 	sigs := slices.Clip(c.Signatures)
-	for _, f := range s.forms {
+	forms := s.forms
+	if shape.BareScopes {
+		forms = []Form{FormServed}
+	}
+	for _, f := range forms {
 		payload, err := Canonicalize(body, f)
 		if err != nil {
 			return nil, err
@@ -167,7 +172,7 @@ func (s *Signer) sign(c *a2a.AgentCard) ([]byte, error) {
 		sigs = append(sigs, a2a.AgentCardSignature{Protected: s.protected, Signature: b64.EncodeToString(sig)})
 	}
 	c.Signatures = sigs
-	served, err := a2a.MarshalAgentCard(c)
+	served, err := a2a.MarshalAgentCardAs(c, shape)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func (ti *tokenIssuer) token(t *testing.T, sub string) string {
 // startAuthAgent starts a second Caddy, from the binary the suite built,
 // whose a2a handler requires a bearer token or an API key and serves an
 // extended card. It is stopped when the test ends.
-func startAuthAgent(t *testing.T, issuer *tokenIssuer) (baseURL string) {
+func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (baseURL string) {
 	t.Helper()
 	if agent.Dir == "" {
 		t.Skip("INTEROP_AGENT_URL is set: no caddy binary was built to start an agent that requires authentication")
@@ -131,10 +131,11 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer) (baseURL string) {
 		extended_card {
 			description "The extended card, for authenticated callers"
 		}
+		%s
 	}
 }
 `, adminPort, baseURL, filepath.Join(root, "examples", "skills.yaml"), agent.DemoURL, baseURL,
-		authIssuer, authAudience, issuer.jwksURL)
+		authIssuer, authAudience, issuer.jwksURL, strings.Join(directives, "\n\t\t"))
 	cfgPath := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -204,6 +205,36 @@ func bareLists(reqs any) {
 				schemes[name] = l
 			}
 		}
+	}
+}
+
+// With card_bare_scopes, a2a-go v2.3.1's own card parsers, 1.0 and 0.3,
+// read the card's security requirements as served (no rewriting, unlike
+// sdkCardParser), and a client made from it authenticates.
+func TestCardBareScopesForA2AGo(t *testing.T) {
+	issuer := newTokenIssuer(t)
+	base := startAuthAgent(t, issuer, "card_bare_scopes")
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			parser := agentcard.DefaultCardParser
+			if p.version == a2av0.Version {
+				parser = a2av0.NewAgentCardParser()
+			}
+			resolver := &agentcard.Resolver{Client: recordedHTTPClient(t), CardParser: parser}
+			card, err := resolver.Resolve(ctxTimeout(t, 30*time.Second), base)
+			if err != nil {
+				t.Fatalf("the SDK's parser cannot read the card with bare scopes: %v", err)
+			}
+			if len(card.SecurityRequirements) != 2 {
+				t.Fatalf("card security requirements %v, want one per scheme", card.SecurityRequirements)
+			}
+			c := newAuthClient(t, p, card)
+			res, err := c.SendMessage(c.session(t, "api-key", "key", authAPIKey),
+				&a2a.SendMessageRequest{Message: skillMessage("weather", map[string]any{"city": "Paris"})})
+			if task, ok := res.(*a2a.Task); err != nil || !ok || task.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("SendMessage with the API key: %s, %v", jsonString(res), err)
+			}
+		})
 	}
 }
 
