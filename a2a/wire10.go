@@ -195,5 +195,8 @@ func decodePushConfig10(w *pushConfig10) (*TaskPushNotificationConfig, *Error) {
 		}
 		c.Authentication = &AuthenticationInfo{Scheme: a.Scheme, Credentials: a.Credentials}
 	}
+	if err := checkPushConfig(c); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
