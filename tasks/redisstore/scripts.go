@@ -10,7 +10,8 @@ import "github.com/redis/go-redis/v9"
 // A task is a hash: t (the task, 1.0 ProtoJSON), o (owner), q (quota), ok
 // (the owner's index key), qk (its quota's key), u (updated, Unix
 // nanoseconds), b (its bytes), v (version, bumped by every write), s (its
-// events so far) and st (r running, i interrupted, t terminal).
+// events so far), st (r running, i interrupted, t terminal) and p (its push
+// notification configs as JSON; absent when it has none).
 //
 // The hash watched counts, by task, the replicas that stream it: a change of
 // a task nobody watches publishes no events (they are neither encoded nor
@@ -77,7 +78,7 @@ end
 
 // insertScript stores a new task. ARGV: prefix, id, owner, owner key,
 // quota key, updated, bytes, state, task, score, max tasks, max live per
-// quota, max live bytes per quota, max bytes, quota, lease. It answers "ok", "dup",
+// quota, max live bytes per quota, max bytes, quota, lease, push configs. It answers "ok", "dup",
 // "quota-tasks", "quota-bytes", "full-tasks" or "full-bytes".
 var insertScript = redis.NewScript(prelude + `
 local id, owner, ok, qk = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -93,6 +94,7 @@ end
 if num(redis.call('HGET', STATS, 'count')) >= maxTasks and not evict('') then return 'full-tasks' end
 if not room(bytes, '', maxBytes) then return 'full-bytes' end
 redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', bytes, 'v', 1, 's', 0, 'st', st)
+if ARGV[17] ~= '' then redis.call('HSET', tk, 'p', ARGV[17]) end
 redis.call('ZADD', list(st), score, id)
 redis.call('ZADD', ok, score, id)
 if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[16], id) end
@@ -109,8 +111,8 @@ return 'ok'
 // since version, and publishes its events, then its end when it became
 // terminal. ARGV: prefix, id, version, updated, state mark, task, bytes
 // added, score, max live bytes per quota, max bytes, channel, the task's
-// state number, the replica's id, the lease, how many events the change
-// has, then their payloads, or none when the caller guessed nobody watches
+// state number, the replica's id, the lease, the push configs ("" for
+// none), how many events the change has, then their payloads, or none when the caller guessed nobody watches
 // the task. It answers {"ok", events so far}, or {"watched"} (the payloads
 // are wanted: nothing was written), {"missing"}, {"conflict"},
 // {"quota-bytes"} or {"full-bytes"}.
@@ -126,10 +128,11 @@ if delta > 0 then
 	if oldst ~= 't' and num(redis.call('HGET', qk, 'bytes')) + delta > maxLiveBytes then return {'quota-bytes'} end
 	if not room(delta, id, maxBytes) then return {'full-bytes'} end
 end
-local n = tonumber(ARGV[15])
-local sent = #ARGV - 15
+local n = tonumber(ARGV[16])
+local sent = #ARGV - 16
 if sent < n and num(redis.call('HGET', P .. ':watched', id)) > 0 then return {'watched'} end
 redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st)
+if ARGV[15] == '' then redis.call('HDEL', tk, 'p') else redis.call('HSET', tk, 'p', ARGV[15]) end
 redis.call('ZREM', list(oldst), id)
 redis.call('ZADD', list(st), score, id)
 if st == 'r' then redis.call('ZADD', P .. ':leases', 'GT', ARGV[14], id)
@@ -144,7 +147,7 @@ if oldst ~= 't' then
 	end
 end
 for i = 1, sent do
-	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[15 + i])
+	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[16 + i])
 end
 if oldst ~= 't' and st == 't' then
 	redis.call('PUBLISH', channel, id .. ' ' .. (seq + n) .. ' end:' .. ARGV[12] .. ':' .. ARGV[13] .. '\n')

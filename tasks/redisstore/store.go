@@ -29,6 +29,7 @@ package redisstore
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -220,6 +221,10 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if err != nil {
 		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
 	}
+	push, err := encodePush(rec.Push)
+	if err != nil {
+		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
+	}
 	quota := rec.Quota
 	if quota == "" {
 		quota = rec.Owner
@@ -228,7 +233,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	res, err := insertScript.Run(ctx, s.client, []string{s.taskKey(rec.Task.ID)},
 		s.prefix, rec.Task.ID, rec.Owner, s.indexKey("o", rec.Owner), s.indexKey("q", quota),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task, score(rec.Updated),
-		l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, rec.Quota, s.lease(rec.Updated)).Text()
+		l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, rec.Quota, s.lease(rec.Updated), push).Text()
 	if err != nil {
 		return s.unavailable("insert", err)
 	}
@@ -334,7 +339,26 @@ func decode(f map[string]string) (tasks.Record, error) {
 	}
 	updated, _ := strconv.ParseInt(f["u"], 10, 64)
 	bytes, _ := strconv.ParseInt(f["b"], 10, 64)
-	return tasks.Record{Owner: f["o"], Quota: f["q"], Task: *task, Updated: time.Unix(0, updated).UTC(), Bytes: bytes}, nil
+	rec := tasks.Record{Owner: f["o"], Quota: f["q"], Task: *task, Updated: time.Unix(0, updated).UTC(), Bytes: bytes}
+	if p := f["p"]; p != "" {
+		if err := json.Unmarshal([]byte(p), &rec.Push); err != nil {
+			return tasks.Record{}, fmt.Errorf("push configs: %w", err)
+		}
+	}
+	return rec, nil
+}
+
+// encodePush is the stored form of a task's push configs: JSON, or "" for
+// none.
+func encodePush(configs []tasks.PushConfig) (string, error) {
+	if len(configs) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(configs)
+	if err != nil {
+		return "", fmt.Errorf("push configs: %w", err)
+	}
+	return string(b), nil
 }
 
 // maxAttempts bounds the retries of an update that keeps meeting other
@@ -401,9 +425,13 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		if err != nil {
 			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 		}
+		push, err := encodePush(rec.Push)
+		if err != nil {
+			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
+		}
 		args := []any{s.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task,
 			rec.Bytes - c.rec.Bytes, score(rec.Updated), s.limits.MaxLiveBytesPerOwner, s.limits.MaxBytes, s.channel,
-			int(rec.Task.Status.State), s.replica, s.lease(rec.Updated), len(tx.events)}
+			int(rec.Task.Status.State), s.replica, s.lease(rec.Updated), push, len(tx.events)}
 		if watched {
 			for i := range tx.events {
 				payload, err := a2a.AppendEvent(nil, &tx.events[i])
