@@ -139,8 +139,9 @@ func (s *SigningConfig) jwksPath() string {
 }
 
 // provisionSigning loads the keys, generating the stored one if need be,
-// and returns the card signer and the JWK Set to serve.
-func (h *Handler) provisionSigning(ctx caddy.Context) (*cardgen.Signer, *cardgen.JWKS, error) {
+// and returns the card signer and the JWK Set to serve, which also
+// publishes the public keys given (the push notifications' own key).
+func (h *Handler) provisionSigning(ctx caddy.Context, published ...cardgen.Key) (*cardgen.Signer, *cardgen.JWKS, error) {
 	s := h.Signing
 	repl := caddy.NewReplacer()
 	loaded := make([]cardgen.Key, 0, len(s.Keys)+1)
@@ -186,20 +187,26 @@ func (h *Handler) provisionSigning(ctx caddy.Context) (*cardgen.Signer, *cardgen
 	if h.CardMaxAge > 0 {
 		maxAge = time.Duration(h.CardMaxAge)
 	}
-	jwks, err := cardgen.NewJWKS(ks, maxAge)
+	publishedSet := ks
+	if len(published) > 0 {
+		if publishedSet, err = cardgen.NewKeySet(append(ks.Keys(), published...)...); err != nil {
+			return nil, nil, fmt.Errorf("signing: the JWKS with the push key: %w", err)
+		}
+	}
+	jwks, err := cardgen.NewJWKS(publishedSet, maxAge)
 	if err != nil {
 		return nil, nil, fmt.Errorf("signing: %w", err)
 	}
-	published := make([]string, 0, len(loaded))
-	for _, k := range ks.Keys() {
-		published = append(published, k.ID)
+	publishedIDs := make([]string, 0, len(loaded)+len(published))
+	for _, k := range publishedSet.Keys() {
+		publishedIDs = append(publishedIDs, k.ID)
 	}
 	active := signer.Key()
 	h.logger.Info("signing the agent card",
 		zap.String("kid", active.ID),
 		zap.String("alg", active.Algorithm),
 		zap.String("jku", jku),
-		zap.Strings("published", published),
+		zap.Strings("published", publishedIDs),
 		zap.Any("forms", signer.Forms()))
 	return signer, jwks, nil
 }

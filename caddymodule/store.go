@@ -149,6 +149,9 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 			MaxTaskBytes:         limits.MaxTaskBytes,
 			StreamBuffer:         limits.StreamBuffer,
 		}
+		if h.Push != nil {
+			opts.MaxPushConfigs = h.Push.MaxConfigsPerTask
+		}
 		s := &store{limits: limits}
 		if r := limits.Redis; r != nil {
 			client, err := r.client()
