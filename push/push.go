@@ -36,9 +36,9 @@
 package push
 
 import (
+	"bytes"
 	"cmp"
 	"context"
-	"bytes"
 	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"

@@ -262,8 +262,8 @@ func NewManager(opts Options) *Manager {
 		store:        opts.Store,
 
 		maxPushConfigs: opts.MaxPushConfigs,
-		tracked:      make(map[string]tracked),
-		leaseTTL:     opts.LeaseTTL,
+		tracked:        make(map[string]tracked),
+		leaseTTL:       opts.LeaseTTL,
 	}
 	m.expireFn = m.expire
 	m.store.OnEnd(m.ended)
