@@ -8,6 +8,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/push"
@@ -138,6 +139,11 @@ func (p *PushConfig) newSender(h *Handler, key cardgen.Key) (*push.Sender, error
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)
 	}
+	h.logger.Info("push notifications enabled",
+		zap.String("kid", key.ID),
+		zap.Bool("allow_insecure", p.AllowInsecure),
+		zap.Bool("allow_private", p.AllowPrivate),
+		zap.Strings("allowed_networks", p.AllowedNetworks))
 	return s, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 	"github.com/caddy-a2a/caddy-a2a/keys"
 )
 
@@ -238,4 +239,80 @@ func TestIntegrationPush(t *testing.T) {
 			t.Errorf("%+v, want -32003", r.Error)
 		}
 	})
+}
+
+// TestIntegrationPushRedisReplicas: two replicas on one Redis act as one
+// agent: a config created on B applies to the task A runs, and A, which
+// makes the changes, delivers them.
+func TestIntegrationPushRedisReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	a := startSignedAgent(t)
+	hook := newWebhook(t)
+	portB := freePort(t)
+	site := func(port int, name string) string {
+		return fmt.Sprintf(`
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		upstream %s
+		url http://127.0.0.1:%d/%s
+		name "Replica %s"
+		description "One of two"
+		signing {
+			generate_key
+		}
+		push {
+			allow_insecure
+			allow_private
+		}
+		tasks {
+			redis {
+				address %s
+				key_prefix push-replicas
+			}
+		}
+	}
+}
+`, port, a.skills, a.upstream, port, name, name, srv.Addr())
+	}
+	initServer(t, a.tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n\tstorage file_system %s\n}\n",
+		adminPort, a.storage)+site(a.port, "a")+site(portB, "b"))
+	on := func(port int) *agent { return &agent{t: t, tester: a.tester, port: port} }
+
+	// A weather question without a city waits for input on A.
+	sent := on(a.port).call("1.0", sendMessage("weather", `{}`))
+	if sent.Error != nil {
+		t.Fatal(sent.Error.Message)
+	}
+	tk := decodeTask10(t, sent.Result)
+	created := on(portB).call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"CreateTaskPushNotificationConfig","params":
+		{"taskId":%q,"url":%q,"token":"replicated"}}`, tk.ID, hook.url+"/r"))
+	if created.Error != nil {
+		t.Fatalf("create on B: %d %s", created.Error.Code, created.Error.Message)
+	}
+	follow := fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{"message":{"messageId":"m2","role":"ROLE_USER",
+		"taskId":%q,"parts":[{"data":{"city":"Paris"}}]}}}`, tk.ID)
+	if r := on(a.port).call("1.0", follow); r.Error != nil {
+		t.Fatalf("follow-up on A: %s", r.Error.Message)
+	}
+	jwksA := func() []byte {
+		resp, err := a.tester.Client.Get(fmt.Sprintf("http://127.0.0.1:%d/.well-known/jwks.json", a.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return b
+	}()
+	for i, want := range []string{"TASK_STATE_WORKING", "artifactUpdate", "TASK_STATE_COMPLETED"} {
+		n := hook.next(t)
+		if !strings.Contains(string(n.body), want) || n.header.Get("X-A2A-Notification-Token") != "replicated" {
+			t.Fatalf("notification %d: %s, want %s", i, n.body, want)
+		}
+		bearer, _ := strings.CutPrefix(n.header.Get("Authorization"), "Bearer ")
+		// Signed with A's own key (each replica generated one): A, which
+		// made the changes, delivered them.
+		verifyNotification(t, jwksA, bearer, fmt.Sprintf("http://127.0.0.1:%d/a", a.port), hook.url+"/r", tk.ID, n.body)
+	}
 }
