@@ -211,6 +211,35 @@ func TestIntegrationPush(t *testing.T) {
 		}
 	})
 
+	t.Run("own key, published in the JWKS", func(t *testing.T) {
+		pem := keyFile(t, t.TempDir(), "push.pem", "ES256")
+		a.loadPush(fmt.Sprintf(`push {
+			key %s push-own
+			allow_insecure
+			allow_private
+		}`, pem))
+		jwks := a.get("/.well-known/jwks.json")
+		if !strings.Contains(string(jwks), `"kid":"push-own"`) || !strings.Contains(string(jwks), `"kid":"push-test"`) {
+			t.Fatalf("the JWKS does not list both keys: %s", jwks)
+		}
+		r := a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":
+			{"messageId":"push-own","role":"ROLE_USER","parts":[{"text":"What's the weather in Tokyo?"}]},
+			"configuration":{"taskPushNotificationConfig":{"url":%q}}}}`, hook.url+"/own"))
+		if r.Error != nil {
+			t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
+		}
+		tk := decodeTask10(t, r.Result)
+		for range 3 {
+			n := hook.next(t)
+			bearer, _ := strings.CutPrefix(n.header.Get("Authorization"), "Bearer ")
+			tok, _, err := jwt.NewParser().ParseUnverified(bearer, jwt.MapClaims{})
+			if err != nil || tok.Header["kid"] != "push-own" {
+				t.Fatalf("kid %v, want push-own (%v)", tok.Header["kid"], err)
+			}
+			verifyNotification(t, jwks, bearer, a.url(), hook.url+"/own", tk.ID, n.body)
+		}
+	})
+
 	t.Run("receiver URLs refused by default", func(t *testing.T) {
 		a.loadPush(`push`)
 		for _, url := range []string{"http://example.com/hook", "https://127.0.0.1/hook", "https://[::1]/hook",
