@@ -1,82 +1,22 @@
 package caddymodule
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
-	"github.com/caddy-a2a/caddy-a2a/keys"
+	"github.com/caddy-a2a/caddy-a2a/push/pushtest"
 )
-
-// webhook is a push notification receiver on loopback: it passes on each
-// POST it gets.
-type webhook struct {
-	url string
-	got chan notified
-}
-
-type notified struct {
-	path   string
-	header http.Header
-	body   []byte
-}
-
-func newWebhook(t *testing.T) *webhook {
-	w := &webhook{got: make(chan notified, 64)}
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		w.got <- notified{r.URL.Path, r.Header.Clone(), body}
-	}))
-	t.Cleanup(srv.Close)
-	w.url = srv.URL
-	return w
-}
-
-func (w *webhook) next(t *testing.T) notified {
-	t.Helper()
-	select {
-	case n := <-w.got:
-		return n
-	case <-time.After(15 * time.Second):
-		t.Fatal("no push notification arrived")
-	}
-	return notified{}
-}
 
 // loadPush loads the signed agent with a push block.
 func (a *signedAgent) loadPush(push string) {
 	a.t.Helper()
-	initServer(a.t, a.tester, fmt.Sprintf(`{
-	admin localhost:%d
-	persist_config off
-	storage file_system %s
-}
-
-:%d {
-	bind 127.0.0.1
-	a2a {
-		skills "%s"
-		upstream %s
-		url %s
-		name "Push Agent"
-		description "Pushes"
-		signing {
-			generate_key push-test
-		}
-		%s
-	}
-}
-`, adminPort, a.storage, a.port, a.skills, a.upstream, a.url(), push))
+	a.loadBlocks("Pushes", "generate_key push-test", push)
 }
 
 func (a *signedAgent) call(version, body string) rpcResponse {
@@ -84,39 +24,12 @@ func (a *signedAgent) call(version, body string) rpcResponse {
 	return (&agent{t: a.t, tester: a.tester, port: a.port}).call(version, body)
 }
 
-// verifyNotification checks a notification's JWT as a receiver does: by
-// kid from the agent's JWKS, its issuer, audience, lifetime, task and the
-// hash of the body.
-func verifyNotification(t *testing.T, jwks []byte, token, issuer, aud, taskID string, body []byte) {
-	t.Helper()
-	var set struct{ Keys []json.RawMessage }
-	if err := json.Unmarshal(jwks, &set); err != nil {
-		t.Fatal(err)
-	}
-	claims := jwt.MapClaims{}
-	_, err := jwt.ParseWithClaims(token, claims, func(tok *jwt.Token) (any, error) {
-		for _, raw := range set.Keys {
-			if k, err := keys.ParseJWK(raw); err == nil && k.ID == tok.Header["kid"] {
-				return k.Public, nil
-			}
-		}
-		return nil, fmt.Errorf("kid %v is not in the agent's JWKS", tok.Header["kid"])
-	}, jwt.WithIssuer(issuer), jwt.WithAudience(aud), jwt.WithIssuedAt(), jwt.WithExpirationRequired())
-	if err != nil {
-		t.Fatalf("the notification's JWT: %v", err)
-	}
-	sum := sha256.Sum256(body)
-	if claims["taskId"] != taskID || claims["request_body_sha256"] != hex.EncodeToString(sum[:]) {
-		t.Errorf("claims %v, want task %s and the body's hash", claims, taskID)
-	}
-}
-
 // TestIntegrationPush registers push configs through both versions, runs
 // tasks, and checks that a loopback receiver gets every update in order,
 // in the config's version, with a JWT the agent's JWKS verifies.
 func TestIntegrationPush(t *testing.T) {
 	a := startSignedAgent(t)
-	hook := newWebhook(t)
+	hook := pushtest.NewReceiver(t)
 	a.loadPush(`push {
 			allow_insecure
 			allow_private
@@ -136,23 +49,23 @@ func TestIntegrationPush(t *testing.T) {
 	t.Run("1.0 config in SendMessage", func(t *testing.T) {
 		r := a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":
 			{"messageId":"push-1","role":"ROLE_USER","parts":[{"text":"What's the weather in Paris?"}]},
-			"configuration":{"taskPushNotificationConfig":{"url":%q,"token":"tok-10"}}}}`, hook.url+"/v10"))
+			"configuration":{"taskPushNotificationConfig":{"url":%q,"token":"tok-10"}}}}`, hook.URL+"/v10"))
 		if r.Error != nil {
 			t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
 		}
 		tk := decodeTask10(t, r.Result)
 		for i, want := range []string{`{"task":`, `{"artifactUpdate":`, `{"statusUpdate":`} {
-			n := hook.next(t)
-			if n.path != "/v10" || !strings.HasPrefix(string(n.body), want) {
-				t.Fatalf("notification %d: %s %s, want %s…", i, n.path, n.body, want)
+			n := hook.Next(t)
+			if n.Path != "/v10" || !strings.HasPrefix(string(n.Body), want) {
+				t.Fatalf("notification %d: %s %s, want %s…", i, n.Path, n.Body, want)
 			}
-			if n.header.Get("Content-Type") != "application/a2a+json" || n.header.Get("X-A2A-Notification-Token") != "tok-10" {
-				t.Errorf("notification %d headers: %v", i, n.header)
+			if n.Header.Get("Content-Type") != "application/a2a+json" || n.Header.Get("X-A2A-Notification-Token") != "tok-10" {
+				t.Errorf("notification %d headers: %v", i, n.Header)
 			}
-			bearer, _ := strings.CutPrefix(n.header.Get("Authorization"), "Bearer ")
-			verifyNotification(t, jwks, bearer, a.url(), hook.url+"/v10", tk.ID, n.body)
-			if i == 2 && !strings.Contains(string(n.body), "TASK_STATE_COMPLETED") {
-				t.Errorf("last notification: %s", n.body)
+			bearer, _ := strings.CutPrefix(n.Header.Get("Authorization"), "Bearer ")
+			pushtest.Verify(t, jwks, bearer, a.url(), hook.URL+"/v10", tk.ID, n.Body)
+			if i == 2 && !strings.Contains(string(n.Body), "TASK_STATE_COMPLETED") {
+				t.Errorf("last notification: %s", n.Body)
 			}
 		}
 	})
@@ -169,9 +82,9 @@ func TestIntegrationPush(t *testing.T) {
 		}
 		set := a.call("", fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tasks/pushNotificationConfig/set","params":
 			{"taskId":%q,"pushNotificationConfig":{"id":"mine","url":%q,"token":"tok-03","authentication":{"schemes":["Bearer"]}}}}`,
-			tk.ID, hook.url+"/v03"))
+			tk.ID, hook.URL+"/v03"))
 		want := fmt.Sprintf(`{"taskId":%q,"pushNotificationConfig":{"url":%q,"id":"mine","token":"tok-03","authentication":{"schemes":["Bearer"]}}}`,
-			tk.ID, hook.url+"/v03")
+			tk.ID, hook.URL+"/v03")
 		if set.Error != nil || string(set.Result) != want {
 			t.Fatalf("set: %+v %s, want %s", set.Error, set.Result, want)
 		}
@@ -192,16 +105,16 @@ func TestIntegrationPush(t *testing.T) {
 			t.Fatalf("follow-up: %d %s", next.Error.Code, next.Error.Message)
 		}
 		for i, state := range []string{"working", "completed"} {
-			n := hook.next(t)
-			got := decodeTask(t, n.body)
-			if n.path != "/v03" || got.Kind != "task" || got.ID != tk.ID || got.Status.State != state {
-				t.Fatalf("notification %d: %s %s, want the task %s", i, n.path, n.body, state)
+			n := hook.Next(t)
+			got := decodeTask(t, n.Body)
+			if n.Path != "/v03" || got.Kind != "task" || got.ID != tk.ID || got.Status.State != state {
+				t.Fatalf("notification %d: %s %s, want the task %s", i, n.Path, n.Body, state)
 			}
-			if n.header.Get("Content-Type") != "application/json" || n.header.Get("X-A2A-Notification-Token") != "tok-03" {
-				t.Errorf("notification %d headers: %v", i, n.header)
+			if n.Header.Get("Content-Type") != "application/json" || n.Header.Get("X-A2A-Notification-Token") != "tok-03" {
+				t.Errorf("notification %d headers: %v", i, n.Header)
 			}
-			bearer, _ := strings.CutPrefix(n.header.Get("Authorization"), "Bearer ")
-			verifyNotification(t, jwks, bearer, a.url(), hook.url+"/v03", tk.ID, n.body)
+			bearer, _ := strings.CutPrefix(n.Header.Get("Authorization"), "Bearer ")
+			pushtest.Verify(t, jwks, bearer, a.url(), hook.URL+"/v03", tk.ID, n.Body)
 		}
 		if got := a.call("", fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tasks/pushNotificationConfig/delete","params":{"id":%q,"pushNotificationConfigId":"mine"}}`, tk.ID)); got.Error != nil || string(got.Result) != "null" {
 			t.Errorf("delete: %+v %s", got.Error, got.Result)
@@ -224,19 +137,19 @@ func TestIntegrationPush(t *testing.T) {
 		}
 		r := a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":
 			{"messageId":"push-own","role":"ROLE_USER","parts":[{"text":"What's the weather in Tokyo?"}]},
-			"configuration":{"taskPushNotificationConfig":{"url":%q}}}}`, hook.url+"/own"))
+			"configuration":{"taskPushNotificationConfig":{"url":%q}}}}`, hook.URL+"/own"))
 		if r.Error != nil {
 			t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
 		}
 		tk := decodeTask10(t, r.Result)
 		for range 3 {
-			n := hook.next(t)
-			bearer, _ := strings.CutPrefix(n.header.Get("Authorization"), "Bearer ")
+			n := hook.Next(t)
+			bearer, _ := strings.CutPrefix(n.Header.Get("Authorization"), "Bearer ")
 			tok, _, err := jwt.NewParser().ParseUnverified(bearer, jwt.MapClaims{})
 			if err != nil || tok.Header["kid"] != "push-own" {
 				t.Fatalf("kid %v, want push-own (%v)", tok.Header["kid"], err)
 			}
-			verifyNotification(t, jwks, bearer, a.url(), hook.url+"/own", tk.ID, n.body)
+			pushtest.Verify(t, jwks, bearer, a.url(), hook.URL+"/own", tk.ID, n.Body)
 		}
 	})
 
@@ -252,8 +165,8 @@ func TestIntegrationPush(t *testing.T) {
 			}
 		}
 		select {
-		case n := <-hook.got:
-			t.Errorf("a refused config was notified: %s", n.body)
+		case n := <-hook.Got:
+			t.Errorf("a refused config was notified: %s", n.Body)
 		default:
 		}
 	})
@@ -276,34 +189,16 @@ func TestIntegrationPush(t *testing.T) {
 func TestIntegrationPushRedisReplicas(t *testing.T) {
 	srv := redistest.Start(t)
 	a := startSignedAgent(t)
-	hook := newWebhook(t)
+	hook := pushtest.NewReceiver(t)
 	portB := freePort(t)
 	site := func(port int, name string) string {
-		return fmt.Sprintf(`
-:%d {
-	bind 127.0.0.1
-	a2a {
-		skills "%s"
-		upstream %s
-		url http://127.0.0.1:%d/%s
-		name "Replica %s"
-		description "One of two"
-		signing {
+		return replicaSite(port, name, a.skills, a.upstream, srv.Addr(), "push-replicas", `signing {
 			generate_key
 		}
 		push {
 			allow_insecure
 			allow_private
-		}
-		tasks {
-			redis {
-				address %s
-				key_prefix push-replicas
-			}
-		}
-	}
-}
-`, port, a.skills, a.upstream, port, name, name, srv.Addr())
+		}`)
 	}
 	initServer(t, a.tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n\tstorage file_system %s\n}\n",
 		adminPort, a.storage)+site(a.port, "a")+site(portB, "b"))
@@ -316,7 +211,7 @@ func TestIntegrationPushRedisReplicas(t *testing.T) {
 	}
 	tk := decodeTask10(t, sent.Result)
 	created := on(portB).call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"CreateTaskPushNotificationConfig","params":
-		{"taskId":%q,"url":%q,"token":"replicated"}}`, tk.ID, hook.url+"/r"))
+		{"taskId":%q,"url":%q,"token":"replicated"}}`, tk.ID, hook.URL+"/r"))
 	if created.Error != nil {
 		t.Fatalf("create on B: %d %s", created.Error.Code, created.Error.Message)
 	}
@@ -335,13 +230,13 @@ func TestIntegrationPushRedisReplicas(t *testing.T) {
 		return b
 	}()
 	for i, want := range []string{"TASK_STATE_WORKING", "artifactUpdate", "TASK_STATE_COMPLETED"} {
-		n := hook.next(t)
-		if !strings.Contains(string(n.body), want) || n.header.Get("X-A2A-Notification-Token") != "replicated" {
-			t.Fatalf("notification %d: %s, want %s", i, n.body, want)
+		n := hook.Next(t)
+		if !strings.Contains(string(n.Body), want) || n.Header.Get("X-A2A-Notification-Token") != "replicated" {
+			t.Fatalf("notification %d: %s, want %s", i, n.Body, want)
 		}
-		bearer, _ := strings.CutPrefix(n.header.Get("Authorization"), "Bearer ")
+		bearer, _ := strings.CutPrefix(n.Header.Get("Authorization"), "Bearer ")
 		// Signed with A's own key (each replica generated one): A, which
 		// made the changes, delivered them.
-		verifyNotification(t, jwksA, bearer, fmt.Sprintf("http://127.0.0.1:%d/a", a.port), hook.url+"/r", tk.ID, n.body)
+		pushtest.Verify(t, jwksA, bearer, fmt.Sprintf("http://127.0.0.1:%d/a", a.port), hook.URL+"/r", tk.ID, n.Body)
 	}
 }

@@ -4,11 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -17,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/keys"
 	"github.com/caddy-a2a/caddy-a2a/push"
+	"github.com/caddy-a2a/caddy-a2a/push/pushtest"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
@@ -72,39 +68,6 @@ func newSender(t testing.TB, opts push.Options) *push.Sender {
 	return s
 }
 
-// received is one POST a receiver got.
-type received struct {
-	header http.Header
-	body   []byte
-}
-
-// receiver answers each POST with the next status of statuses (then 200)
-// and passes what it got on.
-func receiver(t testing.TB, statuses ...int) (*httptest.Server, <-chan received) {
-	ch := make(chan received, 64)
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		ch <- received{r.Header.Clone(), body}
-		if i := int(n.Add(1)) - 1; i < len(statuses) {
-			w.WriteHeader(statuses[i])
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv, ch
-}
-
-func next(t testing.TB, ch <-chan received) received {
-	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(10 * time.Second):
-		t.Fatal("no notification arrived")
-	}
-	return received{}
-}
-
 func status(taskID string, state a2a.TaskState) a2a.StreamResponse {
 	return a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: taskID, ContextID: "c", Status: a2a.TaskStatus{State: state}}}
 }
@@ -116,11 +79,11 @@ func task(id string, state a2a.TaskState) *a2a.Task {
 func TestDeliversInOrderWithHeadersAndJWT(t *testing.T) {
 	key := newKey(t)
 	s := newSender(t, push.Options{Key: key, AllowInsecure: true, AllowPrivate: true})
-	srv10, got10 := receiver(t)
-	srv03, got03 := receiver(t)
+	hook10 := pushtest.NewReceiver(t)
+	hook03 := pushtest.NewReceiver(t)
 	configs := []tasks.PushConfig{
-		{ID: "a", URL: srv10.URL + "/hook", Token: "tok-a", Version: a2a.V10},
-		{ID: "b", URL: srv03.URL, AuthScheme: "Basic", AuthCredentials: "dXNlcjpwdw==", Version: a2a.V03},
+		{ID: "a", URL: hook10.URL + "/hook", Token: "tok-a", Version: a2a.V10},
+		{ID: "b", URL: hook03.URL, AuthScheme: "Basic", AuthCredentials: "dXNlcjpwdw==", Version: a2a.V03},
 	}
 	states := []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateWorking, a2a.TaskStateCompleted}
 	for _, st := range states {
@@ -132,65 +95,37 @@ func TestDeliversInOrderWithHeadersAndJWT(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, st := range states {
-		r := next(t, got10)
+		r := hook10.Next(t)
 		want, _ := a2a.AppendPushNotification(nil, a2a.V10, nil, &[]a2a.StreamResponse{status("t1", st)}[0])
-		if string(r.body) != string(want) {
-			t.Errorf("1.0 notification %d: %s, want %s", i, r.body, want)
+		if string(r.Body) != string(want) {
+			t.Errorf("1.0 notification %d: %s, want %s", i, r.Body, want)
 		}
-		if r.header.Get("Content-Type") != "application/a2a+json" || r.header.Get(push.TokenHeader) != "tok-a" {
-			t.Errorf("1.0 headers: %v", r.header)
+		if r.Header.Get("Content-Type") != "application/a2a+json" || r.Header.Get(push.TokenHeader) != "tok-a" {
+			t.Errorf("1.0 headers: %v", r.Header)
 		}
-		bearer, ok := strings.CutPrefix(r.header.Get("Authorization"), "Bearer ")
+		bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
-			t.Fatalf("1.0 Authorization: %q", r.header.Get("Authorization"))
+			t.Fatalf("1.0 Authorization: %q", r.Header.Get("Authorization"))
 		}
-		verify(t, jwks, bearer, srv10.URL+"/hook", r.body)
+		header, claims := pushtest.Verify(t, jwks, bearer, issuer, hook10.URL+"/hook", "t1", r.Body)
+		exp, _ := claims.GetExpirationTime()
+		if header["kid"] != key.ID || time.Until(exp.Time) > push.TokenLifetime {
+			t.Errorf("kid %v, exp %v: want %s and at most %s", header["kid"], exp, key.ID, push.TokenLifetime)
+		}
 
-		r = next(t, got03)
+		r = hook03.Next(t)
 		var body struct {
 			Kind   string `json:"kind"`
 			Status struct{ State string }
 		}
-		if err := json.Unmarshal(r.body, &body); err != nil || body.Kind != "task" || body.Status.State != a2a.TaskState(st).String() {
-			t.Errorf("0.3 notification %d: %s (%v)", i, r.body, err)
+		if err := json.Unmarshal(r.Body, &body); err != nil || body.Kind != "task" || body.Status.State != a2a.TaskState(st).String() {
+			t.Errorf("0.3 notification %d: %s (%v)", i, r.Body, err)
 		}
-		if r.header.Get("Authorization") != "Basic dXNlcjpwdw==" || r.header.Get("Content-Type") != "application/json" ||
-			r.header.Get(push.TokenHeader) != "" {
-			t.Errorf("0.3 headers: %v", r.header)
+		if r.Header.Get("Authorization") != "Basic dXNlcjpwdw==" || r.Header.Get("Content-Type") != "application/json" ||
+			r.Header.Get(push.TokenHeader) != "" {
+			t.Errorf("0.3 headers: %v", r.Header)
 		}
-		verify(t, jwks, r.header.Get(push.JWTHeader), srv03.URL, r.body)
-	}
-}
-
-// verify checks a notification's JWT as a receiver does: the key by kid
-// from the agent's JWKS, the claims, and the body's hash.
-func verify(t testing.TB, jwks []byte, token, aud string, body []byte) {
-	t.Helper()
-	var set struct{ Keys []json.RawMessage }
-	if err := json.Unmarshal(jwks, &set); err != nil {
-		t.Fatal(err)
-	}
-	claims := jwt.MapClaims{}
-	_, err := jwt.ParseWithClaims(token, claims, func(tok *jwt.Token) (any, error) {
-		for _, raw := range set.Keys {
-			k, err := keys.ParseJWK(raw)
-			if err == nil && k.ID == tok.Header["kid"] {
-				return k.Public, nil
-			}
-		}
-		return nil, fmt.Errorf("kid %v not in the JWKS", tok.Header["kid"])
-	}, jwt.WithValidMethods([]string{"ES256"}), jwt.WithIssuer(issuer), jwt.WithAudience(aud), jwt.WithIssuedAt(),
-		jwt.WithExpirationRequired())
-	if err != nil {
-		t.Fatalf("JWT: %v", err)
-	}
-	sum := sha256.Sum256(body)
-	if claims["request_body_sha256"] != hex.EncodeToString(sum[:]) || claims["taskId"] != "t1" || claims["jti"] == "" {
-		t.Errorf("claims: %v", claims)
-	}
-	exp, _ := claims.GetExpirationTime()
-	if time.Until(exp.Time) > push.TokenLifetime {
-		t.Errorf("exp %v is further than %s", exp, push.TokenLifetime)
+		pushtest.Verify(t, jwks, r.Header.Get(push.JWTHeader), issuer, hook03.URL, "t1", r.Body)
 	}
 }
 
@@ -200,26 +135,26 @@ func TestRetriesWithBoundedBackoff(t *testing.T) {
 		MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
 
 	// Two failures, then success: one notification, three attempts.
-	srv, got := receiver(t, 503, 500)
-	cfg := []tasks.PushConfig{{ID: "a", URL: srv.URL, Version: a2a.V10}}
+	hook := pushtest.NewReceiver(t, 503, 500)
+	cfg := []tasks.PushConfig{{ID: "a", URL: hook.URL, Version: a2a.V10}}
 	s.Push(task("t1", a2a.TaskStateWorking), cfg, []a2a.StreamResponse{status("t1", a2a.TaskStateWorking)})
 	s.Push(task("t1", a2a.TaskStateCompleted), cfg, []a2a.StreamResponse{status("t1", a2a.TaskStateCompleted)})
 	for range 3 {
-		if r := next(t, got); !strings.Contains(string(r.body), "WORKING") {
-			t.Fatalf("a retry of the first notification was overtaken: %s", r.body)
+		if r := hook.Next(t); !strings.Contains(string(r.Body), "WORKING") {
+			t.Fatalf("a retry of the first notification was overtaken: %s", r.Body)
 		}
 	}
-	if r := next(t, got); !strings.Contains(string(r.body), "COMPLETED") {
-		t.Fatalf("second notification: %s", r.body)
+	if r := hook.Next(t); !strings.Contains(string(r.Body), "COMPLETED") {
+		t.Fatalf("second notification: %s", r.Body)
 	}
 
 	// Always failing: MaxAttempts attempts, then one warning; a later
 	// notification gets one attempt.
-	dead, gotDead := receiver(t, 500, 500, 500, 500, 500, 500)
+	dead := pushtest.NewReceiver(t, 500, 500, 500, 500, 500, 500)
 	cfg = []tasks.PushConfig{{ID: "d", URL: dead.URL, Version: a2a.V10}}
 	s.Push(task("t2", a2a.TaskStateWorking), cfg, []a2a.StreamResponse{status("t2", a2a.TaskStateWorking)})
 	for range 3 {
-		next(t, gotDead)
+		dead.Next(t)
 	}
 	select {
 	case e := <-warnings:
@@ -230,17 +165,17 @@ func TestRetriesWithBoundedBackoff(t *testing.T) {
 		t.Fatal("no warning for a notification that finally failed")
 	}
 	s.Push(task("t2", a2a.TaskStateCompleted), cfg, []a2a.StreamResponse{status("t2", a2a.TaskStateCompleted)})
-	if r := next(t, gotDead); !strings.Contains(string(r.body), "COMPLETED") {
-		t.Fatalf("after the failure: %s", r.body)
+	if r := dead.Next(t); !strings.Contains(string(r.Body), "COMPLETED") {
+		t.Fatalf("after the failure: %s", r.Body)
 	}
 	// A client error is not retried: a 4xx answer is final.
-	gone, gotGone := receiver(t, 404, 200)
+	gone := pushtest.NewReceiver(t, 404, 200)
 	cfg = []tasks.PushConfig{{ID: "g", URL: gone.URL, Version: a2a.V10}}
 	s.Push(task("t3", a2a.TaskStateWorking), cfg, []a2a.StreamResponse{status("t3", a2a.TaskStateWorking)})
 	s.Push(task("t3", a2a.TaskStateCompleted), cfg, []a2a.StreamResponse{status("t3", a2a.TaskStateCompleted)})
-	next(t, gotGone)
-	if r := next(t, gotGone); !strings.Contains(string(r.body), "COMPLETED") {
-		t.Fatalf("a 404 was retried: %s", r.body)
+	gone.Next(t)
+	if r := gone.Next(t); !strings.Contains(string(r.Body), "COMPLETED") {
+		t.Fatalf("a 404 was retried: %s", r.Body)
 	}
 }
 
@@ -255,14 +190,14 @@ func TestSlowReceiverBlocksNobody(t *testing.T) {
 	}))
 	t.Cleanup(slow.Close)
 	t.Cleanup(func() { close(release) })
-	fast, gotFast := receiver(t)
+	fast := pushtest.NewReceiver(t)
 	configs := []tasks.PushConfig{{ID: "slow", URL: slow.URL, Version: a2a.V10}, {ID: "fast", URL: fast.URL, Version: a2a.V10}}
 
 	// Each notification reaches the fast receiver while the slow one
 	// holds its first: Push never waits for a receiver.
 	for range 10 {
 		s.Push(task("t1", a2a.TaskStateWorking), configs, []a2a.StreamResponse{status("t1", a2a.TaskStateWorking)})
-		next(t, gotFast)
+		fast.Next(t)
 	}
 	<-arrived
 	select {
