@@ -157,15 +157,9 @@ func parsePush(d *caddyfile.Dispenser, where string) (*PushConfig, error) {
 		var err error
 		switch sub {
 		case "key":
-			args := d.RemainingArgs()
-			if len(args) < 1 || len(args) > 3 {
-				return d.Errf("%s: want <file|{env.VAR}> [<kid> [<alg>]], got %d arguments", at, len(args))
-			}
-			args = append(args, "", "")
-			if err := checkSigningAlgorithm(args[2]); err != nil {
-				return d.Errf("%s: %v", at, err)
-			}
-			p.Key = &SigningKey{Key: args[0], ID: args[1], Algorithm: args[2]}
+			var k SigningKey
+			k, err = keyArgs(d, at)
+			p.Key = &k
 		case "allow_insecure":
 			p.AllowInsecure, err = flagArg(d, at)
 		case "allow_private":

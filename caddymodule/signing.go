@@ -343,6 +343,19 @@ func storageName(s string) string {
 }
 
 // parseSigning reads the signing block.
+// keyArgs reads a key subdirective: key <file|{env.VAR}> [<kid> [<alg>]].
+func keyArgs(d *caddyfile.Dispenser, at string) (SigningKey, error) {
+	args := d.RemainingArgs()
+	if len(args) < 1 || len(args) > 3 {
+		return SigningKey{}, d.Errf("%s: want <file|{env.VAR}> [<kid> [<alg>]], got %d arguments", at, len(args))
+	}
+	args = append(args, "", "")
+	if err := checkSigningAlgorithm(args[2]); err != nil {
+		return SigningKey{}, d.Errf("%s: %v", at, err)
+	}
+	return SigningKey{Key: args[0], ID: args[1], Algorithm: args[2]}, nil
+}
+
 func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) {
 	if err := noArgs(d, where); err != nil {
 		return nil, err
@@ -351,26 +364,21 @@ func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) 
 	err := parseBlock(d, where, []string{"key"}, func(sub, at string) error {
 		var err error
 		switch sub {
-		case "key", "generate_key":
-			// Both end in [<kid> [<alg>]]; a key starts with its source.
+		case "key":
+			var k SigningKey
+			if k, err = keyArgs(d, at); err == nil {
+				s.Keys = append(s.Keys, k)
+			}
+		case "generate_key":
 			args := d.RemainingArgs()
-			usage, first := "[<kid> [<alg>]]", 0
-			if sub == "key" {
-				usage, first = "<file|{env.VAR}> [<kid> [<alg>]]", 1
+			if len(args) > 2 {
+				return d.Errf("%s: want [<kid> [<alg>]], got %d arguments", at, len(args))
 			}
-			if len(args) < first || len(args) > first+2 {
-				return d.Errf("%s: want %s, got %d arguments", at, usage, len(args))
-			}
-			var kidAlg [2]string
-			copy(kidAlg[:], args[first:])
-			if err := checkSigningAlgorithm(kidAlg[1]); err != nil {
+			args = append(args, "", "")
+			if err := checkSigningAlgorithm(args[1]); err != nil {
 				return d.Errf("%s: %v", at, err)
 			}
-			if sub == "key" {
-				s.Keys = append(s.Keys, SigningKey{Key: args[0], ID: kidAlg[0], Algorithm: kidAlg[1]})
-			} else {
-				s.GenerateKey = &GeneratedKey{ID: kidAlg[0], Algorithm: kidAlg[1]}
-			}
+			s.GenerateKey = &GeneratedKey{ID: args[0], Algorithm: args[1]}
 		case "active":
 			s.Active, err = oneArg(d, at)
 		case "jwks_path":
