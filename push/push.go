@@ -48,6 +48,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"sync"
 	"time"
 
@@ -404,10 +405,15 @@ func (s *Sender) post(n notification) (retry bool, err error) {
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
+		// The URL is left out: its query may hold the client's secrets.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		if errors.Is(err, errRefused) {
 			return false, err
 		}
-		return true, fmt.Errorf("push: POST: %w", err)
+		return true, fmt.Errorf("push: POST to %s: %w", req.URL.Host, err)
 	}
 	_, _ = io.CopyN(io.Discard, resp.Body, maxResponseBytes)
 	resp.Body.Close()

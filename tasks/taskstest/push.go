@@ -159,8 +159,22 @@ func (s *suite) TestPushNotices(t *testing.T) {
 		t.Errorf("expiry notice: %+v", got)
 	}
 
-	// Cleared, nothing more is handed over.
+	// A config unloaded after its successor was loaded leaves the
+	// successor's pusher in place.
+	successor := new(recordingPusher)
+	m.SetPusher(successor)
 	m.ClearPusher(p)
+	other := mustCreate(t, m, "alice", userMsg("reloaded"))
+	if _, err := m.SetPushConfig("alice", other.ID, cfg); err != nil {
+		t.Fatal(err)
+	}
+	mustSetStatus(t, m, other.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
+	if got := successor.taken(); len(got) != 1 || len(p.taken()) != 0 {
+		t.Errorf("after a reload: the successor got %+v", got)
+	}
+
+	// Cleared, nothing more is handed over.
+	m.ClearPusher(successor)
 	task := mustCreate(t, m, "alice", userMsg("later"))
 	if _, err := m.SetPushConfig("alice", task.ID, cfg); err != nil {
 		t.Fatal(err)
