@@ -118,9 +118,6 @@ type Options struct {
 	MaxReceivers int
 	// Logger reports drops and failures.
 	Logger *zap.Logger
-	// Transport, for tests, replaces the guarded transport. Production
-	// code leaves it nil.
-	Transport http.RoundTripper
 }
 
 // Sender delivers push notifications; it is a tasks.Pusher. It is safe for
@@ -194,9 +191,8 @@ func New(opts Options) (*Sender, error) {
 		log:       cmp.Or(opts.Logger, zap.NewNop()),
 		receivers: make(map[receiverKey]*receiver),
 	}
-	transport := opts.Transport
-	if transport == nil {
-		transport = &http.Transport{
+	s.client = &http.Client{
+		Transport: &http.Transport{
 			Proxy:                 nil, // never through a proxy from the environment
 			DialContext:           s.guard.dialer().DialContext,
 			TLSHandshakeTimeout:   opts.Timeout,
@@ -204,10 +200,7 @@ func New(opts Options) (*Sender, error) {
 			MaxIdleConnsPerHost:   2,
 			IdleConnTimeout:       90 * time.Second,
 			ForceAttemptHTTP2:     true,
-		}
-	}
-	s.client = &http.Client{
-		Transport: transport,
+		},
 		Timeout:   opts.Timeout,
 		// A redirect could lead anywhere: it is an answer, not followed.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -245,6 +238,9 @@ func (s *Sender) Push(task *a2a.Task, configs []tasks.PushConfig, events []a2a.S
 	var bodies [2][][]byte // by version
 	for _, c := range configs {
 		v := c.Version
+		if int(v) >= len(bodies) {
+			v = a2a.V10 // not a version a request sets; a stored config read back wrong
+		}
 		if bodies[v] == nil {
 			bodies[v] = s.encode(v, task, events)
 		}
