@@ -201,7 +201,7 @@ func New(opts Options) (*Sender, error) {
 			IdleConnTimeout:       90 * time.Second,
 			ForceAttemptHTTP2:     true,
 		},
-		Timeout:   opts.Timeout,
+		Timeout: opts.Timeout,
 		// A redirect could lead anywhere: it is an answer, not followed.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
