@@ -123,6 +123,9 @@ func (w *params10) model(m Method) (any, *Error) {
 	case MethodListTasks:
 		return w.listTasks()
 	case MethodCreatePushConfig:
+		if w.TaskID == "" {
+			return nil, InvalidParams("taskId", "is required")
+		}
 		return decodePushConfig10(&pushConfig10{Tenant: w.Tenant, ID: w.ID, TaskID: w.TaskID, URL: w.URL,
 			Token: w.Token, Authentication: w.Authentication})
 	case MethodGetPushConfig, MethodDeletePushConfig, MethodListPushConfigs:
