@@ -80,6 +80,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        allow_insecure
 //	        allow_private
 //	        allowed_networks <cidr...>
+//	        allowed_origins  <origin...>
 //	        timeout          <duration>
 //	        max_attempts     <count>
 //	        initial_backoff  <duration>

@@ -125,6 +125,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 					allow_insecure
 					allow_private
 					allowed_networks 10.20.0.0/16 fd00::/8
+					allowed_origins https://hooks.example.com
 					timeout 15s
 					max_attempts 5
 					initial_backoff 500ms
@@ -138,7 +139,8 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want: Handler{Push: &PushConfig{
 				Key:           &SigningKey{Key: "{env.PUSH_KEY}", ID: "push-1", Algorithm: "ES256"},
 				AllowInsecure: true, AllowPrivate: true, AllowedNetworks: []string{"10.20.0.0/16", "fd00::/8"},
-				Timeout: caddy.Duration(15 * time.Second), MaxAttempts: 5,
+				AllowedOrigins: []string{"https://hooks.example.com"},
+				Timeout:        caddy.Duration(15 * time.Second), MaxAttempts: 5,
 				InitialBackoff: caddy.Duration(500 * time.Millisecond), MaxBackoff: caddy.Duration(time.Minute),
 				QueueLength: 16, QueueBytes: 2 << 20, MaxReceivers: 100, MaxConfigsPerTask: 3,
 			}},

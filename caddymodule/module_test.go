@@ -86,6 +86,10 @@ func TestValidate(t *testing.T) {
 			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
 			h.Push = &PushConfig{AllowedNetworks: []string{"10.0.0.1"}}
 		}, `push: allowed_networks: "10.0.0.1" is not a CIDR range`},
+		{"push with a bad origin", func(h *Handler) {
+			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
+			h.Push = &PushConfig{AllowedOrigins: []string{"hooks.example.com"}}
+		}, `push: allowed_origins: "hooks.example.com" is not an absolute URL`},
 		{"push with a negative timeout", func(h *Handler) {
 			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
 			h.Push = &PushConfig{Timeout: -1}

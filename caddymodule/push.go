@@ -38,6 +38,10 @@ type PushConfig struct {
 	// AllowedNetworks are CIDR ranges accepted although not public, such
 	// as the operator's own receivers (10.20.0.0/16).
 	AllowedNetworks []string `json:"allowed_networks,omitempty"`
+	// AllowedOrigins, when set, are the only origins
+	// (scheme://host[:port]) receivers may have, e.g.
+	// https://hooks.example.com; their addresses are checked all the same.
+	AllowedOrigins []string `json:"allowed_origins,omitempty"`
 	// Timeout bounds one delivery attempt. Default: 10s.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 	// MaxAttempts bounds the attempts of one notification. Default: 4.
@@ -76,6 +80,11 @@ func (p *PushConfig) validate(signing *SigningConfig) error {
 		}
 		if err := checkSigningAlgorithm(k.Algorithm); err != nil {
 			return fmt.Errorf("key: %w", err)
+		}
+	}
+	for _, o := range p.AllowedOrigins {
+		if _, err := push.Origin(o); err != nil {
+			return fmt.Errorf("allowed_origins: %w", err)
 		}
 	}
 	_, err := p.networks()
@@ -127,6 +136,7 @@ func (p *PushConfig) newSender(h *Handler, key cardgen.Key) (*push.Sender, error
 		AllowInsecure:   p.AllowInsecure,
 		AllowPrivate:    p.AllowPrivate,
 		AllowedNetworks: networks,
+		AllowedOrigins:  p.AllowedOrigins,
 		Timeout:         time.Duration(p.Timeout),
 		MaxAttempts:     p.MaxAttempts,
 		InitialBackoff:  time.Duration(p.InitialBackoff),
@@ -143,7 +153,8 @@ func (p *PushConfig) newSender(h *Handler, key cardgen.Key) (*push.Sender, error
 		zap.String("kid", key.ID),
 		zap.Bool("allow_insecure", p.AllowInsecure),
 		zap.Bool("allow_private", p.AllowPrivate),
-		zap.Strings("allowed_networks", p.AllowedNetworks))
+		zap.Strings("allowed_networks", p.AllowedNetworks),
+		zap.Strings("allowed_origins", p.AllowedOrigins))
 	return s, nil
 }
 
@@ -166,6 +177,8 @@ func parsePush(d *caddyfile.Dispenser, where string) (*PushConfig, error) {
 			p.AllowPrivate, err = flagArg(d, at)
 		case "allowed_networks":
 			p.AllowedNetworks, err = someArgs(d, at)
+		case "allowed_origins":
+			p.AllowedOrigins, err = someArgs(d, at)
 		case "timeout":
 			p.Timeout, err = durationArg(d, at)
 		case "max_attempts":

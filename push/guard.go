@@ -76,6 +76,28 @@ type guard struct {
 	allowInsecure bool
 	allowPrivate  bool
 	allowed       []netip.Prefix
+	// origins, when not empty, are the only origins notified.
+	origins map[string]bool
+}
+
+// Origin is the origin of an absolute URL as the allowlist compares it:
+// scheme://host[:port], lowercase, the scheme's default port left out.
+func Origin(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("%q is not an absolute URL", raw)
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return scheme + "://" + host, nil
 }
 
 // checkURL says why raw cannot be a receiver URL, as far as can be known
@@ -98,6 +120,11 @@ func (g *guard) checkURL(raw string) error {
 	}
 	if u.User != nil {
 		return fmt.Errorf("%w: the URL must not carry credentials (use authentication)", errRefused)
+	}
+	if len(g.origins) > 0 {
+		if origin, _ := Origin(raw); !g.origins[origin] {
+			return fmt.Errorf("%w: the URL's origin is not one this agent notifies", errRefused)
+		}
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {

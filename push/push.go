@@ -98,6 +98,10 @@ type Options struct {
 	// AllowedNetworks are ranges accepted although not public: receivers
 	// inside the operator's own network.
 	AllowedNetworks []netip.Prefix
+	// AllowedOrigins, when not empty, are the only origins
+	// (scheme://host[:port], see Origin) receivers may have; their
+	// addresses are checked all the same.
+	AllowedOrigins []string
 	// Timeout bounds one delivery attempt, connection included (default
 	// 10s, as spec 1.0 §4.3.3 recommends 10 to 30 seconds).
 	Timeout time.Duration
@@ -184,9 +188,18 @@ func New(opts Options) (*Sender, error) {
 	opts.QueueLength = cmp.Or(opts.QueueLength, DefaultQueueLength)
 	opts.QueueBytes = cmp.Or(opts.QueueBytes, DefaultQueueBytes)
 	opts.MaxReceivers = cmp.Or(opts.MaxReceivers, DefaultMaxReceivers)
+	origins := make(map[string]bool, len(opts.AllowedOrigins))
+	for _, o := range opts.AllowedOrigins {
+		origin, err := Origin(o)
+		if err != nil {
+			return nil, fmt.Errorf("push: allowed origin: %w", err)
+		}
+		origins[origin] = true
+	}
 	s := &Sender{
-		opts:      opts,
-		guard:     guard{allowInsecure: opts.AllowInsecure, allowPrivate: opts.AllowPrivate, allowed: opts.AllowedNetworks},
+		opts: opts,
+		guard: guard{allowInsecure: opts.AllowInsecure, allowPrivate: opts.AllowPrivate, allowed: opts.AllowedNetworks,
+			origins: origins},
 		method:    method,
 		log:       cmp.Or(opts.Logger, zap.NewNop()),
 		receivers: make(map[receiverKey]*receiver),

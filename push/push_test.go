@@ -219,6 +219,7 @@ func TestCheckURL(t *testing.T) {
 	strict := newSender(t, push.Options{})
 	insecure := newSender(t, push.Options{AllowInsecure: true})
 	allowNet := newSender(t, push.Options{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}})
+	origins := newSender(t, push.Options{AllowedOrigins: []string{"https://Hooks.Example.com:443", "https://other.example:8443"}})
 	tests := []struct {
 		sender *push.Sender
 		url    string
@@ -246,6 +247,11 @@ func TestCheckURL(t *testing.T) {
 		{strict, "https://224.0.0.1/", false},
 		{allowNet, "https://10.1.2.3/", true},
 		{allowNet, "https://10.2.0.1/", false},
+		{origins, "https://hooks.example.com/a2a", true},
+		{origins, "https://HOOKS.example.com:443/x", true},
+		{origins, "https://other.example:8443/", true},
+		{origins, "https://other.example/", false},
+		{origins, "https://evil.example/", false},
 	}
 	for _, tt := range tests {
 		err := tt.sender.CheckURL(tt.url)
