@@ -101,6 +101,8 @@ type pushNotice struct {
 	task    *a2a.Task
 	configs []PushConfig
 	events  []a2a.StreamResponse
+	// ended: the store ended the task (an expiry that was made).
+	ended bool
 }
 
 // pushTx is the store's Tx seen by a change of a task that may have push
@@ -149,18 +151,41 @@ func (m *Manager) update(ctx context.Context, taskID string, fn func(rec *Record
 	return err
 }
 
-// expireNotifying is the expire of a sweep when a pusher is set: the
-// notices of the expired tasks are collected, the last attempt of each
-// task's change winning, and handed over once the sweep is done.
-func (m *Manager) expireNotifying(notices map[string]*pushNotice) func(*Record, Tx, Expiry) {
+// expireNotifying is the expire of a sweep when a pusher is set. An
+// expire may run in an attempt the store then drops (in a shared store,
+// the task changed meanwhile: another replica expired it, or its run
+// reported progress), so its notice waits in m.expiring until the store
+// runs the OnEnd hooks for the task: only an expiry that was made is
+// notified (see pushExpired). The ids of the tasks whose notices wait are
+// added to ids.
+func (m *Manager) expireNotifying(ids *[]string) func(*Record, Tx, Expiry) {
 	return func(rec *Record, tx Tx, why Expiry) {
 		n := &pushNotice{}
 		m.expire(rec, &pushTx{Tx: tx, rec: rec, notice: n}, why)
-		if len(rec.Push) > 0 && len(n.events) > 0 {
-			n.task, n.configs = snapshot(rec, -1, true), rec.Push
-			notices[rec.Task.ID] = n
-		} else {
-			delete(notices, rec.Task.ID)
+		if len(rec.Push) == 0 || len(n.events) == 0 {
+			return
+		}
+		n.task, n.configs = snapshot(rec, -1, true), rec.Push
+		m.expiringMu.Lock()
+		if m.expiring[rec.Task.ID] == nil {
+			*ids = append(*ids, rec.Task.ID)
+		}
+		m.expiring[rec.Task.ID] = n
+		m.expiringMu.Unlock()
+	}
+}
+
+// pushExpired hands over the notices of the expiries a sweep made, and
+// forgets those of the ones it did not.
+func (m *Manager) pushExpired(ids []string) {
+	pp := m.pusher.Load()
+	for _, id := range ids {
+		m.expiringMu.Lock()
+		n := m.expiring[id]
+		delete(m.expiring, id)
+		m.expiringMu.Unlock()
+		if n != nil && n.ended && pp != nil {
+			(*pp).Push(n.task, n.configs, n.events)
 		}
 	}
 }
