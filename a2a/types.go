@@ -1,6 +1,10 @@
 // Package a2a is the protocol's data model: one set of Go types shaped after
 // the A2A 1.0 proto, with JSON codecs for protocol 1.0 (ProtoJSON) and 0.3
-// onto it. Nothing outside this package asks which version a caller speaks.
+// onto it. Nothing outside this package asks which version a caller speaks,
+// with one exception: a push notification config remembers the version of
+// the request that registered it, because its notifications are written in
+// that version for that client's receiver (1.0: a StreamResponse per event;
+// 0.3: the Task after each change; see push.go).
 package a2a
 
 import "time"
