@@ -190,6 +190,14 @@ func (m *Manager) pushExpired(ids []string) {
 	}
 }
 
+// withPushID gives c a new id if it has none.
+func (m *Manager) withPushID(c PushConfig) PushConfig {
+	if c.ID == "" {
+		c.ID = m.newID(PushConfigID)
+	}
+	return c
+}
+
 // withPushConfig returns configs with c added, or replacing the config with
 // its id, in a new slice (records share theirs); it refuses a task that
 // already holds as many configs as one may.
@@ -211,9 +219,7 @@ func (m *Manager) withPushConfig(configs []PushConfig, c PushConfig) ([]PushConf
 // the same id; a config without an id gets a new one. It returns the config
 // as stored. A terminal task takes no config: it sends no more updates.
 func (m *Manager) SetPushConfig(owner, taskID string, c PushConfig) (PushConfig, error) {
-	if c.ID == "" {
-		c.ID = m.newID(PushConfigID)
-	}
+	c = m.withPushID(c)
 	err := m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)

@@ -97,10 +97,7 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 		},
 	}
 	if opts.Push != nil {
-		c := *opts.Push
-		if c.ID == "" {
-			c.ID = m.newID(PushConfigID)
-		}
+		c := m.withPushID(*opts.Push)
 		rec.Push = []PushConfig{c}
 		rec.Bytes += sizeOfPushConfig(&c)
 	}
@@ -162,11 +159,7 @@ func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts St
 		}
 		grow := sizeOfStoredMessage(&msg)
 		if opts.Push != nil {
-			c := *opts.Push
-			if c.ID == "" {
-				c.ID = m.newID(PushConfigID)
-			}
-			configs, delta, err := m.withPushConfig(rec.Push, c)
+			configs, delta, err := m.withPushConfig(rec.Push, m.withPushID(*opts.Push))
 			if err != nil {
 				return err
 			}
