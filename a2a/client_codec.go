@@ -107,7 +107,10 @@ func appendPushConfig(dst []byte, v Version, c *TaskPushNotificationConfig) []by
 		} else {
 			dst = appendStrings(append(dst, `{"schemes":`...), []string{a.Scheme})
 		}
-		dst = append(appendStringField(dst, "credentials", a.Credentials), '}')
+		if a.Credentials != "" {
+			dst = appendStringField(dst, "credentials", a.Credentials)
+		}
+		dst = append(dst, '}')
 	}
 	return append(dst, '}')
 }

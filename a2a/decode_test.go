@@ -87,6 +87,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"SubscribeToTask without id", a2a.V10, `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"tenant":"x"}}`, a2a.CodeInvalidParams, "params.id", "1"},
 		{"create push config without url", a2a.V10, `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"t"}}`, a2a.CodeInvalidParams, "params.url", "1"},
 		{"push authentication without scheme", a2a.V10, `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"t","url":"https://x","authentication":{}}}`, a2a.CodeInvalidParams, "params.authentication.scheme", "1"},
+		{"create push config without taskId", a2a.V10, `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"url":"https://x"}}`, a2a.CodeInvalidParams, "params.taskId", "1"},
 		{"get push config without taskId", a2a.V10, `{"jsonrpc":"2.0","id":1,"method":"GetTaskPushNotificationConfig","params":{"id":"c"}}`, a2a.CodeInvalidParams, "params.taskId", "1"},
 		{"delete push config without id", a2a.V10, `{"jsonrpc":"2.0","id":1,"method":"DeleteTaskPushNotificationConfig","params":{"taskId":"t"}}`, a2a.CodeInvalidParams, "params.id", "1"},
 		{"list push configs without taskId", a2a.V10, `{"jsonrpc":"2.0","id":1,"method":"ListTaskPushNotificationConfigs","params":{}}`, a2a.CodeInvalidParams, "params.taskId", "1"},

@@ -194,8 +194,10 @@ func appendEnvelope(dst []byte, id json.RawMessage) []byte {
 // stream event: 1.0 wraps it as {"task":..}, {"message":..},
 // {"statusUpdate":..} or {"artifactUpdate":..}; 0.3 writes the object with
 // its "kind"), *Task (GetTask, CancelTask), *ListTasksResponse (1.0 only),
-// *AgentCard (the union card) or json.RawMessage (an already-encoded result,
-// such as precomputed card bytes, written as is). On error dst is returned
+// *AgentCard (the union card), *TaskPushNotificationConfig (Create and Get),
+// *ListTaskPushNotificationConfigsResponse (1.0 an object, 0.3 an array),
+// *Empty (Delete) or json.RawMessage (an already-encoded result, such as
+// precomputed card bytes, written as is). On error dst is returned
 // unchanged.
 func AppendResult(dst []byte, v Version, id json.RawMessage, result any) ([]byte, error) {
 	start := len(dst)
@@ -216,6 +218,16 @@ func AppendResult(dst []byte, v Version, id json.RawMessage, result any) ([]byte
 		var card []byte
 		if card, err = MarshalAgentCard(r); err == nil {
 			dst = append(dst, card...)
+		}
+	case *TaskPushNotificationConfig:
+		dst = appendPushConfigResult(dst, v, r)
+	case *ListTaskPushNotificationConfigsResponse:
+		dst = appendPushConfigList(dst, v, r)
+	case *Empty:
+		if v == V10 {
+			dst = append(dst, "{}"...)
+		} else {
+			dst = append(dst, "null"...)
 		}
 	case json.RawMessage:
 		dst, err = appendRaw(dst, r)

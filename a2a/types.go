@@ -1,6 +1,10 @@
 // Package a2a is the protocol's data model: one set of Go types shaped after
 // the A2A 1.0 proto, with JSON codecs for protocol 1.0 (ProtoJSON) and 0.3
-// onto it. Nothing outside this package asks which version a caller speaks.
+// onto it. Nothing outside this package asks which version a caller speaks,
+// with one exception: a push notification config remembers the version of
+// the request that registered it, because its notifications are written in
+// that version for that client's receiver (1.0: a StreamResponse per event;
+// 0.3: the Task after each change; see push.go).
 package a2a
 
 import "time"
@@ -149,7 +153,8 @@ type SendMessageConfiguration struct {
 	HistoryLength       *int32
 	// ReturnImmediately asks for a non-blocking answer (0.3: blocking=false).
 	ReturnImmediately bool
-	// PushNotification is accepted on the wire; this agent does not push.
+	// PushNotification registers a push notification config on the task
+	// the message starts or continues.
 	PushNotification *TaskPushNotificationConfig
 }
 
@@ -195,9 +200,9 @@ type TaskIDRequest struct {
 	Metadata map[string]any
 }
 
-// TaskPushNotificationConfig is a push notification target. Decoded so that
-// requests validate; this agent answers push methods with
-// PushNotificationNotSupported.
+// TaskPushNotificationConfig is a push notification target of a task: the
+// parameter of CreateTaskPushNotificationConfig (Get, List and Delete carry
+// only TaskID and ID) and the result of Create and Get.
 type TaskPushNotificationConfig struct {
 	Tenant         string
 	ID             string
@@ -212,6 +217,18 @@ type AuthenticationInfo struct {
 	Scheme      string
 	Credentials string
 }
+
+// ListTaskPushNotificationConfigsResponse is the result of
+// ListTaskPushNotificationConfigs (0.3: an array of the configs).
+type ListTaskPushNotificationConfigsResponse struct {
+	Configs       []TaskPushNotificationConfig
+	NextPageToken string
+}
+
+// Empty is the result of a method that returns nothing
+// (DeleteTaskPushNotificationConfig): {} in 1.0 (google.protobuf.Empty),
+// null in 0.3.
+type Empty struct{}
 
 // String is the state's name as 0.3 writes it (and as logs show it).
 func (s TaskState) String() string {

@@ -203,5 +203,8 @@ func decodePushConfig03(w *pushConfig03) (*TaskPushNotificationConfig, *Error) {
 		// The model holds one scheme, as 1.0 does; the first is preferred.
 		c.Authentication = &AuthenticationInfo{Scheme: a.Schemes[0], Credentials: a.Credentials}
 	}
+	if err := checkPushConfig(c); err != nil {
+		return nil, err
+	}
 	return c, nil
 }

@@ -123,6 +123,9 @@ func (w *params10) model(m Method) (any, *Error) {
 	case MethodListTasks:
 		return w.listTasks()
 	case MethodCreatePushConfig:
+		if w.TaskID == "" {
+			return nil, InvalidParams("taskId", "is required")
+		}
 		return decodePushConfig10(&pushConfig10{Tenant: w.Tenant, ID: w.ID, TaskID: w.TaskID, URL: w.URL,
 			Token: w.Token, Authentication: w.Authentication})
 	case MethodGetPushConfig, MethodDeletePushConfig, MethodListPushConfigs:
@@ -194,6 +197,9 @@ func decodePushConfig10(w *pushConfig10) (*TaskPushNotificationConfig, *Error) {
 			return nil, InvalidParams("authentication.scheme", "is required")
 		}
 		c.Authentication = &AuthenticationInfo{Scheme: a.Scheme, Credentials: a.Credentials}
+	}
+	if err := checkPushConfig(c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -77,6 +77,21 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        jwks_url     <url>
 //	        forms        <spec|pruned|served...>
 //	    }
+//	    push {
+//	        key              <file|{env.VAR}> [<kid> [<alg>]]
+//	        allow_insecure
+//	        allow_private
+//	        allowed_networks <cidr...>
+//	        allowed_origins  <origin...>
+//	        timeout          <duration>
+//	        max_attempts     <count>
+//	        initial_backoff  <duration>
+//	        max_backoff      <duration>
+//	        queue_length     <count>
+//	        queue_bytes      <size>
+//	        max_receivers    <count>
+//	        max_configs_per_task <count>
+//	    }
 //	    security {
 //	        realm        <realm>
 //	        cache_size   <count>
@@ -160,8 +175,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //
 // Each subdirective sets the JSON field of the same name, or the one whose
 // comment names it where the two differ, and that field documents it: see
-// Handler, TasksConfig, SigningConfig, SecurityConfig and
-// ExtendedCardConfig. A subdirective may appear once, except key in
+// Handler, TasksConfig, SigningConfig, SecurityConfig,
+// ExtendedCardConfig and PushConfig. A subdirective may appear once, except key in
 // signing, and in security the schemes, require, key, key_sha256, user,
 // public_key, trusted_ca and a flow's scope.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -220,6 +235,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Security, err = parseSecurity(d, at)
 		case "extended_card":
 			h.ExtendedCard, err = parseExtendedCard(d, at)
+		case "push":
+			h.Push, err = parsePush(d, at)
 		default:
 			return errUnknownSubdirective
 		}

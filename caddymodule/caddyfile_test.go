@@ -113,6 +113,39 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want:  Handler{Tasks: &TasksConfig{}},
 		},
 		{
+			name:  "empty push block",
+			input: "a2a {\n push\n}",
+			want:  Handler{Push: &PushConfig{}},
+		},
+		{
+			name: "push block",
+			input: `a2a {
+				push {
+					key {env.PUSH_KEY} push-1 ES256
+					allow_insecure
+					allow_private
+					allowed_networks 10.20.0.0/16 fd00::/8
+					allowed_origins https://hooks.example.com
+					timeout 15s
+					max_attempts 5
+					initial_backoff 500ms
+					max_backoff 1m
+					queue_length 16
+					queue_bytes 2MiB
+					max_receivers 100
+					max_configs_per_task 3
+				}
+			}`,
+			want: Handler{Push: &PushConfig{
+				Key:           &SigningKey{Key: "{env.PUSH_KEY}", ID: "push-1", Algorithm: "ES256"},
+				AllowInsecure: true, AllowPrivate: true, AllowedNetworks: []string{"10.20.0.0/16", "fd00::/8"},
+				AllowedOrigins: []string{"https://hooks.example.com"},
+				Timeout:        caddy.Duration(15 * time.Second), MaxAttempts: 5,
+				InitialBackoff: caddy.Duration(500 * time.Millisecond), MaxBackoff: caddy.Duration(time.Minute),
+				QueueLength: 16, QueueBytes: 2 << 20, MaxReceivers: 100, MaxConfigsPerTask: 3,
+			}},
+		},
+		{
 			name:  "partial tasks block",
 			input: "a2a {\n tasks {\n max_age 30m\n }\n name n\n}",
 			want:  Handler{Tasks: &TasksConfig{MaxAge: caddy.Duration(30 * time.Minute)}, Name: "n"},

@@ -24,7 +24,9 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/push"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
 func init() {
@@ -151,10 +153,18 @@ type Handler struct {
 	// ExtendedCardConfig.
 	ExtendedCard *ExtendedCardConfig `json:"extended_card,omitempty"`
 
+	// Push enables push notifications; off without it. It needs Signing.
+	// See PushConfig.
+	Push *PushConfig `json:"push,omitempty"`
+
 	skills   *mapping.Skills
 	auth     *authn.Authenticator // nil without Security
 	storeKey string               // set while this handler holds a reference in stores
 	srv      *server.Handler
+	// manager and pusher: the store's task manager, and this config's
+	// sender of push notifications, which it set as the manager's pusher.
+	manager *tasks.Manager
+	pusher  *push.Sender
 	// logAdvice says, once, which credentials an access log would write.
 	logAdvice *accessLogAdvice
 	logger    *zap.Logger
@@ -284,10 +294,21 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		ClientAddress:     clientIP,
 		Logger:            h.logger,
 	}
+	var pushKey cardgen.Key
 	if h.Signing != nil {
-		signer, jwks, err := h.provisionSigning(ctx)
+		var published []cardgen.Key
+		if h.Push != nil && h.Push.Key != nil {
+			if pushKey, err = h.Push.pushKey(cardgen.Key{}); err != nil {
+				return err
+			}
+			published = append(published, cardgen.Key{ID: pushKey.ID, Algorithm: pushKey.Algorithm, Public: pushKey.Public})
+		}
+		signer, jwks, err := h.provisionSigning(ctx, published...)
 		if err != nil {
 			return err
+		}
+		if pushKey.Private == nil {
+			pushKey = signer.Key()
 		}
 		cardOpts = append(cardOpts, cardgen.WithSigner(signer))
 		srvCfg.JWKS, srvCfg.JWKSPath = jwks, h.Signing.jwksPath()
@@ -313,6 +334,19 @@ func (h *Handler) provision(ctx caddy.Context) error {
 
 	if srvCfg.Tasks, err = h.acquireStore(); err != nil {
 		return err
+	}
+	h.manager = srvCfg.Tasks
+	if h.Push != nil {
+		if h.pusher, err = h.Push.newSender(h, pushKey); err != nil {
+			return err
+		}
+		srvCfg.Push = h.pusher
+	}
+	// The last config loaded decides, also when it turns push off.
+	if h.pusher != nil {
+		h.manager.SetPusher(h.pusher)
+	} else {
+		h.manager.SetPusher(nil)
 	}
 	h.logAdvice = newAccessLogAdvice(h.Security)
 	h.srv, err = server.New(srvCfg)
@@ -350,6 +384,7 @@ func (h *Handler) cardConfig() cardgen.Config {
 	cfg.SecuritySchemes = h.auth.CardSchemes()
 	cfg.Security = h.auth.CardRequirements()
 	cfg.ExtendedCard = h.ExtendedCard != nil
+	cfg.PushNotifications = h.Push != nil
 	return cfg
 }
 
@@ -412,6 +447,11 @@ func (h *Handler) Validate() error {
 	if h.Security != nil {
 		if err := h.Security.validate(); err != nil {
 			return fmt.Errorf("security: %w", err)
+		}
+	}
+	if h.Push != nil {
+		if err := h.Push.validate(h.Signing); err != nil {
+			return fmt.Errorf("push: %w", err)
 		}
 	}
 	if e := h.ExtendedCard; e != nil {
@@ -477,6 +517,11 @@ func checkAbsoluteURL(s string) error {
 func (h *Handler) Cleanup() error {
 	h.auth.Close()
 	h.auth = nil
+	if h.pusher != nil {
+		h.manager.ClearPusher(h.pusher)
+		h.pusher.Close()
+		h.pusher = nil
+	}
 	if h.skills != nil {
 		h.skills.Close()
 		h.skills = nil

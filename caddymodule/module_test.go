@@ -77,6 +77,23 @@ func TestValidate(t *testing.T) {
 		{"negative max_task_bytes", func(h *Handler) { h.Tasks = &TasksConfig{MaxTaskBytes: -1} }, "tasks: max_task_bytes -1 is negative"},
 		{"redis without an address", func(h *Handler) { h.Tasks = &TasksConfig{Redis: &RedisConfig{}} },
 			"tasks: redis: at least one address is required"},
+		{"push", func(h *Handler) {
+			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
+			h.Push = &PushConfig{AllowedNetworks: []string{"10.0.0.0/8"}}
+		}, ""},
+		{"push without signing", func(h *Handler) { h.Push = &PushConfig{} }, "push: notifications are signed with a key the agent's JWKS publishes: configure signing"},
+		{"push with a bad network", func(h *Handler) {
+			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
+			h.Push = &PushConfig{AllowedNetworks: []string{"10.0.0.1"}}
+		}, `push: allowed_networks: "10.0.0.1" is not a CIDR range`},
+		{"push with a bad origin", func(h *Handler) {
+			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
+			h.Push = &PushConfig{AllowedOrigins: []string{"hooks.example.com"}}
+		}, `push: allowed_origins: "hooks.example.com" is not an absolute URL`},
+		{"push with a negative timeout", func(h *Handler) {
+			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
+			h.Push = &PushConfig{Timeout: -1}
+		}, "push: timeout, initial_backoff and max_backoff must not be negative"},
 		{"redis with a negative timeout", func(h *Handler) {
 			h.Tasks = &TasksConfig{Redis: &RedisConfig{Addresses: []string{"127.0.0.1:6379"}, Timeout: -caddy.Duration(1e9)}}
 		}, "tasks: redis: timeout -1s is negative"},

@@ -13,15 +13,11 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 )
 
-// Two agents (two sites of one Caddy, each its own task manager, as two
-// replicas are) on one Redis act as one: a task sent to A is read, listed,
-// continued and canceled on B.
-func TestIntegrationRedisReplicas(t *testing.T) {
-	srv := redistest.Start(t)
-	a := startAgent(t)
-	portB := freePort(t)
-	site := func(port int, name string) string {
-		return fmt.Sprintf(`
+// replicaSite is the Caddyfile site of one replica on port, its url
+// ending in /name, keeping its tasks in the Redis at redisAddr under
+// prefix; more goes into its a2a block.
+func replicaSite(port int, name, skills, upstream, redisAddr, prefix, more string) string {
+	return fmt.Sprintf(`
 :%d {
 	bind 127.0.0.1
 	a2a {
@@ -33,12 +29,24 @@ func TestIntegrationRedisReplicas(t *testing.T) {
 		tasks {
 			redis {
 				address %s
-				key_prefix replicas
+				key_prefix %s
 			}
 		}
+		%s
 	}
 }
-`, port, a.skills, a.upstream, port, name, name, srv.Addr())
+`, port, skills, upstream, port, name, name, redisAddr, prefix, more)
+}
+
+// Two agents (two sites of one Caddy, each its own task manager, as two
+// replicas are) on one Redis act as one: a task sent to A is read, listed,
+// continued and canceled on B.
+func TestIntegrationRedisReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	a := startAgent(t)
+	portB := freePort(t)
+	site := func(port int, name string) string {
+		return replicaSite(port, name, a.skills, a.upstream, srv.Addr(), "replicas", "")
 	}
 	initServer(t, a.tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n}\n", adminPort)+site(a.port, "a")+site(portB, "b"))
 

@@ -139,8 +139,9 @@ func (s *SigningConfig) jwksPath() string {
 }
 
 // provisionSigning loads the keys, generating the stored one if need be,
-// and returns the card signer and the JWK Set to serve.
-func (h *Handler) provisionSigning(ctx caddy.Context) (*cardgen.Signer, *cardgen.JWKS, error) {
+// and returns the card signer and the JWK Set to serve, which also
+// publishes the public keys given (the push notifications' own key).
+func (h *Handler) provisionSigning(ctx caddy.Context, published ...cardgen.Key) (*cardgen.Signer, *cardgen.JWKS, error) {
 	s := h.Signing
 	repl := caddy.NewReplacer()
 	loaded := make([]cardgen.Key, 0, len(s.Keys)+1)
@@ -186,20 +187,26 @@ func (h *Handler) provisionSigning(ctx caddy.Context) (*cardgen.Signer, *cardgen
 	if h.CardMaxAge > 0 {
 		maxAge = time.Duration(h.CardMaxAge)
 	}
-	jwks, err := cardgen.NewJWKS(ks, maxAge)
+	publishedSet := ks
+	if len(published) > 0 {
+		if publishedSet, err = cardgen.NewKeySet(append(ks.Keys(), published...)...); err != nil {
+			return nil, nil, fmt.Errorf("signing: the JWKS with the push key: %w", err)
+		}
+	}
+	jwks, err := cardgen.NewJWKS(publishedSet, maxAge)
 	if err != nil {
 		return nil, nil, fmt.Errorf("signing: %w", err)
 	}
-	published := make([]string, 0, len(loaded))
-	for _, k := range ks.Keys() {
-		published = append(published, k.ID)
+	publishedIDs := make([]string, 0, len(loaded)+len(published))
+	for _, k := range publishedSet.Keys() {
+		publishedIDs = append(publishedIDs, k.ID)
 	}
 	active := signer.Key()
 	h.logger.Info("signing the agent card",
 		zap.String("kid", active.ID),
 		zap.String("alg", active.Algorithm),
 		zap.String("jku", jku),
-		zap.Strings("published", published),
+		zap.Strings("published", publishedIDs),
 		zap.Any("forms", signer.Forms()))
 	return signer, jwks, nil
 }
@@ -336,6 +343,19 @@ func storageName(s string) string {
 }
 
 // parseSigning reads the signing block.
+// keyArgs reads a key subdirective: key <file|{env.VAR}> [<kid> [<alg>]].
+func keyArgs(d *caddyfile.Dispenser, at string) (SigningKey, error) {
+	args := d.RemainingArgs()
+	if len(args) < 1 || len(args) > 3 {
+		return SigningKey{}, d.Errf("%s: want <file|{env.VAR}> [<kid> [<alg>]], got %d arguments", at, len(args))
+	}
+	args = append(args, "", "")
+	if err := checkSigningAlgorithm(args[2]); err != nil {
+		return SigningKey{}, d.Errf("%s: %v", at, err)
+	}
+	return SigningKey{Key: args[0], ID: args[1], Algorithm: args[2]}, nil
+}
+
 func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) {
 	if err := noArgs(d, where); err != nil {
 		return nil, err
@@ -344,26 +364,21 @@ func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) 
 	err := parseBlock(d, where, []string{"key"}, func(sub, at string) error {
 		var err error
 		switch sub {
-		case "key", "generate_key":
-			// Both end in [<kid> [<alg>]]; a key starts with its source.
+		case "key":
+			var k SigningKey
+			if k, err = keyArgs(d, at); err == nil {
+				s.Keys = append(s.Keys, k)
+			}
+		case "generate_key":
 			args := d.RemainingArgs()
-			usage, first := "[<kid> [<alg>]]", 0
-			if sub == "key" {
-				usage, first = "<file|{env.VAR}> [<kid> [<alg>]]", 1
+			if len(args) > 2 {
+				return d.Errf("%s: want [<kid> [<alg>]], got %d arguments", at, len(args))
 			}
-			if len(args) < first || len(args) > first+2 {
-				return d.Errf("%s: want %s, got %d arguments", at, usage, len(args))
-			}
-			var kidAlg [2]string
-			copy(kidAlg[:], args[first:])
-			if err := checkSigningAlgorithm(kidAlg[1]); err != nil {
+			args = append(args, "", "")
+			if err := checkSigningAlgorithm(args[1]); err != nil {
 				return d.Errf("%s: %v", at, err)
 			}
-			if sub == "key" {
-				s.Keys = append(s.Keys, SigningKey{Key: args[0], ID: kidAlg[0], Algorithm: kidAlg[1]})
-			} else {
-				s.GenerateKey = &GeneratedKey{ID: kidAlg[0], Algorithm: kidAlg[1]}
-			}
+			s.GenerateKey = &GeneratedKey{ID: args[0], Algorithm: args[1]}
 		case "active":
 			s.Active, err = oneArg(d, at)
 		case "jwks_path":

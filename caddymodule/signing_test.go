@@ -384,6 +384,13 @@ func (a *signedAgent) url() string { return fmt.Sprintf("http://localhost:%d/", 
 // load (re)loads the config with the given signing block body.
 func (a *signedAgent) load(description, signing string) {
 	a.t.Helper()
+	a.loadBlocks(description, signing, "")
+}
+
+// loadBlocks (re)loads the config with the given signing block body and
+// more of the a2a block after it.
+func (a *signedAgent) loadBlocks(description, signing, more string) {
+	a.t.Helper()
 	initServer(a.t, a.tester, fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off
@@ -401,9 +408,10 @@ func (a *signedAgent) load(description, signing string) {
 		signing {
 %s
 		}
+		%s
 	}
 }
-`, adminPort, a.storage, a.port, a.skills, a.upstream, a.url(), description, signing))
+`, adminPort, a.storage, a.port, a.skills, a.upstream, a.url(), description, signing, more))
 }
 
 func (a *signedAgent) get(path string) []byte {

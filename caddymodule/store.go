@@ -152,6 +152,9 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 			MaxTaskBytes:         limits.MaxTaskBytes,
 			StreamBuffer:         limits.StreamBuffer,
 		}
+		if h.Push != nil {
+			opts.MaxPushConfigs = h.Push.MaxConfigsPerTask
+		}
 		s := &store{limits: limits}
 		if r := limits.Redis; r != nil {
 			client, err := r.client()

@@ -42,6 +42,9 @@ type Config struct {
 	Security []a2a.SecurityRequirement
 	// ExtendedCard says the agent answers GetExtendedAgentCard.
 	ExtendedCard bool
+	// PushNotifications says the agent takes push notification configs
+	// and delivers to them.
+	PushNotifications bool
 	// SkillArguments maps skill ids to the JSON Schema of their arguments,
 	// published by the skill-arguments extension (extensions.go); nil
 	// schemas are left out.
@@ -83,7 +86,7 @@ func Build(cfg Config) (*a2a.AgentCard, error) {
 		DocumentationURL:    cfg.DocumentationURL,
 		Capabilities: a2a.AgentCapabilities{
 			Streaming:         ptr(true),
-			PushNotifications: ptr(false),
+			PushNotifications: ptr(cfg.PushNotifications),
 			ExtendedAgentCard: ptr(cfg.ExtendedCard),
 		},
 		SecuritySchemes:      maps.Clone(cfg.SecuritySchemes),

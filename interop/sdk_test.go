@@ -42,8 +42,14 @@ func forEachProtocol(t *testing.T, f func(t *testing.T, p protocol, c *a2aclient
 // for 0.3. Card-driven client creation is covered by TestAgentCard.
 func newClient(t *testing.T, p protocol) *a2aclient.Client {
 	t.Helper()
+	return newClientAt(t, p, agent.URL)
+}
+
+// newClientAt is newClient for the endpoint at url.
+func newClientAt(t *testing.T, p protocol, url string) *a2aclient.Client {
+	t.Helper()
 	httpClient := recordedHTTPClient(t)
-	iface := &a2a.AgentInterface{URL: agent.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: p.version}
+	iface := &a2a.AgentInterface{URL: url, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: p.version}
 	var opts []a2aclient.FactoryOption
 	switch p.version {
 	case a2a.Version:

@@ -128,6 +128,8 @@ type signedCaddy struct {
 	// Base is the site root; CardURL and JWKSURL the two documents.
 	Base, CardURL, JWKSURL string
 	proc                   *process
+	// more goes into the a2a block after signing, in every config.
+	more string
 }
 
 // caddyBinary is the caddy the suite built; tests that need their own
@@ -144,6 +146,12 @@ func caddyBinary(t *testing.T) string {
 // handler's signing block and waits until it serves the card. It is
 // stopped when the test ends; its log is printed if the test failed.
 func startSignedCaddy(t *testing.T, signing string) *signedCaddy {
+	t.Helper()
+	return startSignedCaddyWith(t, signing, "")
+}
+
+// startSignedCaddyWith is startSignedCaddy with more in the a2a block.
+func startSignedCaddyWith(t *testing.T, signing, more string) *signedCaddy {
 	t.Helper()
 	bin := caddyBinary(t)
 	dir := t.TempDir()
@@ -167,6 +175,7 @@ func startSignedCaddy(t *testing.T, signing string) *signedCaddy {
 		),
 		admin: "127.0.0.1:" + strconv.Itoa(adminPort),
 		Base:  "http://127.0.0.1:" + strconv.Itoa(sitePort),
+		more:  more,
 	}
 	c.CardURL = c.Base + "/.well-known/agent-card.json"
 	c.JWKSURL = c.Base + "/.well-known/jwks.json"
@@ -211,10 +220,11 @@ func (c *signedCaddy) writeConfig(t *testing.T, signing string) {
 		signing {
 			%s
 		}
+		%s
 	}
 }
 `, c.admin, c.Base, filepath.Join(root, "examples", "skills.yaml"), agent.DemoURL, c.Base, signedAgentName, signedAgentDescription,
-		strings.ReplaceAll(strings.TrimSpace(signing), "\n", "\n\t\t\t"))
+		strings.ReplaceAll(strings.TrimSpace(signing), "\n", "\n\t\t\t"), c.more)
 	if err := os.WriteFile(c.cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 		}
 		h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: task}, sub)
 	case a2a.MethodCreatePushConfig, a2a.MethodGetPushConfig, a2a.MethodListPushConfigs, a2a.MethodDeletePushConfig:
-		h.fail(w, v, req, a2a.PushNotificationNotSupported())
+		h.pushMethod(w, v, req, owner)
 	case a2a.MethodGetExtendedAgentCard:
 		if h.extendedCard == nil {
 			h.fail(w, v, req, a2a.ExtendedAgentCardNotConfigured())

@@ -81,6 +81,11 @@ type Config struct {
 	// ProtectCard makes the Agent Card ask what JSON-RPC requests ask
 	// (Auth's agent-wide requirement). Default: the card is public.
 	ProtectCard bool
+	// Push, when set, enables push notifications: the push config methods
+	// and configs in SendMessage, whose URLs it checks. Delivery is the
+	// task manager's pusher (tasks.Manager.SetPusher). Nil: every push
+	// method answers PushNotificationNotSupported, as the card says.
+	Push URLChecker
 	// ClientAddress names the client of a request, for the share of the
 	// store each anonymous client may hold (default, and when it answers
 	// "": the remote address's IP; behind proxies the adapter gives the
@@ -106,6 +111,7 @@ type Handler struct {
 	auth         Authenticator
 	protectCard  bool
 	clientAddr   func(*http.Request) string
+	push         URLChecker
 	// skillRequirements are the skills' own requirements, compiled once.
 	skillRequirements map[*mapping.Skill]*authn.Requirements
 }
@@ -153,6 +159,7 @@ func New(cfg Config) (*Handler, error) {
 		auth:         cfg.Auth,
 		protectCard:  cfg.ProtectCard,
 		clientAddr:   cfg.ClientAddress,
+		push:         cfg.Push,
 
 		skillRequirements: skillRequirements,
 	}

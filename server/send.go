@@ -71,8 +71,8 @@ func (h *Handler) selectSkill(caller *authn.Identity, msg *a2a.Message, cfg *a2a
 // start creates the task for a new message, or continues the interrupted
 // task it names, marks it working and registers the run so CancelTask can
 // reach it; subscribe also opens the task's stream.
-func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Message, sel selection, subscribe bool) (*execution, error) {
-	opts := tasks.StartOptions{Metadata: skillMetadata(sel.skill), Subscribe: subscribe}
+func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Message, sel selection, subscribe bool, push *tasks.PushConfig) (*execution, error) {
+	opts := tasks.StartOptions{Metadata: skillMetadata(sel.skill), Subscribe: subscribe, Push: push}
 	if caller == nil {
 		// Anonymous callers share one owner; each client address gets its
 		// own share of the store, so that one client cannot fill it for
@@ -128,9 +128,14 @@ type admission struct {
 // no further it answers the caller itself and returns false.
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity, subscribe bool) (admission, bool) {
 	p := req.Params.(*a2a.SendMessageRequest)
-	if p.Configuration != nil && p.Configuration.PushNotification != nil {
-		h.fail(w, v, req, a2a.PushNotificationNotSupported())
-		return admission{}, false
+	var push *tasks.PushConfig
+	if c := p.Configuration; c != nil && c.PushNotification != nil {
+		pc, e := h.pushConfig(v, c.PushNotification)
+		if e != nil {
+			h.fail(w, v, req, e)
+			return admission{}, false
+		}
+		push = &pc
 	}
 	sel, err := h.selectSkill(caller, &p.Message, p.Configuration)
 	if err != nil {
@@ -144,7 +149,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, r
 	if sel.skill != nil && sel.skill.ReturnsMessage {
 		return admission{params: p, reply: h.runForMessage(r, caller, sel.skill, &p.Message)}, true
 	}
-	e, err := h.start(r, caller, &p.Message, sel, subscribe)
+	e, err := h.start(r, caller, &p.Message, sel, subscribe, push)
 	if err != nil {
 		h.answer(w, v, req, nil, err)
 		return admission{}, false

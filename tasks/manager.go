@@ -51,6 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -124,9 +125,12 @@ type Options struct {
 	// Store keeps the tasks (default a MemoryStore within these options'
 	// limits). A store given here must have been made with StoreLimits.
 	Store Store
+	// MaxPushConfigs bounds the push notification configs of one task
+	// (default 10). With MaxLivePerOwner it bounds those of one caller.
+	MaxPushConfigs int
 	// NewID makes the ids the Manager fills in: of tasks, contexts, agent
-	// messages and artifacts (default: random version 4 UUIDs). The dry
-	// run makes them predictable.
+	// messages, artifacts and push configs (default: random version 4
+	// UUIDs). The dry run makes them predictable.
 	NewID func(kind IDKind) string
 }
 
@@ -138,6 +142,7 @@ const (
 	ContextID
 	MessageID
 	ArtifactID
+	PushConfigID
 )
 
 // Manager runs the task lifecycle on a Store and publishes every change on
@@ -151,6 +156,15 @@ type Manager struct {
 	maxHistory   int
 	maxTaskBytes int64
 	store        Store
+	// pusher, when set, hears of every change of a task with push configs
+	// (SetPusher); pushOrderMu keeps those of one task in order.
+	pusher         atomic.Pointer[Pusher]
+	pushOrderMu    [pushOrderStripes]sync.Mutex
+	maxPushConfigs int
+	// expiring holds the notices of the expiries a sweep is making, until
+	// the store says whether the task ended (see expireNotifying).
+	expiringMu sync.Mutex
+	expiring   map[string]*pushNotice
 	// expireFn is m.expire bound once, so that sweeping allocates nothing.
 	expireFn func(*Record, Tx, Expiry)
 
@@ -212,6 +226,9 @@ func (o Options) withDefaults() Options {
 	if opts.SweepInterval == 0 {
 		opts.SweepInterval = min(max(opts.MaxInputWait/10, time.Second), time.Minute, opts.LeaseTTL/3)
 	}
+	if opts.MaxPushConfigs <= 0 {
+		opts.MaxPushConfigs = 10
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -247,8 +264,11 @@ func NewManager(opts Options) *Manager {
 		maxHistory:   opts.MaxHistory,
 		maxTaskBytes: opts.MaxTaskBytes,
 		store:        opts.Store,
-		tracked:      make(map[string]tracked),
-		leaseTTL:     opts.LeaseTTL,
+
+		maxPushConfigs: opts.MaxPushConfigs,
+		expiring:       make(map[string]*pushNotice),
+		tracked:        make(map[string]tracked),
+		leaseTTL:       opts.LeaseTTL,
 	}
 	m.expireFn = m.expire
 	m.store.OnEnd(m.ended)
@@ -303,7 +323,13 @@ func (m *Manager) sweep(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
-	return m.store.Sweep(ctx, now, m.expireFn)
+	if m.pusher.Load() == nil {
+		return m.store.Sweep(ctx, now, m.expireFn)
+	}
+	var expiring []string
+	err := m.store.Sweep(ctx, now, m.expireNotifying(&expiring))
+	m.pushExpired(expiring)
+	return err
 }
 
 // expire fails a live task that exceeded MaxAge, an interrupted one that
@@ -325,6 +351,11 @@ func (m *Manager) expire(rec *Record, tx Tx, why Expiry) {
 // happened (on every replica, the store calls it): a cancellation cancels
 // the run's context with cause ErrCanceled, an expiry with ErrExpired.
 func (m *Manager) ended(taskID string, state a2a.TaskState) {
+	m.expiringMu.Lock()
+	if n := m.expiring[taskID]; n != nil {
+		n.ended = true
+	}
+	m.expiringMu.Unlock()
 	cause := ErrExpired
 	switch state {
 	case a2a.TaskStateCanceled:
@@ -347,7 +378,7 @@ const messagesPerTurn = 3
 // or interrupted.
 func (m *Manager) SetStatus(taskID string, st a2a.TaskStatus) (*a2a.Task, error) {
 	var out *a2a.Task
-	err := m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
+	err := m.update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if err := checkTransition(rec, st.State); err != nil {
 			return err
 		}
@@ -429,7 +460,7 @@ func (m *Manager) apply(rec *Record, tx Tx, st a2a.TaskStatus, now time.Time) {
 // artifact with the same id, and publishes an artifact update. An empty
 // ArtifactID is given a new one.
 func (m *Manager) AddArtifact(taskID string, art a2a.Artifact) error {
-	return m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
+	return m.update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if state := rec.Task.Status.State; state.Terminal() {
 			return fmt.Errorf("tasks: add artifact to task %s in state %s: %w", taskID, state, ErrTerminal)
 		}
@@ -502,7 +533,7 @@ func (m *Manager) cancelTracked(taskID string, cause error) {
 // cause ErrCanceled. A terminal task is TaskNotCancelable.
 func (m *Manager) Cancel(owner, taskID string) (*a2a.Task, error) {
 	var out *a2a.Task
-	err := m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
+	err := m.update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}

@@ -24,6 +24,9 @@ type StartOptions struct {
 	// Quota is whose share of the store a new task counts against while
 	// it is live (see Record.Quota); "" for its owner's.
 	Quota string
+	// Push, when set, registers a push notification config on the task
+	// (see SetPushConfig); a config without an id gets a new one.
+	Push *PushConfig
 }
 
 // Run is one turn of work on a task, from Start to Finish: the snapshot it
@@ -93,6 +96,11 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 			Metadata:  opts.Metadata,
 		},
 	}
+	if opts.Push != nil {
+		c := m.withPushID(*opts.Push)
+		rec.Push = []PushConfig{c}
+		rec.Bytes += sizeOfPushConfig(&c)
+	}
 	if rec.Bytes > m.maxTaskBytes {
 		return tooLarge(rec.Bytes, m.maxTaskBytes)
 	}
@@ -102,6 +110,11 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 	if err := m.store.Insert(ctx, rec); err != nil {
 		m.untrack(run)
 		return err
+	}
+	if pp := m.pusher.Load(); pp != nil && rec.Push != nil {
+		// The receiver hears of the task first, as a stream does.
+		task := snapshot(&rec, -1, true)
+		(*pp).Push(task, rec.Push, []a2a.StreamResponse{{Task: task}})
 	}
 	return m.started(ctx, run, &rec, opts)
 }
@@ -125,7 +138,7 @@ func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts St
 	ctx, taskID := context.Background(), msg.TaskID
 	m.track(run, taskID) // before the task can go on, as for a new one
 	var started Record
-	err := m.store.Update(ctx, taskID, func(rec *Record, tx Tx) error {
+	err := m.update(ctx, taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}
@@ -144,7 +157,15 @@ func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts St
 				"the task holds %d messages and may hold %d; start a new task (referenceTaskIds may name this one), and cancel this one to free its place",
 				len(rec.Task.History), m.maxHistory))
 		}
-		if err := m.grow(rec, tx, sizeOfStoredMessage(&msg)); err != nil {
+		grow := sizeOfStoredMessage(&msg)
+		if opts.Push != nil {
+			configs, delta, err := m.withPushConfig(rec.Push, m.withPushID(*opts.Push))
+			if err != nil {
+				return err
+			}
+			rec.Push, grow = configs, grow+delta
+		}
+		if err := m.grow(rec, tx, grow); err != nil {
 			return err
 		}
 		msg.ContextID = rec.Task.ContextID
@@ -189,7 +210,7 @@ func (r *Run) Finish(st a2a.TaskStatus, artifacts []a2a.Artifact) (*a2a.Task, er
 	defer r.Abandon(errRunFinished)
 	m, taskID := r.m, r.taskID
 	var out *a2a.Task
-	err := m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
+	err := m.update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if err := checkTransition(rec, st.State); err != nil {
 			return err
 		}

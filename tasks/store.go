@@ -27,6 +27,8 @@ type Record struct {
 	// Bytes is what the task takes in memory, as estimated when it was
 	// stored and as it grew (Room.Take): what the byte budgets count.
 	Bytes int64
+	// Push are the task's push notification configs (see push.go).
+	Push []PushConfig
 }
 
 // Tx is what an Update's callback may do besides changing the record it is

@@ -10,8 +10,9 @@ import "github.com/redis/go-redis/v9"
 // A task is a hash: t (the task, 1.0 ProtoJSON), o (owner), q (quota), ok
 // (the owner's index key), qk (its quota's key), u (updated, Unix
 // nanoseconds), b (its bytes), v (version, bumped by every write), s (its
-// events so far), st (r running, i interrupted, t terminal) and r (the
-// replica that last wrote it running: the one that runs it).
+// events so far), st (r running, i interrupted, t terminal), r (the
+// replica that last wrote it running: the one that runs it) and p (its push
+// notification configs as JSON; absent when it has none).
 //
 // The hash watched counts, by task, the replicas that stream it: a change of
 // a task nobody watches publishes no events (they are neither encoded nor
@@ -77,7 +78,7 @@ end
 
 // insertScript stores a new task. ARGV: prefix, id, owner, owner key,
 // quota key, updated, bytes, state, task, score, max tasks, max live per
-// quota, max live bytes per quota, max bytes, quota, lease, replica. It answers "ok", "dup",
+// quota, max live bytes per quota, max bytes, quota, lease, replica, push configs. It answers "ok", "dup",
 // "quota-tasks", "quota-bytes", "full-tasks" or "full-bytes".
 var insertScript = redis.NewScript(prelude + `
 local id, owner, ok, qk = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -93,6 +94,7 @@ end
 if num(redis.call('HGET', STATS, 'count')) >= maxTasks and not evict('') then return 'full-tasks' end
 if not room(bytes, '', maxBytes) then return 'full-bytes' end
 redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', bytes, 'v', 1, 's', 0, 'st', st, 'r', ARGV[17])
+if ARGV[18] ~= '' then redis.call('HSET', tk, 'p', ARGV[18]) end
 redis.call('ZADD', list(st), score, id)
 redis.call('ZADD', ok, score, id)
 if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[16], id) end
@@ -110,11 +112,12 @@ return 'ok'
 // terminal (and another replica than its runner ended it). ARGV: prefix,
 // id, version, updated, state mark, task, bytes added, score, max live
 // bytes per quota, max bytes, channel, the task's state number, the
-// replica's id, the lease, how many events the change has (-1: none were
-// built, since the caller guessed nobody watches the task), then their
-// payloads. It answers {"ok", events so far}, or {"watched"} (events are
-// wanted: nothing was written), {"missing"}, {"conflict"}, {"quota-bytes"}
-// or {"full-bytes"}.
+// replica's id, the lease, the push configs ("" for none, "=" when the
+// change left them as they were), how many events the change has (-1:
+// none were built, since the caller guessed nobody watches the task), then
+// their payloads. It answers {"ok", events so far}, or {"watched"} (events
+// are wanted: nothing was written), {"missing"}, {"conflict"},
+// {"quota-bytes"} or {"full-bytes"}.
 var updateScript = redis.NewScript(prelude + `
 local id, version, updated, st, task = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local delta, score, maxLiveBytes, maxBytes, channel = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
@@ -127,17 +130,18 @@ if delta > 0 then
 	if oldst ~= 't' and num(redis.call('HGET', qk, 'bytes')) + delta > maxLiveBytes then return {'quota-bytes'} end
 	if not room(delta, id, maxBytes) then return {'full-bytes'} end
 end
-local n = tonumber(ARGV[15])
+local n = tonumber(ARGV[16])
 if n < 0 then
 	if num(redis.call('HGET', P .. ':watched', id)) > 0 then return {'watched'} end
 	n = 0
 end
-local sent = #ARGV - 15
+local sent = #ARGV - 16
 if st == 'r' then
 	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st, 'r', ARGV[13])
 else
 	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st)
 end
+if ARGV[15] == '' then redis.call('HDEL', tk, 'p') elseif ARGV[15] ~= '=' then redis.call('HSET', tk, 'p', ARGV[15]) end
 if oldst ~= st then redis.call('ZREM', list(oldst), id) end
 redis.call('ZADD', list(st), score, id)
 if st == 'r' then redis.call('ZADD', P .. ':leases', 'GT', ARGV[14], id)
@@ -152,7 +156,7 @@ if oldst ~= 't' then
 	end
 end
 for i = 1, sent do
-	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[15 + i])
+	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[16 + i])
 end
 if oldst ~= 't' and st == 't' and f[6] ~= ARGV[13] then
 	redis.call('PUBLISH', channel, id .. ' ' .. (seq + n) .. ' end:' .. ARGV[12] .. ':' .. ARGV[13] .. '\n')

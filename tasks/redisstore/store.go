@@ -29,6 +29,7 @@ package redisstore
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -239,6 +240,10 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if err != nil {
 		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
 	}
+	push, err := encodePush(rec.Push)
+	if err != nil {
+		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
+	}
 	quota := rec.Quota
 	if quota == "" {
 		quota = rec.Owner
@@ -247,7 +252,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	res, err := insertScript.Run(ctx, s.client, []string{s.taskKey(rec.Task.ID)},
 		a.prefix, rec.Task.ID, rec.Owner, s.indexKey("o", rec.Owner), s.indexKey("q", quota),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task, score(rec.Updated),
-		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica).Text()
+		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push).Text()
 	if err != nil {
 		return s.unavailable("insert", err)
 	}
@@ -353,7 +358,36 @@ func decode(f map[string]string) (tasks.Record, error) {
 	}
 	updated, _ := strconv.ParseInt(f["u"], 10, 64)
 	bytes, _ := strconv.ParseInt(f["b"], 10, 64)
-	return tasks.Record{Owner: f["o"], Quota: f["q"], Task: *task, Updated: time.Unix(0, updated).UTC(), Bytes: bytes}, nil
+	rec := tasks.Record{Owner: f["o"], Quota: f["q"], Task: *task, Updated: time.Unix(0, updated).UTC(), Bytes: bytes}
+	if p := f["p"]; p != "" {
+		if err := json.Unmarshal([]byte(p), &rec.Push); err != nil {
+			return tasks.Record{}, fmt.Errorf("push configs: %w", err)
+		}
+	}
+	return rec, nil
+}
+
+// pushUnchanged tells the update script that a change left the task's push
+// configs as they were: nothing to encode, nothing to write.
+const pushUnchanged = "="
+
+// samePush reports whether a callback left the push configs as they were:
+// a holder replaces the slice to change them, never writes into it.
+func samePush(a, b []tasks.PushConfig) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// encodePush is the stored form of a task's push configs: JSON, or "" for
+// none.
+func encodePush(configs []tasks.PushConfig) (string, error) {
+	if len(configs) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(configs)
+	if err != nil {
+		return "", fmt.Errorf("push configs: %w", err)
+	}
+	return string(b), nil
 }
 
 // maxAttempts bounds the retries of an update that keeps meeting other
@@ -420,10 +454,16 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		if err != nil {
 			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 		}
+		push := pushUnchanged
+		if !samePush(rec.Push, c.rec.Push) {
+			if push, err = encodePush(rec.Push); err != nil {
+				return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
+			}
+		}
 		a := &s.arg
 		args := []any{a.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task,
 			rec.Bytes - c.rec.Bytes, score(rec.Updated), a.maxLiveBytes, a.maxBytes, a.channel,
-			int(rec.Task.Status.State), a.replica, s.lease(rec.Updated), eventsUnbuilt}
+			int(rec.Task.Status.State), a.replica, s.lease(rec.Updated), push, eventsUnbuilt}
 		if watched {
 			args[len(args)-1] = len(tx.events)
 			for i := range tx.events {

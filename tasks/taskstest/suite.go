@@ -51,6 +51,9 @@ func Run(t *testing.T, newStore Factory) {
 		{"CancelStates", s.TestCancelStates},
 		{"FinishEndsRun", s.TestFinishEndsRun},
 		{"RunsOfOneTask", s.TestRunsOfOneTask},
+		// Push notification configs (push.go).
+		{"PushConfigs", s.TestPushConfigs},
+		{"PushNotices", s.TestPushNotices},
 		// Counts and ages (store.go).
 		{"EvictionOrder", s.TestEvictionOrder},
 		{"AgeExpiry", s.TestAgeExpiry},

@@ -1,0 +1,186 @@
+package taskstest
+
+import (
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+)
+
+// recordingPusher keeps what a Manager hands to its pusher.
+type recordingPusher struct {
+	mu      sync.Mutex
+	notices []pushed
+}
+
+type pushed struct {
+	task    a2a.Task
+	configs []tasks.PushConfig
+	events  []a2a.StreamResponse
+}
+
+func (p *recordingPusher) Push(task *a2a.Task, configs []tasks.PushConfig, events []a2a.StreamResponse) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notices = append(p.notices, pushed{*task, append([]tasks.PushConfig(nil), configs...), append([]a2a.StreamResponse(nil), events...)})
+}
+
+func (p *recordingPusher) taken() []pushed {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.notices
+	p.notices = nil
+	return out
+}
+
+func (s *suite) TestPushConfigs(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{MaxPushConfigs: 2})
+	task := mustCreate(t, m, "alice", userMsg("hello"))
+	set := func(owner string, c tasks.PushConfig) (tasks.PushConfig, error) {
+		return m.SetPushConfig(owner, task.ID, c)
+	}
+
+	a, err := set("alice", tasks.PushConfig{URL: "https://a.test/hook", Token: "t", AuthScheme: "Bearer", AuthCredentials: "secret", Version: a2a.V10})
+	if err != nil || a.ID == "" {
+		t.Fatalf("set: %+v, %v", a, err)
+	}
+	b, err := set("alice", tasks.PushConfig{ID: "b", URL: "https://b.test/hook", Version: a2a.V03})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set("alice", tasks.PushConfig{ID: "c", URL: "https://c.test/"}); a2aCode(err) != a2a.CodeInvalidParams {
+		t.Errorf("a third config, past the limit of 2: %v", err)
+	}
+	// The same id replaces.
+	b.URL = "https://b.test/other"
+	if _, err := set("alice", b); err != nil {
+		t.Fatalf("replace: %v", err)
+	}
+	got, err := m.PushConfigs("alice", task.ID)
+	if err != nil || !reflect.DeepEqual(got, []tasks.PushConfig{a, b}) {
+		t.Fatalf("configs = %+v, %v; want %+v", got, err, []tasks.PushConfig{a, b})
+	}
+	if c, err := m.PushConfig("alice", task.ID, "b"); err != nil || c != b {
+		t.Errorf("get b = %+v, %v", c, err)
+	}
+	if c, err := m.PushConfig("alice", task.ID, ""); err != nil || c != a {
+		t.Errorf("get the first = %+v, %v", c, err)
+	}
+	if _, err := m.PushConfig("alice", task.ID, "nope"); a2aCode(err) != a2a.CodeTaskNotFound {
+		t.Errorf("unknown config: %v", err)
+	}
+
+	// Another owner sees nothing and changes nothing.
+	if _, err := m.PushConfigs("bob", task.ID); a2aCode(err) != a2a.CodeTaskNotFound {
+		t.Errorf("bob lists: %v", err)
+	}
+	if _, err := set("bob", tasks.PushConfig{URL: "https://evil.test/"}); a2aCode(err) != a2a.CodeTaskNotFound {
+		t.Errorf("bob sets: %v", err)
+	}
+	if err := m.DeletePushConfig("bob", task.ID, a.ID); a2aCode(err) != a2a.CodeTaskNotFound {
+		t.Errorf("bob deletes: %v", err)
+	}
+
+	// Delete is idempotent.
+	for range 2 {
+		if err := m.DeletePushConfig("alice", task.ID, a.ID); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+	}
+	if got, _ := m.PushConfigs("alice", task.ID); !reflect.DeepEqual(got, []tasks.PushConfig{b}) {
+		t.Errorf("after delete: %+v", got)
+	}
+
+	// A terminal task takes no config.
+	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
+	if _, err := set("alice", tasks.PushConfig{URL: "https://d.test/"}); a2aCode(err) != a2a.CodeUnsupportedOperation {
+		t.Errorf("set on a completed task: %v", err)
+	}
+}
+
+func (s *suite) TestPushNotices(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{})
+	p := new(recordingPusher)
+	m.SetPusher(p)
+	cfg := tasks.PushConfig{URL: "https://a.test/hook", Version: a2a.V10}
+
+	// A config given with the message: the task first, then each change.
+	run, err := m.Start("alice", userMsg("hi"), tasks.StartOptions{Push: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Working(&a2a.Message{Parts: []a2a.Part{a2a.TextPart("on it")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateInputRequired}, []a2a.Artifact{{Parts: []a2a.Part{a2a.TextPart("half")}}}); err != nil {
+		t.Fatal(err)
+	}
+	got := p.taken()
+	if len(got) != 3 {
+		t.Fatalf("%d notices, want 3: %+v", len(got), got)
+	}
+	if got[0].events[0].Task == nil || got[0].configs[0].ID == "" || got[0].configs[0].URL != cfg.URL {
+		t.Errorf("first notice: %+v", got[0])
+	}
+	if ev := got[1].events; len(ev) != 1 || ev[0].StatusUpdate == nil || ev[0].StatusUpdate.Status.State != a2a.TaskStateWorking {
+		t.Errorf("working notice: %+v", ev)
+	}
+	if ev := got[2].events; len(ev) != 2 || ev[0].ArtifactUpdate == nil || ev[1].StatusUpdate == nil ||
+		got[2].task.Status.State != a2a.TaskStateInputRequired || len(got[2].task.Artifacts) != 1 {
+		t.Errorf("finish notice: %+v", got[2])
+	}
+
+	// A task without configs is not handed over; a config set later is.
+	plain := mustCreate(t, m, "alice", userMsg("plain"))
+	mustSetStatus(t, m, plain.ID, a2a.TaskStatus{State: a2a.TaskStateWorking})
+	if got := p.taken(); len(got) != 0 {
+		t.Errorf("notices of a task without configs: %+v", got)
+	}
+	if _, err := m.SetPushConfig("alice", plain.ID, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Cancel("alice", plain.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.taken(); len(got) != 1 || got[0].task.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("cancel notice: %+v", got)
+	}
+
+	// Expiry is a change too.
+	if _, err := m.SetPushConfig("alice", run.Task.ID, cfg); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Hour + time.Minute)
+	mustCreate(t, m, "alice", userMsg("sweeps")) // a new task sweeps
+	if got := p.taken(); len(got) != 1 || got[0].task.ID != run.Task.ID || got[0].task.Status.State != a2a.TaskStateFailed {
+		t.Errorf("expiry notice: %+v", got)
+	}
+
+	// A config unloaded after its successor was loaded leaves the
+	// successor's pusher in place.
+	successor := new(recordingPusher)
+	m.SetPusher(successor)
+	m.ClearPusher(p)
+	other := mustCreate(t, m, "alice", userMsg("reloaded"))
+	if _, err := m.SetPushConfig("alice", other.ID, cfg); err != nil {
+		t.Fatal(err)
+	}
+	mustSetStatus(t, m, other.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
+	if got := successor.taken(); len(got) != 1 || len(p.taken()) != 0 {
+		t.Errorf("after a reload: the successor got %+v", got)
+	}
+
+	// Cleared, nothing more is handed over.
+	m.ClearPusher(successor)
+	task := mustCreate(t, m, "alice", userMsg("later"))
+	if _, err := m.SetPushConfig("alice", task.ID, cfg); err != nil {
+		t.Fatal(err)
+	}
+	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
+	if got := p.taken(); len(got) != 0 {
+		t.Errorf("notices after ClearPusher: %+v", got)
+	}
+}
