@@ -23,6 +23,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 		h.sendStreamingMessage(w, r, v, req, caller)
 	case a2a.MethodGetTask:
 		p := req.Params.(*a2a.GetTaskRequest)
+		h.annotate(r, nil, p.ID)
 		task, err := h.tasks.Get(owner, p.ID, p.HistoryLength)
 		h.answer(w, v, req, task, err)
 	case a2a.MethodListTasks:
@@ -33,10 +34,14 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 		}
 		h.writeList(w, req.ID, list)
 	case a2a.MethodCancelTask:
-		task, err := h.tasks.Cancel(owner, req.Params.(*a2a.TaskIDRequest).ID)
+		id := req.Params.(*a2a.TaskIDRequest).ID
+		h.annotate(r, nil, id)
+		task, err := h.tasks.Cancel(owner, id)
 		h.answer(w, v, req, task, err)
 	case a2a.MethodSubscribeToTask:
-		task, sub, err := h.tasks.Subscribe(owner, req.Params.(*a2a.TaskIDRequest).ID)
+		id := req.Params.(*a2a.TaskIDRequest).ID
+		h.annotate(r, nil, id)
+		task, sub, err := h.tasks.Subscribe(owner, id)
 		if err != nil {
 			h.fail(w, v, req, h.protocolError(req.Method, err))
 			return
