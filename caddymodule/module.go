@@ -220,6 +220,9 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err := h.Validate(); err != nil {
 		return err
 	}
+	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("registering the metrics: %w", err)
+	}
 
 	// First, so that the skills' requirements are checked against the
 	// declared schemes while the file loads.
@@ -234,7 +237,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	}
 	// mapping's errors already name the file, the line and the skill.
 	h.skills, err = mapping.Load(path, mapping.Options{UpstreamURL: h.Upstream, LookupEnv: os.LookupEnv,
-		CheckSecurity: h.auth.CheckRequirements})
+		CheckSecurity: h.auth.CheckRequirements, WrapTransport: wrapUpstream})
 	if err != nil {
 		return err
 	}
@@ -258,6 +261,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		WriteTimeout:      time.Duration(h.WriteTimeout),
 		ClientAddress:     clientIP,
 		Logger:            h.logger,
+		Observer:          observer{},
 	}
 	if h.Signing != nil {
 		signer, jwks, err := h.provisionSigning(ctx)
