@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -138,7 +138,11 @@ func TestTracingPassesTheCallersContext(t *testing.T) {
 func TestPushDeliveryMetric(t *testing.T) {
 	initMetrics()
 	value := func(outcome string) float64 {
-		return testutil.ToFloat64(metrics.pushDeliveries.WithLabelValues(outcome))
+		var m dto.Metric
+		if err := metrics.pushDeliveries.WithLabelValues(outcome).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue()
 	}
 	delivered, other := value("delivered"), value("other")
 	countPushDelivery("delivered")
