@@ -166,6 +166,12 @@ func init() {
 		codeLabels[code] = strconv.Itoa(code)
 	}
 	codeLabels[0] = "ok"
+	for i, l := range methodLabels {
+		methodValues[i] = l
+	}
+	for i, l := range versionLabels {
+		versionValues[i] = l
+	}
 }
 
 func methodLabel(m a2a.Method) string {

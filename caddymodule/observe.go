@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
@@ -35,16 +36,36 @@ const tracerName = "github.com/caddy-a2a/caddy-a2a"
 // Baggage.
 var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
-// The request's A2A fields: Caddy variables ({http.vars.a2a.method}) and
-// access log fields (a2a_method).
+// The request's A2A fields are Caddy variables ({http.vars.a2a.method}),
+// and the access log writes them as one object, "a2a": {"method": …}.
 const (
-	varMethod, logMethod   = "a2a.method", "a2a_method"
-	varVersion, logVersion = "a2a.version", "a2a_version"
-	varSkill, logSkill     = "a2a.skill", "a2a_skill"
-	varTask, logTask       = "a2a.task_id", "a2a_task_id"
-	// The caller is in the access log already as user_id (Caddy's
-	// {http.auth.user.id}); the variable names it for other uses.
-	varCaller = "a2a.caller"
+	varMethod  = "a2a.method"
+	varVersion = "a2a.version"
+	varSkill   = "a2a.skill"
+	varTask    = "a2a.task_id"
+	varCaller  = "a2a.caller"
+)
+
+// logFields is the a2a object of the access log: what the request's
+// variables say when the log is written.
+type logFields map[string]any
+
+func (v logFields) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	for _, f := range [...]struct{ name, field string }{
+		{varMethod, "method"}, {varVersion, "version"}, {varSkill, "skill"}, {varTask, "task_id"}, {varCaller, "caller"},
+	} {
+		if s, ok := v[f.name].(string); ok {
+			enc.AddString(f.field, s)
+		}
+	}
+	return nil
+}
+
+// Method and version values made once (by metrics.go's init, with the
+// labels), so that setting them allocates nothing.
+var (
+	methodValues  [len(methodLabels)]any
+	versionValues [len(versionLabels)]any
 )
 
 // methodSpan marks, in a request's context, the span StartMethod began.
@@ -53,8 +74,12 @@ type methodSpan struct{}
 func (observer) StartMethod(r *http.Request, m a2a.Method, v a2a.Version) context.Context {
 	ctx := r.Context()
 	method, version := methodLabel(m), versionLabel(v)
-	logField(ctx, varMethod, logMethod, method)
-	logField(ctx, varVersion, logVersion, version)
+	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok && int(m) < len(methodValues) && int(v) < len(versionValues) {
+		vars[varMethod], vars[varVersion] = methodValues[m], versionValues[v]
+		if extra, ok := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
+			extra.Set(zap.Object("a2a", logFields(vars)))
+		}
+	}
 
 	parent := trace.SpanFromContext(ctx)
 	switch {
@@ -103,24 +128,16 @@ func (observer) AuthFailure(f *authn.Failure) { countAuthFailure(f) }
 func (observer) Annotate(ctx context.Context, skill, taskID string) {
 	span, _ := ctx.Value(methodSpan{}).(trace.Span)
 	if skill != "" {
-		logField(ctx, varSkill, logSkill, skill)
+		caddyhttp.SetVar(ctx, varSkill, skill)
 		if span != nil {
 			span.SetAttributes(attribute.String("a2a.skill", skill))
 		}
 	}
 	if taskID != "" {
-		logField(ctx, varTask, logTask, taskID)
+		caddyhttp.SetVar(ctx, varTask, taskID)
 		if span != nil {
 			span.SetAttributes(attribute.String("a2a.task_id", taskID))
 		}
-	}
-}
-
-// logField sets a Caddy variable and an access log field of the request.
-func logField(ctx context.Context, varName, logName, value string) {
-	caddyhttp.SetVar(ctx, varName, value)
-	if extra, ok := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
-		extra.Set(zap.String(logName, value))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -258,9 +259,9 @@ func TestIntegrationObservability(t *testing.T) {
 	if err := readSSE(events, func([]byte) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
-	after := scrape(t)
-
-	for _, c := range []struct {
+	// A request is counted once its answer is out, so a scrape may come
+	// before the last ones are: it is repeated for a while.
+	want := []struct {
 		name   string
 		labels []string
 		delta  float64
@@ -279,7 +280,19 @@ func TestIntegrationObservability(t *testing.T) {
 		{"caddy_a2a_upstream_request_duration_seconds", []string{"skill", "broken"}, 1},
 		{"caddy_a2a_auth_failures_total", []string{"scheme", "key", "reason", "the API key is not valid"}, 1},
 		{"caddy_a2a_auth_failures_total", []string{"scheme", "", "reason", "no credentials"}, 1},
-	} {
+	}
+	var after map[string]*dto.MetricFamily
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		after = scrape(t)
+		all := true
+		for _, c := range want {
+			all = all && sample(after, c.name, c.labels...)-max(sample(before, c.name, c.labels...), 0) == c.delta
+		}
+		if all || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, c := range want {
 		was, now := max(sample(before, c.name, c.labels...), 0), sample(after, c.name, c.labels...)
 		if now-was != c.delta {
 			t.Errorf("%s%v went from %v to %v; want +%v", c.name, c.labels, was, now, c.delta)
@@ -310,9 +323,16 @@ func TestIntegrationObservability(t *testing.T) {
 	if parts := strings.Split(tp, "-"); len(parts) != 4 || parts[1] != "4bf92f3577b34da6a3ce929d0e0e4736" || parts[2] == "00f067aa0ba902b7" {
 		t.Errorf("with Caddy's tracing the upstream got traceparent %q; want the caller's trace id under a new span", tp)
 	}
-	reloaded := scrape(t)
+	// The request is counted once its answer is out: the scrape may come
+	// first, so it is repeated for a while.
 	name, labels := "caddy_a2a_requests_total", []string{"method", "SendMessage", "version", "1.0", "code", "ok"}
-	if was, now := sample(after, name, labels...), sample(reloaded, name, labels...); now != was+1 {
+	was, now := sample(after, name, labels...), 0.0
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if now = sample(scrape(t), name, labels...); now == was+1 {
+			break
+		}
+	}
+	if now != was+1 {
 		t.Errorf("across the reload %s went from %v to %v; want +1", name, was, now)
 	}
 
@@ -327,15 +347,17 @@ func TestIntegrationObservability(t *testing.T) {
 	}
 	var found bool
 	for line := range strings.Lines(string(logged)) {
-		var entry map[string]any
-		if json.Unmarshal([]byte(line), &entry) != nil || entry["a2a_task_id"] != weatherTask.ID {
+		var entry struct {
+			A2A    map[string]string `json:"a2a"`
+			UserID string            `json:"user_id"`
+		}
+		if json.Unmarshal([]byte(line), &entry) != nil || entry.A2A["task_id"] != weatherTask.ID {
 			continue
 		}
 		found = true
-		for k, v := range map[string]string{"a2a_method": "SendMessage", "a2a_version": "1.0", "a2a_skill": "weather", "user_id": "alice"} {
-			if entry[k] != v {
-				t.Errorf("access log %s = %v; want %q: %s", k, entry[k], v, line)
-			}
+		want := map[string]string{"method": "SendMessage", "version": "1.0", "skill": "weather", "task_id": weatherTask.ID, "caller": "alice"}
+		if !maps.Equal(entry.A2A, want) || entry.UserID != "alice" {
+			t.Errorf("access log a2a %v, user_id %q; want %v and alice: %s", entry.A2A, entry.UserID, want, line)
 		}
 	}
 	if !found {

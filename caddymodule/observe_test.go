@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -149,5 +151,40 @@ func TestPushDeliveryMetric(t *testing.T) {
 	countPushDelivery("https://receiver.example/hook") // never a label value
 	if value("delivered") != delivered+1 || value("other") != other+1 {
 		t.Errorf("delivered %v → %v, other %v → %v; want +1 each", delivered, value("delivered"), other, value("other"))
+	}
+}
+
+// memoryTransport answers every request 200 with no body.
+type memoryTransport struct{}
+
+func (memoryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
+}
+
+// BenchmarkObserver is the observer's work for one blocking SendMessage
+// without tracing, in a request context as Caddy makes it (its variables
+// and extra log fields): the method, the annotation, the run, one upstream
+// call and the end of the request. server's BenchmarkSendMessage/1.0-observed
+// is the handler's side.
+func BenchmarkObserver(b *testing.B) {
+	initMetrics()
+	rt := wrapUpstream("weather", memoryTransport{})
+	upstream := httptest.NewRequest(http.MethodGet, "http://upstream/weather/Paris", nil)
+	var o observer
+	b.ReportAllocs()
+	for range b.N {
+		b.StopTimer() // a new request's context is Caddy's cost, not the observer's
+		ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, map[string]any{})
+		ctx = context.WithValue(ctx, caddyhttp.ExtraLogFieldsCtxKey, new(caddyhttp.ExtraLogFields))
+		r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
+		b.StartTimer()
+		methodCtx := o.StartMethod(r, a2a.MethodSendMessage, a2a.V10)
+		o.Annotate(methodCtx, "weather", "0b7c4f0e-8a57-4f57-9d0c-3bb2f1e7c0de")
+		o.Detach(methodCtx, context.Background())
+		if _, err := rt.RoundTrip(upstream); err != nil {
+			b.Fatal(err)
+		}
+		o.TaskRun("weather", a2a.TaskStateCompleted, time.Millisecond)
+		o.EndRequest(methodCtx, a2a.MethodSendMessage, a2a.V10, 0)
 	}
 }
