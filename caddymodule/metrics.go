@@ -23,7 +23,7 @@ var metrics struct {
 	// requests: method (1.0 name, or "unknown"), version, code ("ok" or
 	// the JSON-RPC error code).
 	requests *prometheus.CounterVec
-	// tasks: skill, state; taskDuration: skill.
+	// tasks: skill, state; taskDuration (of a run): skill.
 	tasks        *prometheus.CounterVec
 	taskDuration *prometheus.HistogramVec
 	// upstreamRequests: skill, status (the HTTP status, or "error");
@@ -53,7 +53,7 @@ func initMetrics() {
 			"A2A JSON-RPC requests answered, by method, protocol version and code (ok, or the JSON-RPC error code).")),
 			[]string{"method", "version", "code"})
 		metrics.tasks = prometheus.NewCounterVec(prometheus.CounterOpts(opts("tasks_total",
-			"Runs of a skill, by skill and the state they left the task in.")),
+			"Tasks reaching a terminal or interrupted state, as a run of their skill left them or by CancelTask, by skill and state.")),
 			[]string{"skill", "state"})
 		metrics.taskDuration = prometheus.NewHistogramVec(histogram("task_duration_seconds",
 			"How long a run of a skill took, from the start of the task to its outcome.",
@@ -211,14 +211,16 @@ func codeLabel(code int) string {
 	return "other"
 }
 
-// countRequest, countTaskRun and countAuthFailure are what the observer
-// counts.
+// What the observer counts.
 func countRequest(m a2a.Method, v a2a.Version, code int) {
 	metrics.requests.WithLabelValues(methodLabel(m), versionLabel(v), codeLabel(code)).Inc()
 }
 
-func countTaskRun(skill string, state a2a.TaskState, d time.Duration) {
+func countTaskEnded(skill string, state a2a.TaskState) {
 	metrics.tasks.WithLabelValues(skill, stateLabel(state)).Inc()
+}
+
+func countTaskRun(skill string, d time.Duration) {
 	metrics.taskDuration.WithLabelValues(skill).Observe(d.Seconds())
 }
 

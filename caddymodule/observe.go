@@ -119,9 +119,9 @@ func (observer) Detach(request, run context.Context) context.Context {
 	return trace.ContextWithSpan(run, span)
 }
 
-func (observer) TaskRun(skill string, state a2a.TaskState, d time.Duration) {
-	countTaskRun(skill, state, d)
-}
+func (observer) TaskEnded(skill string, state a2a.TaskState) { countTaskEnded(skill, state) }
+
+func (observer) TaskRun(skill string, d time.Duration) { countTaskRun(skill, d) }
 
 func (observer) AuthFailure(f *authn.Failure) { countAuthFailure(f) }
 

@@ -184,7 +184,8 @@ func BenchmarkObserver(b *testing.B) {
 		if _, err := rt.RoundTrip(upstream); err != nil {
 			b.Fatal(err)
 		}
-		o.TaskRun("weather", a2a.TaskStateCompleted, time.Millisecond)
+		o.TaskEnded("weather", a2a.TaskStateCompleted)
+		o.TaskRun("weather", time.Millisecond)
 		o.EndRequest(methodCtx, a2a.MethodSendMessage, a2a.V10, 0)
 	}
 }

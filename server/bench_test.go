@@ -143,6 +143,7 @@ func (nopObserver) StartMethod(r *http.Request, _ a2a.Method, _ a2a.Version) con
 }
 func (nopObserver) EndRequest(context.Context, a2a.Method, a2a.Version, int) {}
 func (nopObserver) Detach(_, run context.Context) context.Context            { return run }
-func (nopObserver) TaskRun(string, a2a.TaskState, time.Duration)             {}
+func (nopObserver) TaskEnded(string, a2a.TaskState)                          {}
+func (nopObserver) TaskRun(string, time.Duration)                            {}
 func (nopObserver) AuthFailure(*authn.Failure)                               {}
 func (nopObserver) Annotate(context.Context, string, string)                 {}

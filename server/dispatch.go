@@ -37,6 +37,9 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 		id := req.Params.(*a2a.TaskIDRequest).ID
 		h.annotate(r, nil, id)
 		task, err := h.tasks.Cancel(owner, id)
+		if err == nil && h.obs != nil {
+			h.obs.TaskEnded(skillOf(task), task.Status.State)
+		}
 		h.answer(w, v, req, task, err)
 	case a2a.MethodSubscribeToTask:
 		id := req.Params.(*a2a.TaskIDRequest).ID

@@ -35,9 +35,14 @@ type Observer interface {
 	// Detach carries what a task run keeps of its request's context (the
 	// trace span) into the run's own context, which outlives the request.
 	Detach(request, run context.Context) context.Context
-	// TaskRun is called when a run of skill (""; none matched) has left
-	// its task in state, after d.
-	TaskRun(skill string, state a2a.TaskState, d time.Duration)
+	// TaskEnded is called when a task of skill ("": none matched) reaches
+	// state, terminal or interrupted: as a run of this handler's leaves it,
+	// or canceled by CancelTask (a run canceled meanwhile is not told
+	// again).
+	TaskEnded(skill string, state a2a.TaskState)
+	// TaskRun is called when a run of skill has recorded its outcome, d
+	// after it started.
+	TaskRun(skill string, d time.Duration)
 	// AuthFailure is called for each request authentication or
 	// authorization refuses.
 	AuthFailure(f *authn.Failure)

@@ -34,8 +34,12 @@ func (o observations) Detach(request, run context.Context) context.Context {
 	return run
 }
 
-func (o observations) TaskRun(skill string, state a2a.TaskState, d time.Duration) {
-	o <- fmt.Sprintf("run %s %s %t", skill, state, d > 0)
+func (o observations) TaskEnded(skill string, state a2a.TaskState) {
+	o <- fmt.Sprintf("ended %s %s", skill, state)
+}
+
+func (o observations) TaskRun(skill string, d time.Duration) {
+	o <- fmt.Sprintf("run %s %t", skill, d > 0)
 }
 
 func (o observations) AuthFailure(f *authn.Failure) {
@@ -74,7 +78,16 @@ func TestObserver(t *testing.T) {
 	// the run, the task for the log, and the request's end without error.
 	a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})})
 	obs.expect(t, "start SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
-		"run weather completed true", "end SendMessage 1.0 0 span=SendMessage")
+		"ended weather completed", "run weather true", "end SendMessage 1.0 0 span=SendMessage")
+
+	// A task waiting for input, then canceled: each state once, the
+	// cancellation with the task's skill.
+	ans := a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{})})
+	id, _ := taskOf("1.0", ans.Result)["id"].(string)
+	obs.expect(t, "start SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
+		"ended weather input-required", "run weather true", "end SendMessage 1.0 0 span=SendMessage")
+	a.call("1.0", "CancelTask", map[string]any{"id": id})
+	obs.expect(t, "start CancelTask 1.0", "annotate  true", "ended weather canceled", "end CancelTask 1.0 0 span=CancelTask")
 
 	// An unknown method is not a method: one value, with its error code.
 	a.call("", "tasks/frobnicate", map[string]any{})

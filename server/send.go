@@ -120,18 +120,15 @@ func (h *Handler) execute(e *execution) *a2a.Task {
 	if err != nil {
 		h.logLateUpdate(e.run.Task.ID, err)
 	}
-	if h.obs != nil {
-		// Where the run left the task: as recorded (a result too large
-		// to keep fails it), else as the run ended (canceled meanwhile).
-		state := out.State
-		if task != nil {
-			state = task.Status.State
-		}
+	if h.obs != nil && task != nil {
+		// As recorded: a result too large to keep fails the task. A task
+		// that moved on meanwhile was counted where it did (CancelTask).
 		var skill string
 		if e.skill != nil {
 			skill = e.skill.ID
 		}
-		h.obs.TaskRun(skill, state, time.Since(started))
+		h.obs.TaskEnded(skill, task.Status.State)
+		h.obs.TaskRun(skill, time.Since(started))
 	}
 	return task
 }
