@@ -23,8 +23,8 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 		h.sendStreamingMessage(w, r, v, req, caller)
 	case a2a.MethodGetTask:
 		p := req.Params.(*a2a.GetTaskRequest)
-		h.annotate(r, nil, p.ID)
 		task, err := h.tasks.Get(owner, p.ID, p.HistoryLength)
+		h.annotateTask(r, task)
 		h.answer(w, v, req, task, err)
 	case a2a.MethodListTasks:
 		list, err := h.tasks.List(owner, req.Params.(*a2a.ListTasksRequest))
@@ -34,17 +34,15 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 		}
 		h.writeList(w, req.ID, list)
 	case a2a.MethodCancelTask:
-		id := req.Params.(*a2a.TaskIDRequest).ID
-		h.annotate(r, nil, id)
-		task, err := h.tasks.Cancel(owner, id)
-		if err == nil && h.obs != nil {
+		task, err := h.tasks.Cancel(owner, req.Params.(*a2a.TaskIDRequest).ID)
+		h.annotateTask(r, task)
+		if task != nil && h.obs != nil {
 			h.obs.TaskEnded(skillOf(task), task.Status.State)
 		}
 		h.answer(w, v, req, task, err)
 	case a2a.MethodSubscribeToTask:
-		id := req.Params.(*a2a.TaskIDRequest).ID
-		h.annotate(r, nil, id)
-		task, sub, err := h.tasks.Subscribe(owner, id)
+		task, sub, err := h.tasks.Subscribe(owner, req.Params.(*a2a.TaskIDRequest).ID)
+		h.annotateTask(r, task)
 		if err != nil {
 			h.fail(w, v, req, h.protocolError(req.Method, err))
 			return

@@ -8,7 +8,6 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
-	"github.com/caddy-a2a/caddy-a2a/mapping"
 )
 
 // Observer is told what the handler does, for metrics, traces and the
@@ -101,14 +100,19 @@ func noteCode(w http.ResponseWriter, code int) {
 	}
 }
 
-// annotate tells the observer what r is about.
-func (h *Handler) annotate(r *http.Request, skill *mapping.Skill, taskID string) {
-	if h.obs == nil {
-		return
+// annotate tells the observer what r is about: a skill ("": none) and a
+// task id.
+func (h *Handler) annotate(r *http.Request, skill, taskID string) {
+	if h.obs != nil {
+		h.obs.Annotate(r.Context(), skill, taskID)
 	}
-	var id string
-	if skill != nil {
-		id = skill.ID
+}
+
+// annotateTask tells the observer which task r is about, once it is
+// found: an id that names no task of the caller's is the caller's free
+// text, and stays out of the logs.
+func (h *Handler) annotateTask(r *http.Request, task *a2a.Task) {
+	if task != nil {
+		h.annotate(r, skillOf(task), task.ID)
 	}
-	h.obs.Annotate(r.Context(), id, taskID)
 }

@@ -87,17 +87,18 @@ func TestObserver(t *testing.T) {
 	obs.expect(t, "start SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
 		"ended weather input-required", "run weather true", "end SendMessage 1.0 0 span=SendMessage")
 	a.call("1.0", "CancelTask", map[string]any{"id": id})
-	obs.expect(t, "start CancelTask 1.0", "annotate  true", "ended weather canceled", "end CancelTask 1.0 0 span=CancelTask")
+	obs.expect(t, "start CancelTask 1.0", "annotate weather true", "ended weather canceled", "end CancelTask 1.0 0 span=CancelTask")
 
 	// An unknown method is not a method: one value, with its error code.
 	a.call("", "tasks/frobnicate", map[string]any{})
 	obs.expect(t, fmt.Sprintf("end  0.3 %d span=", a2a.CodeMethodNotFound))
 
-	// A stream that ends in an error event counts that error.
+	// A stream that ends in an error event counts that error; an id that
+	// names no task is not the log's.
 	_, events := a.stream(t.Context(), "1.0", "SubscribeToTask", map[string]any{"id": "no-such-task"})
 	for range events {
 	}
-	obs.expect(t, "start SubscribeToTask 1.0", "annotate  true",
+	obs.expect(t, "start SubscribeToTask 1.0",
 		fmt.Sprintf("end SubscribeToTask 1.0 %d span=SubscribeToTask", a2a.CodeTaskNotFound))
 }
 

@@ -89,7 +89,7 @@ func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Messag
 		return nil, err
 	}
 	task := run.Task
-	h.annotate(r, sel.skill, task.ID)
+	h.annotate(r, skillOf(task), task.ID)
 	ctx := run.Context()
 	if h.obs != nil {
 		ctx = h.obs.Detach(r.Context(), ctx)
@@ -166,7 +166,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, r
 		return admission{}, false
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {
-		h.annotate(r, sel.skill, "")
+		h.annotate(r, sel.skill.ID, "")
 		return admission{params: p, reply: h.runForMessage(r, caller, sel.skill, &p.Message)}, true
 	}
 	e, err := h.start(r, caller, &p.Message, sel, subscribe)
