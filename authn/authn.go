@@ -137,7 +137,23 @@ type Failure struct {
 	// (for example `scheme "oidc": token expired`). Safe to log; not meant
 	// for the caller.
 	Detail string
+	// Scheme names the scheme whose credential was refused, or lacked a
+	// scope: the first such in the requirement; "" when no credential of
+	// a required scheme was presented.
+	Scheme string
+	// Cause is why, as a fixed phrase from a short list, never quoting
+	// what was presented: the refused credential's reason (e.g. "token
+	// expired"), CauseNoCredentials, CauseNotAccepted or
+	// CauseInsufficientScope. Metrics count by it.
+	Cause string
 }
+
+// Causes of a Failure besides a refused credential's own reason.
+const (
+	CauseNoCredentials     = "no credentials"
+	CauseNotAccepted       = "credentials not accepted"
+	CauseInsufficientScope = "insufficient scope"
+)
 
 func (f *Failure) Error() string {
 	if f.Detail == "" {
@@ -480,7 +496,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, *Failure) {
 func (a *Authenticator) Challenge() *Failure {
 	if a == nil {
 		return &Failure{Status: http.StatusUnauthorized, Reason: ReasonUnauthenticated,
-			Message: "authentication required", Detail: "no security schemes are configured"}
+			Message: "authentication required", Detail: "no security schemes are configured", Cause: CauseNoCredentials}
 	}
 	f := a.unauthenticated(make([]outcome, len(a.schemes)), false)
 	if len(f.Challenges) == 0 {
@@ -571,9 +587,9 @@ func single(c *Credential) *Identity {
 
 func (a *Authenticator) unauthenticated(outs []outcome, presented bool) *Failure {
 	f := &Failure{Status: http.StatusUnauthorized, Reason: ReasonUnauthenticated,
-		Message: "authentication required"}
+		Message: "authentication required", Cause: CauseNoCredentials}
 	if presented {
-		f.Message = "the credentials presented were not accepted"
+		f.Message, f.Cause = "the credentials presented were not accepted", CauseNotAccepted
 	}
 	var details []string
 	seen := map[*scheme]bool{}
@@ -587,6 +603,9 @@ func (a *Authenticator) unauthenticated(outs []outcome, presented bool) *Failure
 			o := outs[s.index]
 			if o.state == invalid {
 				details = append(details, fmt.Sprintf("scheme %q: %s", s.name, o.detail))
+				if f.Scheme == "" {
+					f.Scheme, f.Cause = s.name, o.reason
+				}
 			}
 			c := s.challenge
 			if s.bearer && o.state == invalid {
@@ -606,8 +625,15 @@ func (a *Authenticator) unauthenticated(outs []outcome, presented bool) *Failure
 func (a *Authenticator) insufficientScope(alts []alternative, have func(*scheme) *Credential) *Failure {
 	needs, challenges := missing(alts, have)
 	f := &Failure{Status: http.StatusForbidden, Reason: ReasonInsufficientScope, Challenges: challenges,
-		Message: "insufficient scope: requires " + needs}
+		Message: "insufficient scope: requires " + needs, Cause: CauseInsufficientScope}
 	f.Detail = f.Message
+	for _, alt := range alts {
+		for _, req := range alt {
+			if c := have(req.scheme); f.Scheme == "" && (c == nil || !hasScopes(c.Scopes, req.scopes)) {
+				f.Scheme = req.scheme.name
+			}
+		}
+	}
 	return f
 }
 
@@ -616,7 +642,7 @@ func (a *Authenticator) insufficientScope(alts []alternative, have func(*scheme)
 func (a *Authenticator) anonymousRefused(alts []alternative) *Failure {
 	needs, _ := missing(alts, func(*scheme) *Credential { return nil })
 	f := &Failure{Status: http.StatusUnauthorized, Reason: ReasonUnauthenticated,
-		Message: "authentication required: requires " + needs}
+		Message: "authentication required: requires " + needs, Cause: CauseNoCredentials}
 	f.Detail = f.Message
 	for _, alt := range alts {
 		for _, req := range alt {

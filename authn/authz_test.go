@@ -275,3 +275,37 @@ func TestCompileRequirements(t *testing.T) {
 		t.Errorf("no requirement: %v, %v; want nil, nil", reqs, err)
 	}
 }
+
+// A failure names the scheme and a fixed cause that metrics count by,
+// never what was presented.
+func TestFailureSchemeAndCause(t *testing.T) {
+	clk := &clock{t: time.Now()}
+	a, _ := mixed(t, clk, []a2a.SecurityRequirement{{"key": {}}, {"jwt": {"orders:read"}}})
+	expired := mint(t, jwt.SigningMethodES256, ecKey(), "", claimsAt(clk.Now().Add(-2*time.Hour), jwt.MapClaims{"scope": "orders:read"}))
+	noScope := mint(t, jwt.SigningMethodES256, ecKey(), "", claimsAt(clk.Now(), jwt.MapClaims{"scope": "orders:write"}))
+	tests := []struct {
+		name          string
+		req           *http.Request
+		scheme, cause string
+	}{
+		{"nothing", request(), "", authn.CauseNoCredentials},
+		{"unknown key", request("X-API-Key", "wrong-key-0123456789"), "key", "the API key is not valid"},
+		{"expired token", bearer(expired), "jwt", "token expired"},
+		{"token without the scope", bearer(noScope), "jwt", authn.CauseInsufficientScope},
+		{"a scheme not required", request("Authorization", basicHeader("bob", "pw")), "", authn.CauseNotAccepted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, f := a.Authenticate(tt.req)
+			if f == nil || f.Scheme != tt.scheme || f.Cause != tt.cause {
+				t.Fatalf("failure %+v; want scheme %q, cause %q", f, tt.scheme, tt.cause)
+			}
+		})
+	}
+	if f := a.Authorize(nil, compile(t, a, []a2a.SecurityRequirement{{"key": {}}})); f.Scheme != "" || f.Cause != authn.CauseNoCredentials {
+		t.Errorf("anonymous refused: %+v", f)
+	}
+	if f := a.Challenge(); f.Cause != authn.CauseNoCredentials {
+		t.Errorf("challenge: %+v", f)
+	}
+}

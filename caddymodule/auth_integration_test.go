@@ -150,16 +150,21 @@ func writeSkills(t *testing.T, src string) string {
 	return path
 }
 
-// loadSecured loads site (the site block's address and directives around
-// the a2a block) into Caddy.
-func loadSecured(t *testing.T, siteAddress, siteDirectives, a2aBlock string) *caddytest.Tester {
-	t.Helper()
+// newTester is a tester of the Caddy the tests share, on its admin port.
+func newTester(t *testing.T) *caddytest.Tester {
 	adminPortOnce.Do(func() { adminPort = freePort(t) })
-	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
+	return caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
 		AdminPort:          adminPort,
 		TestRequestTimeout: 30 * time.Second,
 		LoadRequestTimeout: 30 * time.Second,
 	})
+}
+
+// loadSecured loads site (the site block's address and directives around
+// the a2a block) into Caddy.
+func loadSecured(t *testing.T, siteAddress, siteDirectives, a2aBlock string) *caddytest.Tester {
+	t.Helper()
+	tester := newTester(t)
 	initServer(t, tester, fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off

@@ -254,6 +254,9 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err := h.Validate(); err != nil {
 		return err
 	}
+	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("registering the metrics: %w", err)
+	}
 
 	// First, so that the skills' requirements are checked against the
 	// declared schemes while the file loads.
@@ -268,7 +271,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	}
 	// mapping's errors already name the file, the line and the skill.
 	h.skills, err = mapping.Load(path, mapping.Options{UpstreamURL: h.Upstream, LookupEnv: os.LookupEnv,
-		CheckSecurity: h.auth.CheckRequirements})
+		CheckSecurity: h.auth.CheckRequirements, WrapTransport: wrapUpstream})
 	if err != nil {
 		return err
 	}
@@ -293,6 +296,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		WriteTimeout:      time.Duration(h.WriteTimeout),
 		ClientAddress:     clientIP,
 		Logger:            h.logger,
+		Observer:          observer{},
 	}
 	var pushKey cardgen.Key
 	if h.Signing != nil {

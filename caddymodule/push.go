@@ -145,6 +145,7 @@ func (p *PushConfig) newSender(h *Handler, key cardgen.Key) (*push.Sender, error
 		QueueBytes:      p.QueueBytes,
 		MaxReceivers:    p.MaxReceivers,
 		Logger:          h.logger.Named("push"),
+		OnOutcome:       countPushDelivery,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)

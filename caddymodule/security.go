@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
@@ -460,6 +461,7 @@ func (p placeholders) Authenticate(r *http.Request) (*authn.Identity, *authn.Fai
 			repl.Set("http.auth.user.scheme", id.Scheme)
 			repl.Set("http.auth.user.scopes", strings.Join(id.Scopes, " "))
 		}
+		caddyhttp.SetVar(r.Context(), varCaller, id.Subject)
 	}
 	return id, f
 }

@@ -170,6 +170,12 @@ func (l *loader) document(doc *yaml.Node) *Skills {
 		if up.up.transport == nil {
 			up.up.transport = NewUpstreamTransport(up.maxIdle)
 		}
+		for _, sk := range s.skills {
+			sk.transport = up.up.transport
+			if l.opts.WrapTransport != nil {
+				sk.transport = l.opts.WrapTransport(sk.ID, sk.transport)
+			}
+		}
 	}
 	return s
 }

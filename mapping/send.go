@@ -27,7 +27,7 @@ func (sk *Skill) send(parent, callCtx context.Context, req *http.Request, p *ret
 		attempts = p.attempts
 	}
 	for attempt := 1; ; attempt++ {
-		resp, err := sk.set.up.transport.RoundTrip(req)
+		resp, err := sk.transport.RoundTrip(req)
 		retry := attempt < attempts && callCtx.Err() == nil &&
 			(err != nil || slices.Contains(p.statuses, resp.StatusCode))
 		if retry {

@@ -50,6 +50,13 @@ type Options struct {
 	// Transport, when set, carries every upstream request instead of the
 	// upstream's own keep-alive transport: for embedding and benchmarks.
 	Transport http.RoundTripper
+	// WrapTransport, when set, is called once per skill at load with the
+	// skill's id and the upstream's transport; the skill sends through
+	// what it returns. Every attempt of every upstream call passes there
+	// with its run's context, so a wrapper can time and count calls by
+	// skill and carry a trace to the upstream, at no cost per request for
+	// knowing the skill.
+	WrapTransport func(skill string, rt http.RoundTripper) http.RoundTripper
 	// CheckSecurity, when set, checks each skill's security requirements
 	// against the schemes the agent declares; its error is reported at the
 	// skill's security key. Without it, only their form is checked.
@@ -136,6 +143,9 @@ type Skill struct {
 	// answers no rule claims.
 	errorDetail bool
 	needs       usage // which lazily built variables its expressions read
+	// transport sends its upstream requests: the upstream's, or what
+	// Options.WrapTransport made of it.
+	transport http.RoundTripper
 }
 
 // Call is what a run gets to work with.

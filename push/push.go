@@ -122,6 +122,35 @@ type Options struct {
 	MaxReceivers int
 	// Logger reports drops and failures.
 	Logger *zap.Logger
+	// OnOutcome, when set, hears what became of each notification and
+	// attempt (for metrics). It must not block.
+	OnOutcome func(Outcome)
+}
+
+// Outcome is what became of one attempt, or of one notification.
+type Outcome string
+
+// The outcomes OnOutcome hears: an attempt delivered, an attempt that
+// failed and will be tried again, a notification whose last attempt
+// failed, and one dropped before any attempt (queue full, too many
+// receivers, configuration unloaded).
+const (
+	Delivered Outcome = "delivered"
+	Retried   Outcome = "retried"
+	Failed    Outcome = "failed"
+	Dropped   Outcome = "dropped"
+)
+
+// Outcomes are every Outcome, for callers that count them by label.
+var Outcomes = []Outcome{Delivered, Retried, Failed, Dropped}
+
+// outcome tells OnOutcome, if set, of n outcomes o.
+func (s *Sender) outcome(o Outcome, n int) {
+	if s.opts.OnOutcome != nil {
+		for range n {
+			s.opts.OnOutcome(o)
+		}
+	}
 }
 
 // Sender delivers push notifications; it is a tasks.Pusher. It is safe for
@@ -240,6 +269,7 @@ func (s *Sender) Close() {
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
+	s.outcome(Dropped, dropped)
 	if dropped > 0 {
 		s.log.Info("push notifications dropped as the agent's configuration was unloaded", zap.Int("count", dropped))
 	}
@@ -292,6 +322,7 @@ func (s *Sender) enqueue(n notification) {
 	r := s.receivers[key]
 	if r == nil {
 		if len(s.receivers) >= s.opts.MaxReceivers {
+			s.outcome(Dropped, 1)
 			if s.saturated {
 				return
 			}
@@ -303,6 +334,7 @@ func (s *Sender) enqueue(n notification) {
 		r = &receiver{}
 	}
 	if len(r.queue) >= s.opts.QueueLength || r.bytes+size > s.opts.QueueBytes {
+		s.outcome(Dropped, 1)
 		if !r.warned {
 			r.warned = true
 			s.log.Warn("push notification dropped: the receiver's queue is full (it is slow or down)",
@@ -370,11 +402,14 @@ func (s *Sender) deliver(n notification, attempts int) error {
 	for attempt := 1; ; attempt++ {
 		var retry bool
 		if retry, err = s.post(n); err == nil {
+			s.outcome(Delivered, 1)
 			return nil
 		}
 		if !retry || attempt >= attempts {
+			s.outcome(Failed, 1)
 			return fmt.Errorf("after %d attempt(s): %w", attempt, err)
 		}
+		s.outcome(Retried, 1)
 		// Full jitter within the backoff's upper half: receivers that
 		// failed together do not come back together.
 		wait := backoff/2 + rand.N(backoff/2+1)

@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -131,8 +132,10 @@ func TestDeliversInOrderWithHeadersAndJWT(t *testing.T) {
 
 func TestRetriesWithBoundedBackoff(t *testing.T) {
 	log, warnings := logs(t)
+	outcomes := make(chan push.Outcome, 64)
 	s := newSender(t, push.Options{AllowInsecure: true, AllowPrivate: true, Logger: log,
-		MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
+		MaxAttempts: 3, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond,
+		OnOutcome: func(o push.Outcome) { outcomes <- o }})
 
 	// Two failures, then success: one notification, three attempts.
 	hook := pushtest.NewReceiver(t, 503, 500)
@@ -176,6 +179,23 @@ func TestRetriesWithBoundedBackoff(t *testing.T) {
 	gone.Next(t)
 	if r := gone.Next(t); !strings.Contains(string(r.Body), "COMPLETED") {
 		t.Fatalf("a 404 was retried: %s", r.Body)
+	}
+
+	// What OnOutcome heard: t1 two retries and two deliveries; t2 two
+	// notifications of two retries and a failure each; t3 a final 404 and
+	// a delivery.
+	want := map[push.Outcome]int{push.Delivered: 3, push.Retried: 6, push.Failed: 3}
+	got := map[push.Outcome]int{}
+	for range 12 {
+		select {
+		case o := <-outcomes:
+			got[o]++
+		case <-time.After(10 * time.Second):
+			t.Fatalf("outcomes heard %v, want %v", got, want)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("outcomes heard %v, want %v", got, want)
 	}
 }
 

@@ -80,6 +80,9 @@ func compileSkillRequirements(auth Authenticator, skills *mapping.Skills) (map[*
 // read why. id is null when the request was refused unread.
 func (h *Handler) refuse(w http.ResponseWriter, v a2a.Version, id json.RawMessage, f *authn.Failure) {
 	h.log.Debug("request refused", zap.Int("status", f.Status), zap.String("reason", f.Reason), zap.String("detail", f.Detail))
+	if h.obs != nil {
+		h.obs.AuthFailure(f)
+	}
 	f.SetHeaders(w.Header())
 	h.writeError(w, f.Status, v, id, f.RPCError())
 }

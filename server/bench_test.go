@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
@@ -86,10 +89,22 @@ func BenchmarkSendMessage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, tc := range []struct{ name, version, body string }{
-		{"1.0", "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}`},
-		{"0.3", "", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-1","role":"user","metadata":{"skill":"weather"},"parts":[{"kind":"data","data":{"city":"Paris"}}]}}}`},
+	// The same handler with an observer that does nothing: what observing
+	// costs the handler itself (the observer's own work is caddymodule's
+	// BenchmarkObserver).
+	observed, err := server.New(server.Config{Skills: skills, Tasks: manager, Card: doc, Observer: nopObserver{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, version, body string
+		h                   *server.Handler
+	}{
+		{"1.0", "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}`, h},
+		{"0.3", "", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-1","role":"user","metadata":{"skill":"weather"},"parts":[{"kind":"data","data":{"city":"Paris"}}]}}}`, h},
+		{"1.0-observed", "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}`, observed},
 	} {
+		h := tc.h
 		b.Run(tc.name, func(b *testing.B) {
 			req := httptest.NewRequest(http.MethodPost, "/", nil)
 			req.Header.Set("Content-Type", "application/json")
@@ -119,3 +134,16 @@ func BenchmarkSendMessage(b *testing.B) {
 		})
 	}
 }
+
+// nopObserver is a server.Observer that does nothing.
+type nopObserver struct{}
+
+func (nopObserver) StartMethod(r *http.Request, _ a2a.Method, _ a2a.Version) context.Context {
+	return r.Context()
+}
+func (nopObserver) EndRequest(context.Context, a2a.Method, a2a.Version, int) {}
+func (nopObserver) Detach(_, run context.Context) context.Context            { return run }
+func (nopObserver) TaskEnded(string, a2a.TaskState)                          {}
+func (nopObserver) TaskRun(string, time.Duration)                            {}
+func (nopObserver) AuthFailure(*authn.Failure)                               {}
+func (nopObserver) Annotate(context.Context, string, string)                 {}

@@ -24,6 +24,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 	case a2a.MethodGetTask:
 		p := req.Params.(*a2a.GetTaskRequest)
 		task, err := h.tasks.Get(owner, p.ID, p.HistoryLength)
+		h.annotateTask(r, task)
 		h.answer(w, v, req, task, err)
 	case a2a.MethodListTasks:
 		list, err := h.tasks.List(owner, req.Params.(*a2a.ListTasksRequest))
@@ -34,9 +35,14 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 		h.writeList(w, req.ID, list)
 	case a2a.MethodCancelTask:
 		task, err := h.tasks.Cancel(owner, req.Params.(*a2a.TaskIDRequest).ID)
+		h.annotateTask(r, task)
+		if task != nil && h.obs != nil {
+			h.obs.TaskEnded(skillOf(task), task.Status.State)
+		}
 		h.answer(w, v, req, task, err)
 	case a2a.MethodSubscribeToTask:
 		task, sub, err := h.tasks.Subscribe(owner, req.Params.(*a2a.TaskIDRequest).ID)
+		h.annotateTask(r, task)
 		if err != nil {
 			h.fail(w, v, req, h.protocolError(req.Method, err))
 			return

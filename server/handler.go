@@ -93,6 +93,9 @@ type Config struct {
 	// IPv6 addresses count by their /64 prefix, as one host usually has
 	// a whole /64.
 	ClientAddress func(*http.Request) string
+	// Observer is told what the handler does, for metrics, traces and the
+	// access log. Nil: nothing is observed.
+	Observer Observer
 }
 
 // Handler serves the Agent Card and the JSON-RPC endpoint.
@@ -112,6 +115,7 @@ type Handler struct {
 	protectCard  bool
 	clientAddr   func(*http.Request) string
 	push         URLChecker
+	obs          Observer
 	// skillRequirements are the skills' own requirements, compiled once.
 	skillRequirements map[*mapping.Skill]*authn.Requirements
 }
@@ -160,6 +164,7 @@ func New(cfg Config) (*Handler, error) {
 		protectCard:  cfg.ProtectCard,
 		clientAddr:   cfg.ClientAddress,
 		push:         cfg.Push,
+		obs:          cfg.Observer,
 
 		skillRequirements: skillRequirements,
 	}
@@ -203,7 +208,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		versionParam = r.URL.Query().Get(a2a.VersionParameter)
 	}
 	version, versionErr := a2a.ParseVersion(versionParam)
+	if h.obs != nil {
+		h.serveObserved(w, r, version, versionErr)
+		return
+	}
+	h.serveRPC(w, r, version, versionErr)
+}
 
+// serveRPC serves a JSON-RPC request.
+func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) {
 	// Who is calling is settled before the body is read: an unauthenticated
 	// caller costs a header lookup, never a body of up to maxBody bytes.
 	caller, failure := h.authenticate(r)
@@ -219,7 +232,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if req, ok := h.decode(w, r, version, versionErr); ok {
-		h.dispatch(w, r, version, req, caller)
+		h.dispatch(w, h.startMethod(w, r, req.Method, version), version, req, caller)
 	}
 }
 
@@ -324,6 +337,7 @@ func (h *Handler) writeList(w http.ResponseWriter, id json.RawMessage, list *a2a
 // writeError encodes a JSON-RPC error. Protocol errors travel with 200, as
 // JSON-RPC over HTTP expects; transport problems carry their HTTP status.
 func (h *Handler) writeError(w http.ResponseWriter, status int, v a2a.Version, id json.RawMessage, e *a2a.Error) {
+	noteCode(w, e.Code)
 	buf := getBuffer()
 	defer putBuffer(buf)
 	*buf = a2a.AppendError((*buf)[:0], v, id, e)

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -19,7 +21,10 @@ import (
 // kill the task, only CancelTask or the skill's timeout does) and what the
 // skill is called with.
 type execution struct {
-	run       *tasks.Run
+	run *tasks.Run
+	// ctx is the run's context, with what the observer keeps of the
+	// request's (its trace span).
+	ctx       context.Context
 	skill     *mapping.Skill // nil when no skill matched
 	rejection string         // why no skill matched
 	call      mapping.Call
@@ -84,7 +89,12 @@ func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Messag
 		return nil, err
 	}
 	task := run.Task
-	return &execution{run: run, skill: sel.skill, rejection: sel.rejection,
+	h.annotate(r, skillOf(task), task.ID)
+	ctx := run.Context()
+	if h.obs != nil {
+		ctx = h.obs.Detach(r.Context(), ctx)
+	}
+	return &execution{run: run, ctx: ctx, skill: sel.skill, rejection: sel.rejection,
 		call: mapping.Call{Message: msg, History: task.History, TaskID: task.ID, ContextID: task.ContextID,
 			Caller: callerOf(caller), Headers: forwarded(r, sel.skill)},
 	}, nil
@@ -93,11 +103,15 @@ func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Messag
 // execute runs the skill and records its outcome on the task, returning the
 // task as it ended (nil when the task had moved on, e.g. was canceled).
 func (h *Handler) execute(e *execution) *a2a.Task {
+	var started time.Time
+	if h.obs != nil {
+		started = time.Now()
+	}
 	var out mapping.Outcome
 	if e.skill == nil {
 		out = mapping.Outcome{State: a2a.TaskStateRejected, Message: agentText(e.rejection)}
 	} else {
-		out = e.skill.Run(e.run.Context(), e.call, progress{h: h, run: e.run})
+		out = e.skill.Run(e.ctx, e.call, progress{h: h, run: e.run})
 		if out.Err != nil {
 			h.log.Warn("skill run failed", zap.String("skill", e.skill.ID), zap.String("task", e.run.Task.ID), zap.Error(out.Err))
 		}
@@ -105,6 +119,16 @@ func (h *Handler) execute(e *execution) *a2a.Task {
 	task, err := e.run.Finish(a2a.TaskStatus{State: out.State, Message: out.Message}, out.Artifacts)
 	if err != nil {
 		h.logLateUpdate(e.run.Task.ID, err)
+	}
+	if h.obs != nil && task != nil {
+		// As recorded: a result too large to keep fails the task. A task
+		// that moved on meanwhile was counted where it did (CancelTask).
+		var skill string
+		if e.skill != nil {
+			skill = e.skill.ID
+		}
+		h.obs.TaskEnded(skill, task.Status.State)
+		h.obs.TaskRun(skill, time.Since(started))
 	}
 	return task
 }
@@ -147,6 +171,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, r
 		return admission{}, false
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {
+		h.annotate(r, sel.skill.ID, "")
 		return admission{params: p, reply: h.runForMessage(r, caller, sel.skill, &p.Message)}, true
 	}
 	e, err := h.start(r, caller, &p.Message, sel, subscribe, push)

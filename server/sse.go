@@ -65,6 +65,7 @@ func (s *sseWriter) put(ev *a2a.StreamResponse) error {
 
 // error writes an error event and flushes it.
 func (s *sseWriter) error(e *a2a.Error) error {
+	noteCode(s.w, e.Code)
 	buf := getBuffer()
 	defer putBuffer(buf)
 	*buf = append(a2a.AppendError(append((*buf)[:0], "data: "...), s.v, s.id, e), '\n', '\n')

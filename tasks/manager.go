@@ -574,6 +574,10 @@ func (m *Manager) Subscribe(owner, taskID string) (*a2a.Task, *Subscription, err
 // served right now.
 func (m *Manager) OpenStreams() int { return m.store.OpenStreams() }
 
+// Stored is how many tasks the store holds (in a shared store: every
+// replica's).
+func (m *Manager) Stored(ctx context.Context) (int, error) { return m.store.Len(ctx) }
+
 // NewID returns a new id of the given kind from the Manager's id source.
 // The server gives it to what has no task: the context and message of a
 // skill that answers with a message.

@@ -97,6 +97,9 @@ type Store interface {
 	OnEnd(fn func(taskID string, state a2a.TaskState))
 	// OpenStreams is how many subscriptions are open here.
 	OpenStreams() int
+	// Len is how many tasks the store holds (in a shared store: all
+	// replicas' tasks), for metrics.
+	Len(ctx context.Context) (int, error)
 }
 
 // Expiry says why Sweep expires a task.
@@ -399,6 +402,13 @@ func (s *MemoryStore) Subscribe(_ context.Context, id string) (Record, *Subscrip
 
 // OpenStreams implements Store.
 func (s *MemoryStore) OpenStreams() int { return s.bus.Open() }
+
+// Len is how many tasks the store holds.
+func (s *MemoryStore) Len(context.Context) (int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.byID), nil
+}
 
 // Renew implements Store: this process runs every task it holds, and a
 // task outlives it no more than the store does.

@@ -718,6 +718,20 @@ func (s *Store) OnEnd(fn func(taskID string, state a2a.TaskState)) {
 // OpenStreams implements tasks.Store.
 func (s *Store) OpenStreams() int { return s.bus.Open() }
 
+// Len is how many tasks Redis holds under the prefix, for all replicas:
+// the count the scripts keep.
+func (s *Store) Len(ctx context.Context) (int, error) {
+	n, err := s.client.HGet(ctx, s.prefix+":stats", "count").Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.unavailable("counting the tasks", err)
+	}
+	s.reachable()
+	return n, nil
+}
+
 // listen receives every replica's events until Close. A dropped connection
 // ends this replica's open streams (their events may be lost) and is
 // logged once until the subscription is back.

@@ -314,6 +314,9 @@ func (s *suite) TestInsertLimits(t *testing.T) {
 	if err := store.Insert(t.Context(), in("bob-1", "bob", "", 10)); !resourceExhausted(err) {
 		t.Errorf("a task past MaxTasks, all live again: err = %v, want RESOURCE_EXHAUSTED", err)
 	}
+	if n, err := store.Len(t.Context()); n != 3 || err != nil {
+		t.Errorf("Len = %d, %v; want the 3 tasks kept, the evicted and the refused not counted", n, err)
+	}
 
 	bytes := smallLimits
 	bytes.MaxLiveBytesPerOwner = 500

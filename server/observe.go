@@ -1,0 +1,118 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
+)
+
+// Observer is told what the handler does, for metrics, traces and the
+// access log; caddymodule implements it with Prometheus, OpenTelemetry and
+// Caddy's variables. Its methods run on the request path: they must be
+// quick, safe for concurrent use, and never block.
+//
+// Every value it could count by is bounded: methods and versions are the
+// protocol's, skills the skills file's, states the lifecycle's, codes the
+// protocol's error codes, schemes the configuration's and causes authn's
+// fixed phrases. Task ids reach only Annotate, which is for the access log.
+type Observer interface {
+	// StartMethod is called once a request has decoded as method m in
+	// version v. It returns the context the request is then served with:
+	// r's own, or one that carries a trace span for the method, which the
+	// method's upstream calls continue.
+	StartMethod(r *http.Request, m a2a.Method, v a2a.Version) context.Context
+	// EndRequest is called once a JSON-RPC request is answered: m is
+	// MethodUnknown when it did not decode; code is 0 for a result, else
+	// the JSON-RPC error code of the answer (for a stream, of the error
+	// event that ended it). ctx is what StartMethod returned, or the
+	// request's own.
+	EndRequest(ctx context.Context, m a2a.Method, v a2a.Version, code int)
+	// Detach carries what a task run keeps of its request's context (the
+	// trace span) into the run's own context, which outlives the request.
+	Detach(request, run context.Context) context.Context
+	// TaskEnded is called when a task of skill ("": none matched) reaches
+	// state, terminal or interrupted: as a run of this handler's leaves it,
+	// or canceled by CancelTask (a run canceled meanwhile is not told
+	// again).
+	TaskEnded(skill string, state a2a.TaskState)
+	// TaskRun is called when a run of skill has recorded its outcome, d
+	// after it started.
+	TaskRun(skill string, d time.Duration)
+	// AuthFailure is called for each request authentication or
+	// authorization refuses.
+	AuthFailure(f *authn.Failure)
+	// Annotate says what a request is about, for the access log: the
+	// skill chosen and the task's id, each "" when there is none.
+	Annotate(ctx context.Context, skill, taskID string)
+}
+
+// observed is the ResponseWriter of an observed request: it keeps what
+// EndRequest is told. Pooled, so that observing allocates nothing.
+type observed struct {
+	http.ResponseWriter
+	ctx    context.Context
+	method a2a.Method
+	code   int
+}
+
+// Unwrap lets http.ResponseController reach the deadlines and flushing of
+// the writer underneath.
+func (o *observed) Unwrap() http.ResponseWriter { return o.ResponseWriter }
+
+var observedPool = sync.Pool{New: func() any { return new(observed) }}
+
+// serveObserved serves a JSON-RPC request under h.obs.
+func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) {
+	o := observedPool.Get().(*observed)
+	*o = observed{ResponseWriter: w, ctx: r.Context()}
+	defer func() {
+		// Also when the handler panics to abort a cut answer.
+		h.obs.EndRequest(o.ctx, o.method, version, o.code)
+		*o = observed{}
+		observedPool.Put(o)
+	}()
+	h.serveRPC(o, r, version, versionErr)
+}
+
+// startMethod tells the observer, if any, which method r is, and returns
+// r under the context it gives back.
+func (h *Handler) startMethod(w http.ResponseWriter, r *http.Request, m a2a.Method, v a2a.Version) *http.Request {
+	o, ok := w.(*observed)
+	if !ok {
+		return r
+	}
+	o.method = m
+	if ctx := h.obs.StartMethod(r, m, v); ctx != r.Context() {
+		o.ctx = ctx
+		r = r.WithContext(ctx)
+	}
+	return r
+}
+
+// noteCode records the JSON-RPC error code an observed answer carries.
+func noteCode(w http.ResponseWriter, code int) {
+	if o, ok := w.(*observed); ok {
+		o.code = code
+	}
+}
+
+// annotate tells the observer what r is about: a skill ("": none) and a
+// task id.
+func (h *Handler) annotate(r *http.Request, skill, taskID string) {
+	if h.obs != nil {
+		h.obs.Annotate(r.Context(), skill, taskID)
+	}
+}
+
+// annotateTask tells the observer which task r is about, once it is
+// found: an id that names no task of the caller's is the caller's free
+// text, and stays out of the logs.
+func (h *Handler) annotateTask(r *http.Request, task *a2a.Task) {
+	if task != nil {
+		h.annotate(r, skillOf(task), task.ID)
+	}
+}
