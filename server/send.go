@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -213,7 +214,12 @@ func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *
 		contextID = h.tasks.NewID(tasks.ContextID)
 	}
 	call := mapping.Call{Message: msg, ContextID: contextID, Caller: callerOf(caller), Headers: forwarded(r, skill)}
-	out := skill.Run(r.Context(), call, nil)
+	// A drain past its deadline stops the call too: no task keeps it.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	stop := context.AfterFunc(h.tasks.Stopping(), func() { cancel(tasks.ErrShutdown) })
+	defer stop()
+	out := skill.Run(ctx, call, nil)
 	if out.Err != nil {
 		h.log.Warn("skill run failed", zap.String("skill", skill.ID), zap.Error(out.Err))
 	}

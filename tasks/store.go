@@ -94,6 +94,9 @@ type Store interface {
 	OnEnd(fn func(taskID string, state a2a.TaskState))
 	// OpenStreams is how many subscriptions are open here.
 	OpenStreams() int
+	// EndStreams ends every subscription open here with Err cause: the
+	// process is going away.
+	EndStreams(cause error)
 }
 
 // Expiry says why Sweep expires a task.
@@ -396,6 +399,9 @@ func (s *MemoryStore) Subscribe(_ context.Context, id string) (Record, *Subscrip
 
 // OpenStreams implements Store.
 func (s *MemoryStore) OpenStreams() int { return s.bus.Open() }
+
+// EndStreams implements Store.
+func (s *MemoryStore) EndStreams(cause error) { s.bus.EndAll(cause) }
 
 // Renew implements Store: this process runs every task it holds, and a
 // task outlives it no more than the store does.

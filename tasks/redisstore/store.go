@@ -650,6 +650,9 @@ func (s *Store) OnEnd(fn func(taskID string, state a2a.TaskState)) {
 // OpenStreams implements tasks.Store.
 func (s *Store) OpenStreams() int { return s.bus.Open() }
 
+// EndStreams implements tasks.Store.
+func (s *Store) EndStreams(cause error) { s.bus.EndAll(cause) }
+
 // listen receives every replica's events until Close. A dropped connection
 // ends this replica's open streams (their events may be lost) and is
 // logged once until the subscription is back.

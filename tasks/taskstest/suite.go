@@ -51,6 +51,9 @@ func Run(t *testing.T, newStore Factory) {
 		{"CancelStates", s.TestCancelStates},
 		{"FinishEndsRun", s.TestFinishEndsRun},
 		{"RunsOfOneTask", s.TestRunsOfOneTask},
+		// Leaving service (drain.go).
+		{"Drain", s.TestDrain},
+		{"DrainIdleAndClose", s.TestDrainIdleAndClose},
 		// Counts and ages (store.go).
 		{"EvictionOrder", s.TestEvictionOrder},
 		{"AgeExpiry", s.TestAgeExpiry},
