@@ -45,6 +45,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    read_body_timeout <duration>
 //	    write_timeout     <duration>
 //	    card_max_age <duration>
+//	    drain_timeout <duration>
 //	    tasks {
 //	        max_tasks          <count>
 //	        max_live_per_owner <count>
@@ -206,6 +207,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.WriteTimeout, err = durationArg(d, at)
 		case "card_max_age":
 			h.CardMaxAge, err = durationArg(d, at)
+		case "drain_timeout":
+			h.DrainTimeout, err = durationArg(d, at)
 		case "tasks":
 			h.Tasks, err = parseTasks(d, at)
 		case "signing":

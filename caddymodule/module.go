@@ -110,6 +110,14 @@ type Handler struct {
 	// Default: 5m.
 	CardMaxAge caddy.Duration `json:"card_max_age,omitempty"`
 
+	// DrainTimeout is how long, when Caddy stops (SIGTERM, caddy stop; not
+	// a reload), running tasks and blocking calls may take to finish; new
+	// tasks are refused from the start. Then what still runs ends failed,
+	// stored and told to its streams, and the process exits. Keep it below
+	// Caddy's grace_period (when set) and, in Kubernetes, below
+	// terminationGracePeriodSeconds. Default: 20s.
+	DrainTimeout caddy.Duration `json:"drain_timeout,omitempty"`
+
 	// Signing signs the Agent Card (spec 1.0 §8.4) and serves the public
 	// keys as a JWK Set at signing.jwks_path. See SigningConfig.
 	Signing *SigningConfig `json:"signing,omitempty"`
@@ -136,6 +144,7 @@ type Handler struct {
 	skills   *mapping.Skills
 	auth     *authn.Authenticator // nil without Security
 	storeKey string               // set while this handler holds a reference in stores
+	shared   *store                // the store of storeKey
 	srv      *server.Handler
 	// logAdvice says, once, which credentials an access log would write.
 	logAdvice *accessLogAdvice
@@ -206,8 +215,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	// With several agents in one config, the error says which one (by its
 	// url, any password in it redacted).
 	if err := h.provision(ctx); err != nil {
-		if u, parseErr := url.Parse(h.URL); h.URL != "" && parseErr == nil {
-			return fmt.Errorf("a2a agent %s: %w", u.Redacted(), err)
+		if h.URL != "" {
+			return fmt.Errorf("a2a agent %s: %w", redactedURL(h.URL), err)
 		}
 		return err
 	}
@@ -294,6 +303,8 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("setting up the A2A server: %w", err)
 	}
+	h.drainOnExit(ctx)
+	agents.add(h)
 	return nil
 }
 
@@ -351,6 +362,8 @@ func (h *Handler) Validate() error {
 		return fmt.Errorf("read_body_timeout: %s is negative", time.Duration(h.ReadBodyTimeout))
 	case h.WriteTimeout < 0:
 		return fmt.Errorf("write_timeout: %s is negative", time.Duration(h.WriteTimeout))
+	case h.DrainTimeout < 0:
+		return fmt.Errorf("drain_timeout: %s is negative", time.Duration(h.DrainTimeout))
 	}
 	if h.Provider != nil {
 		if h.Provider.Organization == "" {
@@ -445,6 +458,7 @@ func checkAbsoluteURL(s string) error {
 // upstream connections and releases the task store; the last handler to
 // release a store closes it.
 func (h *Handler) Cleanup() error {
+	agents.remove(h)
 	h.auth.Close()
 	h.auth = nil
 	if h.skills != nil {
@@ -455,7 +469,7 @@ func (h *Handler) Cleanup() error {
 		return nil
 	}
 	key := h.storeKey
-	h.storeKey = ""
+	h.storeKey, h.shared = "", nil
 	if _, err := stores.Delete(key); err != nil {
 		return fmt.Errorf("releasing the task store of %s: %w", key, err)
 	}
