@@ -144,7 +144,7 @@ type Handler struct {
 	skills   *mapping.Skills
 	auth     *authn.Authenticator // nil without Security
 	storeKey string               // set while this handler holds a reference in stores
-	shared   *store                // the store of storeKey
+	shared   *store               // the store of storeKey
 	srv      *server.Handler
 	// logAdvice says, once, which credentials an access log would write.
 	logAdvice *accessLogAdvice
