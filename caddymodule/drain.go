@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -13,30 +14,25 @@ import (
 // Caddy stops, unless drain_timeout says otherwise.
 const DefaultDrainTimeout = 20 * time.Second
 
-// drainOnExit drains the task manager when the server this handler serves
-// in shuts down because the process exits (SIGTERM, SIGINT, caddy stop),
-// and only then: on a reload the old server shuts down too, but the next
-// config takes the manager over with its tasks and streams.
+// drainOnExit makes h drain its task manager when the process exits
+// (SIGTERM, SIGINT, caddy stop), and only then: on a reload the old server
+// shuts down too, but the next config takes the manager over with its
+// tasks and streams.
 //
-// The server's shutdown starts after Caddy's shutdown_delay, when one is
-// set: until then the agent serves as usual while readiness already says
-// no (see Health), which is what the delay is for.
+// The drain starts as the server's shutdown begins, so that streams and
+// blocking calls end by the deadline and the shutdown can complete (after
+// Caddy's shutdown_delay, when one is set: until then the agent serves as
+// usual while readiness already says no, which is what the delay is for).
+// Cleanup then waits for it, or runs it when the server had nothing to
+// shut down: tasks that run without a connection (returnImmediately) get
+// their time too, and the process exits only once they are stored.
 func (h *Handler) drainOnExit(ctx caddy.Context) {
-	srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
-	if !ok {
-		return
-	}
 	manager, logger := h.shared.manager, h.logger
 	timeout := time.Duration(h.DrainTimeout)
 	if timeout == 0 {
 		timeout = DefaultDrainTimeout
 	}
-	// Go's HTTP server runs this on a goroutine of its own, as its shutdown
-	// begins, and waits for the requests under way: the drain ends them.
-	srv.RegisterOnShutdown(func() {
-		if !caddy.Exiting() {
-			return
-		}
+	h.drain = sync.OnceFunc(func() {
 		manager.BeginDrain()
 		logger.Info("draining: new tasks are refused; running tasks may finish until the deadline",
 			zap.Duration("drain_timeout", timeout), zap.Int("open_streams", manager.OpenStreams()))
@@ -45,4 +41,14 @@ func (h *Handler) drainOnExit(ctx caddy.Context) {
 		manager.Drain(deadline)
 		logger.Info("drained: tasks still running were failed and stored, and every stream was ended")
 	})
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
+		drain := h.drain
+		// Go's HTTP server runs this on a goroutine of its own as its
+		// shutdown begins, then waits for the requests under way.
+		srv.RegisterOnShutdown(func() {
+			if caddy.Exiting() {
+				drain()
+			}
+		})
+	}
 }

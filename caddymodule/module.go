@@ -145,6 +145,7 @@ type Handler struct {
 	auth     *authn.Authenticator // nil without Security
 	storeKey string               // set while this handler holds a reference in stores
 	shared   *store               // the store of storeKey
+	drain    func()               // drains shared's manager, once; see drainOnExit
 	srv      *server.Handler
 	// logAdvice says, once, which credentials an access log would write.
 	logAdvice *accessLogAdvice
@@ -456,9 +457,13 @@ func checkAbsoluteURL(s string) error {
 
 // Cleanup stops the authenticator's key refreshes, closes the skills'
 // upstream connections and releases the task store; the last handler to
-// release a store closes it.
+// release a store closes it. When the process exits, it first lets the
+// drain finish (see drainOnExit).
 func (h *Handler) Cleanup() error {
 	agents.remove(h)
+	if h.drain != nil && caddy.Exiting() {
+		h.drain()
+	}
 	h.auth.Close()
 	h.auth = nil
 	if h.skills != nil {

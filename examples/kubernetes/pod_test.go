@@ -175,8 +175,17 @@ func runPod(t *testing.T) {
 	if err := replica.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if status, err := probe(c.ReadinessProbe.HTTPGet.Path); err == nil && status == http.StatusOK {
-		t.Error("still ready after SIGTERM")
+	// Readiness turns false as soon as Caddy has the signal: 503, or a
+	// refused connection once the listener is closed.
+	for {
+		if status, err := probe(c.ReadinessProbe.HTTPGet.Path); err != nil || status != http.StatusOK {
+			break
+		}
+		if time.Since(sigterm) > time.Second {
+			t.Error("still ready a second after SIGTERM")
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 
 	final := stream.final(t)
@@ -210,23 +219,20 @@ func runPod(t *testing.T) {
 
 	// The next replica (the same pod again, here) serves the stored task.
 	next := startSidecar(t, p)
-	var got task
-	deadline = time.Now().Add(30 * time.Second)
-	for {
-		var err error
-		if got, err = client.get(streamTask); err == nil {
-			break
-		}
-		if time.Now().After(deadline) || next.exited() {
-			t.Fatalf("GetTask on the next replica: %v\n%s", err, next.log())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if got.Status.State != "TASK_STATE_FAILED" || !strings.Contains(got.Status.text(), "agent stopped") {
+	if got := awaitTask(t, client, next, streamTask); got.Status.State != "TASK_STATE_FAILED" || !strings.Contains(got.Status.text(), "agent stopped") {
 		t.Errorf("the next replica's view of the drained task: %+v", got.Status)
 	}
 
-	// caddy stop (through the admin endpoint in the pod) drains the same way.
+	// caddy stop (through the admin endpoint in the pod) drains the same
+	// way, also a task that runs with no connection open (returnImmediately):
+	// it gets its time to finish, and the process exits once it is stored.
+	var detached struct {
+		Task task `json:"task"`
+	}
+	params := strings.TrimSuffix(sendParams("report", `{"seconds": 2}`), "}") + `,"configuration":{"returnImmediately":true}}`
+	if err := client.call("SendMessage", params, &detached); err != nil || detached.Task.Status.State != "TASK_STATE_WORKING" {
+		t.Fatalf("a task answered at once: %+v, %v", detached.Task, err)
+	}
 	if out, err := p.caddy(t, "stop").CombinedOutput(); err != nil {
 		t.Fatalf("caddy stop: %v\n%s", err, out)
 	}
@@ -237,6 +243,26 @@ func runPod(t *testing.T) {
 	}
 	if next.err != nil || !strings.Contains(next.log(), "drained") {
 		t.Errorf("after caddy stop: exit %v; log:\n%s", next.err, next.log())
+	}
+	third := startSidecar(t, p)
+	if got := awaitTask(t, client, third, detached.Task.ID); got.Status.State != "TASK_STATE_COMPLETED" {
+		t.Errorf("the 2-second task that ran without a connection, after caddy stop: %+v; want completed within the drain", got.Status)
+	}
+}
+
+// awaitTask reads a task from a replica that is starting.
+func awaitTask(t *testing.T, client a2aClient, replica *sidecar, id string) task {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := client.get(id)
+		if err == nil {
+			return got
+		}
+		if time.Now().After(deadline) || replica.exited() {
+			t.Fatalf("GetTask %s: %v\n%s", id, err, replica.log())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
