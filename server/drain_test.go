@@ -34,6 +34,11 @@ func TestDrain(t *testing.T) {
 		!strings.Contains(refused.Error.Message, "send the message again") {
 		t.Errorf("SendMessage while draining: %+v, want -32603 UNAVAILABLE asking to send again", refused.Error)
 	}
+	// A skill that answers with a message is new work too.
+	echo := a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "echo", map[string]any{"tags": []string{"a"}})})
+	if echo.Error == nil || echo.Error.Code != -32603 {
+		t.Errorf("a message skill while draining: %+v, want -32603", echo.Error)
+	}
 	_, refusedStream := a.stream(ctx, "1.0", "SendStreamingMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})})
 	if ev := <-refusedStream; ev["error"] == nil {
 		t.Errorf("SendStreamingMessage while draining: %v, want an error event", ev)

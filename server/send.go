@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -143,7 +144,12 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, r
 		return admission{}, false
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {
-		return admission{params: p, reply: h.runForMessage(r, caller, sel.skill, &p.Message)}, true
+		reply, err := h.runForMessage(r, caller, sel.skill, &p.Message)
+		if err != nil {
+			h.fail(w, v, req, err)
+			return admission{}, false
+		}
+		return admission{params: p, reply: reply}, true
 	}
 	e, err := h.start(r, caller, &p.Message, sel, subscribe)
 	if err != nil {
@@ -207,8 +213,13 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v
 
 // runForMessage runs a message-answering skill. No task exists whose result
 // could be fetched later, so the call ends when the caller hangs up; the
-// skill's own timeout bounds it too.
-func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *mapping.Skill, msg *a2a.Message) *a2a.Message {
+// skill's own timeout bounds it too. A draining agent takes no new call,
+// and one under way at the drain's deadline is stopped: either way the
+// caller is told to send the message again.
+func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *mapping.Skill, msg *a2a.Message) (*a2a.Message, *a2a.Error) {
+	if h.tasks.Draining() {
+		return nil, tasks.ShuttingDown("send the message again")
+	}
 	contextID := msg.ContextID
 	if contextID == "" {
 		contextID = h.tasks.NewID(tasks.ContextID)
@@ -220,6 +231,9 @@ func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *
 	stop := context.AfterFunc(h.tasks.Stopping(), func() { cancel(tasks.ErrShutdown) })
 	defer stop()
 	out := skill.Run(ctx, call, nil)
+	if errors.Is(context.Cause(ctx), tasks.ErrShutdown) {
+		return nil, tasks.ShuttingDown("send the message again")
+	}
 	if out.Err != nil {
 		h.log.Warn("skill run failed", zap.String("skill", skill.ID), zap.Error(out.Err))
 	}
@@ -234,7 +248,7 @@ func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *
 	if reply.MessageID == "" {
 		reply.MessageID = h.tasks.NewID(tasks.MessageID)
 	}
-	return reply
+	return reply, nil
 }
 
 // progress passes a skill's intermediate updates on to its task.

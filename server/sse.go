@@ -162,7 +162,7 @@ func (h *Handler) endForShutdown(s *sseWriter, sub *tasks.Subscription) {
 		h.logStreamEnd(s.event(final))
 		return
 	}
-	h.logStreamEnd(s.error(a2a.InternalError("the agent is shutting down; subscribe again to resume")))
+	h.logStreamEnd(s.error(tasks.ShuttingDown("subscribe again")))
 }
 
 // streamOne answers a streaming request with a single event.

@@ -48,10 +48,10 @@ func (d *drainState) untracked(n int) {
 	}
 }
 
-// shuttingDown is what a request that needs the Manager past its drain is
-// told: the agent is going away, and another replica, or this one once it
-// is back, takes the request.
-func shuttingDown(what string) *a2a.Error {
+// ShuttingDown is what a request that needs the agent past its drain is
+// told (-32603, reason UNAVAILABLE): the agent is going away, and another
+// replica, or this one once it is back, takes the request; what says how.
+func ShuttingDown(what string) *a2a.Error {
 	e := a2a.InternalError("the agent is shutting down; " + what + " (another replica, or this agent once restarted, takes it)")
 	e.Reason = "UNAVAILABLE"
 	return e

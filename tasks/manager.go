@@ -535,7 +535,7 @@ func (m *Manager) Cancel(owner, taskID string) (*a2a.Task, error) {
 // after a follow-up message.
 func (m *Manager) Subscribe(owner, taskID string) (*a2a.Task, *Subscription, error) {
 	if m.drain.ended.Load() {
-		return nil, nil, shuttingDown("subscribe again")
+		return nil, nil, ShuttingDown("subscribe again")
 	}
 	rec, sub, err := m.store.Subscribe(context.Background(), taskID)
 	switch {

@@ -241,7 +241,7 @@ func (m *Manager) track(run *Run, taskID string) error {
 	m.trackMu.Lock()
 	defer m.trackMu.Unlock()
 	if m.drain.started.Load() {
-		return shuttingDown("send the message again")
+		return ShuttingDown("send the message again")
 	}
 	m.trackSeq++
 	run.taskID, run.seq = taskID, m.trackSeq
