@@ -100,7 +100,12 @@ func (h *Handler) execute(e *execution) *a2a.Task {
 		out = mapping.Outcome{State: a2a.TaskStateRejected, Message: agentText(e.rejection)}
 	} else {
 		out = e.skill.Run(e.run.Context(), e.call, progress{h: h, run: e.run})
-		if out.Err != nil {
+		switch {
+		case out.Err == nil:
+		case errors.Is(context.Cause(e.run.Context()), tasks.ErrShutdown):
+			// Stopped by the drain, which failed the task and said why.
+			h.log.Debug("skill run stopped by the drain", zap.String("skill", e.skill.ID), zap.String("task", e.run.Task.ID))
+		default:
 			h.log.Warn("skill run failed", zap.String("skill", e.skill.ID), zap.String("task", e.run.Task.ID), zap.Error(out.Err))
 		}
 	}

@@ -53,7 +53,8 @@ type Run struct {
 // auth-required). Either way the message joins the history and the task is
 // working. An unknown task, or another owner's, is TaskNotFound; a terminal
 // one UnsupportedOperation; a contextId other than the task's
-// InvalidParams. The Run must end with Finish (or Abandon).
+// InvalidParams. A draining Manager refuses (see Drain). The Run must end
+// with Finish (or Abandon).
 func (m *Manager) Start(owner string, msg a2a.Message, opts StartOptions) (*Run, error) {
 	run := &Run{m: m}
 	run.ctx, run.cancel = context.WithCancelCause(context.Background())
