@@ -71,8 +71,9 @@ func enterPod(t *testing.T) bool {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Start()
-	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) {
-		t.Logf("no network namespace (%v): running on this machine's loopback", err)
+	var errno syscall.Errno // EPERM, EINVAL, ENOSPC: namespaces not allowed here
+	if errors.As(err, &errno) {
+		t.Logf("no network namespace (%v): running on this machine's loopback, whose ports must be free", err)
 		return false
 	}
 	if err != nil {
@@ -106,6 +107,15 @@ func runPod(t *testing.T) {
 		return ""
 	}
 
+	if os.Getenv(envInPod) == "" {
+		for _, port := range []int32{agentPort, probePort, m.redisServic.Spec.Ports[0].Port, 9090, 2019} {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				t.Fatalf("the pod's port %d is taken on this machine, and no network namespace could be made: %v", port, err)
+			}
+			ln.Close()
+		}
+	}
 	startRedis(t, redisAddr, env("REDIS_PASSWORD"))
 	startLegacyAPI(t, m)
 
