@@ -144,17 +144,23 @@ func (s *agentSet) remove(h *Handler) {
 	s.mu.Unlock()
 }
 
+// probes are the agents as they are now.
+func (s *agentSet) probes() []agentProbe {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	probes := make([]agentProbe, 0, len(s.set))
+	for _, p := range s.set {
+		probes = append(probes, p)
+	}
+	return probes
+}
+
 // notReady is why the agents cannot all take requests; nil when they can.
 func (s *agentSet) notReady(ctx context.Context) []string {
 	if caddy.Exiting() {
 		return []string{"stopping: the process exits"}
 	}
-	s.mu.Lock()
-	probes := make([]agentProbe, 0, len(s.set))
-	for _, p := range s.set {
-		probes = append(probes, p)
-	}
-	s.mu.Unlock()
+	probes := s.probes()
 	if len(probes) == 0 {
 		return []string{"no A2A agent is loaded"}
 	}
