@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
@@ -64,8 +65,10 @@ func ShuttingDown(what string) *a2a.Error {
 //   - the runs under way get until ctx is done to finish as usual;
 //   - those still running then end failed, with a status message saying the
 //     agent stopped, stored like any outcome (with a shared store another
-//     replica serves them from then on) and published to their streams; their
-//     contexts are canceled with cause ErrShutdown, as is Stopping;
+//     replica serves them from then on, and what a slow store cannot take
+//     within storeWait its leases fail later) and published to their
+//     streams; their contexts are canceled with cause ErrShutdown, as is
+//     Stopping;
 //   - last, every stream still open here ends with Err ErrShutdown (see
 //     FinalStatus), and Subscribe refuses.
 //
@@ -108,19 +111,30 @@ func (m *Manager) runDrain(ctx context.Context) {
 		ids = append(ids, id)
 	}
 	m.trackMu.Unlock()
+	storing, cancel := context.WithTimeout(context.Background(), storeWait)
+	defer cancel()
 	for _, id := range ids {
-		m.failStopped(id)
+		if storing.Err() != nil {
+			break // a shared store that is this slow: its leases fail the rest
+		}
+		m.failStopped(storing, id)
 	}
 	d.ended.Store(true)
 	d.stop(ErrShutdown)
 	m.store.EndStreams(ErrShutdown)
 }
 
+// storeWait bounds how long a drain past its deadline spends storing the
+// tasks it fails, so that the process exits in time even when a shared
+// store is slow or gone; the leases of the tasks it could not store run
+// out, and another replica fails them.
+const storeWait = 2 * time.Second
+
 // failStopped ends a task whose run outlived the drain. A task that
 // finished meanwhile is left as it is.
-func (m *Manager) failStopped(taskID string) {
+func (m *Manager) failStopped(ctx context.Context, taskID string) {
 	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(stoppedText)}}
-	_ = m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
+	_ = m.store.Update(ctx, taskID, func(rec *Record, tx Tx) error {
 		if err := checkTransition(rec, a2a.TaskStateFailed); err != nil {
 			return err
 		}
