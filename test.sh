@@ -3,8 +3,10 @@
 # unit and integration tests with the race detector (a real Caddy in front
 # of a real upstream on loopback), the interop suites against the official
 # Go and JavaScript A2A SDKs, a short run of every fuzz target, a smoke run
-# of every benchmark and of the benchmark harness (bench/), and the xcaddy
-# build that xcaddy.Dockerfile performs.
+# of every benchmark and of the benchmark harness (bench/), the Kubernetes
+# example's manifests and its sidecar run through a drain
+# (examples/kubernetes), and the xcaddy build that xcaddy.Dockerfile
+# performs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -23,6 +25,7 @@ echo "== modules"
 go mod download
 (cd interop && go mod download)
 (cd bench && go mod download)
+(cd examples/kubernetes && go mod download)
 (cd interop/js && npm ci --no-audit --no-fund --loglevel=error)
 
 echo "== gofmt and vet"
@@ -34,11 +37,14 @@ fi
 go vet ./...
 (cd interop && go vet ./...)
 (cd bench && go vet ./...)
+(cd examples/kubernetes && go vet ./...)
 
 echo "== tests"
 go test -race -count=1 ./...
 echo "== interop (official Go and JavaScript SDK clients)"
 (cd interop && go test -race -count=1 ./...)
+echo "== Kubernetes example (manifests; the sidecar on loopback through a SIGTERM drain)"
+(cd examples/kubernetes && go test -count=1 ./...)
 
 echo "== fuzzing (smoke: a few seconds per target; README.md says how to run them longer)"
 for target in ./a2a:FuzzDecodeRequest ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars; do

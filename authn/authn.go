@@ -330,6 +330,21 @@ func (a *Authenticator) Close() {
 	})
 }
 
+// KeysReady reports whether every scheme that takes its keys from a JWKS
+// has fetched them at least once: until then its tokens are refused. (A
+// later failed fetch keeps the last good keys, and does not count.)
+func (a *Authenticator) KeysReady() error {
+	if a == nil {
+		return nil
+	}
+	for _, k := range a.remotes {
+		if k.current() == nil {
+			return fmt.Errorf("security: %s: its keys (JWKS) have never been fetched", k.scheme)
+		}
+	}
+	return nil
+}
+
 // CardSchemes is the card's securitySchemes: exactly the schemes checked.
 // The map is the caller's to keep.
 func (a *Authenticator) CardSchemes() map[string]a2a.SecurityScheme {

@@ -47,6 +47,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    card_max_age <duration>
 //	    card_format  union|strict
 //	    card_bare_scopes
+//	    drain_timeout <duration>
 //	    tasks {
 //	        max_tasks          <count>
 //	        max_live_per_owner <count>
@@ -227,6 +228,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.CardFormat, err = oneArg(d, at)
 		case "card_bare_scopes":
 			h.CardBareScopes, err = flagArg(d, at)
+		case "drain_timeout":
+			h.DrainTimeout, err = durationArg(d, at)
 		case "tasks":
 			h.Tasks, err = parseTasks(d, at)
 		case "signing":

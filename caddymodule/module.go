@@ -130,6 +130,14 @@ type Handler struct {
 	// "served" form's signature. Off by default.
 	CardBareScopes bool `json:"card_bare_scopes,omitempty"`
 
+	// DrainTimeout is how long, when Caddy stops (SIGTERM, caddy stop; not
+	// a reload), running tasks and blocking calls may take to finish; new
+	// tasks are refused from the start. Then what still runs ends failed,
+	// stored and told to its streams, and the process exits. Keep it below
+	// Caddy's grace_period (when set) and, in Kubernetes, below
+	// terminationGracePeriodSeconds. Default: 20s.
+	DrainTimeout caddy.Duration `json:"drain_timeout,omitempty"`
+
 	// Signing signs the Agent Card (spec 1.0 §8.4) and serves the public
 	// keys as a JWK Set at signing.jwks_path. See SigningConfig.
 	Signing *SigningConfig `json:"signing,omitempty"`
@@ -160,6 +168,8 @@ type Handler struct {
 	skills   *mapping.Skills
 	auth     *authn.Authenticator // nil without Security
 	storeKey string               // set while this handler holds a reference in stores
+	shared   *store               // the store of storeKey
+	drain    func()               // drains shared's manager, once; see drainOnExit
 	srv      *server.Handler
 	// manager and pusher: the store's task manager, and this config's
 	// sender of push notifications, which it set as the manager's pusher.
@@ -240,8 +250,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	// With several agents in one config, the error says which one (by its
 	// url, any password in it redacted).
 	if err := h.provision(ctx); err != nil {
-		if u, parseErr := url.Parse(h.URL); h.URL != "" && parseErr == nil {
-			return fmt.Errorf("a2a agent %s: %w", u.Redacted(), err)
+		if h.URL != "" {
+			return fmt.Errorf("a2a agent %s: %w", redactedURL(h.URL), err)
 		}
 		return err
 	}
@@ -357,6 +367,8 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("setting up the A2A server: %w", err)
 	}
+	h.drainOnExit(ctx)
+	agents.add(h)
 	return nil
 }
 
@@ -420,6 +432,8 @@ func (h *Handler) Validate() error {
 		return fmt.Errorf("read_body_timeout: %s is negative", time.Duration(h.ReadBodyTimeout))
 	case h.WriteTimeout < 0:
 		return fmt.Errorf("write_timeout: %s is negative", time.Duration(h.WriteTimeout))
+	case h.DrainTimeout < 0:
+		return fmt.Errorf("drain_timeout: %s is negative", time.Duration(h.DrainTimeout))
 	}
 	if h.Provider != nil {
 		if h.Provider.Organization == "" {
@@ -517,8 +531,13 @@ func checkAbsoluteURL(s string) error {
 
 // Cleanup stops the authenticator's key refreshes, closes the skills'
 // upstream connections and releases the task store; the last handler to
-// release a store closes it.
+// release a store closes it. When the process exits, it first lets the
+// drain finish (see drainOnExit).
 func (h *Handler) Cleanup() error {
+	agents.remove(h)
+	if h.drain != nil && caddy.Exiting() {
+		h.drain()
+	}
 	h.auth.Close()
 	h.auth = nil
 	if h.pusher != nil {
@@ -534,7 +553,7 @@ func (h *Handler) Cleanup() error {
 		return nil
 	}
 	key := h.storeKey
-	h.storeKey = ""
+	h.storeKey, h.shared = "", nil
 	if _, err := stores.Delete(key); err != nil {
 		return fmt.Errorf("releasing the task store of %s: %w", key, err)
 	}

@@ -177,6 +177,7 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 	}
 	h.storeKey = h.URL
 	s := val.(*store)
+	h.shared = s
 	if loaded && !reflect.DeepEqual(s.limits, limits) {
 		h.logger.Warn("the task store kept across the reload keeps its limits and Redis; new ones apply once no loaded config uses this url",
 			zap.String("url", h.URL))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -112,7 +113,12 @@ func (h *Handler) execute(e *execution) *a2a.Task {
 		out = mapping.Outcome{State: a2a.TaskStateRejected, Message: agentText(e.rejection)}
 	} else {
 		out = e.skill.Run(e.ctx, e.call, progress{h: h, run: e.run})
-		if out.Err != nil {
+		switch {
+		case out.Err == nil:
+		case errors.Is(context.Cause(e.run.Context()), tasks.ErrShutdown):
+			// Stopped by the drain, which failed the task and said why.
+			h.log.Debug("skill run stopped by the drain", zap.String("skill", e.skill.ID), zap.String("task", e.run.Task.ID))
+		default:
 			h.log.Warn("skill run failed", zap.String("skill", e.skill.ID), zap.String("task", e.run.Task.ID), zap.Error(out.Err))
 		}
 	}
@@ -172,7 +178,12 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, r
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {
 		h.annotate(r, sel.skill.ID, "")
-		return admission{params: p, reply: h.runForMessage(r, caller, sel.skill, &p.Message)}, true
+		reply, err := h.runForMessage(r, caller, sel.skill, &p.Message)
+		if err != nil {
+			h.fail(w, v, req, err)
+			return admission{}, false
+		}
+		return admission{params: p, reply: reply}, true
 	}
 	e, err := h.start(r, caller, &p.Message, sel, subscribe, push)
 	if err != nil {
@@ -236,14 +247,27 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v
 
 // runForMessage runs a message-answering skill. No task exists whose result
 // could be fetched later, so the call ends when the caller hangs up; the
-// skill's own timeout bounds it too.
-func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *mapping.Skill, msg *a2a.Message) *a2a.Message {
+// skill's own timeout bounds it too. A draining agent takes no new call,
+// and one under way at the drain's deadline is stopped: either way the
+// caller is told to send the message again.
+func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *mapping.Skill, msg *a2a.Message) (*a2a.Message, *a2a.Error) {
+	if h.tasks.Draining() {
+		return nil, tasks.ShuttingDown("send the message again")
+	}
 	contextID := msg.ContextID
 	if contextID == "" {
 		contextID = h.tasks.NewID(tasks.ContextID)
 	}
 	call := mapping.Call{Message: msg, ContextID: contextID, Caller: callerOf(caller), Headers: forwarded(r, skill)}
-	out := skill.Run(r.Context(), call, nil)
+	// A drain past its deadline stops the call too: no task keeps it.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	stop := context.AfterFunc(h.tasks.Stopping(), func() { cancel(tasks.ErrShutdown) })
+	defer stop()
+	out := skill.Run(ctx, call, nil)
+	if errors.Is(context.Cause(ctx), tasks.ErrShutdown) {
+		return nil, tasks.ShuttingDown("send the message again")
+	}
 	if out.Err != nil {
 		h.log.Warn("skill run failed", zap.String("skill", skill.ID), zap.Error(out.Err))
 	}
@@ -258,7 +282,7 @@ func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *
 	if reply.MessageID == "" {
 		reply.MessageID = h.tasks.NewID(tasks.MessageID)
 	}
-	return reply
+	return reply, nil
 }
 
 // progress passes a skill's intermediate updates on to its task.

@@ -115,6 +115,8 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, v a2a.Version, 
 			for {
 				if !open {
 					switch err := sub.Err(); {
+					case errors.Is(err, tasks.ErrShutdown):
+						h.endForShutdown(s, sub)
 					case errors.Is(err, tasks.ErrSlowConsumer):
 						h.logStreamEnd(s.error(a2a.InternalError("the stream fell behind the task's updates; subscribe again to resume")))
 					case err != nil:
@@ -150,6 +152,18 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, v a2a.Version, 
 			return
 		}
 	}
+}
+
+// endForShutdown writes the last event of a stream the task manager ended
+// because the agent is going away: the task's final status when it ended
+// (the drain failed it), or an error that asks to subscribe again, which
+// another replica serves.
+func (h *Handler) endForShutdown(s *sseWriter, sub *tasks.Subscription) {
+	if final := h.tasks.FinalStatus(sub); final != nil {
+		h.logStreamEnd(s.event(final))
+		return
+	}
+	h.logStreamEnd(s.error(tasks.ShuttingDown("subscribe again")))
 }
 
 // streamOne answers a streaming request with a single event.

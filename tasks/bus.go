@@ -185,7 +185,8 @@ func (s *Subscription) Release(after uint64) {
 
 // EndAll closes every subscription with Err cause: a shared store that
 // lost events (its connection to the other replicas dropped) tells the
-// subscribers to subscribe again.
+// subscribers to subscribe again, and a draining Manager ends the streams
+// of a process that exits.
 func (b *Bus) EndAll(cause error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

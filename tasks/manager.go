@@ -177,6 +177,8 @@ type Manager struct {
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
+
+	drain drainState
 }
 
 // tracked is the cancel function of a task's running work; seq tells one
@@ -270,6 +272,7 @@ func NewManager(opts Options) *Manager {
 		tracked:        make(map[string]tracked),
 		leaseTTL:       opts.LeaseTTL,
 	}
+	m.drain.init()
 	m.expireFn = m.expire
 	m.store.OnEnd(m.ended)
 	if opts.SweepInterval > 0 {
@@ -280,9 +283,11 @@ func NewManager(opts Options) *Manager {
 }
 
 // Close stops the janitor. Running tasks are not canceled: they finish and
-// their updates still apply. Close is idempotent.
+// their updates still apply; but a Drain under way ends at once, as if its
+// deadline had passed. Close is idempotent.
 func (m *Manager) Close() {
 	m.closeOnce.Do(func() {
+		m.hurryDrain()
 		if m.stop != nil {
 			close(m.stop)
 			<-m.done
@@ -341,7 +346,7 @@ func (m *Manager) expire(rec *Record, tx Tx, why Expiry) {
 	case ExpiredInputWait:
 		text = fmt.Sprintf("Task expired: no input arrived within %s.", m.maxInputWait)
 	case ExpiredLease:
-		text = "The agent stopped while this task ran; send the message again."
+		text = stoppedText
 	}
 	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(text)}}
 	m.apply(rec, tx, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &msg}, m.now())
@@ -362,6 +367,10 @@ func (m *Manager) ended(taskID string, state a2a.TaskState) {
 		cause = ErrCanceled
 	case a2a.TaskStateCompleted, a2a.TaskStateRejected:
 		cause = errRunFinished
+	case a2a.TaskStateFailed:
+		if m.drain.started.Load() {
+			cause = ErrShutdown
+		}
 	}
 	m.cancelTracked(taskID, cause)
 }
@@ -556,6 +565,9 @@ func (m *Manager) Cancel(owner, taskID string) (*a2a.Task, error) {
 // while the task is interrupted stays open until the next final event,
 // after a follow-up message.
 func (m *Manager) Subscribe(owner, taskID string) (*a2a.Task, *Subscription, error) {
+	if m.drain.ended.Load() {
+		return nil, nil, ShuttingDown("subscribe again")
+	}
 	rec, sub, err := m.store.Subscribe(context.Background(), taskID)
 	switch {
 	case err != nil:

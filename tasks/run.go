@@ -56,7 +56,8 @@ type Run struct {
 // auth-required). Either way the message joins the history and the task is
 // working. An unknown task, or another owner's, is TaskNotFound; a terminal
 // one UnsupportedOperation; a contextId other than the task's
-// InvalidParams. The Run must end with Finish (or Abandon).
+// InvalidParams. A draining Manager refuses (see Drain). The Run must end
+// with Finish (or Abandon).
 func (m *Manager) Start(owner string, msg a2a.Message, opts StartOptions) (*Run, error) {
 	run := &Run{m: m}
 	run.ctx, run.cancel = context.WithCancelCause(context.Background())
@@ -106,7 +107,9 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 	}
 	// Tracked before the task can be seen, so that no cancellation falls
 	// in between.
-	m.track(run, rec.Task.ID)
+	if err := m.track(run, rec.Task.ID); err != nil {
+		return err
+	}
 	if err := m.store.Insert(ctx, rec); err != nil {
 		m.untrack(run)
 		return err
@@ -136,7 +139,9 @@ func (m *Manager) started(ctx context.Context, run *Run, rec *Record, opts Start
 
 func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts StartOptions) error {
 	ctx, taskID := context.Background(), msg.TaskID
-	m.track(run, taskID) // before the task can go on, as for a new one
+	if err := m.track(run, taskID); err != nil { // before the task can go on, as for a new one
+		return err
+	}
 	var started Record
 	err := m.update(ctx, taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
@@ -252,19 +257,25 @@ func (r *Run) Abandon(cause error) {
 }
 
 // track registers run as the work of taskID, replacing an earlier run's
-// registration, so that Cancel and expiry reach its context.
-func (m *Manager) track(run *Run, taskID string) {
+// registration, so that Cancel and expiry reach its context. A draining
+// Manager starts no run.
+func (m *Manager) track(run *Run, taskID string) error {
 	m.trackMu.Lock()
+	defer m.trackMu.Unlock()
+	if m.drain.started.Load() {
+		return ShuttingDown("send the message again")
+	}
 	m.trackSeq++
 	run.taskID, run.seq = taskID, m.trackSeq
 	m.tracked[taskID] = tracked{cancel: run.cancel, seq: run.seq}
-	m.trackMu.Unlock()
+	return nil
 }
 
 func (m *Manager) untrack(run *Run) {
 	m.trackMu.Lock()
 	if t, ok := m.tracked[run.taskID]; ok && t.seq == run.seq {
 		delete(m.tracked, run.taskID)
+		m.drain.untracked(len(m.tracked))
 	}
 	m.trackMu.Unlock()
 }

@@ -100,6 +100,9 @@ type Store interface {
 	// Len is how many tasks the store holds (in a shared store: all
 	// replicas' tasks), for metrics.
 	Len(ctx context.Context) (int, error)
+	// EndStreams ends every subscription open here with Err cause: the
+	// process is going away.
+	EndStreams(cause error)
 }
 
 // Expiry says why Sweep expires a task.
@@ -409,6 +412,9 @@ func (s *MemoryStore) Len(context.Context) (int, error) {
 	defer s.mu.RUnlock()
 	return len(s.byID), nil
 }
+
+// EndStreams implements Store.
+func (s *MemoryStore) EndStreams(cause error) { s.bus.EndAll(cause) }
 
 // Renew implements Store: this process runs every task it holds, and a
 // task outlives it no more than the store does.

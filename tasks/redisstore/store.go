@@ -84,6 +84,11 @@ type Store struct {
 	lastSweep time.Time
 	failing   atomic.Bool // Redis did not answer the last call
 
+	// The last PING that Ready sent: when, and how it went.
+	pingMu  sync.Mutex
+	pingAt  time.Time
+	pingErr error
+
 	// live is closed while the event subscription is up, and replaced by
 	// an open one while it is down (under mu).
 	live   chan struct{}
@@ -731,6 +736,42 @@ func (s *Store) Len(ctx context.Context) (int, error) {
 	s.reachable()
 	return n, nil
 }
+
+// readyFor is how long one PING answers Ready: readiness probes, however
+// many and however often, cost Redis at most one PING a second.
+const readyFor = time.Second
+
+// Ready reports whether this replica can serve from Redis: its event
+// subscription is up, and Redis answered a PING within the last second
+// (sent now, bounded by ctx and the client's timeouts, when the last one
+// is older).
+func (s *Store) Ready(ctx context.Context) error {
+	s.mu.Lock()
+	live := s.live
+	s.mu.Unlock()
+	select {
+	case <-live:
+	default:
+		return errors.New("tasks/redis: the event subscription is not up")
+	}
+	s.pingMu.Lock()
+	defer s.pingMu.Unlock()
+	if time.Since(s.pingAt) < readyFor {
+		return s.pingErr
+	}
+	s.pingErr = nil
+	if err := s.client.Ping(ctx).Err(); err != nil {
+		_ = s.unavailable("ping", err)
+		s.pingErr = fmt.Errorf("tasks/redis: PING: %w", err)
+	} else {
+		s.reachable()
+	}
+	s.pingAt = time.Now()
+	return s.pingErr
+}
+
+// EndStreams implements tasks.Store.
+func (s *Store) EndStreams(cause error) { s.bus.EndAll(cause) }
 
 // listen receives every replica's events until Close. A dropped connection
 // ends this replica's open streams (their events may be lost) and is

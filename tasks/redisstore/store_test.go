@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -260,5 +261,60 @@ func TestIntegersStayExactInRedis(t *testing.T) {
 	b, err := a2a.AppendJSON(nil, got.Artifacts[0].Parts[0].Data)
 	if err != nil || string(b) != `{"id":12345678901234567890,"n":1.5}` {
 		t.Errorf("read back %s, %v", b, err)
+	}
+}
+
+// Ready is what a readiness probe asks: one PING answers every probe of a
+// second, and a Redis that went away makes it fail.
+func TestReady(t *testing.T) {
+	srv := redistest.Start(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, MaxRetries: 1,
+		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+	t.Cleanup(func() { client.Close() })
+	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "ready", Limits: tasks.Options{}.StoreLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	ctx := context.Background()
+
+	// The event subscription comes up in the background.
+	deadline := time.Now().Add(10 * time.Second)
+	for err = store.Ready(ctx); err != nil; err = store.Ready(ctx) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Ready with Redis up: %v", err)
+		}
+	}
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { admin.Close() })
+	pings := func() string {
+		info, err := admin.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(info) {
+			if strings.HasPrefix(line, "cmdstat_ping:") {
+				calls, _, _ := strings.Cut(strings.TrimPrefix(line, "cmdstat_ping:calls="), ",")
+				return calls
+			}
+		}
+		return "0"
+	}
+	before := pings()
+	for range 50 {
+		if err := store.Ready(ctx); err != nil {
+			t.Fatalf("Ready: %v", err)
+		}
+	}
+	if after := pings(); after != before {
+		t.Errorf("50 probes within a second sent PINGs: %s before, %s after; want none beyond the first", before, after)
+	}
+
+	srv.Stop(t)
+	deadline = time.Now().Add(10 * time.Second)
+	for store.Ready(ctx) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("Ready still nil 10s after Redis stopped")
+		}
 	}
 }

@@ -54,6 +54,9 @@ func Run(t *testing.T, newStore Factory) {
 		// Push notification configs (push.go).
 		{"PushConfigs", s.TestPushConfigs},
 		{"PushNotices", s.TestPushNotices},
+		// Leaving service (drain.go).
+		{"Drain", s.TestDrain},
+		{"DrainIdleAndClose", s.TestDrainIdleAndClose},
 		// Counts and ages (store.go).
 		{"EvictionOrder", s.TestEvictionOrder},
 		{"AgeExpiry", s.TestAgeExpiry},

@@ -1,0 +1,676 @@
+package kubernetes
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+)
+
+// The names the manifests use, as the tests look them up.
+const (
+	agentName      = "orders-agent"
+	redisName      = "orders-agent-redis"
+	sidecarName    = "caddy-a2a"
+	legacyName     = "legacy-api"
+	caddyfileKey   = "Caddyfile"
+	dockerfilePath = "../../xcaddy.Dockerfile"
+)
+
+// kustomization is the part of kustomization.yaml this example uses;
+// decoding it strictly fails on anything else.
+type kustomization struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Resources  []string `json:"resources"`
+	Labels     []struct {
+		Pairs map[string]string `json:"pairs"`
+	} `json:"labels"`
+}
+
+// manifests are the example's objects, decoded strictly.
+type manifests struct {
+	deployment, redis    appsv1.Deployment
+	configMap            corev1.ConfigMap
+	secret               corev1.Secret
+	service, redisServic corev1.Service
+}
+
+// loadManifests decodes every resource of kustomization.yaml into its
+// k8s.io/api type; an unknown field, kind or duplicate fails.
+func loadManifests(t *testing.T) *manifests {
+	t.Helper()
+	var k kustomization
+	decodeFile(t, "kustomization.yaml", &k)
+	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
+		t.Fatalf("kustomization.yaml: %s %s", k.APIVersion, k.Kind)
+	}
+	// Every manifest beside it is listed, so none is forgotten by kubectl apply -k.
+	files, _ := filepath.Glob("*.yaml")
+	for _, f := range files {
+		if f != "kustomization.yaml" && !slices.Contains(k.Resources, f) {
+			t.Errorf("%s is not among the kustomization's resources", f)
+		}
+	}
+
+	m := new(manifests)
+	seen := map[string]bool{}
+	for _, file := range k.Resources {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("resource %s: %v", file, err)
+		}
+		for i, doc := range bytes.Split(data, []byte("\n---\n")) {
+			var meta struct {
+				APIVersion string `json:"apiVersion"`
+				Kind       string `json:"kind"`
+				Metadata   struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			}
+			if err := yaml.Unmarshal(doc, &meta); err != nil {
+				t.Fatalf("%s, document %d: %v", file, i+1, err)
+			}
+			key := meta.APIVersion + " " + meta.Kind + " " + meta.Metadata.Name
+			var into any
+			switch key {
+			case "apps/v1 Deployment " + agentName:
+				into = &m.deployment
+			case "apps/v1 Deployment " + redisName:
+				into = &m.redis
+			case "v1 ConfigMap " + agentName:
+				into = &m.configMap
+			case "v1 Secret " + agentName:
+				into = &m.secret
+			case "v1 Service " + agentName:
+				into = &m.service
+			case "v1 Service " + redisName:
+				into = &m.redisServic
+			default:
+				t.Fatalf("%s, document %d: unexpected %s", file, i+1, key)
+			}
+			if seen[key] {
+				t.Fatalf("%s: %s twice", file, key)
+			}
+			seen[key] = true
+			if err := yaml.UnmarshalStrict(doc, into); err != nil {
+				t.Fatalf("%s, %s: %v", file, key, err)
+			}
+		}
+	}
+	if len(seen) != 6 {
+		t.Fatalf("the kustomization has %d of the 6 objects: %v", len(seen), seen)
+	}
+	return m
+}
+
+func decodeFile(t *testing.T, path string, into any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(data, into); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// container is the named container of d's pod.
+func container(t *testing.T, d *appsv1.Deployment, name string) *corev1.Container {
+	t.Helper()
+	for i := range d.Spec.Template.Spec.Containers {
+		if c := &d.Spec.Template.Spec.Containers[i]; c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("deployment %s has no container %s", d.Name, name)
+	return nil
+}
+
+// portNumber resolves a probe's or Service's port (a number or a name)
+// against c's ports.
+func portNumber(t *testing.T, c *corev1.Container, p intstr.IntOrString) int32 {
+	t.Helper()
+	for _, cp := range c.Ports {
+		if (p.Type == intstr.String && cp.Name == p.StrVal) || (p.Type == intstr.Int && cp.ContainerPort == p.IntVal) {
+			return cp.ContainerPort
+		}
+	}
+	t.Fatalf("container %s has no port %s", c.Name, p.String())
+	return 0
+}
+
+// dockerfile is what the tests read of xcaddy.Dockerfile's final stage.
+type dockerfile struct {
+	workdir string
+	env     map[string]string
+	user    string
+	expose  []string
+	cmd     []string
+	xcaddy  string // the pinned xcaddy version
+}
+
+func readDockerfile(t *testing.T) dockerfile {
+	t.Helper()
+	data, err := os.ReadFile(dockerfilePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := dockerfile{env: map[string]string{}}
+	if m := regexp.MustCompile(`xcaddy/cmd/xcaddy@(v[\d.]+)`).FindSubmatch(data); m != nil {
+		df.xcaddy = string(m[1])
+	}
+	stages := strings.Split(string(data), "\nFROM ")
+	for _, line := range strings.Split(stages[len(stages)-1], "\n") {
+		instr, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		switch instr {
+		case "WORKDIR":
+			df.workdir = rest
+		case "USER":
+			df.user = rest
+		case "EXPOSE":
+			df.expose = strings.Fields(rest)
+		case "ENV":
+			for _, kv := range strings.Fields(rest) {
+				k, v, _ := strings.Cut(kv, "=")
+				df.env[k] = v
+			}
+		case "CMD":
+			if err := json.Unmarshal([]byte(rest), &df.cmd); err != nil {
+				t.Fatalf("xcaddy.Dockerfile: CMD %s: %v", rest, err)
+			}
+		}
+	}
+	return df
+}
+
+// buildDir holds the Caddy that caddyBinary built; TestMain removes it.
+var buildDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// caddyBinary builds Caddy with the module (cmd/caddy: Caddy's standard
+// modules and this one, as the xcaddy build has them) once per test run.
+var caddyBinary = sync.OnceValues(func() (string, error) {
+	if path := os.Getenv(envCaddy); path != "" {
+		return path, nil // built by the parent of a pod test
+	}
+	var err error
+	if buildDir, err = os.MkdirTemp("", "k8stest-caddy-"); err != nil {
+		return "", err
+	}
+	out := filepath.Join(buildDir, "caddy")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/caddy")
+	cmd.Dir = "../.."
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/caddy: %v\n%s", err, msg)
+	}
+	return out, nil
+})
+
+func buildCaddy(t *testing.T) string {
+	t.Helper()
+	path, err := caddyBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// pod is the sidecar's files and environment laid out in a directory as the
+// pod's mounts lay them out: the container's working directory, with the
+// ConfigMap and the Secret mounted where the Deployment mounts them.
+type pod struct {
+	workdir string   // stands for the container's workingDir
+	args    []string // the image's command, its paths mapped into workdir
+	env     []string // the container's env, resolved as the kubelet does
+}
+
+// layOut writes the ConfigMap's and the Secret's files under a new
+// directory and resolves the sidecar's env. The Secret's placeholder for
+// the signing key is replaced by a key made here: the manifest cannot hold
+// a real one. override replaces env values (a cluster's DNS names, which
+// loopback cannot resolve).
+func layOut(t *testing.T, m *manifests, override map[string]string) *pod {
+	t.Helper()
+	c := container(t, &m.deployment, sidecarName)
+	df := readDockerfile(t)
+	p := &pod{workdir: t.TempDir()}
+	inWorkdir := func(path string) string {
+		rel, err := filepath.Rel(c.WorkingDir, path)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			t.Fatalf("%s is outside the working directory %s", path, c.WorkingDir)
+		}
+		return filepath.Join(p.workdir, rel)
+	}
+	volumes := map[string]corev1.Volume{}
+	for _, v := range m.deployment.Spec.Template.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, vm := range c.VolumeMounts {
+		dir := filepath.Join(p.workdir, "mounts", vm.Name)
+		if strings.HasPrefix(vm.MountPath, c.WorkingDir+"/") {
+			dir = inWorkdir(vm.MountPath)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		v := volumes[vm.Name]
+		switch {
+		case v.ConfigMap != nil:
+			for name, content := range m.configMap.Data {
+				writeFile(t, filepath.Join(dir, name), content)
+			}
+		case v.Secret != nil:
+			for _, item := range v.Secret.Items {
+				content, ok := m.secret.StringData[item.Key]
+				if !ok {
+					t.Fatalf("secret volume %s: the Secret has no key %s", vm.Name, item.Key)
+				}
+				if strings.HasSuffix(item.Key, ".pem") {
+					content = signingKeyPEM(t)
+				}
+				writeFile(t, filepath.Join(dir, item.Path), content)
+			}
+		case v.EmptyDir != nil:
+			// Caddy's state: the image's XDG directories point into it.
+			for _, name := range []string{"XDG_DATA_HOME", "XDG_CONFIG_HOME"} {
+				if rel, err := filepath.Rel(vm.MountPath, df.env[name]); err == nil && !strings.HasPrefix(rel, "..") {
+					p.env = append(p.env, name+"="+filepath.Join(dir, rel))
+				}
+			}
+		}
+	}
+	for _, arg := range df.cmd {
+		if strings.HasPrefix(arg, c.WorkingDir+"/") {
+			arg = inWorkdir(arg)
+		}
+		p.args = append(p.args, arg)
+	}
+	for _, e := range c.Env {
+		value := e.Value
+		switch {
+		case override[e.Name] != "":
+			value = override[e.Name]
+		case e.ValueFrom == nil:
+		case e.ValueFrom.SecretKeyRef != nil:
+			value = m.secret.StringData[e.ValueFrom.SecretKeyRef.Key]
+		case e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory":
+			value = fmt.Sprint(c.Resources.Limits.Memory().Value())
+		default:
+			t.Fatalf("env %s: a source the test does not resolve", e.Name)
+		}
+		p.env = append(p.env, e.Name+"="+value)
+	}
+	// Nothing of the test's own environment but what finds programs.
+	p.env = append(p.env, "PATH="+os.Getenv("PATH"), "HOME="+p.workdir)
+	return p
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// caddy runs the built Caddy with args in p's working directory and env.
+func (p *pod) caddy(t *testing.T, args ...string) *exec.Cmd {
+	cmd := exec.Command(buildCaddy(t), args...)
+	cmd.Dir, cmd.Env = p.workdir, p.env
+	return cmd
+}
+
+// adapted is the sidecar's Caddyfile as Caddy's adapter makes it JSON.
+type adapted struct {
+	Apps struct {
+		HTTP struct {
+			GracePeriod time.Duration `json:"grace_period"`
+			Servers     map[string]struct {
+				Listen []string `json:"listen"`
+				Routes []struct {
+					Match []struct {
+						Path []string `json:"path"`
+					} `json:"match"`
+					Handle []json.RawMessage `json:"handle"`
+				} `json:"routes"`
+			} `json:"servers"`
+		} `json:"http"`
+	} `json:"apps"`
+}
+
+// a2aHandler is what the tests read of the a2a handler's JSON.
+type a2aHandler struct {
+	Handler      string        `json:"handler"`
+	Check        string        `json:"check"`
+	URL          string        `json:"url"`
+	Skills       string        `json:"skills"`
+	DrainTimeout time.Duration `json:"drain_timeout"`
+	Signing      *struct {
+		Keys []struct {
+			Key string `json:"key"`
+		} `json:"keys"`
+	} `json:"signing"`
+}
+
+func adapt(t *testing.T, p *pod) adapted {
+	t.Helper()
+	out, err := p.caddy(t, "adapt", "--config", p.args[slices.Index(p.args, "--config")+1], "--adapter", "caddyfile").Output()
+	if err != nil {
+		t.Fatalf("caddy adapt: %v\n%s", err, stderrOf(err))
+	}
+	var cfg adapted
+	if err := json.Unmarshal(out, &cfg); err != nil {
+		t.Fatalf("caddy adapt: %v", err)
+	}
+	return cfg
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+// handlers lists the handlers of every route of the server listening on
+// port, each with the paths its route matches.
+func handlers(t *testing.T, cfg adapted, port int32) (out []struct {
+	paths []string
+	h     a2aHandler
+}) {
+	t.Helper()
+	for _, srv := range cfg.Apps.HTTP.Servers {
+		if !slices.Contains(srv.Listen, fmt.Sprintf(":%d", port)) {
+			continue
+		}
+		for _, r := range srv.Routes {
+			var paths []string
+			for _, m := range r.Match {
+				paths = append(paths, m.Path...)
+			}
+			for _, raw := range r.Handle {
+				var h a2aHandler
+				if err := json.Unmarshal(raw, &h); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, struct {
+					paths []string
+					h     a2aHandler
+				}{paths, h})
+			}
+		}
+		return out
+	}
+	t.Fatalf("no server of the Caddyfile listens on :%d", port)
+	return nil
+}
+
+// the a2a handler of the Caddyfile, on the port the Service exposes.
+func agentHandler(t *testing.T, m *manifests, cfg adapted) a2aHandler {
+	t.Helper()
+	c := container(t, &m.deployment, sidecarName)
+	for _, h := range handlers(t, cfg, portNumber(t, c, m.service.Spec.Ports[0].TargetPort)) {
+		if h.h.Handler == "a2a" {
+			return h.h
+		}
+	}
+	t.Fatal("no a2a handler on the Service's port")
+	return a2aHandler{}
+}
+
+// TestManifests checks what matters about the manifests and how they fit
+// the Caddyfile, the skills and the image; every manifest decodes strictly
+// into its Kubernetes API type (loadManifests).
+func TestManifests(t *testing.T) {
+	m := loadManifests(t)
+	c := container(t, &m.deployment, sidecarName)
+	p := layOut(t, m, map[string]string{"REDIS_ADDRESS": "127.0.0.1:6379"})
+	cfg := adapt(t, p)
+	agent := agentHandler(t, m, cfg)
+
+	t.Run("the ConfigMap's files load with caddy validate", func(t *testing.T) {
+		cmd := p.caddy(t, append([]string{"validate"}, p.args[1:]...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("caddy validate: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("probes reach a2a_health on their paths and port", func(t *testing.T) {
+		for _, probe := range []struct {
+			name, check string
+			p           *corev1.Probe
+		}{{"readiness", "ready", c.ReadinessProbe}, {"liveness", "live", c.LivenessProbe}} {
+			if probe.p == nil || probe.p.HTTPGet == nil {
+				t.Fatalf("%s probe: not an HTTP GET", probe.name)
+			}
+			port := portNumber(t, c, probe.p.HTTPGet.Port)
+			found := false
+			for _, h := range handlers(t, cfg, port) {
+				if slices.Contains(h.paths, probe.p.HTTPGet.Path) {
+					found = h.h.Handler == "a2a_health" && (h.h.Check == probe.check || (probe.check == "ready" && h.h.Check == ""))
+					break
+				}
+			}
+			if !found {
+				t.Errorf("%s probe GET :%d%s: no a2a_health %s handler there", probe.name, port, probe.p.HTTPGet.Path, probe.check)
+			}
+			if slices.ContainsFunc(m.service.Spec.Ports, func(sp corev1.ServicePort) bool { return portNumber(t, c, sp.TargetPort) == port }) {
+				t.Errorf("%s probe port %d is exposed by the Service", probe.name, port)
+			}
+		}
+	})
+
+	t.Run("the grace period covers the drain", func(t *testing.T) {
+		grace := time.Duration(*m.deployment.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second
+		drain, caddyGrace := agent.DrainTimeout, cfg.Apps.HTTP.GracePeriod
+		if drain == 0 || caddyGrace == 0 {
+			t.Fatalf("drain_timeout %s, grace_period %s: set both, explicitly", drain, caddyGrace)
+		}
+		// Caddy's grace period must outlast the drain, and the pod's the
+		// whole shutdown, with room for the final writes and the exit.
+		const margin = 3 * time.Second
+		if caddyGrace < drain+margin || grace < caddyGrace+margin {
+			t.Errorf("drain_timeout %s, Caddy's grace_period %s, terminationGracePeriodSeconds %s: each must exceed the one before by %s",
+				drain, caddyGrace, grace, margin)
+		}
+	})
+
+	t.Run("the card's url comes from the manifest's env", func(t *testing.T) {
+		caddyfile := m.configMap.Data[caddyfileKey]
+		if !regexp.MustCompile(`(?m)^\s*url \{\$A2A_PUBLIC_URL\}$`).MatchString(caddyfile) {
+			t.Error("the Caddyfile's url is not {$A2A_PUBLIC_URL}")
+		}
+		want := envValue(t, c, "A2A_PUBLIC_URL")
+		if agent.URL != want || !strings.HasPrefix(want, "https://") {
+			t.Errorf("the agent's url %q; the manifest's A2A_PUBLIC_URL %q (https)", agent.URL, want)
+		}
+	})
+
+	t.Run("the Secret has exactly the keys the pod reads", func(t *testing.T) {
+		used := map[string]bool{}
+		defined := map[string]bool{}
+		for _, d := range []*appsv1.Deployment{&m.deployment, &m.redis} {
+			for _, ctr := range d.Spec.Template.Spec.Containers {
+				for _, e := range ctr.Env {
+					defined[d.Name+"/"+ctr.Name+"/"+e.Name] = true
+					if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+						ref := e.ValueFrom.SecretKeyRef
+						if ref.Name != m.secret.Name {
+							t.Errorf("%s/%s env %s: Secret %s, want %s", d.Name, ctr.Name, e.Name, ref.Name, m.secret.Name)
+						}
+						used[ref.Key] = true
+					}
+				}
+			}
+			for _, v := range d.Spec.Template.Spec.Volumes {
+				if v.Secret != nil {
+					if v.Secret.SecretName != m.secret.Name {
+						t.Errorf("volume %s: Secret %s, want %s", v.Name, v.Secret.SecretName, m.secret.Name)
+					}
+					for _, item := range v.Secret.Items {
+						used[item.Key] = true
+					}
+				}
+			}
+		}
+		for key := range m.secret.StringData {
+			if !used[key] {
+				t.Errorf("the Secret's key %s is read by no container", key)
+			}
+			delete(used, key)
+		}
+		for key := range used {
+			t.Errorf("the pod reads the Secret's key %s, which it does not have", key)
+		}
+		// Every variable the Caddyfile and the skills read is set in the
+		// sidecar's env: {$VAR} when the Caddyfile loads, {env.VAR} when a
+		// setting is used.
+		files := m.configMap.Data[caddyfileKey] + m.configMap.Data["skills.yaml"]
+		for _, ref := range regexp.MustCompile(`\{(?:\$|env\.)([A-Z0-9_]+)`).FindAllStringSubmatch(files, -1) {
+			if !defined[m.deployment.Name+"/"+sidecarName+"/"+ref[1]] {
+				t.Errorf("the config reads %s, which the %s container's env does not set", ref[0]+"}", sidecarName)
+			}
+		}
+		// Secrets in the config go through {env.VAR} (read at use, never in
+		// the adapted JSON), never {$VAR}.
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && strings.Contains(files, "{$"+e.Name+"}") {
+				t.Errorf("the secret %s is read as {$%s}, which writes it into the adapted config; use {env.%s}", e.Name, e.Name, e.Name)
+			}
+		}
+		// The signing key is the Secret's file.
+		if agent.Signing == nil || len(agent.Signing.Keys) != 1 {
+			t.Fatal("the agent signs its card with one key")
+		}
+		key := filepath.Join(c.WorkingDir, agent.Signing.Keys[0].Key)
+		if !slices.ContainsFunc(c.VolumeMounts, func(vm corev1.VolumeMount) bool {
+			return strings.HasPrefix(key, vm.MountPath+"/") && vm.Name == "secrets"
+		}) {
+			t.Errorf("the signing key %s is not in the Secret's mount", key)
+		}
+	})
+
+	t.Run("the image and the pod agree", func(t *testing.T) {
+		df := readDockerfile(t)
+		if df.workdir != c.WorkingDir {
+			t.Errorf("WORKDIR %s, workingDir %s", df.workdir, c.WorkingDir)
+		}
+		if len(c.Command) != 0 || len(c.Args) != 0 {
+			t.Error("the sidecar overrides the image's command: keep them in one place")
+		}
+		config := df.cmd[slices.Index(df.cmd, "--config")+1]
+		mounts := map[string]string{}
+		for _, vm := range c.VolumeMounts {
+			mounts[vm.Name] = vm.MountPath
+		}
+		if filepath.Dir(config) != mounts["config"] || filepath.Base(config) != caddyfileKey {
+			t.Errorf("CMD runs %s; the ConfigMap is mounted at %s", config, mounts["config"])
+		}
+		if df.user != "nonroot:nonroot" || *m.deployment.Spec.Template.Spec.SecurityContext.RunAsUser != 65532 {
+			t.Errorf("USER %s, runAsUser %d: want distroless's nonroot, 65532", df.user, *m.deployment.Spec.Template.Spec.SecurityContext.RunAsUser)
+		}
+		for _, cp := range c.Ports {
+			if !slices.Contains(df.expose, fmt.Sprint(cp.ContainerPort)) {
+				t.Errorf("port %d is not EXPOSEd", cp.ContainerPort)
+			}
+		}
+		for _, name := range []string{"XDG_DATA_HOME", "XDG_CONFIG_HOME"} {
+			if !strings.HasPrefix(df.env[name], mounts["caddy-state"]+"/") {
+				t.Errorf("%s=%s is not on the caddy-state volume (%s)", name, df.env[name], mounts["caddy-state"])
+			}
+		}
+		ci, err := os.ReadFile("../../.ci/xcaddy-build")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if df.xcaddy == "" || !strings.Contains(string(ci), "xcaddy@"+df.xcaddy) {
+			t.Errorf("the Dockerfile's xcaddy %q is not the one .ci/xcaddy-build pins", df.xcaddy)
+		}
+	})
+
+	t.Run("containers are locked down and sized", func(t *testing.T) {
+		for _, d := range []*appsv1.Deployment{&m.deployment, &m.redis} {
+			spec := d.Spec.Template.Spec
+			if sc := spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+				t.Errorf("%s: the pod does not run as a non-root user", d.Name)
+			}
+			if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+				t.Errorf("%s: mounts a service account token it does not use", d.Name)
+			}
+			for _, ctr := range spec.Containers {
+				sc := ctr.SecurityContext
+				if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+					sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+					sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
+					t.Errorf("%s/%s: want a read-only root, no privilege escalation, all capabilities dropped", d.Name, ctr.Name)
+				}
+				r := ctr.Resources
+				if r.Requests.Cpu().IsZero() || r.Requests.Memory().IsZero() || r.Limits.Memory().IsZero() ||
+					r.Limits.Memory().Cmp(*r.Requests.Memory()) < 0 {
+					t.Errorf("%s/%s: want CPU and memory requests and a memory limit above the request", d.Name, ctr.Name)
+				}
+			}
+		}
+	})
+
+	t.Run("the Services select the pods and reach their ports", func(t *testing.T) {
+		for _, pair := range []struct {
+			svc *corev1.Service
+			d   *appsv1.Deployment
+			ctr string
+		}{{&m.service, &m.deployment, sidecarName}, {&m.redisServic, &m.redis, "redis"}} {
+			labels := pair.d.Spec.Template.Labels
+			for k, v := range pair.svc.Spec.Selector {
+				if labels[k] != v {
+					t.Errorf("Service %s selects %s=%s; the pods of %s have %q", pair.svc.Name, k, v, pair.d.Name, labels[k])
+				}
+			}
+			for _, sp := range pair.svc.Spec.Ports {
+				portNumber(t, container(t, pair.d, pair.ctr), sp.TargetPort)
+			}
+		}
+		want := fmt.Sprintf("%s:%d", m.redisServic.Name, m.redisServic.Spec.Ports[0].Port)
+		if got := envValue(t, c, "REDIS_ADDRESS"); got != want {
+			t.Errorf("REDIS_ADDRESS %s; the Redis Service is %s", got, want)
+		}
+		legacy := container(t, &m.deployment, legacyName)
+		if !strings.Contains(strings.Join(legacy.Args, " "), "127.0.0.1:9090") ||
+			!strings.Contains(m.configMap.Data[caddyfileKey], "upstream http://127.0.0.1:9090") {
+			t.Error("the sidecar does not call the legacy API where it listens (127.0.0.1:9090)")
+		}
+	})
+}
+
+func envValue(t *testing.T, c *corev1.Container, name string) string {
+	t.Helper()
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	t.Fatalf("container %s has no env %s", c.Name, name)
+	return ""
+}
