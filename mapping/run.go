@@ -38,7 +38,7 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 		return sk.askOutcome(&call, problems)
 	}
 	vars.Args = args
-	callCtx, cancel := context.WithTimeout(ctx, sk.Timeout)
+	callCtx, cancel := context.WithTimeout(ctx, sk.runTimeout)
 	defer cancel()
 	for i := 0; ; i++ { // a loaded skill has at least one step; the last one returns
 		st := &sk.steps[i]
@@ -57,6 +57,9 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 		}
 		stage = "upstream"
 		resp, body, f := sk.send(ctx, callCtx, req, st.request.retry)
+		if f == nil && st.request.poll != nil {
+			resp, body, f = sk.awaitJob(ctx, callCtx, m, vars, &call, st.request.poll, req, resp, body, progress)
+		}
 		if f != nil {
 			return sk.fail(&call, *f)
 		}

@@ -58,18 +58,35 @@ func (sk *Skill) send(parent, callCtx context.Context, req *http.Request, p *ret
 }
 
 // wait is the pause before attempt+1: backoff doubled after each attempt,
-// or the answer's Retry-After (in seconds), at most maxBackoff.
+// or the answer's Retry-After, at most maxBackoff.
 func (p *retryPolicy) wait(attempt int, resp *http.Response) time.Duration {
 	d := p.backoff << (attempt - 1)
 	if d <= 0 || d > p.maxBackoff {
 		d = p.maxBackoff
 	}
-	if resp != nil {
-		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs >= 0 {
-			d = min(time.Duration(secs)*time.Second, p.maxBackoff)
-		}
+	if after, ok := retryAfter(resp); ok {
+		d = min(after, p.maxBackoff)
 	}
 	return d
+}
+
+// retryAfter is the wait an answer's Retry-After header asks for, given in
+// seconds or as an HTTP date; ok is false when there is none.
+func retryAfter(resp *http.Response) (d time.Duration, ok bool) {
+	if resp == nil {
+		return 0, false
+	}
+	v := resp.Header.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

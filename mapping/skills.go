@@ -103,7 +103,8 @@ type Skill struct {
 	Examples    []string
 	InputModes  []string
 	OutputModes []string
-	// Timeout bounds one run: every upstream call, retry and body.
+	// Timeout bounds one run: every upstream call, retry and body. A
+	// polled job's calls each have Timeout, and the job its max_wait.
 	Timeout time.Duration
 	// ReturnsMessage says the skill answers with a Message, not a Task.
 	ReturnsMessage bool
@@ -136,6 +137,9 @@ type Skill struct {
 	// answers no rule claims.
 	errorDetail bool
 	needs       usage // which lazily built variables its expressions read
+	// runTimeout bounds the whole run: Timeout, and for each polled job
+	// its max_wait and the fetch of its result.
+	runTimeout time.Duration
 }
 
 // Call is what a run gets to work with.
@@ -198,6 +202,7 @@ func (e *RunError) Unwrap() error { return e.Err }
 // upstream is the service every skill of a file calls.
 type upstream struct {
 	scheme, host string
+	origin       string // as origin() writes it
 	// basePath and baseRawPath are the url's path without its trailing
 	// slash, decoded and as written.
 	basePath, baseRawPath string

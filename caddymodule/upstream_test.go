@@ -1,0 +1,250 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+)
+
+// The tests of long-running upstreams: jobs polled through 202 + Location,
+// and streamed bodies, each through a real Caddy in front of an upstream on
+// loopback that the test drives.
+
+// startAgentWith starts Caddy with the a2a handler in front of upstream,
+// with the skills file skills.
+func startAgentWith(t *testing.T, skills string, upstream http.Handler) *agent {
+	t.Helper()
+	adminPortOnce.Do(func() { adminPort = freePort(t) })
+	path := filepath.Join(t.TempDir(), "skills.yaml")
+	if err := os.WriteFile(path, []byte(skills), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(upstream)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	a := &agent{
+		t: t,
+		tester: caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
+			AdminPort:          adminPort,
+			TestRequestTimeout: 30 * time.Second,
+			LoadRequestTimeout: 30 * time.Second,
+		}),
+		upstream: srv.URL,
+		skills:   path,
+		port:     freePort(t),
+	}
+	a.load(a.publicURL(), "Long-running upstreams")
+	return a
+}
+
+// events opens a stream (version "" is 0.3) and passes its events' results
+// on, in order; the channel closes when the stream ends.
+func (a *agent) events(version, body string) <-chan json.RawMessage {
+	a.t.Helper()
+	resp := a.post(version, body)
+	if resp.StatusCode != http.StatusOK {
+		a.t.Fatalf("%s: status %d", body, resp.StatusCode)
+	}
+	ch := make(chan json.RawMessage, 64)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		_ = readSSE(resp.Body, func(data []byte) bool {
+			var ev struct {
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(data, &ev) != nil || ev.Result == nil {
+				ch <- data // an error event: the test sees it as it is
+				return false
+			}
+			ch <- ev.Result
+			return true
+		})
+	}()
+	return ch
+}
+
+// until reads events until one holds all of want, and returns it.
+func until(t *testing.T, events <-chan json.RawMessage, want ...string) string {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case ev, open := <-events:
+			if !open {
+				t.Fatalf("the stream ended before an event with %q", want)
+			}
+			s := compactJSON(t, ev)
+			if containsAll(s, want) {
+				return s
+			}
+		case <-timeout:
+			t.Fatalf("no event with %q", want)
+		}
+	}
+}
+
+func containsAll(s string, want []string) bool {
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// jobs is an upstream of reports made by jobs: POST /reports starts one
+// and answers 202 with its Location; GET /reports/<n> answers its progress
+// while it runs, and the report once the test finishes it; DELETE cancels
+// it.
+type jobs struct {
+	mu       sync.Mutex
+	progress map[string]int // percent done, by job path; 100 is done
+	n        int
+	polled   chan string // the path of each poll, when a test listens
+	deleted  chan string
+}
+
+func newJobs() *jobs {
+	return &jobs{progress: map[string]int{}, polled: make(chan string, 256), deleted: make(chan string, 8)}
+}
+
+func (j *jobs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	switch r.Method {
+	case http.MethodPost:
+		j.n++
+		path := fmt.Sprintf("/reports/%d", j.n)
+		j.progress[path] = 10
+		w.Header().Set("Location", path)
+		w.WriteHeader(http.StatusAccepted)
+	case http.MethodGet:
+		select {
+		case j.polled <- r.URL.Path:
+		default:
+		}
+		p, ok := j.progress[r.URL.Path]
+		switch {
+		case !ok:
+			w.WriteHeader(http.StatusNotFound)
+		case p >= 100:
+			fmt.Fprintf(w, `{"report": %q}`, r.URL.Path)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+			fmt.Fprintf(w, `{"percent": %d}`, p)
+		}
+	case http.MethodDelete:
+		delete(j.progress, r.URL.Path)
+		w.WriteHeader(http.StatusNoContent)
+		j.deleted <- r.URL.Path
+	}
+}
+
+// set moves the job at path on.
+func (j *jobs) set(path string, percent int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.progress[path] = percent
+}
+
+const jobsSkills = `upstream: {url: "http://ignored", timeout: 10s}
+skills:
+  - id: report
+    description: Makes a report, slowly.
+    request:
+      method: POST
+      path: /reports
+      poll:
+        interval: 10ms
+        backoff: 1
+        message: "Report {response.body.percent}% done"
+        cancel: DELETE
+`
+
+// TestIntegrationPolledJob: a skill whose upstream answers 202 + Location
+// keeps its task working while the job runs, each progress message reaches
+// the streams, the job's result completes the task, and CancelTask stops
+// the polling and deletes the job; in 1.0 and 0.3.
+func TestIntegrationPolledJob(t *testing.T) {
+	up := newJobs()
+	a := startAgentWith(t, jobsSkills, up)
+
+	t.Run("1.0 SendStreamingMessage", func(t *testing.T) {
+		events := a.events("1.0", `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":
+			{"messageId":"j1","role":"ROLE_USER","parts":[{"text":"report"}]}}}`)
+		until(t, events, `"TASK_STATE_WORKING"`, `Report 10% done`)
+		up.set("/reports/1", 60)
+		until(t, events, `"TASK_STATE_WORKING"`, `Report 60% done`)
+		up.set("/reports/1", 100)
+		until(t, events, `"artifactUpdate"`, `"report":"/reports/1"`)
+		until(t, events, `"TASK_STATE_COMPLETED"`)
+	})
+
+	t.Run("0.3 message/send", func(t *testing.T) {
+		go func() { // the job is done once it has been polled
+			for path := range up.polled {
+				if path == "/reports/2" {
+					up.set(path, 100)
+					return
+				}
+			}
+		}()
+		r := a.call("", `{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":
+			{"kind":"message","messageId":"j2","role":"user","parts":[{"kind":"text","text":"report"}]}}}`)
+		if r.Error != nil {
+			t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
+		}
+		if s := compactJSON(t, r.Result); !containsAll(s, []string{`"state":"completed"`, `"report":"/reports/2"`, `Report 10% done`}) {
+			t.Errorf("answer %s: want the task completed with the report, its progress in the history", s)
+		}
+	})
+
+	for _, tt := range []struct{ version, send, subscribe, cancel, working, canceled string }{
+		{"1.0", `"SendMessage"`, "SubscribeToTask", "CancelTask", "TASK_STATE_WORKING", "TASK_STATE_CANCELED"},
+		{"", `"message/send"`, "tasks/resubscribe", "tasks/cancel", `"working"`, `"canceled"`},
+	} {
+		t.Run(tt.version+" SubscribeToTask and CancelTask while polling", func(t *testing.T) {
+			message := `{"messageId":"jc` + tt.version + `","role":"ROLE_USER","parts":[{"text":"report"}]},"configuration":{"returnImmediately":true}`
+			if tt.version == "" {
+				message = `{"kind":"message","messageId":"jc","role":"user","parts":[{"kind":"text","text":"report"}]},"configuration":{"blocking":false}`
+			}
+			started := a.call(tt.version, `{"jsonrpc":"2.0","id":3,"method":`+tt.send+`,"params":{"message":`+message+`}}`)
+			if started.Error != nil {
+				t.Fatalf("error %d: %s", started.Error.Code, started.Error.Message)
+			}
+			var id string
+			if tt.version == "1.0" {
+				id = decodeTask10(t, started.Result).ID
+			} else {
+				id = decodeTask(t, started.Result).ID
+			}
+			events := a.events(tt.version, fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":%q,"params":{"id":%q}}`, tt.subscribe, id))
+			until(t, events, tt.working, "Report 10% done")
+
+			canceled := a.call(tt.version, fmt.Sprintf(`{"jsonrpc":"2.0","id":5,"method":%q,"params":{"id":%q}}`, tt.cancel, id))
+			if canceled.Error != nil || !strings.Contains(string(canceled.Result), tt.canceled) {
+				t.Fatalf("cancel: %+v %s", canceled.Error, canceled.Result)
+			}
+			until(t, events, tt.canceled)
+			select {
+			case <-up.deleted:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the job was not deleted upstream")
+			}
+		})
+	}
+}
