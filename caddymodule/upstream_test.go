@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -245,6 +246,156 @@ func TestIntegrationPolledJob(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("the job was not deleted upstream")
 			}
+		})
+	}
+}
+
+// chat is an upstream that streams: GET /chat answers server-sent events,
+// the first chunk at once and the rest only when the test releases them
+// (each request hands its release channel to arrived once its first chunk
+// is sent); GET /numbers answers NDJSON.
+type chat struct{ arrived chan chan struct{} }
+
+func (c *chat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/chat":
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"delta": "Hel"}`+"\n\n")
+		w.(http.Flusher).Flush()
+		release := make(chan struct{})
+		select {
+		case c.arrived <- release:
+		case <-r.Context().Done():
+			return
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, `data: {"delta": "lo"}`+"\n\n"+"data: [DONE]\n\n")
+	case "/numbers":
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		io.WriteString(w, `{"n": 1}`+"\n"+`{"n": 2}`+"\n")
+	}
+}
+
+const chatSkills = `upstream: {url: "http://ignored", timeout: 10s}
+skills:
+  - id: chat
+    description: Answers word by word.
+    request: {path: /chat}
+    stream:
+      artifact: {name: reply, text: "{event.data.delta}"}
+      done: event.text == "[DONE]"
+  - id: numbers
+    description: Counts.
+    request: {path: /numbers}
+    stream: {}
+`
+
+// TestIntegrationStreamedUpstream: an upstream's SSE or NDJSON answer
+// reaches the caller chunk by chunk, as it comes, as one artifact (append,
+// lastChunk) over SendStreamingMessage and SubscribeToTask in 1.0 and 0.3;
+// a blocking SendMessage answers with the whole artifact, and so does the
+// stored task; a client that hangs up does not stop the task.
+func TestIntegrationStreamedUpstream(t *testing.T) {
+	up := &chat{arrived: make(chan chan struct{})}
+	a := startAgentWith(t, chatSkills, up)
+	released := func() chan struct{} {
+		select {
+		case release := <-up.arrived:
+			return release
+		case <-time.After(20 * time.Second):
+			t.Fatal("the upstream got no request")
+			return nil
+		}
+	}
+
+	for _, tt := range []struct {
+		version, method, message, first, next, last string
+	}{
+		{"1.0", "SendStreamingMessage", `{"messageId":"c1","role":"ROLE_USER","metadata":{"skill":"chat"},"parts":[{"text":"hi"}]}`,
+			`"artifactUpdate":{"artifact":{"artifactId":`, `"append":true`, `"lastChunk":true`},
+		{"", "message/stream", `{"kind":"message","messageId":"c2","role":"user","metadata":{"skill":"chat"},"parts":[{"kind":"text","text":"hi"}]}`,
+			`"kind":"artifact-update"`, `"append":true`, `"lastChunk":true`},
+	} {
+		t.Run(tt.version+" "+tt.method, func(t *testing.T) {
+			events := a.events(tt.version, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"message":%s}}`, tt.method, tt.message))
+			release := released()
+			first := until(t, events, tt.first, `"text":"Hel"`, `"name":"reply"`)
+			if strings.Contains(first, `"append":true`) || strings.Contains(first, `"lastChunk":true`) {
+				t.Errorf("first chunk %s: want neither append nor lastChunk", first)
+			}
+			close(release) // only now does the upstream send the second chunk
+			until(t, events, tt.next, `"text":"lo"`)
+			until(t, events, tt.last)
+			final := until(t, events, map[string]string{"1.0": "TASK_STATE_COMPLETED", "": `"completed"`}[tt.version])
+			var id struct {
+				TaskID       string `json:"taskId"`
+				StatusUpdate struct {
+					TaskID string `json:"taskId"`
+				} `json:"statusUpdate"`
+			}
+			_ = json.Unmarshal([]byte(final), &id)
+			taskID := id.TaskID + id.StatusUpdate.TaskID
+			got := a.call(tt.version, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":%q,"params":{"id":%q}}`,
+				map[string]string{"1.0": "GetTask", "": "tasks/get"}[tt.version], taskID))
+			if s := compactJSON(t, got.Result); strings.Count(s, `"artifactId"`) != 1 || !strings.Contains(s, `{"text":"Hel"},{"text":"lo"}`) &&
+				!strings.Contains(s, `{"kind":"text","text":"Hel"},{"kind":"text","text":"lo"}`) {
+				t.Errorf("stored task %s: want one artifact with every chunk", s)
+			}
+		})
+	}
+
+	t.Run("1.0 SendMessage answers the whole artifact", func(t *testing.T) {
+		go func() { close(released()) }()
+		r := a.call("1.0", `{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{"message":
+			{"messageId":"c3","role":"ROLE_USER","metadata":{"skill":"chat"},"parts":[{"text":"hi"}]}}}`)
+		if s := compactJSON(t, r.Result); !strings.Contains(s, `"TASK_STATE_COMPLETED"`) || !strings.Contains(s, `"parts":[{"text":"Hel"},{"text":"lo"},{"text":""}]`) {
+			t.Errorf("answer %s: want the task completed with the whole artifact", s)
+		}
+	})
+
+	t.Run("0.3 message/send of NDJSON", func(t *testing.T) {
+		r := a.call("", `{"jsonrpc":"2.0","id":4,"method":"message/send","params":{"message":
+			{"kind":"message","messageId":"c4","role":"user","metadata":{"skill":"numbers"},"parts":[{"kind":"text","text":"count"}]}}}`)
+		if s := compactJSON(t, r.Result); !strings.Contains(s, `"state":"completed"`) ||
+			!strings.Contains(s, `"parts":[{"data":{"n":1},"kind":"data"},{"data":{"n":2},"kind":"data"},{"kind":"text","text":""}]`) {
+			t.Errorf("answer %s: want the task completed with both lines as data", s)
+		}
+	})
+
+	for _, tt := range []struct{ version, send, subscribe, config, message string }{
+		{"1.0", "SendMessage", "SubscribeToTask", `{"returnImmediately":true}`, `{"messageId":"c5","role":"ROLE_USER","metadata":{"skill":"chat"},"parts":[{"text":"hi"}]}`},
+		{"", "message/send", "tasks/resubscribe", `{"blocking":false}`, `{"kind":"message","messageId":"c6","role":"user","metadata":{"skill":"chat"},"parts":[{"kind":"text","text":"hi"}]}`},
+	} {
+		t.Run(tt.version+" "+tt.subscribe+" after the client hung up", func(t *testing.T) {
+			// The stream of the message is dropped after the first chunk;
+			// the task goes on, and a subscriber sees the rest.
+			resp := a.post(tt.version, fmt.Sprintf(`{"jsonrpc":"2.0","id":5,"method":%q,"params":{"message":%s,"configuration":%s}}`,
+				map[string]string{"1.0": "SendStreamingMessage", "": "message/stream"}[tt.version], tt.message, tt.config))
+			release := released()
+			var taskID string
+			_ = readSSE(resp.Body, func(data []byte) bool {
+				var ev struct {
+					Result struct {
+						ID   string `json:"id"` // 0.3 task
+						Task struct {
+							ID string `json:"id"`
+						} `json:"task"`
+					} `json:"result"`
+				}
+				_ = json.Unmarshal(data, &ev)
+				taskID = ev.Result.ID + ev.Result.Task.ID
+				return false
+			})
+			resp.Body.Close()
+			events := a.events(tt.version, fmt.Sprintf(`{"jsonrpc":"2.0","id":6,"method":%q,"params":{"id":%q}}`, tt.subscribe, taskID))
+			until(t, events, `"Hel"`) // the task, with the first chunk stored, or the chunk itself
+			close(release)
+			until(t, events, `"append":true`, `"text":"lo"`)
+			until(t, events, map[string]string{"1.0": "TASK_STATE_COMPLETED", "": `"completed"`}[tt.version])
 		})
 	}
 }

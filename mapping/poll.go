@@ -83,7 +83,7 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 			return nil, nil, sk.jobStopped(ctx, m, vars, p, j, context.Cause(jobCtx))
 		}
 		pollCtx, cancelPoll := context.WithTimeout(jobCtx, sk.Timeout)
-		resp, body, f := sk.send(ctx, pollCtx, j.get(pollCtx, j.url), nil)
+		resp, body, f := sk.send(ctx, pollCtx, j.get(pollCtx, j.url), nil, nil)
 		cancelPoll()
 		if f != nil {
 			if jobCtx.Err() != nil {
@@ -210,7 +210,7 @@ func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprV
 	}
 	resultCtx, cancel := context.WithTimeout(callCtx, sk.Timeout)
 	defer cancel()
-	return sk.send(ctx, resultCtx, j.get(resultCtx, u), nil)
+	return sk.send(ctx, resultCtx, j.get(resultCtx, u), nil, nil)
 }
 
 // jobFailure is a job its poll answer says has failed.

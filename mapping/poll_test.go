@@ -104,7 +104,7 @@ func (p *recordProgress) Working(m *a2a.Message) {
 	p.texts = append(p.texts, m.Parts[0].Text)
 }
 
-func (p *recordProgress) Artifact(a2a.Artifact) {}
+func (p *recordProgress) Artifact(a2a.Artifact, bool, bool) (string, error) { return "", nil }
 
 const jobSkill = `upstream: {url: "http://ignored", timeout: 5s}
 skills:

@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/expr-lang/expr/vm"
 )
 
 // Run gathers the call's arguments from its messages (History, then
@@ -56,21 +58,47 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 			}
 		}
 		stage = "upstream"
-		resp, body, f := sk.send(ctx, callCtx, req, st.request.retry)
-		if f == nil && st.request.poll != nil {
-			resp, body, f = sk.awaitJob(ctx, callCtx, m, vars, &call, st.request.poll, req, resp, body, progress)
-		}
+		last := i == len(sk.steps)-1
+		resp, body, streaming, f := sk.exchange(ctx, callCtx, m, vars, &call, st, req, last, progress)
 		if f != nil {
 			return sk.fail(&call, *f)
 		}
 		stage = "response"
-		if i == len(sk.steps)-1 {
+		if streaming {
+			return sk.streamOutcome(ctx, callCtx, m, vars, &call, resp, progress)
+		}
+		if last {
 			return sk.mapResponse(m, vars, &call, st, resp, body)
 		}
 		if out, done := sk.stepOutcome(m, vars, &call, st, resp, body); done {
 			return out
 		}
 	}
+}
+
+// exchange sends a step's request and returns the answer to map: for a
+// request that starts a polled job, the job's. The last step's answer that
+// the skill's stream section reads comes back with its body unread
+// (streaming), for the caller to read and close.
+func (sk *Skill) exchange(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, call *Call, st *step, req *http.Request,
+	last bool, progress Progress) (resp *http.Response, body []byte, streaming bool, f *failure) {
+	var keepOpen func(*http.Response) bool
+	var whenErr error
+	if last && sk.stream != nil {
+		keepOpen = func(resp *http.Response) bool {
+			streaming, whenErr = sk.stream.accepts(sk, m, vars, resp)
+			return streaming || whenErr != nil
+		}
+	}
+	resp, body, f = sk.send(ctx, callCtx, req, st.request.retry, keepOpen)
+	switch {
+	case whenErr != nil:
+		resp.Body.Close()
+		return nil, nil, false, failed(responseFailure(whenErr))
+	case f == nil && !streaming && st.request.poll != nil:
+		resp, body, f = sk.awaitJob(ctx, callCtx, m, vars, call, st.request.poll, req, resp, body, progress)
+	}
+	return resp, body, streaming, f
 }
 
 // failure is a run that went wrong: the state it leaves the task in, what

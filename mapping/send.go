@@ -20,8 +20,9 @@ import (
 // send sends req, and sends it again as its retry policy allows: after a
 // transport error or a status the policy names, waiting longer each time,
 // never past the skill's deadline. It returns the answer with its body
-// read, or why there is none.
-func (sk *Skill) send(parent, callCtx context.Context, req *http.Request, p *retryPolicy) (*http.Response, []byte, *failure) {
+// read, or why there is none; an answer keepOpen (when set) says yes to
+// keeps its body unread, for the caller to read and close.
+func (sk *Skill) send(parent, callCtx context.Context, req *http.Request, p *retryPolicy, keepOpen func(*http.Response) bool) (*http.Response, []byte, *failure) {
 	attempts := 1
 	if p != nil {
 		attempts = p.attempts
@@ -47,6 +48,9 @@ func (sk *Skill) send(parent, callCtx context.Context, req *http.Request, p *ret
 		if err != nil {
 			f := sk.transportFailure(parent, callCtx, err)
 			return nil, nil, &f
+		}
+		if keepOpen != nil && keepOpen(resp) {
+			return resp, nil, nil
 		}
 		body, err := readBody(resp, sk.MaxResponseBytes)
 		if err != nil {

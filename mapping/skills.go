@@ -128,9 +128,10 @@ type Skill struct {
 	match   *vm.Program // the selection predicate, or nil
 	schema  *argSchema  // nil: the arguments are the messages' data
 	config  map[string]any
-	working *template // working_message, or nil
-	steps   []step    // the upstream calls, in order; one for a plain request
-	rules   []rule    // map the last call's answer
+	working *template   // working_message, or nil
+	steps   []step      // the upstream calls, in order; one for a plain request
+	rules   []rule      // map the last call's answer
+	stream  *streamRule // reads the last call's answer as a stream, or nil
 	// clientErrors is the state of a 4xx answer no rule claims.
 	clientErrors a2a.TaskState
 	// errorDetail lets the upstream's own error text into the messages of
@@ -181,8 +182,14 @@ type Outcome struct {
 
 // Progress receives intermediate updates of a run; the server implements it.
 type Progress interface {
+	// Working reports a progress message: the task stays working.
 	Working(msg *a2a.Message)
-	Artifact(a a2a.Artifact)
+	// Artifact records a chunk of an artifact the run streams. The first
+	// chunk (appendParts false) has no id and gets one, which Artifact
+	// returns; each later chunk carries it, and its parts are appended.
+	// lastChunk marks the last. An error means the chunk was not kept (the
+	// task ended meanwhile, or would hold too much), and the run stops.
+	Artifact(art a2a.Artifact, appendParts, lastChunk bool) (id string, err error)
 }
 
 // RunError is the Outcome.Err of a run that went wrong.
