@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/caddyserver/caddy/v2/caddytest"
 )
 
 // The tests of long-running upstreams: jobs polled through 202 + Location,
@@ -24,27 +21,11 @@ import (
 // with the skills file skills.
 func startAgentWith(t *testing.T, skills string, upstream http.Handler) *agent {
 	t.Helper()
-	adminPortOnce.Do(func() { adminPort = freePort(t) })
 	path := filepath.Join(t.TempDir(), "skills.yaml")
 	if err := os.WriteFile(path, []byte(skills), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(upstream)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	a := &agent{
-		t: t,
-		tester: caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
-			AdminPort:          adminPort,
-			TestRequestTimeout: 30 * time.Second,
-			LoadRequestTimeout: 30 * time.Second,
-		}),
-		upstream: srv.URL,
-		skills:   path,
-		port:     freePort(t),
-	}
+	a := newAgent(t, path, upstream)
 	a.load(a.publicURL(), "Long-running upstreams")
 	return a
 }

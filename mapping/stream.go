@@ -99,9 +99,8 @@ func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exp
 		}
 		ev.Index = n
 		vars.Event = ev
-		if sk.needs&useEventData != 0 || (s.text == nil && s.data == nil) {
-			vars.Event.Data = nil
-			_ = a2a.UnmarshalKeepingIntegers([]byte(ev.Text), &vars.Event.Data) // not JSON: null
+		if text := []byte(ev.Text); (sk.needs&useEventData != 0 || (s.text == nil && s.data == nil)) && json.Valid(text) {
+			_ = a2a.UnmarshalKeepingIntegers(text, &vars.Event.Data) // valid: cannot fail
 		}
 		parts, err := s.parts(m, vars)
 		if err != nil {

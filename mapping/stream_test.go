@@ -3,6 +3,7 @@ package mapping_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -265,5 +266,51 @@ func TestStreamLoadErrors(t *testing.T) {
 	_, err := mapping.Parse("t.yaml", []byte(fmt.Sprintf(jobSkill, "        interval: 1s")+"    stream: {format: lines}\n"), mapping.Options{})
 	if want := `t.yaml:10: skill "job": stream: cannot read the answer of a polled request`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("stream and poll: error %v, want %q", err, want)
+	}
+}
+
+// refusingProgress keeps the first chunk and refuses the rest, as a task
+// over its byte budget does.
+type refusingProgress struct{ chunkProgress }
+
+func (p *refusingProgress) Artifact(art a2a.Artifact, appendParts, lastChunk bool) (string, error) {
+	if appendParts {
+		return "", errors.New("the task would hold too much")
+	}
+	return p.chunkProgress.Artifact(art, appendParts, lastChunk)
+}
+
+// Canceling the run stops reading the stream at once; a chunk the task
+// cannot keep fails it.
+func TestStreamStops(t *testing.T) {
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		io.WriteString(w, "1\n2\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s := load(t, fmt.Sprintf(streamSkill, "      max_chunks: 5"), srv.URL, mapping.Options{})
+
+	progress := newChunkProgress()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan mapping.Outcome)
+	go func() { done <- s.ByID("s").Run(ctx, mapping.Call{Message: message("s", nil, "go")}, progress) }()
+	<-progress.got
+	<-progress.got
+	cancel()
+	if out := <-done; out.State != a2a.TaskStateCanceled || messageText(out) != `Skill "s" was canceled.` {
+		t.Errorf("canceled run: %v %q (%v)", out.State, messageText(out), out.Err)
+	}
+
+	refusing := &refusingProgress{chunkProgress: *newChunkProgress()}
+	out := s.ByID("s").Run(context.Background(), mapping.Call{Message: message("s", nil, "go")}, refusing)
+	if want := `Skill "s" failed: its streamed result could not be kept.`; out.State != a2a.TaskStateFailed || messageText(out) != want {
+		t.Errorf("refused chunk: %v %q, want failed %q", out.State, messageText(out), want)
 	}
 }
