@@ -170,7 +170,8 @@ type Outcome struct {
 	// Message is the agent's message: the status message of a task, or the
 	// whole answer of a skill that returns a message (then it also carries
 	// the artifacts' parts and Artifacts is empty). Neither the message nor
-	// the artifacts have ids: whoever records them gives them one.
+	// the artifacts have ids: whoever records them gives them one. An
+	// artifact the run streamed through Progress is not repeated here.
 	Message   *a2a.Message
 	Artifacts []a2a.Artifact
 	// Err says why a run did not go as its mapping chose (the upstream was
