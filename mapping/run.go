@@ -83,22 +83,43 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 func (sk *Skill) exchange(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, call *Call, st *step, req *http.Request,
 	last bool, progress Progress) (resp *http.Response, body []byte, streaming bool, f *failure) {
 	var keepOpen func(*http.Response) bool
-	var whenErr error
+	var check *streamCheck // only for a skill that streams: a run without costs nothing
 	if last && sk.stream != nil {
-		keepOpen = func(resp *http.Response) bool {
-			streaming, whenErr = sk.stream.accepts(sk, m, vars, resp)
-			return streaming || whenErr != nil
-		}
+		check = &streamCheck{sk: sk, m: m, vars: vars}
+		keepOpen = check.keepOpen
 	}
-	resp, body, f = sk.send(ctx, callCtx, req, st.request.retry, keepOpen)
+	sendCtx := callCtx
+	if st.request.poll != nil { // the run's deadline leaves room for the job; the call has timeout
+		var cancel context.CancelFunc
+		sendCtx, cancel = context.WithTimeout(callCtx, sk.Timeout)
+		defer cancel()
+		req = req.WithContext(sendCtx)
+	}
+	resp, body, f = sk.send(ctx, sendCtx, req, st.request.retry, keepOpen)
 	switch {
-	case whenErr != nil:
+	case check != nil && check.err != nil:
 		resp.Body.Close()
-		return nil, nil, false, failed(responseFailure(whenErr))
-	case f == nil && !streaming && st.request.poll != nil:
+		return nil, nil, false, failed(responseFailure(check.err))
+	case check != nil && check.streaming:
+		return resp, nil, true, nil
+	case f == nil && st.request.poll != nil:
 		resp, body, f = sk.awaitJob(ctx, callCtx, m, vars, call, st.request.poll, req, resp, body, progress)
 	}
-	return resp, body, streaming, f
+	return resp, body, false, f
+}
+
+// streamCheck asks the stream section whether an answer is a stream.
+type streamCheck struct {
+	sk        *Skill
+	m         *vm.VM
+	vars      *exprVars
+	streaming bool
+	err       error // stream.when failed
+}
+
+func (c *streamCheck) keepOpen(resp *http.Response) bool {
+	c.streaming, c.err = c.sk.stream.accepts(c.sk, c.m, c.vars, resp)
+	return c.streaming || c.err != nil
 }
 
 // failure is a run that went wrong: the state it leaves the task in, what

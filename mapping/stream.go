@@ -83,7 +83,7 @@ func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exp
 	sk.bindAnswer(vars, resp, nil)
 	body := &limitedReader{r: resp.Body, left: s.maxBytes}
 	events := s.reader(body, mediaTypeOf(resp.Header.Get("Content-Type")))
-	out := streamed{sk: sk, call: call, progress: progress}
+	out := streamed{sk: sk, progress: progress}
 	for n := 0; ; n++ {
 		ev, err := events.next()
 		if err == io.EOF {
@@ -176,7 +176,6 @@ func (s *streamRule) parts(m *vm.VM, vars *exprVars) ([]a2a.Part, error) {
 // gathered when there is no one to report to.
 type streamed struct {
 	sk       *Skill
-	call     *Call
 	progress Progress
 	id       string // the artifact's, once its first chunk is recorded
 	last     bool   // the last chunk has been recorded
