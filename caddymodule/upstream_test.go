@@ -136,6 +136,15 @@ func (j *jobs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// latestN is the number of the last job started, and latest its path.
+func (j *jobs) latestN() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.n
+}
+
+func (j *jobs) latest() string { return fmt.Sprintf("/reports/%d", j.latestN()) }
+
 // set moves the job at path on.
 func (j *jobs) set(path string, percent int) {
 	j.mu.Lock()
@@ -165,21 +174,29 @@ func TestIntegrationPolledJob(t *testing.T) {
 	up := newJobs()
 	a := startAgentWith(t, jobsSkills, up)
 
-	t.Run("1.0 SendStreamingMessage", func(t *testing.T) {
-		events := a.events("1.0", `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":
-			{"messageId":"j1","role":"ROLE_USER","parts":[{"text":"report"}]}}}`)
-		until(t, events, `"TASK_STATE_WORKING"`, `Report 10% done`)
-		up.set("/reports/1", 60)
-		until(t, events, `"TASK_STATE_WORKING"`, `Report 60% done`)
-		up.set("/reports/1", 100)
-		until(t, events, `"artifactUpdate"`, `"report":"/reports/1"`)
-		until(t, events, `"TASK_STATE_COMPLETED"`)
-	})
+	for _, tt := range []struct{ version, method, message, working, artifact, completed string }{
+		{"1.0", "SendStreamingMessage", `{"messageId":"j1","role":"ROLE_USER","parts":[{"text":"report"}]}`,
+			`"TASK_STATE_WORKING"`, `"artifactUpdate"`, `"TASK_STATE_COMPLETED"`},
+		{"", "message/stream", `{"kind":"message","messageId":"j2","role":"user","parts":[{"kind":"text","text":"report"}]}`,
+			`"state":"working"`, `"kind":"artifact-update"`, `"state":"completed"`},
+	} {
+		t.Run(tt.version+" "+tt.method, func(t *testing.T) {
+			events := a.events(tt.version, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"message":%s}}`, tt.method, tt.message))
+			until(t, events, tt.working, `Report 10% done`)
+			job := up.latest()
+			up.set(job, 60)
+			until(t, events, tt.working, `Report 60% done`)
+			up.set(job, 100)
+			until(t, events, tt.artifact, `"report":"`+job+`"`)
+			until(t, events, tt.completed)
+		})
+	}
 
 	t.Run("0.3 message/send", func(t *testing.T) {
+		next := fmt.Sprintf("/reports/%d", up.latestN()+1)
 		go func() { // the job is done once it has been polled
 			for path := range up.polled {
-				if path == "/reports/2" {
+				if path == next {
 					up.set(path, 100)
 					return
 				}
@@ -190,7 +207,7 @@ func TestIntegrationPolledJob(t *testing.T) {
 		if r.Error != nil {
 			t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
 		}
-		if s := compactJSON(t, r.Result); !containsAll(s, []string{`"state":"completed"`, `"report":"/reports/2"`, `Report 10% done`}) {
+		if s := compactJSON(t, r.Result); !containsAll(s, []string{`"state":"completed"`, `"report":"` + next + `"`, `Report 10% done`}) {
 			t.Errorf("answer %s: want the task completed with the report, its progress in the history", s)
 		}
 	})
