@@ -41,7 +41,7 @@ echo "== interop (official Go and JavaScript SDK clients)"
 (cd interop && go test -race -count=1 ./...)
 
 echo "== fuzzing (smoke: a few seconds per target; README.md says how to run them longer)"
-for target in ./a2a:FuzzDecodeRequest ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars; do
+for target in ./a2a:FuzzDecodeRequest ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" "${target%%:*}" >/dev/null
 done
 

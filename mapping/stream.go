@@ -99,8 +99,10 @@ func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exp
 		}
 		ev.Index = n
 		vars.Event = ev
-		if text := []byte(ev.Text); (sk.needs&useEventData != 0 || (s.text == nil && s.data == nil)) && json.Valid(text) {
-			_ = a2a.UnmarshalKeepingIntegers(text, &vars.Event.Data) // valid: cannot fail
+		if sk.needs&useEventData != 0 || (s.text == nil && s.data == nil) {
+			if text := []byte(ev.Text); json.Valid(text) {
+				_ = a2a.UnmarshalKeepingIntegers(text, &vars.Event.Data) // valid: cannot fail
+			}
 		}
 		parts, err := s.parts(m, vars)
 		if err != nil {
