@@ -307,3 +307,30 @@ func TestPollLoadErrors(t *testing.T) {
 		}
 	}
 }
+
+// A polled request may be any step: the job's answer is the step's, and
+// the next step reads it.
+func TestPollInSteps(t *testing.T) {
+	api := newJobAPI(t, accepted("/jobs/1"), func(n int, w http.ResponseWriter) {
+		jsonAnswer(w, http.StatusOK, `{"part": "result"}`)
+	})
+	s := load(t, `upstream: {url: "http://ignored"}
+skills:
+  - id: two
+    description: d
+    steps:
+      - name: job
+        request:
+          method: POST
+          path: /jobs
+          poll: {interval: 10ms}
+      - name: fetch
+        request:
+          path: /jobs/1/{steps.job.body.part}
+`, api.URL, mapping.Options{})
+	out := s.ByID("two").Run(context.Background(), mapping.Call{Message: message("two", nil, "")}, nil)
+	if out.State != a2a.TaskStateCompleted || len(out.Artifacts) != 1 ||
+		string(out.Artifacts[0].Parts[0].Data.(json.RawMessage)) != `{"rows": 3}` {
+		t.Fatalf("outcome %+v (%v), want the second step's answer", out, out.Err)
+	}
+}
