@@ -61,36 +61,41 @@ type agent struct {
 // startAgent starts the demo API and loads a config with the a2a handler.
 func startAgent(t *testing.T) *agent {
 	t.Helper()
-	adminPortOnce.Do(func() { adminPort = freePort(t) })
 	t.Setenv("DEMO_API_KEY", testAPIKey)
-
 	skills, err := filepath.Abs(filepath.Join("..", "examples", "skills.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	demo := demoapi.New(demoapi.Options{APIKey: testAPIKey})
-	upstream := httptest.NewServer(demo)
+	a := newAgent(t, skills, demo)
+	a.demo = demo
+	a.load(a.publicURL(), "Before the reload")
+	return a
+}
+
+// newAgent starts upstream on loopback and readies an agent in front of it
+// with the skills file at skills, not loaded yet.
+func newAgent(t *testing.T, skills string, upstream http.Handler) *agent {
+	t.Helper()
+	adminPortOnce.Do(func() { adminPort = freePort(t) })
+	srv := httptest.NewServer(upstream)
 	t.Cleanup(func() {
 		// Close waits for requests in flight; a failed test may leave a
 		// slow one running.
-		upstream.CloseClientConnections()
-		upstream.Close()
+		srv.CloseClientConnections()
+		srv.Close()
 	})
-
-	a := &agent{
+	return &agent{
 		t: t,
 		tester: caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
 			AdminPort:          adminPort,
 			TestRequestTimeout: 30 * time.Second,
 			LoadRequestTimeout: 30 * time.Second,
 		}),
-		demo:     demo,
-		upstream: upstream.URL,
+		upstream: srv.URL,
 		skills:   skills,
 		port:     freePort(t),
 	}
-	a.load(a.publicURL(), "Before the reload")
-	return a
 }
 
 // publicURL is the agent's url, as its first config says.

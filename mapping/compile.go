@@ -22,6 +22,7 @@ const (
 	phaseRequest phase = iota
 	phaseResponse
 	phaseSelect // a skill's match: only message and config are known
+	phaseStream // a skill's stream section: event, and the response's status and headers
 )
 
 // compiler compiles expressions against exprVars and gathers their usage.
@@ -57,6 +58,8 @@ func (c *compiler) compile(src string, ph phase, asBool bool) (*vm.Program, erro
 		return nil, errors.New("match may read only message and config: the arguments, the caller and the task are known once the skill is chosen")
 	case v.idents&identResponse != 0 && ph == phaseRequest:
 		return nil, errors.New("response is only known in the response section")
+	case v.idents&identEvent != 0 && ph != phaseStream:
+		return nil, errors.New("event is only known in the stream section")
 	}
 	if c.args != nil {
 		for _, r := range v.args {
@@ -109,10 +112,11 @@ const (
 	identTask
 	identSteps
 	identResponse
+	identEvent
 )
 
 var identBits = map[string]idents{"args": identArgs, "message": identMessage, "caller": identCaller,
-	"config": identConfig, "task": identTask, "steps": identSteps, "response": identResponse}
+	"config": identConfig, "task": identTask, "steps": identSteps, "response": identResponse, "event": identEvent}
 
 // ref is a name read as args.<name> or steps.<name>.
 type ref struct {
@@ -126,6 +130,7 @@ type ref struct {
 type usageVisitor struct {
 	idents                                         idents
 	msgIdents, msgMembers, respIdents, respMembers int
+	eventIdents, eventMembers                      int
 	stepsIdents, stepsMembers, stepFieldsMembers   int
 	needs                                          usage
 	args, steps                                    []ref
@@ -142,6 +147,8 @@ func (v *usageVisitor) Visit(node *ast.Node) {
 			v.respIdents++
 		case "steps":
 			v.stepsIdents++
+		case "event":
+			v.eventIdents++
 		}
 	case *ast.MemberNode:
 		id, ok := n.Node.(*ast.IdentifierNode)
@@ -170,6 +177,11 @@ func (v *usageVisitor) Visit(node *ast.Node) {
 		case "response":
 			v.respMembers++
 			v.needs |= responseField(prop.Value)
+		case "event":
+			v.eventMembers++
+			if prop.Value == "data" {
+				v.needs |= useEventData
+			}
 		case "args":
 			v.args = append(v.args, ref{name: prop.Value, loc: n.Property.Location()})
 		case "steps":
@@ -217,6 +229,9 @@ func (v *usageVisitor) usage() usage {
 	}
 	if v.respIdents > v.respMembers {
 		u |= useResponse
+	}
+	if v.eventIdents > v.eventMembers { // event used as a whole
+		u |= useEventData
 	}
 	if v.stepsIdents > 0 {
 		u |= useSteps

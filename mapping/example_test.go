@@ -33,7 +33,7 @@ func TestExampleSkills(t *testing.T) {
 	for _, sk := range s.All() {
 		ids = append(ids, sk.ID)
 	}
-	if got := strings.Join(ids, " "); got != "weather user avatar place_order order_for search feedback upload flaky slow fail echo" {
+	if got := strings.Join(ids, " "); got != "weather user avatar place_order order_for search feedback upload flaky slow report count fail echo" {
 		t.Errorf("skills %s", got)
 	}
 
@@ -91,6 +91,8 @@ func TestExampleSkills(t *testing.T) {
 			`1 result(s) for "a2a".`, `{"query":"a2a","results":[{"title":"Getting started with A2A","url":"https://docs.example.com/a2a/start"}]}`},
 		{"search without a query", message("search", nil, ""), a2a.TaskStateRejected, "missing query parameter q", ""},
 		{"slow", message("slow", map[string]any{"seconds": 0}, ""), a2a.TaskStateCompleted, "", `{"waited":0}`},
+		{"report is a job, polled", message("report", nil, ""), a2a.TaskStateCompleted, "", ""},
+		{"count is streamed", message("count", map[string]any{"to": 2}, ""), a2a.TaskStateCompleted, "", `{"n":1}`},
 		{"fail", message("fail", nil, ""), a2a.TaskStateFailed,
 			`Skill "fail" failed: the service answered HTTP 500 Internal Server Error. It said: "boom".`, ""},
 		{"echo", message("echo", map[string]any{"tags": []any{"a", "b"}}, "hi"), a2a.TaskStateCompleted,

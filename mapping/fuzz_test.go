@@ -1,9 +1,13 @@
 package mapping_test
 
 import (
+	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
@@ -88,4 +92,64 @@ func FuzzMessageVars(f *testing.F) {
 			sk.GatherArguments(mapping.Call{Message: msg, History: []a2a.Message{*msg}})
 		}
 	})
+}
+
+// FuzzStream reads arbitrary upstream bodies as streams of each format:
+// the run ends completed or failed, never in a panic (which Run would turn
+// into "failed unexpectedly"), and every chunk holds a part.
+func FuzzStream(f *testing.F) {
+	var body bodyTransport
+	skills, err := mapping.Parse("fuzz.yaml", []byte(`upstream: {url: "http://upstream.invalid"}
+skills:
+  - {id: sse, description: d, request: {path: /s}, stream: {format: sse, max_chunks: 50, artifact: {text: "{event.type}{event.id}", data: event.data}, done: event.text == "end"}}
+  - {id: lines, description: d, request: {path: /l}, stream: {format: lines, max_chunks: 50, max_bytes: 4KiB}}
+  - {id: split, description: d, request: {path: /p}, stream: {format: split, separator: "||", max_chunks: 50}}
+`), mapping.Options{Transport: &body})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(skills.Close)
+	for _, seed := range []string{"data: {\"a\": 1}\n\nid: 7\nevent: x\ndata: end\n\n", "{}\n[1, 2]\nnot json\r\n", "a||b||||c", ": c\ndata\ndata:\n\n\r\n"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, stream string) {
+		for _, id := range []string{"sse", "lines", "split"} {
+			body.set(stream)
+			out := skills.ByID(id).Run(context.Background(), mapping.Call{Message: message(id, nil, "")}, partsCheck{t})
+			if (out.State != a2a.TaskStateCompleted && out.State != a2a.TaskStateFailed) || strings.Contains(messageText(out), "unexpectedly") {
+				t.Fatalf("%s: %v %q (%v)", id, out.State, messageText(out), out.Err)
+			}
+		}
+	})
+}
+
+// partsCheck is a Progress that fails the test on a chunk without parts.
+type partsCheck struct{ t *testing.T }
+
+func (partsCheck) Working(*a2a.Message) {}
+
+func (p partsCheck) Artifact(art a2a.Artifact, appendParts, lastChunk bool) (string, error) {
+	if len(art.Parts) == 0 {
+		p.t.Errorf("a chunk without parts (append %v, lastChunk %v)", appendParts, lastChunk)
+	}
+	return "a", nil
+}
+
+// bodyTransport answers every request with 200 and its body.
+type bodyTransport struct {
+	mu   sync.Mutex
+	body string
+}
+
+func (b *bodyTransport) set(s string) {
+	b.mu.Lock()
+	b.body = s
+	b.mu.Unlock()
+}
+
+func (b *bodyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/plain"}},
+		Body: io.NopCloser(strings.NewReader(b.body)), ContentLength: -1, Request: req}, nil
 }

@@ -279,7 +279,7 @@ func parseBaseURL(s string) (*upstream, error) {
 		return nil, errors.New("may not have a query or a fragment")
 	}
 	return &upstream{
-		scheme: u.Scheme, host: u.Host,
+		scheme: u.Scheme, host: u.Host, origin: origin(u),
 		basePath: strings.TrimSuffix(u.Path, "/"), baseRawPath: strings.TrimSuffix(u.EscapedPath(), "/"),
 	}, nil
 }

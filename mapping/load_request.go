@@ -49,7 +49,7 @@ var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS
 // idempotent methods may be retried: sending them twice does no harm.
 var idempotent = []string{"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}
 
-var requestKeys = []string{"method", "path", "query", "headers", "body", "body_format", "retry"}
+var requestKeys = []string{"method", "path", "query", "headers", "body", "body_format", "retry", "poll"}
 
 // request reads a request section; key is where it is ("request", or
 // "steps[1].request").
@@ -88,6 +88,8 @@ func (l *loader) request(n *yaml.Node, key string, up upstreamConfig) request {
 			}
 		case "retry":
 			retryNode = v
+		case "poll":
+			r.poll = l.poll(v, fkey)
 		}
 	})
 	if n.Kind != yaml.MappingNode {

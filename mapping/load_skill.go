@@ -16,7 +16,7 @@ var skillIDPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 var skillKeys = []string{"id", "name", "description", "tags", "examples", "input_modes", "output_modes",
 	"match", "arguments", "from_text", "timeout", "max_response_bytes", "max_file_bytes", "returns", "config",
 	"working_message", "request", "steps", "response", "client_errors", "error_detail", "security",
-	"forward_headers", "extended"}
+	"forward_headers", "extended", "stream"}
 
 // readSkill reads skills[i]: nil when it has a mistake, each one reported.
 func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[string]any) *Skill {
@@ -50,6 +50,12 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 	}
 	l.skillCalls(n, sec, up, sk)
 	sk.needs = l.c.needs
+	sk.runTimeout = sk.Timeout
+	for i := range sk.steps {
+		if p := sk.steps[i].request.poll; p != nil {
+			sk.runTimeout += p.maxWait + sk.Timeout
+		}
+	}
 	if sk.ID == "" || len(l.errs) > startErrs {
 		return nil
 	}
@@ -108,8 +114,8 @@ func (l *loader) skillArguments(n *yaml.Node, sk *Skill) {
 // skillSections are the sections of a skill read once its plain fields
 // are, in the order their checks need.
 type skillSections struct {
-	match, request, steps, response, forward *yaml.Node
-	described                                bool // description was given
+	match, request, steps, response, forward, stream *yaml.Node
+	described                                        bool // description was given
 }
 
 // skillFields reads the fields that need nothing else (card metadata,
@@ -176,6 +182,8 @@ func (l *loader) skillFields(n *yaml.Node, sk *Skill, global map[string]any) ski
 			sec.steps = v
 		case "response":
 			sec.response = v
+		case "stream":
+			sec.stream = v
 		}
 	})
 	return sec
@@ -212,6 +220,14 @@ func (l *loader) skillCalls(n *yaml.Node, sec skillSections, up upstreamConfig, 
 		l.c.steps = stepNames(sk.steps)
 		sk.rules = l.rules(sec.response, "response")
 		l.c.steps = nil
+	}
+	if sec.stream != nil {
+		l.c.steps = stepNames(sk.steps)
+		sk.stream = l.stream(sec.stream, "stream", sk.MaxResponseBytes)
+		l.c.steps = nil
+		if k := len(sk.steps); k > 0 && sk.steps[k-1].request.poll != nil {
+			l.errorf(sec.stream, "stream", "cannot read the answer of a polled request: a job's answer is read whole")
+		}
 	}
 }
 

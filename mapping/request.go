@@ -37,6 +37,7 @@ type request struct {
 	body                   *vm.Program
 	format                 bodyFormat
 	retry                  *retryPolicy // nil: one attempt
+	poll                   *pollRule    // nil: the answer is not a job to follow
 	// credentials names the credential headers, constant or not, for
 	// tools that must not show their values (the dry run).
 	credentials []string

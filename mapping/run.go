@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/expr-lang/expr/vm"
 )
 
 // Run gathers the call's arguments from its messages (History, then
@@ -38,7 +40,7 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 		return sk.askOutcome(&call, problems)
 	}
 	vars.Args = args
-	callCtx, cancel := context.WithTimeout(ctx, sk.Timeout)
+	callCtx, cancel := context.WithTimeout(ctx, sk.runTimeout)
 	defer cancel()
 	for i := 0; ; i++ { // a loaded skill has at least one step; the last one returns
 		st := &sk.steps[i]
@@ -56,18 +58,68 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 			}
 		}
 		stage = "upstream"
-		resp, body, f := sk.send(ctx, callCtx, req, st.request.retry)
+		last := i == len(sk.steps)-1
+		resp, body, streaming, f := sk.exchange(ctx, callCtx, m, vars, &call, st, req, last, progress)
 		if f != nil {
 			return sk.fail(&call, *f)
 		}
 		stage = "response"
-		if i == len(sk.steps)-1 {
+		if streaming {
+			return sk.streamOutcome(ctx, callCtx, m, vars, &call, resp, progress)
+		}
+		if last {
 			return sk.mapResponse(m, vars, &call, st, resp, body)
 		}
 		if out, done := sk.stepOutcome(m, vars, &call, st, resp, body); done {
 			return out
 		}
 	}
+}
+
+// exchange sends a step's request and returns the answer to map: for a
+// request that starts a polled job, the job's. The last step's answer that
+// the skill's stream section reads comes back with its body unread
+// (streaming), for the caller to read and close.
+func (sk *Skill) exchange(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, call *Call, st *step, req *http.Request,
+	last bool, progress Progress) (resp *http.Response, body []byte, streaming bool, f *failure) {
+	var keepOpen func(*http.Response) bool
+	var check *streamCheck // only for a skill that streams: a run without costs nothing
+	if last && sk.stream != nil {
+		check = &streamCheck{sk: sk, m: m, vars: vars}
+		keepOpen = check.keepOpen
+	}
+	sendCtx := callCtx
+	if st.request.poll != nil { // the run's deadline leaves room for the job; the call has timeout
+		var cancel context.CancelFunc
+		sendCtx, cancel = context.WithTimeout(callCtx, sk.Timeout)
+		defer cancel()
+		req = req.WithContext(sendCtx)
+	}
+	resp, body, f = sk.send(ctx, sendCtx, req, st.request.retry, keepOpen)
+	switch {
+	case check != nil && check.err != nil:
+		resp.Body.Close()
+		return nil, nil, false, failed(responseFailure(check.err))
+	case check != nil && check.streaming:
+		return resp, nil, true, nil
+	case f == nil && st.request.poll != nil:
+		resp, body, f = sk.awaitJob(ctx, callCtx, m, vars, call, st.request.poll, req, resp, body, progress)
+	}
+	return resp, body, false, f
+}
+
+// streamCheck asks the stream section whether an answer is a stream.
+type streamCheck struct {
+	sk        *Skill
+	m         *vm.VM
+	vars      *exprVars
+	streaming bool
+	err       error // stream.when failed
+}
+
+func (c *streamCheck) keepOpen(resp *http.Response) bool {
+	c.streaming, c.err = c.sk.stream.accepts(c.sk, c.m, c.vars, resp)
+	return c.streaming || c.err != nil
 }
 
 // failure is a run that went wrong: the state it leaves the task in, what

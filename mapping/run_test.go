@@ -222,7 +222,9 @@ skills:
 type progressFunc func(*a2a.Message)
 
 func (f progressFunc) Working(m *a2a.Message) { f(m) }
-func (f progressFunc) Artifact(a2a.Artifact)  {}
+func (f progressFunc) Artifact(a2a.Artifact, bool, bool) (string, error) {
+	return "", nil
+}
 
 func TestEnvironment(t *testing.T) {
 	srv, ch := recorder(t, nil)

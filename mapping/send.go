@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -20,8 +21,9 @@ import (
 // send sends req, and sends it again as its retry policy allows: after a
 // transport error or a status the policy names, waiting longer each time,
 // never past the skill's deadline. It returns the answer with its body
-// read, or why there is none.
-func (sk *Skill) send(parent, callCtx context.Context, req *http.Request, p *retryPolicy) (*http.Response, []byte, *failure) {
+// read, or why there is none; an answer keepOpen (when set) says yes to
+// keeps its body unread, for the caller to read and close.
+func (sk *Skill) send(parent, callCtx context.Context, req *http.Request, p *retryPolicy, keepOpen func(*http.Response) bool) (*http.Response, []byte, *failure) {
 	attempts := 1
 	if p != nil {
 		attempts = p.attempts
@@ -48,6 +50,9 @@ func (sk *Skill) send(parent, callCtx context.Context, req *http.Request, p *ret
 			f := sk.transportFailure(parent, callCtx, err)
 			return nil, nil, &f
 		}
+		if keepOpen != nil && keepOpen(resp) {
+			return resp, nil, nil
+		}
 		body, err := readBody(resp, sk.MaxResponseBytes)
 		if err != nil {
 			f := sk.bodyFailure(parent, callCtx, err)
@@ -58,18 +63,35 @@ func (sk *Skill) send(parent, callCtx context.Context, req *http.Request, p *ret
 }
 
 // wait is the pause before attempt+1: backoff doubled after each attempt,
-// or the answer's Retry-After (in seconds), at most maxBackoff.
+// or the answer's Retry-After, at most maxBackoff.
 func (p *retryPolicy) wait(attempt int, resp *http.Response) time.Duration {
 	d := p.backoff << (attempt - 1)
 	if d <= 0 || d > p.maxBackoff {
 		d = p.maxBackoff
 	}
-	if resp != nil {
-		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs >= 0 {
-			d = min(time.Duration(secs)*time.Second, p.maxBackoff)
-		}
+	if after, ok := retryAfter(resp); ok {
+		d = min(after, p.maxBackoff)
 	}
 	return d
+}
+
+// retryAfter is the wait an answer's Retry-After header asks for, given in
+// seconds or as an HTTP date; ok is false when there is none.
+func retryAfter(resp *http.Response) (d time.Duration, ok bool) {
+	if resp == nil {
+		return 0, false
+	}
+	v := resp.Header.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(min(secs, math.MaxInt32)) * time.Second, true // no overflow
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -110,7 +110,8 @@ type Skill struct {
 	Examples    []string
 	InputModes  []string
 	OutputModes []string
-	// Timeout bounds one run: every upstream call, retry and body.
+	// Timeout bounds one run: every upstream call, retry and body. A
+	// polled job's calls each have Timeout, and the job its max_wait.
 	Timeout time.Duration
 	// ReturnsMessage says the skill answers with a Message, not a Task.
 	ReturnsMessage bool
@@ -134,9 +135,10 @@ type Skill struct {
 	match   *vm.Program // the selection predicate, or nil
 	schema  *argSchema  // nil: the arguments are the messages' data
 	config  map[string]any
-	working *template // working_message, or nil
-	steps   []step    // the upstream calls, in order; one for a plain request
-	rules   []rule    // map the last call's answer
+	working *template   // working_message, or nil
+	steps   []step      // the upstream calls, in order; one for a plain request
+	rules   []rule      // map the last call's answer
+	stream  *streamRule // reads the last call's answer as a stream, or nil
 	// clientErrors is the state of a 4xx answer no rule claims.
 	clientErrors a2a.TaskState
 	// errorDetail lets the upstream's own error text into the messages of
@@ -146,6 +148,9 @@ type Skill struct {
 	// transport sends its upstream requests: the upstream's, or what
 	// Options.WrapTransport made of it.
 	transport http.RoundTripper
+	// runTimeout bounds the whole run: Timeout, and for each polled job
+	// its max_wait and the fetch of its result.
+	runTimeout time.Duration
 }
 
 // Call is what a run gets to work with.
@@ -175,7 +180,8 @@ type Outcome struct {
 	// Message is the agent's message: the status message of a task, or the
 	// whole answer of a skill that returns a message (then it also carries
 	// the artifacts' parts and Artifacts is empty). Neither the message nor
-	// the artifacts have ids: whoever records them gives them one.
+	// the artifacts have ids: whoever records them gives them one. An
+	// artifact the run streamed through Progress is not repeated here.
 	Message   *a2a.Message
 	Artifacts []a2a.Artifact
 	// Err says why a run did not go as its mapping chose (the upstream was
@@ -187,8 +193,14 @@ type Outcome struct {
 
 // Progress receives intermediate updates of a run; the server implements it.
 type Progress interface {
+	// Working reports a progress message: the task stays working.
 	Working(msg *a2a.Message)
-	Artifact(a a2a.Artifact)
+	// Artifact records a chunk of an artifact the run streams. The first
+	// chunk (appendParts false) has no id and gets one, which Artifact
+	// returns; each later chunk carries it, and its parts are appended.
+	// lastChunk marks the last. An error means the chunk was not kept (the
+	// task ended meanwhile, or would hold too much), and the run stops.
+	Artifact(art a2a.Artifact, appendParts, lastChunk bool) (id string, err error)
 }
 
 // RunError is the Outcome.Err of a run that went wrong.
@@ -208,6 +220,7 @@ func (e *RunError) Unwrap() error { return e.Err }
 // upstream is the service every skill of a file calls.
 type upstream struct {
 	scheme, host string
+	origin       string // as origin() writes it
 	// basePath and baseRawPath are the url's path without its trailing
 	// slash, decoded and as written.
 	basePath, baseRawPath string

@@ -23,6 +23,7 @@ type exprVars struct {
 	Task     taskVars                `expr:"task" json:"task"`
 	Steps    map[string]responseVars `expr:"steps" json:"steps"`
 	Response responseVars            `expr:"response" json:"response"`
+	Event    eventVars               `expr:"event" json:"event"`
 }
 
 type messageVars struct {
@@ -62,6 +63,15 @@ type responseVars struct {
 	Bytes   []byte            `expr:"bytes" json:"bytes"`
 }
 
+// eventVars is one event of a streamed answer.
+type eventVars struct {
+	Text  string `expr:"text" json:"text"`   // the event's data (SSE), the line, or the piece
+	Data  any    `expr:"data" json:"data"`   // the text decoded as JSON, or null
+	Type  string `expr:"type" json:"type"`   // an SSE event's type ("message" by default)
+	ID    string `expr:"id" json:"id"`       // an SSE event's id
+	Index int    `expr:"index" json:"index"` // the event's number, from 0
+}
+
 // usage records which costly variables a skill's expressions read, so
 // that a run builds only those.
 type usage uint8
@@ -72,7 +82,8 @@ const (
 	useBody
 	useText
 	useBytes
-	useSteps // steps.<name>: every step's response is kept
+	useSteps     // steps.<name>: every step's response is kept
+	useEventData // event.data: each event is decoded as JSON
 )
 
 // useResponse is everything a response can be bound with.

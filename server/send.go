@@ -297,10 +297,8 @@ func (p progress) Working(msg *a2a.Message) {
 	}
 }
 
-func (p progress) Artifact(art a2a.Artifact) {
-	if err := p.run.Artifact(art); err != nil {
-		p.h.logLateUpdate(p.run.Task.ID, err)
-	}
+func (p progress) Artifact(art a2a.Artifact, appendParts, lastChunk bool) (string, error) {
+	return p.run.Artifact(art, appendParts, lastChunk)
 }
 
 func agentText(text string) *a2a.Message {

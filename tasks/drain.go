@@ -134,7 +134,7 @@ const storeWait = 2 * time.Second
 // finished meanwhile is left as it is.
 func (m *Manager) failStopped(ctx context.Context, taskID string) {
 	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(stoppedText)}}
-	_ = m.store.Update(ctx, taskID, func(rec *Record, tx Tx) error {
+	_ = m.update(ctx, taskID, func(rec *Record, tx Tx) error {
 		if err := checkTransition(rec, a2a.TaskStateFailed); err != nil {
 			return err
 		}

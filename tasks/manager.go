@@ -50,6 +50,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -469,21 +470,55 @@ func (m *Manager) apply(rec *Record, tx Tx, st a2a.TaskStatus, now time.Time) {
 // artifact with the same id, and publishes an artifact update. An empty
 // ArtifactID is given a new one.
 func (m *Manager) AddArtifact(taskID string, art a2a.Artifact) error {
-	return m.update(context.Background(), taskID, func(rec *Record, tx Tx) error {
+	_, err := m.AddArtifactChunk(taskID, art, false, true)
+	return err
+}
+
+// AddArtifactChunk adds one chunk of an artifact that a run produces piece
+// by piece, and returns the artifact's id. The first chunk (appendParts
+// false) is added as AddArtifact adds an artifact, given a new id when it
+// has none; each later chunk names that id, and its parts are appended to
+// the stored artifact's (its other fields are not kept). Subscribers get
+// each chunk as it is, with Append and LastChunk, while the stored task
+// holds the whole artifact, counted against the byte budgets like anything
+// it holds: a chunk that does not fit is refused, and not published.
+func (m *Manager) AddArtifactChunk(taskID string, art a2a.Artifact, appendParts, lastChunk bool) (string, error) {
+	if art.ArtifactID == "" && !appendParts {
+		art.ArtifactID = m.newID(ArtifactID) // here: the callback may run more than once
+	}
+	err := m.update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if state := rec.Task.Status.State; state.Terminal() {
 			return fmt.Errorf("tasks: add artifact to task %s in state %s: %w", taskID, state, ErrTerminal)
 		}
-		if err := m.grow(rec, tx, sizeOfStoredArtifact(&art)); err != nil {
+		if !appendParts {
+			if err := m.grow(rec, tx, sizeOfStoredArtifact(&art)); err != nil {
+				return err
+			}
+			m.putArtifact(rec, tx, art, m.now(), lastChunk)
+			return nil
+		}
+		i := slices.IndexFunc(rec.Task.Artifacts, func(a a2a.Artifact) bool { return a.ArtifactID == art.ArtifactID })
+		if i < 0 {
+			return fmt.Errorf("tasks: append to artifact %q of task %s: no such artifact", art.ArtifactID, taskID)
+		}
+		if err := m.grow(rec, tx, sizeOfParts(art.Parts)); err != nil {
 			return err
 		}
-		m.putArtifact(rec, tx, art, m.now())
+		// Snapshots share the slice: change a copy. The parts grow in
+		// place, past the length of every snapshot, which caps them.
+		arts := append(rec.Task.Artifacts[:0:0], rec.Task.Artifacts...)
+		arts[i].Parts = append(arts[i].Parts, art.Parts...)
+		rec.Task.Artifacts = arts
+		rec.Updated = m.now()
+		m.publishArtifact(rec, tx, art, true, lastChunk)
 		return nil
 	})
+	return art.ArtifactID, err
 }
 
 // putArtifact adds art to rec's task (not terminal), replacing an artifact
 // with the same id and giving it one if it has none, and publishes it.
-func (m *Manager) putArtifact(rec *Record, tx Tx, art a2a.Artifact, now time.Time) {
+func (m *Manager) putArtifact(rec *Record, tx Tx, art a2a.Artifact, now time.Time, lastChunk bool) {
 	if art.ArtifactID == "" {
 		art.ArtifactID = m.newID(ArtifactID)
 	}
@@ -501,12 +536,18 @@ func (m *Manager) putArtifact(rec *Record, tx Tx, art a2a.Artifact, now time.Tim
 	}
 	rec.Task.Artifacts = arts
 	rec.Updated = now
+	m.publishArtifact(rec, tx, art, false, lastChunk)
+}
+
+// publishArtifact publishes an artifact update, when someone listens.
+func (m *Manager) publishArtifact(rec *Record, tx Tx, art a2a.Artifact, appendParts, lastChunk bool) {
 	if tx.Listening() {
 		tx.Publish(a2a.StreamResponse{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
 			TaskID:    rec.Task.ID,
 			ContextID: rec.Task.ContextID,
 			Artifact:  art,
-			LastChunk: true,
+			Append:    appendParts,
+			LastChunk: lastChunk,
 		}})
 	}
 }
@@ -639,8 +680,24 @@ func snapshotInto(t *a2a.Task, rec *Record, historyLength int, withArtifacts boo
 		t.History = h[:len(h):len(h)]
 	}
 	if a := rec.Task.Artifacts; withArtifacts && len(a) > 0 {
-		t.Artifacts = a[:len(a):len(a)]
+		t.Artifacts = capParts(a[:len(a):len(a)])
 	} else {
 		t.Artifacts = nil
 	}
+}
+
+// capParts caps the parts of artifacts that grow in place (streamed ones,
+// see AddArtifactChunk), in a copy, so that appending to a snapshot's
+// parts never writes into the store's arrays.
+func capParts(arts []a2a.Artifact) []a2a.Artifact {
+	for i := range arts {
+		if cap(arts[i].Parts) > len(arts[i].Parts) {
+			out := append([]a2a.Artifact(nil), arts...)
+			for j := range out {
+				out[j].Parts = slices.Clip(out[j].Parts)
+			}
+			return out
+		}
+	}
+	return arts
 }

@@ -197,10 +197,10 @@ func (r *Run) Working(msg *a2a.Message) error {
 	return err
 }
 
-// Artifact adds an artifact as the run produces it (see
-// Manager.AddArtifact).
-func (r *Run) Artifact(art a2a.Artifact) error {
-	return r.m.AddArtifact(r.taskID, art)
+// Artifact adds an artifact, or a chunk of one, as the run produces it,
+// and returns its id (see Manager.AddArtifactChunk).
+func (r *Run) Artifact(art a2a.Artifact, appendParts, lastChunk bool) (string, error) {
+	return r.m.AddArtifactChunk(r.taskID, art, appendParts, lastChunk)
 }
 
 // Finish records the run's outcome in one store transaction: the
@@ -236,7 +236,7 @@ func (r *Run) Finish(st a2a.TaskStatus, artifacts []a2a.Artifact) (*a2a.Task, er
 			return nil
 		}
 		for _, art := range artifacts {
-			m.putArtifact(rec, tx, art, now)
+			m.putArtifact(rec, tx, art, now, true)
 		}
 		m.apply(rec, tx, st, now)
 		out = snapshot(rec, -1, true)

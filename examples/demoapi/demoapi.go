@@ -1,10 +1,11 @@
 // Package demoapi is a small REST API for trying the a2a module out and for
 // testing it end to end: weather, users (and their avatars), orders,
 // search, feedback (a form), documents (a multipart upload), a flaky
-// endpoint that fails once, a slow endpoint that records cancellations, a
+// endpoint that fails once, a slow endpoint that records cancellations,
+// reports made by jobs to poll, a count streamed as server-sent events, a
 // failing endpoint and an echo endpoint. Every answer is JSON except the
-// avatars (PNG). Every endpoint except /echo and /stats requires the
-// X-Api-Key header.
+// avatars (PNG) and the count (SSE). Every endpoint except /echo and
+// /stats requires the X-Api-Key header.
 package demoapi
 
 import (
@@ -51,12 +52,14 @@ type API struct {
 	key      []byte
 	orderSeq atomic.Int64
 
-	feedbackSeq, documentSeq atomic.Int64
+	feedbackSeq, documentSeq, reportSeq atomic.Int64
 
 	mu    sync.Mutex
 	stats Stats
 	// flaky counts the calls of GET /flaky/{key}, per key.
 	flaky map[string]int
+	// reports holds how far each report job is, in percent, by id.
+	reports map[string]int
 	// changed is closed and replaced whenever stats change, so WaitStats
 	// can wake without polling.
 	changed chan struct{}
@@ -68,7 +71,8 @@ func New(opts Options) *API {
 	if key == "" {
 		key = DefaultAPIKey
 	}
-	a := &API{mux: http.NewServeMux(), key: []byte(key), changed: make(chan struct{}), flaky: map[string]int{}}
+	a := &API{mux: http.NewServeMux(), key: []byte(key), changed: make(chan struct{}), flaky: map[string]int{},
+		reports: map[string]int{}}
 
 	a.route("GET", "/weather/{city}", a.requireKey(a.weather))
 	a.route("GET", "/users/{id}", a.requireKey(a.user))
@@ -81,6 +85,14 @@ func New(opts Options) *API {
 	a.route("GET", "/slow", a.requireKey(a.slow))
 	a.route("GET", "/fail", a.requireKey(a.fail))
 	a.route("GET", "/stats", a.statsHandler)
+	a.route("POST", "/reports", a.requireKey(a.startReport))
+	a.mux.HandleFunc("GET /reports/{id}", a.requireKey(a.report))
+	a.mux.HandleFunc("DELETE /reports/{id}", a.requireKey(a.cancelReport))
+	a.mux.HandleFunc("/reports/{id}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Allow", "GET, HEAD, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+	})
+	a.route("GET", "/count", a.requireKey(a.countUp))
 	// /echo answers every method, so that callers can see the body they sent.
 	a.mux.HandleFunc("/echo", a.echo)
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {

@@ -103,6 +103,21 @@ test('sendMessageStream: the Task first, then updates, ending with the terminal 
   assertWeatherArtifact(artifacts);
 });
 
+test('a streamed upstream reaches the client as chunks of one artifact', async () => {
+  const client = await new ClientFactory().createFromUrl(url);
+  const chunks = [];
+  for await (const ev of client.sendMessageStream(sendRequest(skillMessage('count', { to: 3 })))) {
+    if (ev.payload?.$case === 'artifactUpdate') chunks.push(ev.payload.value);
+  }
+  assert.equal(chunks.length, 4, `want 3 numbers and the closing chunk: ${JSON.stringify(chunks)}`);
+  chunks.forEach((c, i) => {
+    assert.equal(c.artifact.artifactId, chunks[0].artifact.artifactId, `chunk ${i} of another artifact`);
+    assert.equal(c.append, i > 0, `chunk ${i} append`);
+    assert.equal(c.lastChunk, i === 3, `chunk ${i} lastChunk`);
+  });
+  assert.deepEqual(artifactData(chunks.map((c) => c.artifact)), ['{"n":1}', '{"n":2}', '{"n":3}']);
+});
+
 test('an unknown task is TaskNotFoundError', async () => {
   const client = await new ClientFactory().createFromUrl(url);
   await assert.rejects(client.getTask({ tenant: '', id: randomUUID() }), TaskNotFoundError);

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -312,6 +313,80 @@ func (s *suite) TestAddArtifact(t *testing.T) {
 	}
 }
 
+// A streamed artifact: subscribers get each chunk as it comes, with append
+// and lastChunk, the stored task holds the whole artifact, snapshots taken
+// on the way keep what they saw, and the chunks count against the task's
+// byte budget.
+func (s *suite) TestArtifactChunks(t *testing.T) {
+	m, _ := s.newManager(t, tasks.Options{MaxTaskBytes: 64 << 10})
+	task := mustCreate(t, m, "", userMsg("go"))
+	_, sub := subscribe(t, m, "", task.ID)
+	id, err := m.AddArtifactChunk(task.ID, a2a.Artifact{Name: "story", Parts: []a2a.Part{a2a.TextPart("once")}}, false, false)
+	if err != nil || id == "" {
+		t.Fatalf("first chunk: id %q, err %v", id, err)
+	}
+	early := mustGet(t, m, "", task.ID)
+	for i, word := range []string{" upon", " a time"} {
+		if _, err := m.AddArtifactChunk(task.ID, a2a.Artifact{ArtifactID: id, Parts: []a2a.Part{a2a.TextPart(word)}}, true, i == 1); err != nil {
+			t.Fatalf("chunk %q: %v", word, err)
+		}
+	}
+	final := mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
+
+	var texts []string
+	for _, p := range final.Artifacts[0].Parts {
+		texts = append(texts, p.Text)
+	}
+	if len(final.Artifacts) != 1 || final.Artifacts[0].Name != "story" || strings.Join(texts, "") != "once upon a time" {
+		t.Errorf("stored artifacts %+v, want one artifact with every chunk's parts", final.Artifacts)
+	}
+	if len(early.Artifacts[0].Parts) != 1 {
+		t.Errorf("a snapshot taken after the first chunk has %d parts, want 1", len(early.Artifacts[0].Parts))
+	}
+	early.Artifacts[0].Parts = append(early.Artifacts[0].Parts, a2a.TextPart("injected"))
+	if got := mustGet(t, m, "", task.ID).Artifacts[0].Parts; len(got) != 3 || got[1].Text != " upon" {
+		t.Errorf("store changed by appending to a snapshot's parts: %+v", got)
+	}
+
+	events, _ := readAll(sub)
+	want := []struct {
+		text              string
+		append, lastChunk bool
+	}{{"once", false, false}, {" upon", true, false}, {" a time", true, true}}
+	if len(events) != len(want)+1 {
+		t.Fatalf("%d events, want %d chunks and the final status", len(events), len(want))
+	}
+	for i, w := range want {
+		ev := events[i].ArtifactUpdate
+		if ev == nil || ev.Artifact.ArtifactID != id || len(ev.Artifact.Parts) != 1 || ev.Artifact.Parts[0].Text != w.text ||
+			ev.Append != w.append || ev.LastChunk != w.lastChunk {
+			t.Errorf("event %d = %+v, want the chunk %q of artifact %s, append %v, lastChunk %v", i, ev, w.text, id, w.append, w.lastChunk)
+		}
+	}
+
+	other := mustCreate(t, m, "", userMsg("go"))
+	if _, err := m.AddArtifactChunk(other.ID, a2a.Artifact{ArtifactID: "none", Parts: []a2a.Part{a2a.TextPart("x")}}, true, false); err == nil {
+		t.Error("appending to an artifact the task does not have: no error")
+	}
+	id, err = m.AddArtifactChunk(other.ID, a2a.Artifact{Parts: []a2a.Part{a2a.TextPart("x")}}, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := a2a.Artifact{ArtifactID: id, Parts: []a2a.Part{a2a.TextPart(strings.Repeat("x", 16<<10))}}
+	for i := 0; ; i++ {
+		_, err := m.AddArtifactChunk(other.ID, big, true, false)
+		if a2aCode(err) == a2a.CodeInvalidParams {
+			break
+		}
+		if err != nil || i == 4 {
+			t.Fatalf("chunk %d of 16 KiB in a task of 64 KiB: %v, want it refused as too large", i+1, err)
+		}
+	}
+	if got := len(mustGet(t, m, "", other.ID).Artifacts[0].Parts); got > 4 {
+		t.Errorf("the stored artifact has %d parts: the refused chunk was kept", got)
+	}
+}
+
 // Another owner's task answers every call exactly like an unknown task.
 func (s *suite) TestOwnerIsolation(t *testing.T) {
 	m, _ := s.newManager(t, tasks.Options{})
@@ -407,8 +482,9 @@ func (s *suite) TestCancelDuringRun(t *testing.T) {
 		}
 		close(started)
 		<-ctx.Done() // the upstream call sees the cancel
-		workerErrs <- run.Artifact(a2a.Artifact{ArtifactID: "partial"})
-		_, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentMsg("upstream call canceled")}, nil)
+		_, err := run.Artifact(a2a.Artifact{ArtifactID: "partial"}, false, true)
+		workerErrs <- err
+		_, err = run.Finish(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentMsg("upstream call canceled")}, nil)
 		workerErrs <- err
 	}()
 	<-started

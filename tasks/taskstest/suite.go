@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"HistoryLength", s.TestHistoryLength},
 		{"SnapshotIsolation", s.TestSnapshotIsolation},
 		{"AddArtifact", s.TestAddArtifact},
+		{"ArtifactChunks", s.TestArtifactChunks},
 		{"OwnerIsolation", s.TestOwnerIsolation},
 		{"ContextsPerOwner", s.TestContextsPerOwner},
 		{"CancelDuringRun", s.TestCancelDuringRun},

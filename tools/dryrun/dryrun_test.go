@@ -56,6 +56,9 @@ func TestDryRunGolden(t *testing.T) {
 		{name: "unknown-skill", message: "unknown-skill.json"},
 		{name: "agent-role", message: "agent-role.json"},
 		{name: "only-skill", skills: "one-skill.yaml", message: "search.json", responses: []string{"echo-200.yaml"}},
+		{name: "job-polled", skills: "long-running.yaml", message: "report.json", responses: []string{"report-responses.yaml"}},
+		{name: "job-samples-run-out", skills: "long-running.yaml", message: "report.json", responses: []string{"report-202.yaml"}},
+		{name: "chat-streamed", skills: "long-running.yaml", message: "chat.json", responses: []string{"chat-200.yaml"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,101 @@
+package demoapi
+
+// The endpoints of long-running work: a report made by a job that callers
+// poll (202 Accepted + Location), and a count streamed as server-sent
+// events.
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Bounds of the long-running endpoints.
+const (
+	// maxReports bounds the jobs POST /reports keeps: past it, it forgets.
+	maxReports = 10000
+	// MaxCount bounds GET /count?to=N.
+	MaxCount = 100
+	// countEvery is the pause between two numbers of GET /count.
+	countEvery = 100 * time.Millisecond
+)
+
+// startReport starts a report job: 202 Accepted, its Location, and the
+// job's state. Each poll of the job moves it on by half.
+func (a *API) startReport(w http.ResponseWriter, _ *http.Request) {
+	id := strconv.FormatInt(a.reportSeq.Add(1), 10)
+	a.mu.Lock()
+	if len(a.reports) >= maxReports {
+		clear(a.reports)
+	}
+	a.reports[id] = 0
+	a.mu.Unlock()
+	w.Header().Set("Location", "/reports/"+id)
+	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "percent": 0})
+}
+
+// report answers a job's state: 202 and how far it is while it runs, 200
+// and the report once it is done.
+func (a *API) report(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	a.mu.Lock()
+	percent, ok := a.reports[id]
+	if ok && percent < 100 {
+		a.reports[id] = percent + 50
+	}
+	a.mu.Unlock()
+	switch {
+	case !ok:
+		writeError(w, http.StatusNotFound, "no such report")
+	case percent < 100:
+		writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "percent": percent})
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"id": id, "orders": a.orderSeq.Load(), "users": len(users)})
+	}
+}
+
+// cancelReport cancels a job.
+func (a *API) cancelReport(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	a.mu.Lock()
+	_, ok := a.reports[id]
+	delete(a.reports, id)
+	a.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such report")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "canceled": true})
+}
+
+// countUp streams the numbers from 1 to ?to=N (default 5) as server-sent
+// events, one every countEvery, then a [DONE] event.
+func (a *API) countUp(w http.ResponseWriter, r *http.Request) {
+	to := 5
+	if s := r.URL.Query().Get("to"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxCount {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("to must be an integer from 1 to %d", MaxCount))
+			return
+		}
+		to = n
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	tick := time.NewTicker(countEvery)
+	defer tick.Stop()
+	for n := 1; n <= to; n++ {
+		fmt.Fprintf(w, "data: {\"n\": %d}\n\n", n)
+		if flusher != nil {
+			flusher.Flush()
+		}
+		select {
+		case <-tick.C:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}

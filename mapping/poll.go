@@ -1,0 +1,271 @@
+package mapping
+
+// Following a job that an upstream answer starts (202 Accepted and a
+// Location): polling it until it is done, fails or takes too long,
+// reporting its progress, and canceling it when the task is.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/expr-lang/expr/vm"
+)
+
+// pollRule is a request's poll section, compiled.
+type pollRule struct {
+	starts *vm.Program // nil: the answer is 202 Accepted
+	url    *template   // nil: the answer's Location header
+	// interval is the first wait, multiplied by backoff after each poll up
+	// to maxInterval; a Retry-After asking for longer wins.
+	interval, maxInterval time.Duration
+	backoff               float64
+	maxWait               time.Duration
+	done                  *vm.Program // nil: the answer is not 202
+	failed                *vm.Program // nil: only done ends the job
+	message               *template   // the progress message, or nil
+	result                *template   // the result's URL, fetched once done; or nil
+	cancel                *cancelCall // nil: nothing is sent when polling stops early
+	// origins are the origins (as origin() writes them) besides the
+	// upstream's that job, result and cancel URLs may be on.
+	origins []string
+}
+
+// cancelCall is the request that cancels a job.
+type cancelCall struct {
+	method  string
+	url     *template // nil: the job's URL
+	timeout time.Duration
+}
+
+// job is a job being polled.
+type job struct {
+	url    *url.URL
+	header http.Header // the starting request's, without its body's
+}
+
+// awaitJob follows the job that answer (to req) starts, if it starts one,
+// and returns the answer to map: the last poll's once done, or the result
+// link's. The expression variables' response is the answer being looked at.
+func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, call *Call, p *pollRule,
+	req *http.Request, resp *http.Response, body []byte, progress Progress) (*http.Response, []byte, *failure) {
+	sk.bindAnswer(vars, resp, body)
+	starts := resp.StatusCode == http.StatusAccepted
+	if p.starts != nil {
+		v, err := m.Run(p.starts, vars)
+		if err != nil {
+			return nil, nil, failed(responseFailure(fmt.Errorf("poll.when: %w", err)))
+		}
+		starts, _ = v.(bool)
+	}
+	if !starts {
+		return resp, body, nil
+	}
+	header := req.Header.Clone()
+	header.Del("Content-Type")
+	jobURL, f := sk.jobLink(m, vars, p, p.url, req.URL, resp.Header.Get("Location"), "poll.url")
+	if f != nil {
+		return nil, nil, f
+	}
+	j := &job{url: jobURL, header: header}
+	jobCtx, cancel := context.WithTimeout(callCtx, p.maxWait)
+	defer cancel()
+	next := p.interval
+	wait := max(next, retryAfterOf(resp))
+	var said string
+	for {
+		if !sleep(jobCtx, wait) {
+			return nil, nil, sk.jobStopped(ctx, m, vars, p, j, context.Cause(jobCtx))
+		}
+		pollCtx, cancelPoll := context.WithTimeout(jobCtx, sk.Timeout)
+		resp, body, f := sk.send(ctx, pollCtx, j.get(pollCtx, j.url), nil, nil)
+		cancelPoll()
+		if f != nil {
+			if jobCtx.Err() != nil {
+				return nil, nil, sk.jobStopped(ctx, m, vars, p, j, f.err)
+			}
+			return nil, nil, f
+		}
+		sk.bindAnswer(vars, resp, body)
+		switch state, err := p.state(m, vars, resp); {
+		case err != nil:
+			return nil, nil, failed(responseFailure(err))
+		case state == a2a.TaskStateFailed:
+			return nil, nil, failed(sk.jobFailure(resp, body))
+		case state == a2a.TaskStateCompleted:
+			if p.result == nil {
+				return resp, body, nil
+			}
+			return sk.fetchResult(ctx, callCtx, m, vars, p, j)
+		}
+		if p.message != nil && progress != nil {
+			text, err := p.message.text(m, vars)
+			if err != nil {
+				return nil, nil, failed(responseFailure(fmt.Errorf("poll.message: %w", err)))
+			}
+			if text != "" && text != said {
+				said = text
+				progress.Working(agentMessage(call, []a2a.Part{a2a.TextPart(text)}))
+			}
+		}
+		next = min(time.Duration(float64(next)*p.backoff), p.maxInterval)
+		wait = max(next, retryAfterOf(resp))
+	}
+}
+
+func failed(f failure) *failure { return &f }
+
+// retryAfterOf is the answer's Retry-After, or zero.
+func retryAfterOf(resp *http.Response) time.Duration {
+	d, _ := retryAfter(resp)
+	return d
+}
+
+// state says where a poll's answer leaves the job: failed, completed
+// (done), or working.
+func (p *pollRule) state(m *vm.VM, vars *exprVars, resp *http.Response) (a2a.TaskState, error) {
+	if p.failed != nil {
+		v, err := m.Run(p.failed, vars)
+		if err != nil {
+			return 0, fmt.Errorf("poll.failed: %w", err)
+		}
+		if b, _ := v.(bool); b {
+			return a2a.TaskStateFailed, nil
+		}
+	}
+	done := resp.StatusCode != http.StatusAccepted
+	if p.done != nil {
+		v, err := m.Run(p.done, vars)
+		if err != nil {
+			return 0, fmt.Errorf("poll.done: %w", err)
+		}
+		done, _ = v.(bool)
+	}
+	if done {
+		return a2a.TaskStateCompleted, nil
+	}
+	return a2a.TaskStateWorking, nil
+}
+
+// bindAnswer binds an answer as response.
+func (sk *Skill) bindAnswer(vars *exprVars, resp *http.Response, body []byte) {
+	vars.Response = responseVars{}
+	sk.bindResponse(vars, resp, body, mediaTypeOf(resp.Header.Get("Content-Type")))
+}
+
+// get is a GET of u with the job's headers.
+func (j *job) get(ctx context.Context, u *url.URL) *http.Request {
+	return (&http.Request{Method: http.MethodGet, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: j.header, Host: u.Host}).WithContext(ctx)
+}
+
+// jobLink is the URL a template (or, without one, the fallback, a
+// header's value) gives, resolved against base, on an origin the skill
+// may call.
+func (sk *Skill) jobLink(m *vm.VM, vars *exprVars, p *pollRule, t *template, base *url.URL, fallback, key string) (*url.URL, *failure) {
+	link := fallback
+	if t != nil {
+		v, err := t.text(m, vars)
+		if err != nil {
+			return nil, failed(responseFailure(fmt.Errorf("%s: %w", key, err)))
+		}
+		link = v
+	}
+	if link == "" {
+		return nil, failed(failure{state: a2a.TaskStateFailed, stage: "response",
+			public: "failed: the service did not say where to follow its job.",
+			err:    fmt.Errorf("%s: the answer gives no URL", key)})
+	}
+	ref, err := url.Parse(link)
+	if err != nil {
+		return nil, failed(responseFailure(fmt.Errorf("%s: %w", key, err)))
+	}
+	u := base.ResolveReference(ref)
+	u.Fragment, u.RawFragment = "", ""
+	if (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || !sk.mayCall(p, u) {
+		return nil, failed(failure{state: a2a.TaskStateFailed, stage: "response",
+			public: "failed: the service pointed its job to another address, which this skill may not call.",
+			err:    fmt.Errorf("%s: %s is not on the upstream's origin nor in poll.allow_origins", key, u.Redacted())})
+	}
+	return u, nil
+}
+
+// mayCall says whether a job's URL is on the upstream's origin or on one
+// the poll section allows.
+func (sk *Skill) mayCall(p *pollRule, u *url.URL) bool {
+	o := origin(u)
+	return o == sk.set.up.origin || slices.Contains(p.origins, o)
+}
+
+// fetchResult GETs the result link of a finished job.
+func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, p *pollRule, j *job) (*http.Response, []byte, *failure) {
+	u, f := sk.jobLink(m, vars, p, p.result, j.url, "", "poll.result")
+	if f != nil {
+		return nil, nil, f
+	}
+	resultCtx, cancel := context.WithTimeout(callCtx, sk.Timeout)
+	defer cancel()
+	return sk.send(ctx, resultCtx, j.get(resultCtx, u), nil, nil)
+}
+
+// jobFailure is a job its poll answer says has failed.
+func (sk *Skill) jobFailure(resp *http.Response, body []byte) failure {
+	detail := ""
+	if sk.errorDetail {
+		if d := errorDetail(body, mediaTypeOf(resp.Header.Get("Content-Type"))); d != "" {
+			detail = fmt.Sprintf(" It said: %q.", d)
+		}
+	}
+	return failure{state: a2a.TaskStateFailed, stage: "upstream", public: "failed: the service's job failed." + detail,
+		err: fmt.Errorf("poll: the job failed (HTTP %d)", resp.StatusCode)}
+}
+
+// jobStopped is polling stopped before the job ended: the task was
+// canceled, or the job ran past max_wait (or the run past its deadline).
+// The job's cancel call, if any, is sent either way.
+func (sk *Skill) jobStopped(ctx context.Context, m *vm.VM, vars *exprVars, p *pollRule, j *job, cause error) *failure {
+	var f failure
+	if ctx.Err() != nil {
+		f = sk.transportFailure(ctx, ctx, cause)
+	} else {
+		f = failure{state: a2a.TaskStateFailed, stage: "upstream",
+			public: fmt.Sprintf("failed: the service's job did not finish within %s.", p.maxWait),
+			err:    fmt.Errorf("poll: %w", cause)}
+	}
+	if p.cancel != nil {
+		if err := sk.cancelJob(ctx, m, vars, p, j); err != nil {
+			f.err = errors.Join(f.err, fmt.Errorf("poll.cancel: %w", err))
+		}
+	}
+	return &f
+}
+
+// cancelJob sends the job's cancel call. The run's context may be over, so
+// the call has a context and a timeout of its own.
+func (sk *Skill) cancelJob(ctx context.Context, m *vm.VM, vars *exprVars, p *pollRule, j *job) error {
+	u := j.url
+	if p.cancel.url != nil {
+		var f *failure
+		if u, f = sk.jobLink(m, vars, p, p.cancel.url, j.url, "", "poll.cancel.url"); f != nil {
+			return f.err
+		}
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cancel.timeout)
+	defer cancel()
+	req := j.get(cctx, u)
+	req.Method = p.cancel.method
+	resp, err := sk.transport.RoundTrip(req) // counted and traced like every call of the skill
+	if err != nil {
+		return err
+	}
+	discard(resp)
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("the service answered HTTP %d", resp.StatusCode)
+	}
+	return nil
+}

@@ -1,0 +1,336 @@
+package mapping_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+)
+
+// jobAPI is an upstream that runs jobs: POST /jobs starts one with start's
+// answer, each GET of /jobs/1 is answered by poll (n counts the polls from
+// 1), and DELETE /jobs/1 cancels it. It records every request it gets.
+type jobAPI struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []string    // "METHOD /path"
+	polls    []time.Time // when each poll came
+	// polled gets the number of each poll, when a test listens.
+	polled chan int
+}
+
+func newJobAPI(t *testing.T, start http.HandlerFunc, poll func(n int, w http.ResponseWriter)) *jobAPI {
+	t.Helper()
+	api := &jobAPI{polled: make(chan int, 100)}
+	api.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api.mu.Lock()
+		api.requests = append(api.requests, r.Method+" "+r.URL.Path)
+		n := 0
+		if r.Method == http.MethodGet && r.URL.Path == "/jobs/1" {
+			api.polls = append(api.polls, time.Now())
+			n = len(api.polls)
+		}
+		api.mu.Unlock()
+		switch {
+		case r.Method == http.MethodPost:
+			start(w, r)
+		case n > 0:
+			poll(n, w)
+			select {
+			case api.polled <- n:
+			default:
+			}
+		case r.Method == http.MethodDelete:
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"rows": 3}`)
+		}
+	}))
+	t.Cleanup(api.Close)
+	return api
+}
+
+func (api *jobAPI) log() []string {
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	return append([]string(nil), api.requests...)
+}
+
+// gaps are the times between the job's start and each poll, then between
+// polls.
+func (api *jobAPI) gaps(start time.Time) []time.Duration {
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	var out []time.Duration
+	for _, at := range api.polls {
+		out = append(out, at.Sub(start))
+		start = at
+	}
+	return out
+}
+
+func accepted(location string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", location)
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+func jsonAnswer(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+// recordProgress collects the working messages of a run.
+type recordProgress struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (p *recordProgress) Working(m *a2a.Message) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.texts = append(p.texts, m.Parts[0].Text)
+}
+
+func (p *recordProgress) Artifact(a2a.Artifact, bool, bool) (string, error) { return "", nil }
+
+const jobSkill = `upstream: {url: "http://ignored", timeout: 5s}
+skills:
+  - id: job
+    description: d
+    request:
+      method: POST
+      path: /jobs
+      poll:
+%s
+`
+
+func runJob(t *testing.T, api *jobAPI, poll string, progress mapping.Progress) mapping.Outcome {
+	t.Helper()
+	s := load(t, fmt.Sprintf(jobSkill, poll), api.URL, mapping.Options{})
+	msg := message("job", map[string]any{}, "")
+	return s.ByID("job").Run(context.Background(), mapping.Call{Message: msg, TaskID: "t", ContextID: "c"}, progress)
+}
+
+func TestPollUntilDone(t *testing.T) {
+	api := newJobAPI(t, accepted("jobs/1"), func(n int, w http.ResponseWriter) {
+		if n < 4 {
+			jsonAnswer(w, http.StatusAccepted, fmt.Sprintf(`{"percent": %d}`, min(n, 2)*25))
+			return
+		}
+		jsonAnswer(w, http.StatusOK, `{"answer": 42}`)
+	})
+	progress := &recordProgress{}
+	start := time.Now()
+	out := runJob(t, api, `        interval: 20ms
+        backoff: 2
+        max_interval: 50ms
+        message: "{response.body.percent}% done"`, progress)
+	if out.State != a2a.TaskStateCompleted || len(out.Artifacts) != 1 ||
+		string(out.Artifacts[0].Parts[0].Data.(json.RawMessage)) != `{"answer": 42}` {
+		t.Fatalf("outcome %+v (%v), want completed with the last poll's body", out, out.Err)
+	}
+	if got, want := strings.Join(api.log(), ", "), "POST /jobs, GET /jobs/1, GET /jobs/1, GET /jobs/1, GET /jobs/1"; got != want {
+		t.Errorf("requests %s, want %s", got, want)
+	}
+	// Each change of the progress message is reported once.
+	if got := strings.Join(progress.texts, ", "); got != "25% done, 50% done" {
+		t.Errorf("progress %q, want 25%% done, 50%% done", got)
+	}
+	// The waits grow by the backoff factor up to max_interval.
+	for i, min := range []time.Duration{20, 40, 50, 50} {
+		if gaps := api.gaps(start); gaps[i] < min*time.Millisecond {
+			t.Errorf("wait before poll %d was %s, want at least %dms (waits %v)", i+1, gaps[i], min, gaps)
+		}
+	}
+}
+
+func TestPollHonoursRetryAfter(t *testing.T) {
+	api := newJobAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "/jobs/1")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusAccepted)
+	}, func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{}`) })
+	start := time.Now()
+	out := runJob(t, api, `        interval: 10ms`, nil)
+	if out.State != a2a.TaskStateCompleted {
+		t.Fatalf("state %v (%v)", out.State, out.Err)
+	}
+	if gaps := api.gaps(start); len(gaps) != 1 || gaps[0] < time.Second {
+		t.Errorf("the first poll came after %v; want it after the second Retry-After asks for", gaps)
+	}
+}
+
+func TestPollBodyLinkResultAndFailure(t *testing.T) {
+	const poll = `        url: "{response.body.links.status}"
+        interval: 10ms
+        done: response.body.state == "done"
+        failed: response.body.state == "failed"
+        result: "{response.body.result}"`
+	start := func(w http.ResponseWriter, r *http.Request) {
+		jsonAnswer(w, http.StatusAccepted, `{"links": {"status": "/jobs/1"}}`)
+	}
+
+	api := newJobAPI(t, start, func(n int, w http.ResponseWriter) {
+		if n == 1 {
+			jsonAnswer(w, http.StatusOK, `{"state": "running"}`)
+			return
+		}
+		jsonAnswer(w, http.StatusOK, `{"state": "done", "result": "/jobs/1/result"}`)
+	})
+	out := runJob(t, api, poll, nil)
+	if out.State != a2a.TaskStateCompleted || len(out.Artifacts) != 1 ||
+		string(out.Artifacts[0].Parts[0].Data.(json.RawMessage)) != `{"rows": 3}` {
+		t.Fatalf("outcome %+v (%v), want the result link's body", out, out.Err)
+	}
+	if got, want := strings.Join(api.log(), ", "), "POST /jobs, GET /jobs/1, GET /jobs/1, GET /jobs/1/result"; got != want {
+		t.Errorf("requests %s, want %s", got, want)
+	}
+
+	api = newJobAPI(t, start, func(n int, w http.ResponseWriter) {
+		jsonAnswer(w, http.StatusOK, `{"state": "failed", "error": "disk full"}`)
+	})
+	out = runJob(t, api, poll+"\n    error_detail: true", nil)
+	if want := `Skill "job" failed: the service's job failed. It said: "disk full".`; out.State != a2a.TaskStateFailed || messageText(out) != want {
+		t.Errorf("failed job: %v %q, want failed %q", out.State, messageText(out), want)
+	}
+}
+
+func TestPollMaxWait(t *testing.T) {
+	api := newJobAPI(t, accepted("/jobs/1"), func(n int, w http.ResponseWriter) {
+		w.WriteHeader(http.StatusAccepted)
+	})
+	out := runJob(t, api, `        interval: 10ms
+        max_wait: 100ms
+        cancel: DELETE`, nil)
+	if want := `Skill "job" failed: the service's job did not finish within 100ms.`; out.State != a2a.TaskStateFailed || messageText(out) != want {
+		t.Fatalf("outcome %v %q, want failed %q", out.State, messageText(out), want)
+	}
+	if log := api.log(); log[len(log)-1] != "DELETE /jobs/1" {
+		t.Errorf("requests %v, want the job deleted last", log)
+	}
+}
+
+func TestPollCancel(t *testing.T) {
+	api := newJobAPI(t, accepted("/jobs/1"), func(n int, w http.ResponseWriter) {
+		w.WriteHeader(http.StatusAccepted)
+	})
+	s := load(t, fmt.Sprintf(jobSkill, `        interval: 10ms
+        cancel: {method: POST, url: "{response.headers.location ?? '/jobs/1'}/cancel"}`), api.URL, mapping.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan mapping.Outcome)
+	go func() {
+		done <- s.ByID("job").Run(ctx, mapping.Call{Message: message("job", nil, "")}, nil)
+	}()
+	<-api.polled
+	cancel()
+	out := <-done
+	if want := `Skill "job" was canceled.`; out.State != a2a.TaskStateCanceled || messageText(out) != want {
+		t.Fatalf("outcome %v %q, want canceled", out.State, messageText(out))
+	}
+	if log := api.log(); log[len(log)-1] != "POST /jobs/1/cancel" {
+		t.Errorf("requests %v, want the cancel call last", log)
+	}
+}
+
+func TestPollOrigins(t *testing.T) {
+	other := newJobAPI(t, nil, func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{"elsewhere": true}`) })
+	for _, link := range []string{other.URL + "/jobs/1", "//" + strings.TrimPrefix(other.URL, "http://") + "/jobs/1",
+		"ftp://x/jobs/1", "http://user:pw@" + strings.TrimPrefix(other.URL, "http://") + "/jobs/1"} {
+		api := newJobAPI(t, accepted(link), nil)
+		out := runJob(t, api, `        interval: 10ms`, nil)
+		if want := `Skill "job" failed: the service pointed its job to another address, which this skill may not call.`; out.State != a2a.TaskStateFailed || messageText(out) != want {
+			t.Errorf("Location %s: %v %q, want failed %q", link, out.State, messageText(out), want)
+		}
+	}
+	if log := other.log(); len(log) != 0 {
+		t.Fatalf("the other origin got %v; want no request", log)
+	}
+
+	api := newJobAPI(t, accepted(other.URL+"/jobs/1"), nil)
+	out := runJob(t, api, fmt.Sprintf(`        interval: 10ms
+        allow_origins: [%q]`, other.URL), nil)
+	if out.State != a2a.TaskStateCompleted || len(other.log()) != 1 {
+		t.Errorf("an allowed origin: %v (%v), requests %v; want it polled", out.State, out.Err, other.log())
+	}
+}
+
+func TestPollOnlyWhenAJobStarts(t *testing.T) {
+	api := newJobAPI(t, func(w http.ResponseWriter, r *http.Request) { jsonAnswer(w, http.StatusOK, `{"now": true}`) }, nil)
+	out := runJob(t, api, `        interval: 10ms`, nil)
+	if out.State != a2a.TaskStateCompleted || len(api.log()) != 1 {
+		t.Errorf("a 200 answer: %v, requests %v; want it mapped at once", out.State, api.log())
+	}
+	api = newJobAPI(t, accepted(""), nil)
+	out = runJob(t, api, `        interval: 10ms`, nil)
+	if want := `Skill "job" failed: the service did not say where to follow its job.`; messageText(out) != want {
+		t.Errorf("a 202 without Location: %q, want %q", messageText(out), want)
+	}
+}
+
+func TestPollLoadErrors(t *testing.T) {
+	for _, tt := range []struct {
+		poll, want string
+	}{
+		{"        backoff: 0.5", `t.yaml:9: skill "job": request.poll.backoff: must be a factor from 1 (a steady interval) to 10, not "0.5"`},
+		{"        interval: 1m", `t.yaml:9: skill "job": request.poll.max_interval: must not be shorter than interval (1m0s)`},
+		{"        max_wait: soon", `t.yaml:9: skill "job": request.poll.max_wait: must be a positive duration`},
+		{"        allow_origins: [https://jobs.example.com/path]", `t.yaml:9: skill "job": request.poll.allow_origins[0]: "https://jobs.example.com/path" must be an origin alone`},
+		{"        allow_origins: [jobs.example.com]", `request.poll.allow_origins[0]: "jobs.example.com" must be an origin such as https://jobs.example.com`},
+		{"        cancel: GET", `t.yaml:9: skill "job": request.poll.cancel: must be one of DELETE, POST, PUT, PATCH, not "GET"`},
+		{"        cancel: {methd: DELETE}", `t.yaml:9: skill "job": request.poll.cancel.methd: unknown key (known keys: method, url, timeout)`},
+		{"        done: response.status + 1", `t.yaml:9: skill "job": request.poll.done: expected bool`},
+		{"        message: '{args.nope}'", `t.yaml:9: skill "job": request.poll.message: args.nope`},
+		{"        when: response.status == '202'", `t.yaml:9: skill "job": request.poll.when: invalid operation`},
+		{"        every: 1s", `t.yaml:9: skill "job": request.poll.every: unknown key (known keys: when, url, interval`},
+	} {
+		src := fmt.Sprintf(jobSkill, tt.poll)
+		if strings.Contains(tt.poll, "args.") {
+			src = strings.Replace(src, "    request:", "    arguments: {a: string}\n    request:", 1)
+			tt.want = strings.Replace(tt.want, "t.yaml:9:", "t.yaml:10:", 1)
+		}
+		_, err := mapping.Parse("t.yaml", []byte(src), mapping.Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("poll %q: error %v, want %q", tt.poll, err, tt.want)
+		}
+	}
+}
+
+// A polled request may be any step: the job's answer is the step's, and
+// the next step reads it.
+func TestPollInSteps(t *testing.T) {
+	api := newJobAPI(t, accepted("/jobs/1"), func(n int, w http.ResponseWriter) {
+		jsonAnswer(w, http.StatusOK, `{"part": "result"}`)
+	})
+	s := load(t, `upstream: {url: "http://ignored"}
+skills:
+  - id: two
+    description: d
+    steps:
+      - name: job
+        request:
+          method: POST
+          path: /jobs
+          poll: {interval: 10ms}
+      - name: fetch
+        request:
+          path: /jobs/1/{steps.job.body.part}
+`, api.URL, mapping.Options{})
+	out := s.ByID("two").Run(context.Background(), mapping.Call{Message: message("two", nil, "")}, nil)
+	if out.State != a2a.TaskStateCompleted || len(out.Artifacts) != 1 ||
+		string(out.Artifacts[0].Parts[0].Data.(json.RawMessage)) != `{"rows": 3}` {
+		t.Fatalf("outcome %+v (%v), want the second step's answer", out, out.Err)
+	}
+}

@@ -1,0 +1,357 @@
+package mapping
+
+// Streamed answers: a body of server-sent events, JSON lines or pieces
+// split at a separator, read as it comes, each event mapped to a chunk of
+// one artifact that the run reports at once.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/expr-lang/expr/vm"
+)
+
+// streamFormat is how a streamed body is cut into events.
+type streamFormat uint8
+
+const (
+	streamAuto  streamFormat = iota // by the answer's media type: SSE, else lines
+	streamSSE                       // text/event-stream
+	streamLines                     // NDJSON, JSON lines, or any text lines
+	streamSplit                     // pieces between separators
+)
+
+// streamRule is a skill's stream section, compiled.
+type streamRule struct {
+	format    streamFormat
+	separator []byte
+	// when says which answers are streams; nil: a 2xx whose media type is
+	// a stream's, or any 2xx when the format is given.
+	when              *vm.Program
+	name, description string
+	// text and data make each event's parts; both nil: the event as a
+	// data part when it is JSON, else as a text part.
+	text      *template
+	data      *vm.Program
+	done      *vm.Program // ends the stream early, or nil
+	maxChunks int
+	maxBytes  int64
+}
+
+// streamMediaTypes are the media types of answers read as streams without
+// a format or a when.
+var streamMediaTypes = map[string]streamFormat{
+	"text/event-stream":      streamSSE,
+	"application/x-ndjson":   streamLines,
+	"application/ndjson":     streamLines,
+	"application/jsonl":      streamLines,
+	"application/x-jsonl":    streamLines,
+	"application/json-lines": streamLines,
+}
+
+// accepts says whether an answer is read as a stream. It binds the answer's
+// status and headers as response.
+func (s *streamRule) accepts(sk *Skill, m *vm.VM, vars *exprVars, resp *http.Response) (bool, error) {
+	if s.when == nil {
+		_, known := streamMediaTypes[mediaTypeOf(resp.Header.Get("Content-Type"))]
+		return resp.StatusCode >= 200 && resp.StatusCode <= 299 && (known || s.format != streamAuto), nil
+	}
+	sk.bindAnswer(vars, resp, nil)
+	v, err := m.Run(s.when, vars)
+	if err != nil {
+		return false, fmt.Errorf("stream.when: %w", err)
+	}
+	ok, _ := v.(bool)
+	return ok, nil
+}
+
+// streamOutcome reads a streamed answer to its end, or until done holds,
+// reporting each event's chunk through progress as it comes. Without
+// progress (a skill that answers with a message) the chunks are gathered
+// into the outcome's artifact.
+func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, call *Call, resp *http.Response, progress Progress) Outcome {
+	defer resp.Body.Close()
+	s := sk.stream
+	sk.bindAnswer(vars, resp, nil)
+	body := &limitedReader{r: resp.Body, left: s.maxBytes}
+	events := s.reader(body, mediaTypeOf(resp.Header.Get("Content-Type")))
+	out := streamed{sk: sk, progress: progress}
+	for n := 0; ; n++ {
+		ev, err := events.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return sk.fail(call, sk.streamFailure(ctx, callCtx, err))
+		}
+		if n == s.maxChunks {
+			return sk.fail(call, failure{state: a2a.TaskStateFailed, stage: "upstream",
+				public: fmt.Sprintf("failed: the service's stream has more than %d chunks, the limit.", s.maxChunks),
+				err:    fmt.Errorf("stream: over %d chunks", s.maxChunks)})
+		}
+		ev.Index = n
+		vars.Event = ev
+		if sk.needs&useEventData != 0 || (s.text == nil && s.data == nil) {
+			if text := []byte(ev.Text); json.Valid(text) {
+				_ = a2a.UnmarshalKeepingIntegers(text, &vars.Event.Data) // valid: cannot fail
+			}
+		}
+		parts, err := s.parts(m, vars)
+		if err != nil {
+			return sk.fail(call, responseFailure(err))
+		}
+		done := false
+		if s.done != nil {
+			v, err := m.Run(s.done, vars)
+			if err != nil {
+				return sk.fail(call, responseFailure(fmt.Errorf("stream.done: %w", err)))
+			}
+			done, _ = v.(bool)
+		}
+		if len(parts) > 0 {
+			if f := out.add(ctx, parts, done); f != nil {
+				return sk.fail(call, *f)
+			}
+		}
+		if done {
+			break
+		}
+	}
+	if f := out.end(ctx); f != nil {
+		return sk.fail(call, *f)
+	}
+	return sk.finish(call, a2a.TaskStateCompleted, "", out.gathered)
+}
+
+// parts makes an event's parts.
+func (s *streamRule) parts(m *vm.VM, vars *exprVars) ([]a2a.Part, error) {
+	ev := &vars.Event
+	if s.text == nil && s.data == nil {
+		if ev.Data != nil {
+			return []a2a.Part{a2a.DataPart(json.RawMessage(ev.Text))}, nil
+		}
+		if ev.Text == "" {
+			return nil, nil
+		}
+		return []a2a.Part{a2a.TextPart(ev.Text)}, nil
+	}
+	var parts []a2a.Part
+	if s.text != nil {
+		text, err := s.text.text(m, vars)
+		if err != nil {
+			return nil, fmt.Errorf("stream.artifact.text: %w", err)
+		}
+		if text != "" {
+			parts = append(parts, a2a.TextPart(text))
+		}
+	}
+	if s.data != nil {
+		v, err := m.Run(s.data, vars)
+		if err != nil {
+			return nil, fmt.Errorf("stream.artifact.data: %w", err)
+		}
+		if v != nil {
+			if pairs, ok := v.(map[any]any); ok {
+				if v, err = stringKeyed(pairs); err != nil {
+					return nil, fmt.Errorf("stream.artifact.data: %w", err)
+				}
+			}
+			raw, err := a2a.AppendJSON(nil, v)
+			if err != nil {
+				return nil, fmt.Errorf("stream.artifact.data: the value cannot be written as JSON: %w", err)
+			}
+			parts = append(parts, a2a.DataPart(json.RawMessage(raw)))
+		}
+	}
+	return parts, nil
+}
+
+// streamed is the artifact a stream builds: reported chunk by chunk, or
+// gathered when there is no one to report to.
+type streamed struct {
+	sk       *Skill
+	progress Progress
+	id       string // the artifact's, once its first chunk is recorded
+	last     bool   // the last chunk has been recorded
+	gathered []a2a.Artifact
+}
+
+func (s *streamed) add(ctx context.Context, parts []a2a.Part, last bool) *failure {
+	rule := s.sk.stream
+	if s.progress == nil {
+		if s.gathered == nil {
+			s.gathered = []a2a.Artifact{{Name: rule.name, Description: rule.description}}
+		}
+		s.gathered[0].Parts = append(s.gathered[0].Parts, parts...)
+		return nil
+	}
+	art := a2a.Artifact{ArtifactID: s.id, Parts: parts}
+	if s.id == "" {
+		art.Name, art.Description = rule.name, rule.description
+	}
+	id, err := s.progress.Artifact(art, s.id != "", last)
+	if err != nil {
+		if ctx.Err() != nil {
+			f := s.sk.transportFailure(ctx, ctx, err)
+			return &f
+		}
+		return &failure{state: a2a.TaskStateFailed, stage: "upstream",
+			public: "failed: its streamed result could not be kept.", err: fmt.Errorf("stream: recording a chunk: %w", err)}
+	}
+	s.id, s.last = id, last
+	return nil
+}
+
+// end closes an artifact whose last chunk is not known as such: a chunk
+// must hold a part, so the closing one holds an empty text.
+func (s *streamed) end(ctx context.Context) *failure {
+	if s.progress == nil || s.id == "" || s.last {
+		return nil
+	}
+	return s.add(ctx, []a2a.Part{a2a.TextPart("")}, true)
+}
+
+// streamFailure is a stream that could not be read to its end.
+func (sk *Skill) streamFailure(ctx, callCtx context.Context, err error) failure {
+	switch {
+	case errors.Is(err, errTooLarge) || errors.Is(err, bufio.ErrTooLong):
+		return failure{state: a2a.TaskStateFailed, stage: "upstream",
+			public: fmt.Sprintf("failed: the service's stream is larger than the limit of %s.", formatBytes(sk.stream.maxBytes)),
+			err:    fmt.Errorf("stream: %w (%d bytes)", err, sk.stream.maxBytes)}
+	case ctx.Err() == nil && callCtx.Err() != nil:
+		return failure{state: a2a.TaskStateFailed, stage: "upstream",
+			public: fmt.Sprintf("timed out: the service's stream did not end within %s.", sk.runTimeout),
+			err:    fmt.Errorf("stream: %w", err)}
+	case ctx.Err() == nil:
+		return failure{state: a2a.TaskStateFailed, stage: "upstream", public: "failed: the service's stream broke off.",
+			err: fmt.Errorf("stream: %w", err)}
+	}
+	return sk.transportFailure(ctx, callCtx, err)
+}
+
+// limitedReader reads at most left bytes, then fails with errTooLarge.
+type limitedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// One byte more tells a body that ends here from a longer one.
+		var one [1]byte
+		if n, err := l.r.Read(one[:]); n > 0 {
+			return 0, errTooLarge
+		} else if err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// eventReader cuts a stream into events.
+type eventReader struct {
+	sc  *bufio.Scanner
+	sse bool
+}
+
+func (s *streamRule) reader(r io.Reader, mediaType string) *eventReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), int(min(s.maxBytes, 1<<30))+1)
+	format := s.format
+	if format == streamAuto {
+		format = streamMediaTypes[mediaType]
+	}
+	switch format {
+	case streamSplit:
+		sc.Split(splitAt(s.separator))
+	default:
+		sc.Split(bufio.ScanLines)
+	}
+	return &eventReader{sc: sc, sse: format == streamSSE}
+}
+
+// next returns the next event, or io.EOF at the end of the stream.
+func (r *eventReader) next() (eventVars, error) {
+	if r.sse {
+		return r.nextSSE()
+	}
+	for r.sc.Scan() {
+		if text := r.sc.Text(); strings.TrimSpace(text) != "" {
+			return eventVars{Text: text}, nil
+		}
+	}
+	return eventVars{}, r.end()
+}
+
+// nextSSE reads one server-sent event (the WHATWG HTML "event stream"
+// format): data lines joined by newlines, its type and id; comments and
+// events without data are skipped, and an event cut off by the end of the
+// stream is dropped.
+func (r *eventReader) nextSSE() (eventVars, error) {
+	var ev eventVars
+	var data strings.Builder
+	hasData := false
+	for r.sc.Scan() {
+		line := r.sc.Text()
+		if line == "" {
+			if hasData {
+				ev.Text = data.String()
+				if ev.Type == "" {
+					ev.Type = "message"
+				}
+				return ev, nil
+			}
+			ev = eventVars{}
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "data":
+			if hasData {
+				data.WriteByte('\n')
+			}
+			data.WriteString(value)
+			hasData = true
+		case "event":
+			ev.Type = value
+		case "id":
+			ev.ID = value
+		}
+	}
+	return eventVars{}, r.end()
+}
+
+func (r *eventReader) end() error {
+	if err := r.sc.Err(); err != nil {
+		return err
+	}
+	return io.EOF
+}
+
+// splitAt is a bufio.SplitFunc that cuts at sep.
+func splitAt(sep []byte) bufio.SplitFunc {
+	return func(data []byte, atEOF bool) (int, []byte, error) {
+		if i := bytes.Index(data, sep); i >= 0 {
+			return i + len(sep), data[:i], nil
+		}
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	}
+}
