@@ -201,7 +201,17 @@ func appendEnvelope(dst []byte, id json.RawMessage) []byte {
 // unchanged.
 func AppendResult(dst []byte, v Version, id json.RawMessage, result any) ([]byte, error) {
 	start := len(dst)
-	dst = append(appendEnvelope(dst, id), `,"result":`...)
+	dst, err := appendResult(append(appendEnvelope(dst, id), `,"result":`...), v, result)
+	if err != nil {
+		return dst[:start], err
+	}
+	return append(dst, '}'), nil
+}
+
+// appendResult appends the result itself; on error dst is returned
+// unchanged.
+func appendResult(dst []byte, v Version, result any) ([]byte, error) {
+	start := len(dst)
 	var err error
 	switch r := result.(type) {
 	case *StreamResponse:
@@ -237,7 +247,7 @@ func AppendResult(dst []byte, v Version, id json.RawMessage, result any) ([]byte
 	if err != nil {
 		return dst[:start], fmt.Errorf("a2a: encode %s result: %w", v, err)
 	}
-	return append(dst, '}'), nil
+	return dst, nil
 }
 
 // AppendListTasksResult is AppendResult for a ListTasks answer, which may be
@@ -287,7 +297,17 @@ func AppendError(dst []byte, v Version, id json.RawMessage, e *Error) []byte {
 	}
 	dst = append(appendEnvelope(dst, id), `,"error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
-	dst = append(dst, `,"message":`...)
+	dst = appendString(append(dst, `,"message":`...), errorMessage(v, e))
+	if v == V10 && (e.Reason != "" || e.Field != "") {
+		dst = appendDetails(append(dst, `,"data":`...), e)
+	}
+	return append(dst, "}}"...)
+}
+
+// errorMessage is e's message as version v writes it: in 1.0 the
+// description of an invalid field goes into its BadRequest detail, in 0.3
+// (which has no details) everything goes into the message.
+func errorMessage(v Version, e *Error) string {
 	msg := e.Message
 	if e.Field != "" && v == V03 {
 		msg += ": " + e.Field
@@ -300,25 +320,28 @@ func AppendError(dst []byte, v Version, id json.RawMessage, e *Error) []byte {
 		// (the task id, its state) goes into the message.
 		msg += ": " + metadataText(e.Metadata)
 	}
-	dst = appendString(dst, msg)
-	if v == V10 && (e.Reason != "" || e.Field != "") {
-		dst = append(dst, `,"data":[`...)
-		if e.Reason != "" {
-			dst = appendErrorInfo(dst, e)
-		}
-		if e.Field != "" {
-			if e.Reason != "" {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `{"@type":"`+badRequestType+`","fieldViolations":[{"field":`...)
-			dst = appendString(dst, e.Field)
-			dst = append(dst, `,"description":`...)
-			dst = appendString(dst, e.Description)
-			dst = append(dst, "}]}"...)
-		}
-		dst = append(dst, ']')
+	return msg
+}
+
+// appendDetails appends e's 1.0 typed details (spec 1.0 §9.5, §11.6): a
+// google.rpc.ErrorInfo with e.Reason and e.Metadata, and for an invalid
+// field a google.rpc.BadRequest naming it.
+func appendDetails(dst []byte, e *Error) []byte {
+	dst = append(dst, '[')
+	if e.Reason != "" {
+		dst = appendErrorInfo(dst, e)
 	}
-	return append(dst, "}}"...)
+	if e.Field != "" {
+		if e.Reason != "" {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"@type":"`+badRequestType+`","fieldViolations":[{"field":`...)
+		dst = appendString(dst, e.Field)
+		dst = append(dst, `,"description":`...)
+		dst = appendString(dst, e.Description)
+		dst = append(dst, "}]}"...)
+	}
+	return append(dst, ']')
 }
 
 func appendErrorInfo(dst []byte, e *Error) []byte {

@@ -8,62 +8,99 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
-// dispatch runs one decoded request of caller (nil: anonymous) and answers
-// it. The caller owns the tasks it creates and sees no others: another
-// caller's task answers exactly like an unknown one.
-func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
+// outcome is what a method produced, in the one model, for a binding to
+// write: an error, a stream (first, then sub's events; sub is nil for a
+// stream of one event), or a result.
+type outcome struct {
+	// err is an *authn.Failure (refused: 401 or 403), an *a2a.Error, or
+	// any other error, which the caller sees as an internal error.
+	err    error
+	first  *a2a.StreamResponse
+	sub    *tasks.Subscription
+	result any
+}
+
+func failed(err error) outcome { return outcome{err: err} }
+
+// invoke runs one decoded request of caller (nil: anonymous), whatever the
+// binding it came by; version v is the caller's. The caller owns the tasks
+// it creates and sees no others: another caller's task answers exactly like
+// an unknown one. A stream outcome holds a subscription that the binding
+// must close.
+func (h *Handler) invoke(r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) outcome {
 	owner := caller.Owner()
 
 	switch req.Method {
 	case a2a.MethodSendMessage:
-		h.sendMessage(w, r, v, req, caller)
+		return h.sendMessage(r, v, req.Params.(*a2a.SendMessageRequest), caller)
 	case a2a.MethodSendStreamingMessage:
-		h.sendStreamingMessage(w, r, v, req, caller)
+		return h.sendStreamingMessage(r, v, req.Params.(*a2a.SendMessageRequest), caller)
 	case a2a.MethodGetTask:
 		p := req.Params.(*a2a.GetTaskRequest)
 		task, err := h.tasks.Get(owner, p.ID, p.HistoryLength)
 		h.annotateTask(r, task)
-		h.answer(w, v, req, task, err)
+		return answered(task, err)
 	case a2a.MethodListTasks:
 		list, err := h.tasks.List(owner, req.Params.(*a2a.ListTasksRequest))
-		if err != nil {
-			h.fail(w, v, req, h.protocolError(req.Method, err))
-			return
-		}
-		h.writeList(w, req.ID, list)
+		return answered(list, err)
 	case a2a.MethodCancelTask:
 		task, err := h.tasks.Cancel(owner, req.Params.(*a2a.TaskIDRequest).ID)
 		h.annotateTask(r, task)
 		if task != nil && h.obs != nil {
 			h.obs.TaskEnded(skillOf(task), task.Status.State)
 		}
-		h.answer(w, v, req, task, err)
+		return answered(task, err)
 	case a2a.MethodSubscribeToTask:
 		task, sub, err := h.tasks.Subscribe(owner, req.Params.(*a2a.TaskIDRequest).ID)
 		h.annotateTask(r, task)
 		if err != nil {
-			h.fail(w, v, req, h.protocolError(req.Method, err))
-			return
+			return failed(err)
 		}
-		h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: task}, sub)
+		return outcome{first: &a2a.StreamResponse{Task: task}, sub: sub}
 	case a2a.MethodCreatePushConfig, a2a.MethodGetPushConfig, a2a.MethodListPushConfigs, a2a.MethodDeletePushConfig:
-		h.pushMethod(w, v, req, owner)
+		return h.pushMethod(v, req.Method, req.Params.(*a2a.TaskPushNotificationConfig), owner)
 	case a2a.MethodGetExtendedAgentCard:
 		if h.extendedCard == nil {
-			h.fail(w, v, req, a2a.ExtendedAgentCardNotConfigured())
-			return
+			return failed(a2a.ExtendedAgentCardNotConfigured())
 		}
 		// Spec 1.0 §13.3: the extended card requires authentication, also
 		// where the agent-wide requirement admits anonymous callers.
 		if caller == nil {
-			h.refuse(w, v, req.ID, h.auth.Challenge())
+			return failed(h.auth.Challenge())
+		}
+		return outcome{result: h.extendedCard.JSON()}
+	}
+	return failed(a2a.MethodNotFound(v, req.Method.Name(v)))
+}
+
+// answered is the outcome of a method that answers result or fails.
+func answered[T any](result *T, err error) outcome {
+	if err != nil {
+		return failed(err)
+	}
+	return outcome{result: result}
+}
+
+// dispatch runs one decoded JSON-RPC request and answers it.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
+	out := h.invoke(r, v, req, caller)
+	var f *authn.Failure
+	switch {
+	case errors.As(out.err, &f):
+		h.refuse(w, v, req.ID, f)
+	case out.err != nil:
+		h.fail(w, v, req, h.protocolError(req.Method, out.err))
+	case out.first != nil:
+		h.stream(w, r, wire{v: v, id: req.ID}, out.first, out.sub)
+	default:
+		if list, ok := out.result.(*a2a.ListTasksResponse); ok {
+			h.writeList(w, req.ID, list)
 			return
 		}
-		h.writeResult(w, v, req.ID, h.extendedCard.JSON())
-	default:
-		h.fail(w, v, req, a2a.MethodNotFound(v, req.Method.Name(v)))
+		h.writeResult(w, v, req.ID, out.result)
 	}
 }
 
@@ -72,7 +109,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 // streaming call as a stream), a JSON-RPC error object otherwise.
 func (h *Handler) fail(w http.ResponseWriter, v a2a.Version, req *a2a.Request, e *a2a.Error) {
 	if req.Method.Streaming() {
-		s := h.startSSE(w, v, req.ID)
+		s := h.startSSE(w, wire{v: v, id: req.ID})
 		defer s.end()
 		h.logStreamEnd(s.error(e))
 		return
@@ -80,16 +117,8 @@ func (h *Handler) fail(w http.ResponseWriter, v a2a.Version, req *a2a.Request, e
 	h.writeError(w, http.StatusOK, v, req.ID, e)
 }
 
-// answer writes result, or err as a protocol error: errors the task layer
-// meant for the caller keep their code, anything else is internal.
-func (h *Handler) answer(w http.ResponseWriter, v a2a.Version, req *a2a.Request, result any, err error) {
-	if err != nil {
-		h.fail(w, v, req, h.protocolError(req.Method, err))
-		return
-	}
-	h.writeResult(w, v, req.ID, result)
-}
-
+// protocolError is err as the caller sees it: errors the task layer meant
+// for the caller keep their code, anything else is internal.
 func (h *Handler) protocolError(m a2a.Method, err error) *a2a.Error {
 	var protoErr *a2a.Error
 	if errors.As(err, &protoErr) {

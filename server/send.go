@@ -148,101 +148,89 @@ func (h *Handler) logLateUpdate(taskID string, err error) {
 // admission is where a SendMessage or SendStreamingMessage goes: a reply
 // from a skill that answers with a message, or a started task run.
 type admission struct {
-	params *a2a.SendMessageRequest
-	reply  *a2a.Message
-	run    *execution
+	reply *a2a.Message
+	run   *execution
 }
 
 // admit selects the skill of a message, checks the caller against it, and
-// runs a message-answering skill or starts the task. When the request goes
-// no further it answers the caller itself and returns false.
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity, subscribe bool) (admission, bool) {
-	p := req.Params.(*a2a.SendMessageRequest)
+// runs a message-answering skill or starts the task. An error means the
+// request goes no further.
+func (h *Handler) admit(r *http.Request, v a2a.Version, p *a2a.SendMessageRequest, caller *authn.Identity, subscribe bool) (admission, error) {
 	var push *tasks.PushConfig
 	if c := p.Configuration; c != nil && c.PushNotification != nil {
 		pc, e := h.pushConfig(v, c.PushNotification)
 		if e != nil {
-			h.fail(w, v, req, e)
-			return admission{}, false
+			return admission{}, e
 		}
 		push = &pc
 	}
 	sel, err := h.selectSkill(caller, &p.Message, p.Configuration)
 	if err != nil {
-		h.fail(w, v, req, h.protocolError(req.Method, err))
-		return admission{}, false
+		return admission{}, err
 	}
 	if f := h.authorize(caller, sel.skill); f != nil {
-		h.refuse(w, v, req.ID, f)
-		return admission{}, false
+		return admission{}, f
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {
 		h.annotate(r, sel.skill.ID, "")
-		reply, err := h.runForMessage(r, caller, sel.skill, &p.Message)
-		if err != nil {
-			h.fail(w, v, req, err)
-			return admission{}, false
+		reply, e := h.runForMessage(r, caller, sel.skill, &p.Message)
+		if e != nil {
+			return admission{}, e
 		}
-		return admission{params: p, reply: reply}, true
+		return admission{reply: reply}, nil
 	}
 	e, err := h.start(r, caller, &p.Message, sel, subscribe, push)
 	if err != nil {
-		h.answer(w, v, req, nil, err)
-		return admission{}, false
+		return admission{}, err
 	}
-	return admission{params: p, run: e}, true
+	return admission{run: e}, nil
 }
 
-// sendMessage answers SendMessage: blocking by default, at once when the
-// caller asks, or with a Message for skills that answer without a task.
-func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
-	in, ok := h.admit(w, r, v, req, caller, false)
-	if !ok {
-		return
+// sendMessage runs SendMessage: blocking by default, answered at once when
+// the caller asks, or with a Message for skills that answer without a task.
+func (h *Handler) sendMessage(r *http.Request, v a2a.Version, p *a2a.SendMessageRequest, caller *authn.Identity) outcome {
+	in, err := h.admit(r, v, p, caller, false)
+	if err != nil {
+		return failed(err)
 	}
 	if in.reply != nil {
-		h.writeResult(w, v, req.ID, &a2a.StreamResponse{Message: in.reply})
-		return
+		return outcome{result: &a2a.StreamResponse{Message: in.reply}}
 	}
 	var historyLength *int32
-	if c := in.params.Configuration; c != nil {
+	if c := p.Configuration; c != nil {
 		historyLength = c.HistoryLength
 		if c.ReturnImmediately {
 			go h.execute(in.run)
-			h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: withHistory(in.run.run.Task, historyLength)})
-			return
+			return outcome{result: &a2a.StreamResponse{Task: withHistory(in.run.run.Task, historyLength)}}
 		}
 	}
 	task := h.execute(in.run)
 	if task == nil {
 		// The task moved on while the skill ran: answer with where it is.
-		var err error
 		if task, err = h.tasks.Get(caller.Owner(), in.run.run.Task.ID, nil); err != nil {
-			h.answer(w, v, req, nil, err)
-			return
+			return failed(err)
 		}
 	}
-	h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: withHistory(task, historyLength)})
+	return outcome{result: &a2a.StreamResponse{Task: withHistory(task, historyLength)}}
 }
 
-// sendStreamingMessage answers SendStreamingMessage with an SSE stream: the
-// task first, then its updates until it ends or is interrupted.
-func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
-	in, ok := h.admit(w, r, v, req, caller, true)
-	if !ok {
-		return
+// sendStreamingMessage runs SendStreamingMessage: a stream of the task
+// first, then its updates until it ends or is interrupted.
+func (h *Handler) sendStreamingMessage(r *http.Request, v a2a.Version, p *a2a.SendMessageRequest, caller *authn.Identity) outcome {
+	in, err := h.admit(r, v, p, caller, true)
+	if err != nil {
+		return failed(err)
 	}
 	if in.reply != nil {
-		h.streamOne(w, v, req.ID, &a2a.StreamResponse{Message: in.reply})
-		return
+		return outcome{first: &a2a.StreamResponse{Message: in.reply}}
 	}
 	run := in.run.run
 	go h.execute(in.run)
 	var historyLength *int32
-	if c := in.params.Configuration; c != nil {
+	if c := p.Configuration; c != nil {
 		historyLength = c.HistoryLength
 	}
-	h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: withHistory(run.Task, historyLength)}, run.Subscription)
+	return outcome{first: &a2a.StreamResponse{Task: withHistory(run.Task, historyLength)}, sub: run.Subscription}
 }
 
 // runForMessage runs a message-answering skill. No task exists whose result

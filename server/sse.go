@@ -15,26 +15,50 @@ import (
 
 var heartbeatComment = []byte(": keep-alive\n\n")
 
-// sseWriter writes JSON-RPC answers as SSE events. It holds no buffer
-// between events: an open stream mostly waits, and thousands may be open.
+// wire is the form of a stream's events: JSON-RPC responses to request id
+// in version v, or (rest) the HTTP+JSON binding's bare objects.
+type wire struct {
+	v    a2a.Version
+	id   json.RawMessage
+	rest bool
+}
+
+// appendEvent appends ev in the stream's form.
+func (f wire) appendEvent(dst []byte, ev *a2a.StreamResponse) ([]byte, error) {
+	if f.rest {
+		return a2a.AppendRESTResult(dst, ev)
+	}
+	return a2a.AppendResult(dst, f.v, f.id, ev)
+}
+
+// appendError appends an error event in the stream's form.
+func (f wire) appendError(dst []byte, e *a2a.Error) []byte {
+	if f.rest {
+		status, _ := a2a.RESTStatus(e)
+		return a2a.AppendRESTError(dst, status, e)
+	}
+	return a2a.AppendError(dst, f.v, f.id, e)
+}
+
+// sseWriter writes answers as SSE events. It holds no buffer between
+// events: an open stream mostly waits, and thousands may be open.
 type sseWriter struct {
-	h  *Handler
-	w  http.ResponseWriter
-	rc *http.ResponseController
-	v  a2a.Version
-	id json.RawMessage
+	h    *Handler
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	form wire
 }
 
 // startSSE starts a stream. Each write must finish within the write
 // timeout: a client that stops reading is dropped instead of holding a
 // goroutine for ever.
-func (h *Handler) startSSE(w http.ResponseWriter, v a2a.Version, id json.RawMessage) *sseWriter {
+func (h *Handler) startSSE(w http.ResponseWriter, form wire) *sseWriter {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	return &sseWriter{h: h, w: w, rc: http.NewResponseController(w), v: v, id: id}
+	return &sseWriter{h: h, w: w, rc: http.NewResponseController(w), form: form}
 }
 
 // event writes one answer and flushes it.
@@ -52,7 +76,7 @@ func (s *sseWriter) event(ev *a2a.StreamResponse) error {
 func (s *sseWriter) put(ev *a2a.StreamResponse) error {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	out, err := a2a.AppendResult(append((*buf)[:0], "data: "...), s.v, s.id, ev)
+	out, err := s.form.appendEvent(append((*buf)[:0], "data: "...), ev)
 	if err != nil {
 		if writeErr := s.error(a2a.InternalError("an update could not be encoded")); writeErr != nil {
 			return writeErr
@@ -68,7 +92,7 @@ func (s *sseWriter) error(e *a2a.Error) error {
 	noteCode(s.w, e.Code)
 	buf := getBuffer()
 	defer putBuffer(buf)
-	*buf = append(a2a.AppendError(append((*buf)[:0], "data: "...), s.v, s.id, e), '\n', '\n')
+	*buf = append(s.form.appendError(append((*buf)[:0], "data: "...), e), '\n', '\n')
 	if err := s.write(*buf); err != nil {
 		return err
 	}
@@ -92,18 +116,20 @@ func (s *sseWriter) end() {
 	s.h.setDeadline(s.rc.SetWriteDeadline, 0)
 }
 
-// stream sends first, then the subscription's events until the task ends
-// or is interrupted, the client goes away, or the client falls too far
+// stream sends first, then the subscription's events (none when sub is
+// nil) until the task ends or is interrupted, the client goes away, or the client falls too far
 // behind (see tasks.ErrSlowConsumer): then it gets an error event and can
 // resubscribe to pick up the current task.
 //
 // Events already queued when one arrives are written with it and flushed
 // once.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, v a2a.Version, id json.RawMessage, first *a2a.StreamResponse, sub *tasks.Subscription) {
-	defer sub.Close()
-	s := h.startSSE(w, v, id)
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, form wire, first *a2a.StreamResponse, sub *tasks.Subscription) {
+	if sub != nil {
+		defer sub.Close()
+	}
+	s := h.startSSE(w, form)
 	defer s.end()
-	if err := s.event(first); err != nil {
+	if err := s.event(first); err != nil || sub == nil {
 		h.logStreamEnd(err)
 		return
 	}
@@ -164,15 +190,6 @@ func (h *Handler) endForShutdown(s *sseWriter, sub *tasks.Subscription) {
 		return
 	}
 	h.logStreamEnd(s.error(tasks.ShuttingDown("subscribe again")))
-}
-
-// streamOne answers a streaming request with a single event.
-func (h *Handler) streamOne(w http.ResponseWriter, v a2a.Version, id json.RawMessage, ev *a2a.StreamResponse) {
-	s := h.startSSE(w, v, id)
-	defer s.end()
-	if err := s.event(ev); err != nil {
-		h.logStreamEnd(err)
-	}
 }
 
 func (h *Handler) logStreamEnd(err error) {
