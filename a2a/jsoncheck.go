@@ -36,10 +36,19 @@ const maxExactInteger = 1 << 53
 // body that is not valid JSON yields nil here. protoNames reports a member
 // name with an underscore outside free-form values (see protoNames10).
 func checkJSON(body []byte) (protoNames bool, err *Error) {
-	if !json.Valid(body) {
+	return checkDocument(jsonChecker{body: body})
+}
+
+// checkParams is checkJSON for a body that is the params themselves (the
+// HTTP+JSON binding's): every problem is an invalid parameter.
+func checkParams(body []byte) (protoNames bool, err *Error) {
+	return checkDocument(jsonChecker{body: body, params: true})
+}
+
+func checkDocument(c jsonChecker) (protoNames bool, err *Error) {
+	if !json.Valid(c.body) {
 		return false, nil
 	}
-	c := jsonChecker{body: body}
 	err = c.value()
 	return c.protoNames, err
 }
@@ -55,6 +64,8 @@ type jsonChecker struct {
 	// free counts the free-form values (metadata, data) c is within.
 	free       int
 	protoNames bool
+	// params says that body is the params, not a JSON-RPC envelope.
+	params bool
 }
 
 func (c *jsonChecker) skipSpace() {
@@ -234,7 +245,7 @@ func (c *jsonChecker) number() *Error {
 // when it lies in the envelope.
 func (c *jsonChecker) invalidAt(offset int, what string) *Error {
 	path := pathAt(c.body, int64(offset))
-	if path == "params" || strings.HasPrefix(path, "params.") {
+	if c.params || path == "params" || strings.HasPrefix(path, "params.") {
 		return InvalidParams(path, what)
 	}
 	if path == "" {

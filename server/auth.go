@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -75,16 +74,17 @@ func compileSkillRequirements(auth Authenticator, skills *mapping.Skills) (map[*
 }
 
 // refuse answers an authentication or authorization failure: 401 or 403,
-// a WWW-Authenticate challenge per acceptable scheme, and a JSON-RPC error
-// body (never an SSE stream, whatever the method), so that a client can
-// read why. id is null when the request was refused unread.
-func (h *Handler) refuse(w http.ResponseWriter, v a2a.Version, id json.RawMessage, f *authn.Failure) {
+// a WWW-Authenticate challenge per acceptable scheme, and an error body in
+// the caller's form (never an SSE stream, whatever the method), so that a
+// client can read why. A JSON-RPC id is null when the request was refused
+// unread.
+func (h *Handler) refuse(w http.ResponseWriter, form wire, f *authn.Failure) {
 	h.log.Debug("request refused", zap.Int("status", f.Status), zap.String("reason", f.Reason), zap.String("detail", f.Detail))
 	if h.obs != nil {
 		h.obs.AuthFailure(f)
 	}
 	f.SetHeaders(w.Header())
-	h.writeError(w, f.Status, v, id, f.RPCError())
+	h.writeError(w, f.Status, form, f.RPCError())
 }
 
 // callerOf is what the skill's expressions see of the caller as caller.*.

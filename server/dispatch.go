@@ -87,20 +87,15 @@ func answered[T any](result *T, err error) outcome {
 // dispatch runs one decoded JSON-RPC request and answers it.
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
 	out := h.invoke(r, v, req, caller)
+	form := wire{v: v, id: req.ID}
 	var f *authn.Failure
 	switch {
 	case errors.As(out.err, &f):
-		h.refuse(w, v, req.ID, f)
+		h.refuse(w, form, f)
 	case out.err != nil:
 		h.fail(w, v, req, h.protocolError(req.Method, out.err))
-	case out.first != nil:
-		h.stream(w, r, wire{v: v, id: req.ID}, out.first, out.sub)
 	default:
-		if list, ok := out.result.(*a2a.ListTasksResponse); ok {
-			h.writeList(w, req.ID, list)
-			return
-		}
-		h.writeResult(w, v, req.ID, out.result)
+		h.writeOutcome(w, r, form, out)
 	}
 }
 
@@ -114,7 +109,19 @@ func (h *Handler) fail(w http.ResponseWriter, v a2a.Version, req *a2a.Request, e
 		h.logStreamEnd(s.error(e))
 		return
 	}
-	h.writeError(w, http.StatusOK, v, req.ID, e)
+	h.writeError(w, http.StatusOK, wire{v: v, id: req.ID}, e)
+}
+
+// writeOutcome writes a stream or a result in form.
+func (h *Handler) writeOutcome(w http.ResponseWriter, r *http.Request, form wire, out outcome) {
+	switch list, isList := out.result.(*a2a.ListTasksResponse); {
+	case out.first != nil:
+		h.stream(w, r, form, out.first, out.sub)
+	case isList:
+		h.writeList(w, form, list)
+	default:
+		h.writeResult(w, form, out.result)
+	}
 }
 
 // protocolError is err as the caller sees it: errors the task layer meant

@@ -7,7 +7,6 @@ package server
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -96,6 +95,11 @@ type Config struct {
 	// Observer is told what the handler does, for metrics, traces and the
 	// access log. Nil: nothing is observed.
 	Observer Observer
+	// RESTPath, when set, serves the HTTP+JSON binding (spec 1.0 §11)
+	// below this request path: "/rest" answers POST /rest/message:send.
+	// At "/" its operations share the paths of the JSON-RPC endpoint,
+	// which answers every other path. "": the binding is not served.
+	RESTPath string
 }
 
 // Handler serves the Agent Card and the JSON-RPC endpoint.
@@ -116,6 +120,7 @@ type Handler struct {
 	clientAddr   func(*http.Request) string
 	push         URLChecker
 	obs          Observer
+	restPath     string
 	// skillRequirements are the skills' own requirements, compiled once.
 	skillRequirements map[*mapping.Skill]*authn.Requirements
 }
@@ -143,6 +148,8 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("server: the extended card is for authenticated callers: it needs an authenticator")
 	case cfg.Auth == nil && cfg.ProtectCard:
 		return nil, errors.New("server: a protected card needs an authenticator")
+	case cfg.RESTPath != "" && !validRESTPath(cfg.RESTPath):
+		return nil, fmt.Errorf("server: REST path %q must start with /, not end with / (unless it is /) and not be a card path", cfg.RESTPath)
 	}
 	skillRequirements, err := compileSkillRequirements(cfg.Auth, cfg.Skills)
 	if err != nil {
@@ -165,6 +172,7 @@ func New(cfg Config) (*Handler, error) {
 		clientAddr:   cfg.ClientAddress,
 		push:         cfg.Push,
 		obs:          cfg.Observer,
+		restPath:     cfg.RESTPath,
 
 		skillRequirements: skillRequirements,
 	}
@@ -180,13 +188,14 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// ServeHTTP answers card requests on the well-known paths and JSON-RPC
-// requests (POST) on any other path that routes here.
+// ServeHTTP answers card requests on the well-known paths, HTTP+JSON
+// requests below the REST path, and JSON-RPC requests (POST) on any other
+// path that routes here.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == CardPath || r.URL.Path == LegacyCardPath {
 		if h.protectCard {
 			if _, f := h.authenticate(r); f != nil {
-				h.refuse(w, a2a.V10, nil, f)
+				h.refuse(w, wire{v: a2a.V10}, f)
 				return
 			}
 		}
@@ -196,6 +205,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.jwks != nil && r.URL.Path == h.jwksPath {
 		h.jwks.ServeHTTP(w, r)
 		return
+	}
+	if h.restPath != "" {
+		if t, allow, path, ok := h.restTarget(r); ok {
+			h.serveREST(w, r, t, allow, path)
+			return
+		}
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -221,12 +236,12 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version a2a.V
 	// caller costs a header lookup, never a body of up to maxBody bytes.
 	caller, failure := h.authenticate(r)
 	if failure != nil {
-		h.refuse(w, version, nil, failure)
+		h.refuse(w, wire{v: version}, failure)
 		return
 	}
 
 	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
-		h.writeError(w, http.StatusUnsupportedMediaType, version, nil,
+		h.writeError(w, http.StatusUnsupportedMediaType, wire{v: version},
 			a2a.InvalidRequest("Content-Type must be application/json"))
 		return
 	}
@@ -243,23 +258,9 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version a2a.V
 func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) (*a2a.Request, bool) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	rc := http.NewResponseController(w)
-	h.setDeadline(rc.SetReadDeadline, h.readBody)
-	body, err := readBody(buf, http.MaxBytesReader(w, r.Body, h.maxBody))
-	h.setDeadline(rc.SetReadDeadline, 0)
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			h.writeError(w, http.StatusRequestEntityTooLarge, version, nil,
-				a2a.InvalidRequest(fmt.Sprintf("request body exceeds the limit of %d bytes", h.maxBody)))
-			return nil, false
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			h.writeError(w, http.StatusRequestTimeout, version, nil,
-				a2a.InvalidRequest(fmt.Sprintf("the request body did not arrive within %s", h.readBody)))
-			return nil, false
-		}
-		h.writeError(w, http.StatusBadRequest, version, nil, a2a.InvalidRequest("reading the request body: "+err.Error()))
+	body, status, readErr := h.readRequestBody(w, r, buf)
+	if readErr != nil {
+		h.writeError(w, status, wire{v: version}, readErr)
 		return nil, false
 	}
 
@@ -272,39 +273,61 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Ver
 		if req != nil {
 			h.fail(w, version, req, protoErr)
 		} else {
-			h.writeError(w, http.StatusOK, version, nil, protoErr)
+			h.writeError(w, http.StatusOK, wire{v: version}, protoErr)
 		}
 		return nil, false
 	}
 	return req, true
 }
 
-// writeResult encodes a successful JSON-RPC answer in the caller's version.
-func (h *Handler) writeResult(w http.ResponseWriter, v a2a.Version, id json.RawMessage, result any) {
+// readRequestBody reads r's body into buf within the read timeout and the
+// size cap; when it cannot, it returns the HTTP status and error to answer.
+func (h *Handler) readRequestBody(w http.ResponseWriter, r *http.Request, buf *[]byte) ([]byte, int, *a2a.Error) {
+	rc := http.NewResponseController(w)
+	h.setDeadline(rc.SetReadDeadline, h.readBody)
+	body, err := readBody(buf, http.MaxBytesReader(w, r.Body, h.maxBody))
+	h.setDeadline(rc.SetReadDeadline, 0)
+	if err == nil {
+		return body, 0, nil
+	}
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, http.StatusRequestEntityTooLarge,
+			a2a.InvalidRequest(fmt.Sprintf("request body exceeds the limit of %d bytes", h.maxBody))
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, http.StatusRequestTimeout,
+			a2a.InvalidRequest(fmt.Sprintf("the request body did not arrive within %s", h.readBody))
+	}
+	return nil, http.StatusBadRequest, a2a.InvalidRequest("reading the request body: " + err.Error())
+}
+
+// writeResult encodes a successful answer.
+func (h *Handler) writeResult(w http.ResponseWriter, form wire, result any) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	out, err := a2a.AppendResult((*buf)[:0], v, id, result)
+	out, err := form.appendResult((*buf)[:0], result)
 	if err != nil {
-		h.log.Error("encoding a JSON-RPC result", zap.Error(err))
-		h.writeError(w, http.StatusInternalServerError, v, id, a2a.InternalError("the answer could not be encoded"))
+		h.log.Error("encoding a result", zap.Error(err))
+		h.writeError(w, http.StatusInternalServerError, form, a2a.InternalError("the answer could not be encoded"))
 		return
 	}
 	*buf = out
-	h.writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, http.StatusOK, form.contentType(), out)
 }
 
 // writeList answers ListTasks. A large page is written as it is encoded,
 // 64 KiB at a time, each write within the write timeout, rather than built
 // whole.
-func (h *Handler) writeList(w http.ResponseWriter, id json.RawMessage, list *a2a.ListTasksResponse) {
+func (h *Handler) writeList(w http.ResponseWriter, form wire, list *a2a.ListTasksResponse) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	rc := http.NewResponseController(w)
 	started := false
-	out, err := a2a.AppendListTasksResult((*buf)[:0], id, list, func(b []byte) ([]byte, error) {
+	out, err := form.appendList((*buf)[:0], list, func(b []byte) ([]byte, error) {
 		if !started {
 			started = true
-			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Type", form.contentType())
 			w.WriteHeader(http.StatusOK)
 		}
 		h.setDeadline(rc.SetWriteDeadline, h.writeTimeout)
@@ -319,11 +342,11 @@ func (h *Handler) writeList(w http.ResponseWriter, id json.RawMessage, list *a2a
 		h.setDeadline(rc.SetWriteDeadline, 0)
 		panic(http.ErrAbortHandler)
 	case err != nil:
-		h.log.Error("encoding a JSON-RPC result", zap.Error(err))
-		h.writeError(w, http.StatusInternalServerError, a2a.V10, id, a2a.InternalError("the answer could not be encoded"))
+		h.log.Error("encoding a result", zap.Error(err))
+		h.writeError(w, http.StatusInternalServerError, form, a2a.InternalError("the answer could not be encoded"))
 	case !started:
 		*buf = out
-		h.writeJSON(w, http.StatusOK, out)
+		h.writeJSON(w, http.StatusOK, form.contentType(), out)
 	default:
 		*buf = out
 		h.setDeadline(rc.SetWriteDeadline, h.writeTimeout)
@@ -334,22 +357,23 @@ func (h *Handler) writeList(w http.ResponseWriter, id json.RawMessage, list *a2a
 	}
 }
 
-// writeError encodes a JSON-RPC error. Protocol errors travel with 200, as
-// JSON-RPC over HTTP expects; transport problems carry their HTTP status.
-func (h *Handler) writeError(w http.ResponseWriter, status int, v a2a.Version, id json.RawMessage, e *a2a.Error) {
+// writeError encodes an error answer. JSON-RPC protocol errors travel with
+// 200, as JSON-RPC over HTTP expects; transport problems, and every error
+// of the HTTP+JSON binding, carry their HTTP status.
+func (h *Handler) writeError(w http.ResponseWriter, status int, form wire, e *a2a.Error) {
 	noteCode(w, e.Code)
 	buf := getBuffer()
 	defer putBuffer(buf)
-	*buf = a2a.AppendError((*buf)[:0], v, id, e)
-	h.writeJSON(w, status, *buf)
+	*buf = form.appendError((*buf)[:0], status, e)
+	h.writeJSON(w, status, form.contentType(), *buf)
 }
 
 // writeJSON writes a whole JSON answer within the write timeout.
-func (h *Handler) writeJSON(w http.ResponseWriter, status int, body []byte) {
+func (h *Handler) writeJSON(w http.ResponseWriter, status int, contentType string, body []byte) {
 	rc := http.NewResponseController(w)
 	h.setDeadline(rc.SetWriteDeadline, h.writeTimeout)
 	hdr := w.Header()
-	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Content-Type", contentType)
 	// A length, so that the flush below does not turn the answer chunked.
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
@@ -426,4 +450,10 @@ func remoteIP(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// validRESTPath reports whether p can be the HTTP+JSON binding's path.
+func validRESTPath(p string) bool {
+	return p == "/" || strings.HasPrefix(p, "/") && !strings.HasSuffix(p, "/") &&
+		p != CardPath && p != LegacyCardPath && !strings.HasPrefix(CardPath, p+"/")
 }

@@ -25,7 +25,7 @@ type Observer interface {
 	// r's own, or one that carries a trace span for the method, which the
 	// method's upstream calls continue.
 	StartMethod(r *http.Request, m a2a.Method, v a2a.Version) context.Context
-	// EndRequest is called once a JSON-RPC request is answered: m is
+	// EndRequest is called once a request (of any binding) is answered: m is
 	// MethodUnknown when it did not decode; code is 0 for a result, else
 	// the JSON-RPC error code of the answer (for a stream, of the error
 	// event that ended it). ctx is what StartMethod returned, or the
@@ -67,15 +67,25 @@ var observedPool = sync.Pool{New: func() any { return new(observed) }}
 
 // serveObserved serves a JSON-RPC request under h.obs.
 func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) {
+	o := h.observe(w, r)
+	defer h.endObserved(o, version)
+	h.serveRPC(o, r, version, versionErr)
+}
+
+// observe wraps w for a request of any binding served under h.obs;
+// endObserved must follow once it is answered (also when the handler
+// panics to abort a cut answer).
+func (h *Handler) observe(w http.ResponseWriter, r *http.Request) *observed {
 	o := observedPool.Get().(*observed)
 	*o = observed{ResponseWriter: w, ctx: r.Context()}
-	defer func() {
-		// Also when the handler panics to abort a cut answer.
-		h.obs.EndRequest(o.ctx, o.method, version, o.code)
-		*o = observed{}
-		observedPool.Put(o)
-	}()
-	h.serveRPC(o, r, version, versionErr)
+	return o
+}
+
+// endObserved tells the observer how the request of o ended.
+func (h *Handler) endObserved(o *observed, version a2a.Version) {
+	h.obs.EndRequest(o.ctx, o.method, version, o.code)
+	*o = observed{}
+	observedPool.Put(o)
 }
 
 // startMethod tells the observer, if any, which method r is, and returns

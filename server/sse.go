@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,31 +13,6 @@ import (
 )
 
 var heartbeatComment = []byte(": keep-alive\n\n")
-
-// wire is the form of a stream's events: JSON-RPC responses to request id
-// in version v, or (rest) the HTTP+JSON binding's bare objects.
-type wire struct {
-	v    a2a.Version
-	id   json.RawMessage
-	rest bool
-}
-
-// appendEvent appends ev in the stream's form.
-func (f wire) appendEvent(dst []byte, ev *a2a.StreamResponse) ([]byte, error) {
-	if f.rest {
-		return a2a.AppendRESTResult(dst, ev)
-	}
-	return a2a.AppendResult(dst, f.v, f.id, ev)
-}
-
-// appendError appends an error event in the stream's form.
-func (f wire) appendError(dst []byte, e *a2a.Error) []byte {
-	if f.rest {
-		status, _ := a2a.RESTStatus(e)
-		return a2a.AppendRESTError(dst, status, e)
-	}
-	return a2a.AppendError(dst, f.v, f.id, e)
-}
 
 // sseWriter writes answers as SSE events. It holds no buffer between
 // events: an open stream mostly waits, and thousands may be open.
@@ -76,7 +50,7 @@ func (s *sseWriter) event(ev *a2a.StreamResponse) error {
 func (s *sseWriter) put(ev *a2a.StreamResponse) error {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	out, err := s.form.appendEvent(append((*buf)[:0], "data: "...), ev)
+	out, err := s.form.appendResult(append((*buf)[:0], "data: "...), ev)
 	if err != nil {
 		if writeErr := s.error(a2a.InternalError("an update could not be encoded")); writeErr != nil {
 			return writeErr
@@ -92,7 +66,7 @@ func (s *sseWriter) error(e *a2a.Error) error {
 	noteCode(s.w, e.Code)
 	buf := getBuffer()
 	defer putBuffer(buf)
-	*buf = append(s.form.appendError(append((*buf)[:0], "data: "...), e), '\n', '\n')
+	*buf = append(s.form.appendError(append((*buf)[:0], "data: "...), 0, e), '\n', '\n')
 	if err := s.write(*buf); err != nil {
 		return err
 	}

@@ -1,0 +1,314 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// The HTTP+JSON binding of protocol 1.0 (spec 1.0 §11): its URL patterns,
+// its request parameters (path, query, body) decoded into the one model,
+// and its answers: the 1.0 JSON of the result with no envelope, and errors
+// as google.rpc.Status with the HTTP status of spec 1.0 §5.4. The binding
+// speaks 1.0 only.
+
+// RESTTarget is what the method and path of an HTTP+JSON request name: an
+// operation and the ids its path carries.
+type RESTTarget struct {
+	Method   Method
+	TaskID   string
+	ConfigID string
+}
+
+// RESTContentType is the media type spec 1.0 §11.1 asks of requests and
+// answers; application/json is accepted as well.
+const RESTContentType = "application/a2a+json"
+
+// MatchREST finds the operation that httpMethod and path name (spec 1.0
+// §11.3, and the proto's google.api.http rules), path being the request's
+// escaped path below the binding's base, starting with "/". found reports
+// whether the path names a resource at all; when it does but not for
+// httpMethod, t.Method is MethodUnknown and allow lists the methods it
+// takes. SubscribeToTask takes GET (the proto) and POST (the spec's text).
+func MatchREST(httpMethod, path string) (t RESTTarget, allow string, found bool) {
+	type route struct {
+		method Method
+		http   string
+	}
+	var routes []route
+	switch {
+	case path == "/message:send":
+		routes = []route{{MethodSendMessage, "POST"}}
+	case path == "/message:stream":
+		routes = []route{{MethodSendStreamingMessage, "POST"}}
+	case path == "/tasks":
+		routes = []route{{MethodListTasks, "GET"}}
+	case path == "/extendedAgentCard":
+		routes = []route{{MethodGetExtendedAgentCard, "GET"}}
+	case strings.HasPrefix(path, "/tasks/"):
+		segs := strings.Split(path[len("/tasks/"):], "/")
+		id := segs[0]
+		switch {
+		case len(segs) == 1 && strings.HasSuffix(id, ":cancel"):
+			id, routes = strings.TrimSuffix(id, ":cancel"), []route{{MethodCancelTask, "POST"}}
+		case len(segs) == 1 && strings.HasSuffix(id, ":subscribe"):
+			id, routes = strings.TrimSuffix(id, ":subscribe"), []route{{MethodSubscribeToTask, "GET"}, {MethodSubscribeToTask, "POST"}}
+		case len(segs) == 1:
+			routes = []route{{MethodGetTask, "GET"}}
+		case len(segs) == 2 && segs[1] == "pushNotificationConfigs":
+			routes = []route{{MethodListPushConfigs, "GET"}, {MethodCreatePushConfig, "POST"}}
+		case len(segs) == 3 && segs[1] == "pushNotificationConfigs":
+			routes = []route{{MethodGetPushConfig, "GET"}, {MethodDeletePushConfig, "DELETE"}}
+			t.ConfigID = unescapeSegment(segs[2])
+			if t.ConfigID == "" {
+				return RESTTarget{}, "", false
+			}
+		}
+		if t.TaskID = unescapeSegment(id); t.TaskID == "" {
+			return RESTTarget{}, "", false
+		}
+	}
+	if len(routes) == 0 {
+		return RESTTarget{}, "", false
+	}
+	for _, r := range routes {
+		if r.http == httpMethod {
+			t.Method = r.method
+			return t, "", true
+		}
+		if allow != "" {
+			allow += ", "
+		}
+		allow += r.http
+	}
+	return RESTTarget{TaskID: t.TaskID, ConfigID: t.ConfigID}, allow, true
+}
+
+// unescapeSegment decodes one path segment; "" when it is empty or not
+// validly escaped.
+func unescapeSegment(s string) string {
+	out, err := url.PathUnescape(s)
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// DecodeRESTRequest decodes the parameters of the HTTP+JSON request for t:
+// the ids in its path, its query (spec 1.0 §11.5: GetTask's historyLength
+// and ListTasks' filters) and its body (the request message of the proto,
+// for POST; cancel and subscribe may send none). It checks what
+// DecodeRequest checks, with the same errors; a field is named from the
+// body's root ("message.parts[0]") or as its query parameter. The result
+// has no ID.
+func DecodeRESTRequest(t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
+	req := &Request{Method: t.Method}
+	var w params10
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		if err := decodeRESTBody(body, &w); err != nil {
+			return req, err
+		}
+	}
+	if err := w.fromQuery(t.Method, query); err != nil {
+		return req, err
+	}
+	if err := w.fromPath(t); err != nil {
+		return req, err
+	}
+	out, err := w.model(t.Method)
+	if err != nil {
+		return req, err
+	}
+	req.Params = out
+	return req, nil
+}
+
+// decodeRESTBody decodes a request body: one JSON object, checked as every
+// request body is (checkParams), proto field names allowed.
+func decodeRESTBody(body []byte, w *params10) *Error {
+	protoNames, e := checkParams(body)
+	if e != nil {
+		return e
+	}
+	if protoNames {
+		if body, e = protoNames10(body); e != nil {
+			return e
+		}
+	}
+	err := json.Unmarshal(body, w)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return ParseError(err.Error())
+	case errors.As(err, &te) && te.Field == "":
+		return InvalidRequest("the request body must be a JSON object")
+	case errors.As(err, &te):
+		return typeError(body, te)
+	}
+	return InvalidRequest(err.Error())
+}
+
+// fromPath sets the ids the path carries; the body may repeat them, but
+// not differ.
+func (w *params10) fromPath(t RESTTarget) *Error {
+	set := func(field *string, name, v string) *Error {
+		if v == "" {
+			return nil
+		}
+		if *field != "" && *field != v {
+			return InvalidParams(name, "differs from the "+name+" in the path")
+		}
+		*field = v
+		return nil
+	}
+	switch t.Method {
+	case MethodGetTask, MethodCancelTask, MethodSubscribeToTask:
+		return set(&w.ID, "id", t.TaskID)
+	}
+	if err := set(&w.TaskID, "taskId", t.TaskID); err != nil {
+		return err
+	}
+	return set(&w.ID, "id", t.ConfigID)
+}
+
+// fromQuery reads the query parameters of GetTask and ListTasks. Others,
+// A2A-Version among them, are not parameters of the operation.
+func (w *params10) fromQuery(m Method, q url.Values) *Error {
+	if m != MethodGetTask && m != MethodListTasks {
+		return nil
+	}
+	if err := queryInt(q, "historyLength", &w.HistoryLength); err != nil {
+		return err
+	}
+	if m == MethodGetTask {
+		return nil
+	}
+	for name, dst := range map[string]*string{"contextId": &w.ContextID, "status": &w.Status,
+		"pageToken": &w.PageToken, "statusTimestampAfter": &w.StatusTimestampAfter} {
+		if err := queryString(q, name, dst); err != nil {
+			return err
+		}
+	}
+	if w.StatusTimestampAfter == "" {
+		// a2a-go v2.3.1's REST client sends the filter by this name.
+		if err := queryString(q, "lastUpdatedAfter", &w.StatusTimestampAfter); err != nil {
+			return err
+		}
+	}
+	if err := queryInt(q, "pageSize", &w.PageSize); err != nil {
+		return err
+	}
+	if s, ok := q["includeArtifacts"]; ok {
+		if len(s) != 1 {
+			return InvalidParams("includeArtifacts", "must be given once")
+		}
+		b, err := strconv.ParseBool(s[0])
+		if err != nil {
+			return InvalidParams("includeArtifacts", "must be true or false")
+		}
+		w.IncludeArtifacts = &b
+	}
+	return nil
+}
+
+func queryString(q url.Values, name string, dst *string) *Error {
+	s, ok := q[name]
+	switch {
+	case !ok:
+		return nil
+	case len(s) != 1:
+		return InvalidParams(name, "must be given once")
+	}
+	*dst = s[0]
+	return nil
+}
+
+func queryInt(q url.Values, name string, dst **int32) *Error {
+	var s string
+	if err := queryString(q, name, &s); err != nil || s == "" {
+		return err
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return InvalidParams(name, "must be an integer")
+	}
+	v := int32(n)
+	*dst = &v
+	return nil
+}
+
+// AppendRESTResult appends result as the HTTP+JSON binding answers it: its
+// 1.0 JSON, with no envelope. result is any of AppendResult's. On error dst
+// is returned unchanged.
+func AppendRESTResult(dst []byte, result any) ([]byte, error) {
+	return appendResult(dst, V10, result)
+}
+
+// AppendRESTListTasks is AppendRESTResult for a ListTasks answer, flushed
+// as AppendListTasksResult flushes.
+func AppendRESTListTasks(dst []byte, r *ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	return appendListTasksFlushing(dst, V10, r, flush)
+}
+
+// RESTStatus is the HTTP status and google.rpc.Code name of e in the
+// HTTP+JSON binding (spec 1.0 §5.4; the JSON-RPC errors as the official
+// SDKs map them; an internal error that asks to retry as 503 or 429).
+func RESTStatus(e *Error) (status int, code string) {
+	switch e.Code {
+	case CodeParseError, CodeInvalidRequest, CodeInvalidParams, CodeContentTypeNotSupported:
+		return 400, "INVALID_ARGUMENT"
+	case CodeMethodNotFound, CodeTaskNotFound:
+		return 404, "NOT_FOUND"
+	case CodeTaskNotCancelable, CodePushNotificationNotSupported, CodeUnsupportedOperation,
+		CodeExtendedAgentCardNotConfigured, CodeExtensionSupportRequired, CodeVersionNotSupported:
+		return 400, "FAILED_PRECONDITION"
+	case CodeUnauthenticated:
+		return 401, "UNAUTHENTICATED"
+	case CodeUnauthorized:
+		return 403, "PERMISSION_DENIED"
+	}
+	switch e.Reason {
+	case "UNAVAILABLE":
+		return 503, "UNAVAILABLE"
+	case "RESOURCE_EXHAUSTED":
+		return 429, "RESOURCE_EXHAUSTED"
+	}
+	return 500, "INTERNAL"
+}
+
+// AppendRESTError appends e as the HTTP+JSON binding answers it (spec 1.0
+// §11.6): {"error": google.rpc.Status}, code being the HTTP status, the
+// details a google.rpc.ErrorInfo in the A2A domain and, for an invalid
+// field, a google.rpc.BadRequest. The same object is a stream's error
+// event.
+func AppendRESTError(dst []byte, status int, e *Error) []byte {
+	if e == nil {
+		e = InternalError("")
+	}
+	_, code := RESTStatus(e)
+	dst = strconv.AppendInt(append(dst, `{"error":{"code":`...), int64(status), 10)
+	dst = append(append(dst, `,"status":"`...), code...)
+	dst = appendString(append(dst, `","message":`...), errorMessage(V10, e))
+	dst = append(dst, `,"details":`...)
+	return append(appendDetails(dst, e), "}}"...)
+}
+
+// RESTVersionNotSupported answers an HTTP+JSON request in any version but
+// 1.0, the only one the binding speaks ("" means 0.3, spec 1.0 §3.6).
+func RESTVersionNotSupported(version string) *Error {
+	e := VersionNotSupported(version)
+	e.Metadata["supported"] = V10.String()
+	shown := version
+	if shown == "" {
+		shown = "none (which means 0.3)"
+	}
+	e.Description = "A2A-Version " + shown + " is not supported by the HTTP+JSON binding, which speaks 1.0: " +
+		"send the header A2A-Version: 1.0"
+	return e
+}

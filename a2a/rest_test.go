@@ -1,0 +1,101 @@
+package a2a_test
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+func TestMatchREST(t *testing.T) {
+	for _, tc := range []struct {
+		method, path string
+		want         a2a.RESTTarget
+		allow        string
+		found        bool
+	}{
+		{"POST", "/message:send", a2a.RESTTarget{Method: a2a.MethodSendMessage}, "", true},
+		{"POST", "/message:stream", a2a.RESTTarget{Method: a2a.MethodSendStreamingMessage}, "", true},
+		{"GET", "/tasks", a2a.RESTTarget{Method: a2a.MethodListTasks}, "", true},
+		{"GET", "/tasks/t%2F1", a2a.RESTTarget{Method: a2a.MethodGetTask, TaskID: "t/1"}, "", true},
+		{"POST", "/tasks/t1:cancel", a2a.RESTTarget{Method: a2a.MethodCancelTask, TaskID: "t1"}, "", true},
+		{"GET", "/tasks/t1:subscribe", a2a.RESTTarget{Method: a2a.MethodSubscribeToTask, TaskID: "t1"}, "", true},
+		{"POST", "/tasks/t1:subscribe", a2a.RESTTarget{Method: a2a.MethodSubscribeToTask, TaskID: "t1"}, "", true},
+		{"POST", "/tasks/t1/pushNotificationConfigs", a2a.RESTTarget{Method: a2a.MethodCreatePushConfig, TaskID: "t1"}, "", true},
+		{"GET", "/tasks/t1/pushNotificationConfigs", a2a.RESTTarget{Method: a2a.MethodListPushConfigs, TaskID: "t1"}, "", true},
+		{"GET", "/tasks/t1/pushNotificationConfigs/c1", a2a.RESTTarget{Method: a2a.MethodGetPushConfig, TaskID: "t1", ConfigID: "c1"}, "", true},
+		{"DELETE", "/tasks/t1/pushNotificationConfigs/c1", a2a.RESTTarget{Method: a2a.MethodDeletePushConfig, TaskID: "t1", ConfigID: "c1"}, "", true},
+		{"GET", "/extendedAgentCard", a2a.RESTTarget{Method: a2a.MethodGetExtendedAgentCard}, "", true},
+		{"PUT", "/tasks/t1/pushNotificationConfigs/c1", a2a.RESTTarget{TaskID: "t1", ConfigID: "c1"}, "GET, DELETE", true},
+		{"DELETE", "/tasks/t1:subscribe", a2a.RESTTarget{TaskID: "t1"}, "GET, POST", true},
+		{"GET", "/tasks/", a2a.RESTTarget{}, "", false},
+		{"GET", "/tasks/t1/other", a2a.RESTTarget{}, "", false},
+		{"GET", "/tasks/t1/pushNotificationConfigs/", a2a.RESTTarget{}, "", false},
+		{"GET", "/tasks/%zz", a2a.RESTTarget{}, "", false},
+		{"POST", "/", a2a.RESTTarget{}, "", false},
+	} {
+		got, allow, found := a2a.MatchREST(tc.method, tc.path)
+		if got != tc.want || allow != tc.allow || found != tc.found {
+			t.Errorf("%s %s: %+v %q %v, want %+v %q %v", tc.method, tc.path, got, allow, found, tc.want, tc.allow, tc.found)
+		}
+	}
+}
+
+func TestDecodeRESTRequest(t *testing.T) {
+	q, _ := url.ParseQuery("contextId=c&status=TASK_STATE_WORKING&pageSize=5&pageToken=p&historyLength=2" +
+		"&statusTimestampAfter=2026-01-02T03:04:05Z&includeArtifacts=true&A2A-Version=1.0")
+	req, err := a2a.DecodeRESTRequest(a2a.RESTTarget{Method: a2a.MethodListTasks}, q, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := req.Params.(*a2a.ListTasksRequest)
+	if list.ContextID != "c" || list.Status != a2a.TaskStateWorking || *list.PageSize != 5 || list.PageToken != "p" ||
+		*list.HistoryLength != 2 || list.StatusTimestampAfter.Year() != 2026 || !*list.IncludeArtifacts {
+		t.Errorf("ListTasks: %+v", list)
+	}
+
+	// Proto field names in a body, and the path's task id.
+	req, err = a2a.DecodeRESTRequest(a2a.RESTTarget{Method: a2a.MethodCreatePushConfig, TaskID: "t1"}, nil,
+		[]byte(`{"url":"https://h.test/","token":"x","task_id":"t1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := req.Params.(*a2a.TaskPushNotificationConfig); c.TaskID != "t1" || c.URL != "https://h.test/" {
+		t.Errorf("push config: %+v", c)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		t     a2a.RESTTarget
+		query string
+		body  string
+		field string
+	}{
+		{"repeated parameter", a2a.RESTTarget{Method: a2a.MethodListTasks}, "pageSize=1&pageSize=2", "", "pageSize"},
+		{"bad boolean", a2a.RESTTarget{Method: a2a.MethodListTasks}, "includeArtifacts=yes", "", "includeArtifacts"},
+		{"negative history", a2a.RESTTarget{Method: a2a.MethodGetTask, TaskID: "t"}, "historyLength=-1", "", "historyLength"},
+		{"task id differs", a2a.RESTTarget{Method: a2a.MethodCreatePushConfig, TaskID: "t1"}, "", `{"url":"https://h.test/","taskId":"t2"}`, "taskId"},
+		{"wrong type", a2a.RESTTarget{Method: a2a.MethodSendMessage}, "", `{"message":{"parts":"x"}}`, "message.parts"},
+	} {
+		q, _ := url.ParseQuery(tc.query)
+		var body []byte
+		if tc.body != "" {
+			body = []byte(tc.body)
+		}
+		_, err := a2a.DecodeRESTRequest(tc.t, q, body)
+		if err == nil || err.Code != a2a.CodeInvalidParams || err.Field != tc.field {
+			t.Errorf("%s: %v, want invalid params at %s", tc.name, err, tc.field)
+		}
+	}
+}
+
+func TestAppendRESTError(t *testing.T) {
+	e := a2a.TaskNotFound("t1")
+	status, code := a2a.RESTStatus(e)
+	got := string(a2a.AppendRESTError(nil, status, e))
+	want := `{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":[` +
+		`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"taskId":"t1"}}]}}`
+	if status != 404 || code != "NOT_FOUND" || got != want {
+		t.Errorf("got %d %s %s", status, code, got)
+	}
+}

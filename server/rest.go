@@ -1,0 +1,144 @@
+package server
+
+import (
+	"errors"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
+)
+
+// The HTTP+JSON binding (spec 1.0 §11): the same methods as JSON-RPC, run
+// by invoke on the same engine (authentication, owner isolation, limits,
+// body checks, deadlines, observer), with the operation named by the
+// request's method and path, its parameters in the path, query and body,
+// and answers and errors as the binding writes them.
+
+// restTarget finds the HTTP+JSON operation r names under the binding's
+// path. ok is false when r is not for the binding: outside its path, or,
+// when the binding is at "/", on a path that names none of its resources
+// (JSON-RPC answers those).
+func (h *Handler) restTarget(r *http.Request) (t a2a.RESTTarget, allow, path string, ok bool) {
+	path = r.URL.EscapedPath()
+	if h.restPath != "/" {
+		rest, under := strings.CutPrefix(path, h.restPath)
+		if !under || rest != "" && rest[0] != '/' {
+			return t, "", "", false
+		}
+		path = rest
+	}
+	t, allow, found := a2a.MatchREST(r.Method, path)
+	return t, allow, path, found || h.restPath != "/"
+}
+
+// serveREST answers an HTTP+JSON request for t (MethodUnknown: its path
+// names no operation, or none for its HTTP method, which allow lists).
+func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, t a2a.RESTTarget, allow, path string) {
+	if h.obs != nil {
+		o := h.observe(w, r)
+		defer h.endObserved(o, a2a.V10)
+		w = o
+	}
+	form := wire{v: a2a.V10, rest: true, mediaType: restMediaType(r)}
+	switch {
+	case t.Method == a2a.MethodUnknown && allow != "":
+		w.Header().Set("Allow", allow)
+		h.writeError(w, http.StatusMethodNotAllowed, form,
+			a2a.InvalidRequest(path+" takes "+allow+", not "+r.Method))
+		return
+	case t.Method == a2a.MethodUnknown:
+		h.writeError(w, http.StatusNotFound, form, &a2a.Error{Code: a2a.CodeMethodNotFound,
+			Message: "Method not found", Reason: "METHOD_NOT_FOUND",
+			Description: "no HTTP+JSON operation at " + path})
+		return
+	}
+
+	// Who is calling is settled before the body is read, as for JSON-RPC.
+	caller, failure := h.authenticate(r)
+	if failure != nil {
+		h.refuse(w, form, failure)
+		return
+	}
+	versionParam := r.Header.Get(a2a.VersionParameter)
+	if versionParam == "" {
+		versionParam = r.URL.Query().Get(a2a.VersionParameter)
+	}
+	if v, err := a2a.ParseVersion(versionParam); err != nil || v != a2a.V10 {
+		h.writeError(w, http.StatusBadRequest, form, a2a.RESTVersionNotSupported(versionParam))
+		return
+	}
+
+	req, ok := h.decodeREST(w, r, t, form)
+	if !ok {
+		return
+	}
+	r = h.startMethod(w, r, req.Method, a2a.V10)
+	out := h.invoke(r, a2a.V10, req, caller)
+	var f *authn.Failure
+	switch {
+	case errors.As(out.err, &f):
+		h.refuse(w, form, f)
+	case out.err != nil:
+		e := h.protocolError(req.Method, out.err)
+		status, _ := a2a.RESTStatus(e)
+		h.writeError(w, status, form, e)
+	default:
+		h.writeOutcome(w, r, form, out)
+	}
+}
+
+// decodeREST reads the body of a POST and decodes the request's
+// parameters, answering the error itself when it fails.
+func (h *Handler) decodeREST(w http.ResponseWriter, r *http.Request, t a2a.RESTTarget, form wire) (*a2a.Request, bool) {
+	var body []byte
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if r.Method == http.MethodPost {
+		contentType := r.Header.Get("Content-Type")
+		// Cancel and subscribe have no required member: a client may send
+		// no body, and then no Content-Type.
+		optional := contentType == "" && (t.Method == a2a.MethodCancelTask || t.Method == a2a.MethodSubscribeToTask)
+		if mediaType, _, err := mime.ParseMediaType(contentType); !optional &&
+			(err != nil || mediaType != a2a.RESTContentType && mediaType != "application/json") {
+			h.writeError(w, http.StatusUnsupportedMediaType, form,
+				a2a.InvalidRequest("Content-Type must be "+a2a.RESTContentType+" or application/json"))
+			return nil, false
+		}
+		var status int
+		var e *a2a.Error
+		if body, status, e = h.readRequestBody(w, r, buf); e != nil {
+			h.writeError(w, status, form, e)
+			return nil, false
+		}
+		if optional && len(body) > 0 {
+			h.writeError(w, http.StatusUnsupportedMediaType, form,
+				a2a.InvalidRequest("a body needs Content-Type "+a2a.RESTContentType+" or application/json"))
+			return nil, false
+		}
+	}
+	req, e := a2a.DecodeRESTRequest(t, r.URL.Query(), body)
+	if e != nil {
+		status, _ := a2a.RESTStatus(e)
+		h.writeError(w, status, form, e)
+		return nil, false
+	}
+	return req, true
+}
+
+// restMediaType is the Content-Type of the JSON answers to r:
+// application/a2a+json (spec 1.0 §11.1), unless the client speaks
+// application/json and does not accept the former (a2a-go's REST client
+// reads an error only as application/json).
+func restMediaType(r *http.Request) string {
+	accept := r.Header.Get("Accept")
+	if strings.Contains(accept, a2a.RESTContentType) {
+		return a2a.RESTContentType
+	}
+	if strings.Contains(accept, "application/json") ||
+		strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		return "application/json"
+	}
+	return a2a.RESTContentType
+}

@@ -1,0 +1,390 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+// restAnswer is an HTTP+JSON answer, kept loose so tests see the wire.
+type restAnswer struct {
+	status      int
+	contentType string
+	allow       string
+	body        map[string]any
+	raw         string
+}
+
+// restError is the google.rpc.Status of an error answer, with the
+// ErrorInfo reason and the BadRequest field it carries.
+func (a restAnswer) restError() (code float64, status, reason, field string) {
+	e, _ := a.body["error"].(map[string]any)
+	code, _ = e["code"].(float64)
+	status, _ = e["status"].(string)
+	details, _ := e["details"].([]any)
+	for _, d := range details {
+		d, _ := d.(map[string]any)
+		switch d["@type"] {
+		case "type.googleapis.com/google.rpc.ErrorInfo":
+			if d["domain"] == "a2a-protocol.org" {
+				reason, _ = d["reason"].(string)
+			}
+		case "type.googleapis.com/google.rpc.BadRequest":
+			v, _ := d["fieldViolations"].([]any)
+			if len(v) > 0 {
+				field, _ = v[0].(map[string]any)["field"].(string)
+			}
+		}
+	}
+	return code, status, reason, field
+}
+
+// rest sends one HTTP+JSON request with A2A-Version: 1.0; body "" sends
+// none. headers (name, value pairs) are added or, with value "", removed.
+func (a *agent) rest(method, path, body string, headers ...string) restAnswer {
+	a.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, a.url+path, rd)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("A2A-Version", "1.0")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/a2a+json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+		} else {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	ans := restAnswer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
+		allow: resp.Header.Get("Allow"), raw: string(raw)}
+	if strings.HasPrefix(ans.contentType, "text/event-stream") {
+		return ans
+	}
+	if err := json.Unmarshal(raw, &ans.body); err != nil {
+		a.t.Fatalf("%s %s: HTTP %d, not JSON: %v: %s", method, path, resp.StatusCode, err, raw)
+	}
+	return ans
+}
+
+// restStream opens an HTTP+JSON stream and returns its events as they come.
+func (a *agent) restStream(ctx context.Context, method, path, body string) (*http.Response, <-chan map[string]any) {
+	a.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.url+path, rd)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Content-Type", "application/a2a+json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := a.http.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	events := make(chan map[string]any)
+	go func() {
+		defer close(events)
+		defer resp.Body.Close()
+		scanner := bufio.NewScanner(resp.Body)
+		for scanner.Scan() {
+			line, ok := strings.CutPrefix(scanner.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var ev map[string]any
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				ev = map[string]any{"undecodable": line}
+			}
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return resp, events
+}
+
+func sendBody(t *testing.T, msg map[string]any, configuration map[string]any) string {
+	t.Helper()
+	p := map[string]any{"message": msg}
+	if configuration != nil {
+		p["configuration"] = configuration
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func newRESTAgent(t *testing.T, tune func(*server.Config)) *agent {
+	return newAgent(t, func(c *server.Config) {
+		c.RESTPath = "/rest"
+		if tune != nil {
+			tune(c)
+		}
+	})
+}
+
+// Every HTTP+JSON endpoint, and the HTTP status and google.rpc.Status of
+// every kind of error it answers (spec 1.0 §5.4, §11.6).
+func TestRESTEndpoints(t *testing.T) {
+	a := newRESTAgent(t, nil)
+	sent := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "weather", map[string]any{"city": "Paris"}), nil))
+	task, _ := sent.body["task"].(map[string]any)
+	if sent.status != 200 || sent.contentType != "application/a2a+json" || stateOf(task) != "TASK_STATE_COMPLETED" {
+		t.Fatalf("send: %d %s %s", sent.status, sent.contentType, sent.raw)
+	}
+	id, contextID := task["id"].(string), task["contextId"].(string)
+	const unknown = "00000000-0000-4000-8000-000000000000"
+
+	for _, tc := range []struct {
+		name, method, path, body string
+		headers                  []string
+		status                   int
+		check                    func(restAnswer) bool
+		reason, field            string
+	}{
+		{name: "get", method: "GET", path: "/rest/tasks/" + id, status: 200,
+			check: func(a restAnswer) bool { return a.body["id"] == id && a.body["history"] != nil }},
+		{name: "get historyLength=0", method: "GET", path: "/rest/tasks/" + id + "?historyLength=0", status: 200,
+			check: func(a restAnswer) bool { return a.body["id"] == id && a.body["history"] == nil }},
+		{name: "get, version as query parameter", method: "GET", path: "/rest/tasks/" + id + "?A2A-Version=1.0",
+			headers: []string{"A2A-Version", ""}, status: 200},
+		{name: "get, application/json", method: "GET", path: "/rest/tasks/" + id, headers: []string{"Accept", "application/json"},
+			status: 200, check: func(a restAnswer) bool { return a.contentType == "application/json" }},
+		{name: "list by context", method: "GET", path: "/rest/tasks?contextId=" + contextID + "&pageSize=10&includeArtifacts=true", status: 200,
+			check: func(a restAnswer) bool {
+				tasks, _ := a.body["tasks"].([]any)
+				return len(tasks) == 1 && tasks[0].(map[string]any)["artifacts"] != nil
+			}},
+		{name: "list by status", method: "GET", path: "/rest/tasks?status=TASK_STATE_WORKING", status: 200,
+			check: func(a restAnswer) bool { tasks, _ := a.body["tasks"].([]any); return len(tasks) == 0 }},
+		{name: "unknown task", method: "GET", path: "/rest/tasks/" + unknown, status: 404, reason: "TASK_NOT_FOUND"},
+		{name: "cancel a completed task", method: "POST", path: "/rest/tasks/" + id + ":cancel", status: 400, reason: "TASK_NOT_CANCELABLE"},
+		{name: "subscribe to a completed task", method: "GET", path: "/rest/tasks/" + id + ":subscribe", status: 400, reason: "UNSUPPORTED_OPERATION"},
+		{name: "push not enabled", method: "GET", path: "/rest/tasks/" + id + "/pushNotificationConfigs", status: 400, reason: "PUSH_NOTIFICATION_NOT_SUPPORTED"},
+		{name: "extended card not configured", method: "GET", path: "/rest/extendedAgentCard", status: 400, reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
+		{name: "no version", method: "GET", path: "/rest/tasks/" + id, headers: []string{"A2A-Version", ""}, status: 400, reason: "VERSION_NOT_SUPPORTED"},
+		{name: "version 0.3", method: "GET", path: "/rest/tasks/" + id, headers: []string{"A2A-Version", "0.3"}, status: 400, reason: "VERSION_NOT_SUPPORTED"},
+		{name: "bad historyLength", method: "GET", path: "/rest/tasks/" + id + "?historyLength=x", status: 400, reason: "INVALID_PARAMS", field: "historyLength"},
+		{name: "bad status filter", method: "GET", path: "/rest/tasks?status=done", status: 400, reason: "INVALID_PARAMS", field: "status"},
+		{name: "bad page size", method: "GET", path: "/rest/tasks?pageSize=1000", status: 400, reason: "INVALID_PARAMS", field: "pageSize"},
+		{name: "no message", method: "POST", path: "/rest/message:send", body: `{}`, status: 400, reason: "INVALID_PARAMS", field: "message"},
+		{name: "no parts", method: "POST", path: "/rest/message:send", body: `{"message":{"messageId":"m","role":"ROLE_USER"}}`,
+			status: 400, reason: "INVALID_PARAMS", field: "message.parts"},
+		{name: "a member twice", method: "POST", path: "/rest/message:send", body: `{"message":{},"message":{}}`, status: 400, reason: "INVALID_PARAMS"},
+		{name: "not JSON", method: "POST", path: "/rest/message:send", body: `{`, status: 400, reason: "PARSE_ERROR"},
+		{name: "not an object", method: "POST", path: "/rest/message:send", body: `[]`, status: 400, reason: "INVALID_REQUEST"},
+		{name: "wrong content type", method: "POST", path: "/rest/message:send", body: `{}`, headers: []string{"Content-Type", "text/plain"},
+			status: 415, reason: "INVALID_REQUEST"},
+		{name: "too large", method: "POST", path: "/rest/message:send", body: `{"metadata":"` + strings.Repeat("x", 5<<20) + `"}`, status: 413, reason: "INVALID_REQUEST"},
+		{name: "wrong HTTP method", method: "GET", path: "/rest/message:send", status: 405, reason: "INVALID_REQUEST",
+			check: func(a restAnswer) bool { return a.allow == "POST" }},
+		{name: "no such operation", method: "GET", path: "/rest/nothing", status: 404, reason: "METHOD_NOT_FOUND"},
+		{name: "id in the body differs from the path", method: "POST", path: "/rest/tasks/" + id + ":cancel", body: `{"id":"other"}`,
+			status: 400, reason: "INVALID_PARAMS", field: "id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := a.rest(tc.method, tc.path, tc.body, tc.headers...)
+			if got.status != tc.status {
+				t.Fatalf("HTTP %d, want %d: %s", got.status, tc.status, got.raw)
+			}
+			if tc.check != nil && !tc.check(got) {
+				t.Errorf("unexpected answer: %s", got.raw)
+			}
+			if tc.status == 200 {
+				return
+			}
+			code, _, reason, field := got.restError()
+			if int(code) != tc.status || reason != tc.reason || field != tc.field {
+				t.Errorf("error code %v reason %q field %q, want %d %q %q: %s", code, reason, field, tc.status, tc.reason, tc.field, got.raw)
+			}
+		})
+	}
+
+	// JSON-RPC is still served beside the binding.
+	if ans := a.call("1.0", "GetTask", map[string]any{"id": id}); ans.Error != nil || ans.Result["id"] != id {
+		t.Errorf("JSON-RPC GetTask beside REST: %+v", ans)
+	}
+}
+
+// A task started by one binding is read, canceled and subscribed to by
+// the other: one engine, one store.
+func TestRESTCancelAndSubscribe(t *testing.T) {
+	a := newRESTAgent(t, nil)
+	sent := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "slow", map[string]any{"seconds": 30}),
+		map[string]any{"returnImmediately": true}))
+	task, _ := sent.body["task"].(map[string]any)
+	if sent.status != 200 || stateOf(task) != "TASK_STATE_WORKING" {
+		t.Fatalf("send: %s", sent.raw)
+	}
+	id := task["id"].(string)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, events := a.restStream(ctx, "POST", "/rest/tasks/"+id+":subscribe", "")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("subscribe: HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if first := <-events; first["task"] == nil {
+		t.Fatalf("first event: %v", first)
+	}
+
+	if ans := a.call("1.0", "GetTask", map[string]any{"id": id}); ans.Error != nil {
+		t.Fatalf("JSON-RPC GetTask of a REST task: %+v", ans.Error)
+	}
+	canceled := a.rest("POST", "/rest/tasks/"+id+":cancel", "", "Content-Type", "")
+	if canceled.status != 200 || stateOf(canceled.body) != "TASK_STATE_CANCELED" {
+		t.Fatalf("cancel: %d %s", canceled.status, canceled.raw)
+	}
+	var last map[string]any
+	for ev := range events {
+		last = ev
+	}
+	update, _ := last["statusUpdate"].(map[string]any)
+	if stateOf(update) != "TASK_STATE_CANCELED" {
+		t.Errorf("the stream's last event: %v", last)
+	}
+}
+
+// A streamed message: the task, then its updates, as bare StreamResponse
+// objects; an error found before the stream starts is an HTTP error.
+func TestRESTStream(t *testing.T) {
+	a := newRESTAgent(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, events := a.restStream(ctx, "POST", "/rest/message:stream", sendBody(t, message("1.0", "count", map[string]any{"to": 3}), nil))
+	if resp.StatusCode != 200 {
+		t.Fatalf("HTTP %d", resp.StatusCode)
+	}
+	var kinds []string
+	var last map[string]any
+	for ev := range events {
+		for k := range ev {
+			kinds = append(kinds, k)
+		}
+		last = ev
+	}
+	if len(kinds) < 3 || kinds[0] != "task" || stateOf(last["statusUpdate"].(map[string]any)) != "TASK_STATE_COMPLETED" {
+		t.Errorf("events %v, last %v", kinds, last)
+	}
+
+	bad := a.rest("POST", "/rest/message:stream", `{"message":{"messageId":"m","role":"ROLE_USER"}}`)
+	if _, _, reason, _ := bad.restError(); bad.status != 400 || reason != "INVALID_PARAMS" {
+		t.Errorf("a bad streaming request: %d %s", bad.status, bad.raw)
+	}
+}
+
+// A missing argument asks for input; the follow-up on the same task,
+// sent to the binding, completes it.
+func TestRESTMultiTurn(t *testing.T) {
+	a := newRESTAgent(t, nil)
+	first := a.rest("POST", "/rest/message:send", sendBody(t, userMessage("1.0", "weather", "", "", map[string]any{}), nil))
+	task, _ := first.body["task"].(map[string]any)
+	if stateOf(task) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("first turn: %s", first.raw)
+	}
+	second := a.rest("POST", "/rest/message:send", sendBody(t, userMessage("1.0", "", task["id"].(string), "", map[string]any{"city": "Paris"}), nil))
+	if task, _ := second.body["task"].(map[string]any); stateOf(task) != "TASK_STATE_COMPLETED" {
+		t.Fatalf("second turn: %s", second.raw)
+	}
+}
+
+// Push configs over the binding: create, get, list, delete, each on the
+// path the spec gives it.
+func TestRESTPushConfigs(t *testing.T) {
+	a := newRESTAgent(t, func(c *server.Config) { c.Push = urlPolicy{} })
+	sent := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "slow", map[string]any{"seconds": 30}),
+		map[string]any{"returnImmediately": true}))
+	id := sent.body["task"].(map[string]any)["id"].(string)
+	base := "/rest/tasks/" + id + "/pushNotificationConfigs"
+
+	created := a.rest("POST", base, `{"id":"c1","url":"https://hook.test/a","token":"t"}`)
+	if created.status != 200 || created.body["id"] != "c1" || created.body["taskId"] != id {
+		t.Fatalf("create: %d %s", created.status, created.raw)
+	}
+	if refused := a.rest("POST", base, `{"url":"https://refused.test/"}`); refused.status != 400 {
+		t.Errorf("a refused URL: %d %s", refused.status, refused.raw)
+	}
+	if got := a.rest("GET", base+"/c1", ""); got.status != 200 || got.body["url"] != "https://hook.test/a" {
+		t.Errorf("get: %d %s", got.status, got.raw)
+	}
+	if list := a.rest("GET", base, ""); list.status != 200 || len(list.body["configs"].([]any)) != 1 {
+		t.Errorf("list: %d %s", list.status, list.raw)
+	}
+	if del := a.rest("DELETE", base+"/c1", ""); del.status != 200 || del.raw != "{}" {
+		t.Errorf("delete: %d %s", del.status, del.raw)
+	}
+	if gone := a.rest("GET", base+"/c1", ""); gone.status != 404 {
+		t.Errorf("get after delete: %d %s", gone.status, gone.raw)
+	}
+	a.rest("POST", "/rest/tasks/"+id+":cancel", "")
+}
+
+// At "/", the binding's operations share the root with JSON-RPC, which
+// answers every other path.
+func TestRESTAtRoot(t *testing.T) {
+	a := newAgent(t, func(c *server.Config) { c.RESTPath = "/" })
+	sent := a.rest("POST", "/message:send", sendBody(t, message("1.0", "weather", map[string]any{"city": "Paris"}), nil))
+	if sent.status != 200 || sent.body["task"] == nil {
+		t.Fatalf("REST at /: %d %s", sent.status, sent.raw)
+	}
+	if ans := a.call("1.0", "ListTasks", map[string]any{}); ans.Error != nil {
+		t.Errorf("JSON-RPC at /: %+v", ans.Error)
+	}
+}
+
+// The binding authenticates as JSON-RPC does: 401 with a challenge, 403
+// for a skill the caller may not use, another caller's task answered as an
+// unknown one, the extended card for authenticated callers.
+func TestRESTAuthentication(t *testing.T) {
+	a := newAuthAgent(t, nil, func(c *server.Config) { c.RESTPath = "/rest" })
+	id := a.task(aliceKey, "ask", map[string]any{})["id"].(string)
+
+	anonymous := a.rest("GET", "/rest/tasks/"+id, "")
+	if _, status, reason, _ := anonymous.restError(); anonymous.status != 401 || status != "UNAUTHENTICATED" || reason == "" {
+		t.Errorf("no credentials: %d %s", anonymous.status, anonymous.raw)
+	}
+	if mine := a.rest("GET", "/rest/tasks/"+id, "", "X-API-Key", aliceKey); mine.status != 200 {
+		t.Errorf("the owner: %d %s", mine.status, mine.raw)
+	}
+	if theirs := a.rest("GET", "/rest/tasks/"+id, "", "X-API-Key", bobKey); theirs.status != 404 {
+		t.Errorf("another caller: %d %s", theirs.status, theirs.raw)
+	}
+	admin := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "admin", map[string]any{}), nil), "X-API-Key", aliceKey)
+	if _, status, _, _ := admin.restError(); admin.status != 403 || status != "PERMISSION_DENIED" {
+		t.Errorf("a skill beyond the caller's scopes: %d %s", admin.status, admin.raw)
+	}
+	a.noUpstreamCall()
+	if card := a.rest("GET", "/rest/extendedAgentCard", "", "X-API-Key", bobKey); card.status != 200 || card.body["description"] != "the extended description" {
+		t.Errorf("extended card: %d %s", card.status, card.raw)
+	}
+}

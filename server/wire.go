@@ -1,0 +1,54 @@
+package server
+
+import (
+	"encoding/json"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// wire is the form of one request's answers: JSON-RPC responses to
+// request id in version v, or (rest) the HTTP+JSON binding's bare objects
+// and google.rpc.Status errors, as mediaType.
+type wire struct {
+	v         a2a.Version
+	id        json.RawMessage
+	rest      bool
+	mediaType string
+}
+
+// contentType is the Content-Type of a JSON answer.
+func (f wire) contentType() string {
+	if f.rest {
+		return f.mediaType
+	}
+	return "application/json"
+}
+
+// appendResult appends a whole answer, or one stream event, in the form.
+func (f wire) appendResult(dst []byte, result any) ([]byte, error) {
+	if f.rest {
+		return a2a.AppendRESTResult(dst, result)
+	}
+	return a2a.AppendResult(dst, f.v, f.id, result)
+}
+
+// appendList appends a ListTasks answer, flushed as it grows.
+func (f wire) appendList(dst []byte, list *a2a.ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	if f.rest {
+		return a2a.AppendRESTListTasks(dst, list, flush)
+	}
+	return a2a.AppendListTasksResult(dst, f.id, list, flush)
+}
+
+// appendError appends an error answer, or error event, in the form; status
+// is the answer's HTTP status (0 for a stream's event), which the
+// HTTP+JSON error repeats.
+func (f wire) appendError(dst []byte, status int, e *a2a.Error) []byte {
+	if f.rest {
+		if status == 0 || status == 200 {
+			status, _ = a2a.RESTStatus(e)
+		}
+		return a2a.AppendRESTError(dst, status, e)
+	}
+	return a2a.AppendError(dst, f.v, f.id, e)
+}
