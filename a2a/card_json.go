@@ -221,11 +221,16 @@ func cardToJSON(c *AgentCard) (*cardjson.Card, error) {
 	return w, nil
 }
 
-// additionalInterfaces lists, for 0.3, every distinct (url, transport) with
-// the main one first (0.3 spec §5.6.2); nothing when the main is the only one.
+// additionalInterfaces lists, for 0.3, every distinct (url, transport) that
+// speaks 0.3 (a 1.0-only binding would mislead a 0.3 client; a2a-go's own
+// compatibility card lists only 0.3 interfaces too), with the main one
+// first (0.3 spec §5.6.2); nothing when the main is the only one.
 func additionalInterfaces(ins []AgentInterface, primary int) []cardjson.Transport {
 	out := []cardjson.Transport{{URL: ins[primary].URL, Transport: ins[primary].ProtocolBinding}}
 	for _, in := range ins {
+		if v, err := ParseVersion(in.ProtocolVersion); err != nil || v != V03 {
+			continue
+		}
 		t := cardjson.Transport{URL: in.URL, Transport: in.ProtocolBinding}
 		dup := false
 		for _, o := range out {

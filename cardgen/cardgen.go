@@ -27,7 +27,10 @@ type Config struct {
 	Version     string
 	// URL is the public URL of the JSON-RPC endpoint, from configuration:
 	// never derived from a request, whose Host header the caller controls.
-	URL              string
+	URL string
+	// RESTURL, when set, is the public URL of the HTTP+JSON binding
+	// (protocol 1.0), listed after the JSON-RPC interfaces.
+	RESTURL          string
 	Provider         *a2a.AgentProvider
 	DocumentationURL string
 	IconURL          string
@@ -80,7 +83,7 @@ func Build(cfg Config) (*a2a.AgentCard, error) {
 	return withSkillArguments(&a2a.AgentCard{
 		Name:                cfg.Name,
 		Description:         cfg.Description,
-		SupportedInterfaces: interfaces(cfg.URL),
+		SupportedInterfaces: interfaces(cfg.URL, cfg.RESTURL),
 		Provider:            provider,
 		Version:             cfg.Version,
 		DocumentationURL:    cfg.DocumentationURL,
@@ -112,6 +115,9 @@ func validate(cfg *Config) error {
 	required(&p, "name", cfg.Name)
 	required(&p, "description", cfg.Description)
 	required(&p, "version", cfg.Version)
+	if cfg.RESTURL != "" {
+		checkURL(&p, "rest url", cfg.RESTURL)
+	}
 	if required(&p, "url", cfg.URL) {
 		checkURL(&p, "url", cfg.URL)
 	}
@@ -282,13 +288,18 @@ func checkRequirements(p *problems, field string, reqs []a2a.SecurityRequirement
 	}
 }
 
-// interfaces declares every version the endpoint speaks as an interface on
-// the same URL, newest first: clients pick theirs by protocolVersion (the
-// official SDKs' 0.3 compatibility clients look for the 0.3 entry).
-func interfaces(url string) []a2a.AgentInterface {
-	out := make([]a2a.AgentInterface, 0, len(a2a.Versions))
+// interfaces declares every version the JSON-RPC endpoint speaks as an
+// interface on the same URL, newest first: clients pick theirs by
+// protocolVersion (the official SDKs' 0.3 compatibility clients look for
+// the 0.3 entry); then the HTTP+JSON binding, which speaks 1.0, when
+// served. JSON-RPC stays first, the interface clients prefer.
+func interfaces(url, restURL string) []a2a.AgentInterface {
+	out := make([]a2a.AgentInterface, 0, len(a2a.Versions)+1)
 	for _, v := range slices.Backward(a2a.Versions) {
 		out = append(out, a2a.AgentInterface{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: v.String()})
+	}
+	if restURL != "" {
+		out = append(out, a2a.AgentInterface{URL: restURL, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.V10.String()})
 	}
 	return out
 }

@@ -283,3 +283,26 @@ func TestBuildErrorDoesNotLeakCredentials(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// A served HTTP+JSON binding is one more interface, for 1.0, at its URL;
+// a URL that is not absolute is refused.
+func TestBuildRESTInterface(t *testing.T) {
+	cfg := fullConfig()
+	cfg.RESTURL = "https://agent.example.com/a2a/rest"
+	card, err := cardgen.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []a2a.AgentInterface{
+		{URL: "https://agent.example.com/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+		{URL: "https://agent.example.com/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
+		{URL: "https://agent.example.com/a2a/rest", ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"},
+	}
+	if !reflect.DeepEqual(card.SupportedInterfaces, want) {
+		t.Errorf("supportedInterfaces %+v", card.SupportedInterfaces)
+	}
+	cfg.RESTURL = "/rest"
+	if _, err := cardgen.Build(cfg); err == nil || !strings.Contains(err.Error(), "rest url") {
+		t.Errorf("a relative REST URL: %v", err)
+	}
+}
