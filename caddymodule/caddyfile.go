@@ -48,6 +48,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    card_format  union|strict
 //	    card_bare_scopes
 //	    drain_timeout <duration>
+//	    rest         <path> [<url>]
 //	    tasks {
 //	        max_tasks          <count>
 //	        max_live_per_owner <count>
@@ -177,7 +178,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // Each subdirective sets the JSON field of the same name, or the one whose
 // comment names it where the two differ, and that field documents it: see
 // Handler, TasksConfig, SigningConfig, SecurityConfig,
-// ExtendedCardConfig and PushConfig. A subdirective may appear once, except key in
+// ExtendedCardConfig, PushConfig and RESTConfig. A subdirective may appear once, except key in
 // signing, and in security the schemes, require, key, key_sha256, user,
 // public_key, trusted_ca and a flow's scope.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -240,6 +241,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.ExtendedCard, err = parseExtendedCard(d, at)
 		case "push":
 			h.Push, err = parsePush(d, at)
+		case "rest":
+			h.REST, err = parseREST(d, at)
 		default:
 			return errUnknownSubdirective
 		}

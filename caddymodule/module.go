@@ -165,6 +165,10 @@ type Handler struct {
 	// See PushConfig.
 	Push *PushConfig `json:"push,omitempty"`
 
+	// REST serves the HTTP+JSON binding (protocol 1.0) below a path, and
+	// lists it on the card; off without it. See RESTConfig.
+	REST *RESTConfig `json:"rest,omitempty"`
+
 	skills   *mapping.Skills
 	auth     *authn.Authenticator // nil without Security
 	storeKey string               // set while this handler holds a reference in stores
@@ -308,6 +312,9 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		Logger:            h.logger,
 		Observer:          observer{},
 	}
+	if h.REST != nil {
+		srvCfg.RESTPath = h.REST.Path
+	}
 	var pushKey cardgen.Key
 	if h.Signing != nil {
 		var published []cardgen.Key
@@ -381,6 +388,7 @@ func (h *Handler) cardConfig() cardgen.Config {
 		Description:        h.Description,
 		Version:            h.Version,
 		URL:                h.URL,
+		RESTURL:            h.restURL(),
 		DocumentationURL:   h.DocumentationURL,
 		IconURL:            h.IconURL,
 		DefaultInputModes:  h.DefaultInputModes,
@@ -470,6 +478,11 @@ func (h *Handler) Validate() error {
 	if h.Push != nil {
 		if err := h.Push.validate(h.Signing); err != nil {
 			return fmt.Errorf("push: %w", err)
+		}
+	}
+	if h.REST != nil {
+		if err := h.REST.validate(); err != nil {
+			return fmt.Errorf("rest: %w", err)
 		}
 	}
 	if e := h.ExtendedCard; e != nil {

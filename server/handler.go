@@ -148,8 +148,11 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("server: the extended card is for authenticated callers: it needs an authenticator")
 	case cfg.Auth == nil && cfg.ProtectCard:
 		return nil, errors.New("server: a protected card needs an authenticator")
-	case cfg.RESTPath != "" && !validRESTPath(cfg.RESTPath):
-		return nil, fmt.Errorf("server: REST path %q must start with /, not end with / (unless it is /) and not be a card path", cfg.RESTPath)
+	}
+	if cfg.RESTPath != "" {
+		if err := CheckRESTPath(cfg.RESTPath); err != nil {
+			return nil, fmt.Errorf("server: REST path: %w", err)
+		}
 	}
 	skillRequirements, err := compileSkillRequirements(cfg.Auth, cfg.Skills)
 	if err != nil {
@@ -452,8 +455,10 @@ func remoteIP(r *http.Request) string {
 	return host
 }
 
-// validRESTPath reports whether p can be the HTTP+JSON binding's path.
-func validRESTPath(p string) bool {
-	return p == "/" || strings.HasPrefix(p, "/") && !strings.HasSuffix(p, "/") &&
-		p != CardPath && p != LegacyCardPath && !strings.HasPrefix(CardPath, p+"/")
+// CheckRESTPath says why p cannot be the HTTP+JSON binding's path.
+func CheckRESTPath(p string) error {
+	if p != "/" && (!strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/")) {
+		return fmt.Errorf("%q must start with / and, unless it is /, not end with /", p)
+	}
+	return nil
 }
