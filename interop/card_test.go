@@ -53,6 +53,37 @@ func TestAgentCard(t *testing.T) {
 		}
 	})
 
+	// A client that speaks only HTTP+JSON finds the binding on the card,
+	// at its URL, and works there.
+	t.Run("1.0 HTTP+JSON", func(t *testing.T) {
+		if agent.RESTURL == "" {
+			t.Skip("the agent's HTTP+JSON URL is not known (INTEROP_REST_URL)")
+		}
+		hc := recordedHTTPClient(t)
+		ctx := ctxTimeout(t, 30*time.Second)
+		card, err := (&agentcard.Resolver{Client: hc}).Resolve(ctx, agent.URL)
+		if err != nil {
+			t.Fatalf("resolving the card: %v", err)
+		}
+		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2aclient.WithRESTTransport(hc))
+		if err != nil {
+			t.Fatalf("creating a REST-only client from the card: %v; supportedInterfaces: %s", err, jsonString(card.SupportedInterfaces))
+		}
+		defer c.Destroy()
+		task := sendForTask(t, c, skillMessage("weather", map[string]any{"city": "Paris"}))
+		if task.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("task state %s, want completed: %s", task.Status.State, jsonString(task))
+		}
+		got, err := (&http.Client{}).Get(agent.RESTURL + "/tasks/" + string(task.ID) + "?A2A-Version=1.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Body.Close()
+		if got.StatusCode != http.StatusOK {
+			t.Errorf("the task is not at the card's HTTP+JSON URL %s: HTTP %d", agent.RESTURL, got.StatusCode)
+		}
+	})
+
 	t.Run("0.3", func(t *testing.T) {
 		hc := recordedHTTPClient(t)
 		ctx := ctxTimeout(t, 30*time.Second)

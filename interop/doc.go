@@ -20,7 +20,8 @@
 //
 // To run the suite against an agent that is already running instead, set
 // INTEROP_AGENT_URL to its A2A endpoint and INTEROP_DEMO_URL to the demo API
-// it fronts.
+// it fronts (and INTEROP_REST_URL to its HTTP+JSON binding, to test that
+// too).
 //
 // It is its own module so that the SDKs stay out of the product's go.mod.
 package interop

@@ -158,7 +158,7 @@ func requireHistoryLength(t *testing.T, p protocol, c *a2aclient.Client, id a2a.
 	t.Helper()
 	ctx := ctxTimeout(t, 10*time.Second)
 	lengths := []int{1, 2}
-	if p == v10 { // 1.0: zero asks for no history at all
+	if p.version == a2a.Version { // 1.0: zero asks for no history at all
 		lengths = append(lengths, 0)
 	}
 	for _, n := range lengths {
@@ -217,10 +217,20 @@ func messageIDs(ms []*a2a.Message) []string {
 	return ids
 }
 
-// TestListTasks (1.0 only: 0.3 has no tasks/list): filter by context and
-// state, page through the result, and leave artifacts out unless asked.
+// TestListTasks (1.0 only: 0.3 has no tasks/list), over each 1.0 binding:
+// filter by context and state, page through the result, and leave
+// artifacts out unless asked.
 func TestListTasks(t *testing.T) {
-	c := newClient(t, v10)
+	ps := []protocol{v10}
+	if agent.RESTURL != "" {
+		ps = append(ps, v10REST)
+	}
+	for _, p := range ps {
+		t.Run(p.name, func(t *testing.T) { listTasks(t, newClient(t, p)) })
+	}
+}
+
+func listTasks(t *testing.T, c *a2aclient.Client) {
 	contextID := a2a.NewContextID()
 	var want []a2a.TaskID
 	for _, city := range []string{"Paris", "London"} {
@@ -326,7 +336,7 @@ func TestCancelTask(t *testing.T) {
 		// is live before we cancel; 0.3 makes no such promise.
 		var subEvents []a2a.Event
 		var next func() (a2a.Event, error, bool)
-		if p == v10 {
+		if p.version == a2a.Version {
 			var stop func()
 			next, stop = iter.Pull2(c.SubscribeToTask(ctxTimeout(t, 30*time.Second), &a2a.SubscribeToTaskRequest{ID: task.ID}))
 			defer stop()
@@ -381,7 +391,7 @@ func TestSubscribeToTask(t *testing.T) {
 		if err != nil {
 			t.Fatalf("SubscribeToTask: %v after %d events:%s", err, len(events), describe(events))
 		}
-		if id := requireStreamShape(t, events, a2a.TaskStateCompleted, p == v10); id != task.ID {
+		if id := requireStreamShape(t, events, a2a.TaskStateCompleted, p.version == a2a.Version); id != task.ID {
 			t.Fatalf("subscription carried task %s, want %s", id, task.ID)
 		}
 	})

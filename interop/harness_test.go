@@ -24,8 +24,9 @@ var agent *agentEnv
 
 type agentEnv struct {
 	// BaseURL is the site root (the card lives under it); URL is the A2A
-	// endpoint the card advertises.
-	BaseURL, URL string
+	// endpoint the card advertises; RESTURL its HTTP+JSON binding's, empty
+	// when not known.
+	BaseURL, URL, RESTURL string
 	// DemoURL is the demo REST API behind the agent (for GET /stats).
 	DemoURL string
 	// Name is the agent's configured name; empty when not known.
@@ -50,7 +51,8 @@ func runMain(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "interop: INTEROP_AGENT_URL needs to be a URL, and INTEROP_DEMO_URL set to the demo API's")
 			return 1
 		}
-		agent = &agentEnv{BaseURL: u.Scheme + "://" + u.Host, URL: url, DemoURL: os.Getenv("INTEROP_DEMO_URL")}
+		agent = &agentEnv{BaseURL: u.Scheme + "://" + u.Host, URL: url, DemoURL: os.Getenv("INTEROP_DEMO_URL"),
+			RESTURL: os.Getenv("INTEROP_REST_URL")}
 		return m.Run()
 	}
 	env, stop, err := startAgent()
@@ -137,6 +139,7 @@ func startAgent() (*agentEnv, func(clean bool), error) {
 	}
 	env.BaseURL = "http://127.0.0.1:" + strconv.Itoa(sitePort)
 	env.URL = env.BaseURL + "/"
+	env.RESTURL = env.BaseURL + "/rest"
 	caddyfile := fmt.Sprintf(`{
 	admin 127.0.0.1:%d
 	auto_https off
@@ -152,6 +155,7 @@ func startAgent() (*agentEnv, func(clean bool), error) {
 		name "%s"
 		description "caddy-a2a under the official A2A SDK clients"
 		heartbeat 1s
+		rest /rest
 	}
 }
 `, adminPort, env.BaseURL, filepath.Join(root, "examples", "skills.yaml"), env.DemoURL, env.URL, agentName)

@@ -14,22 +14,31 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 )
 
-// protocol is one A2A version the suite speaks through the Go SDK.
+// protocol is one A2A version, over one binding, that the suite speaks
+// through the Go SDK.
 type protocol struct {
 	name    string
 	version a2a.ProtocolVersion
+	binding a2a.TransportProtocol
 }
 
 var (
-	v10       = protocol{"1.0", a2a.Version}
-	v03       = protocol{"0.3", a2av0.Version}
+	v10       = protocol{"1.0", a2a.Version, a2a.TransportProtocolJSONRPC}
+	v03       = protocol{"0.3", a2av0.Version, a2a.TransportProtocolJSONRPC}
 	protocols = []protocol{v10, v03}
+	// v10REST is 1.0 over the HTTP+JSON binding (a2a-go's REST transport).
+	v10REST = protocol{"1.0 HTTP+JSON", a2a.Version, a2a.TransportProtocolHTTPJSON}
 )
 
-// forEachProtocol runs f as a subtest per protocol version, each with its
-// own SDK client.
+// forEachProtocol runs f as a subtest per protocol version and binding,
+// each with its own SDK client: JSON-RPC in 1.0 and 0.3, and HTTP+JSON
+// where the agent serves it.
 func forEachProtocol(t *testing.T, f func(t *testing.T, p protocol, c *a2aclient.Client)) {
-	for _, p := range protocols {
+	all := protocols
+	if agent.RESTURL != "" {
+		all = append(all[:len(all):len(all)], v10REST)
+	}
+	for _, p := range all {
 		t.Run(p.name, func(t *testing.T) {
 			f(t, p, newClient(t, p))
 		})
@@ -38,10 +47,14 @@ func forEachProtocol(t *testing.T, f func(t *testing.T, p protocol, c *a2aclient
 
 // newClient connects the official Go SDK to the agent's endpoint directly
 // (no card), so that what the client does depends only on the protocol
-// version: the JSON-RPC transport for 1.0, or the a2av0 compat transport
-// for 0.3. Card-driven client creation is covered by TestAgentCard.
+// version and binding: the JSON-RPC transport for 1.0, the a2av0 compat
+// transport for 0.3, the REST transport for HTTP+JSON. Card-driven client
+// creation is covered by TestAgentCard.
 func newClient(t *testing.T, p protocol) *a2aclient.Client {
 	t.Helper()
+	if p.binding == a2a.TransportProtocolHTTPJSON {
+		return newClientAt(t, p, agent.RESTURL)
+	}
 	return newClientAt(t, p, agent.URL)
 }
 
@@ -49,12 +62,14 @@ func newClient(t *testing.T, p protocol) *a2aclient.Client {
 func newClientAt(t *testing.T, p protocol, url string) *a2aclient.Client {
 	t.Helper()
 	httpClient := recordedHTTPClient(t)
-	iface := &a2a.AgentInterface{URL: url, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: p.version}
+	iface := &a2a.AgentInterface{URL: url, ProtocolBinding: p.binding, ProtocolVersion: p.version}
 	var opts []a2aclient.FactoryOption
-	switch p.version {
-	case a2a.Version:
+	switch {
+	case p.binding == a2a.TransportProtocolHTTPJSON:
+		opts = []a2aclient.FactoryOption{a2aclient.WithDefaultsDisabled(), a2aclient.WithRESTTransport(httpClient)}
+	case p.version == a2a.Version:
 		opts = []a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(httpClient)}
-	case a2av0.Version:
+	case p.version == a2av0.Version:
 		opts = []a2aclient.FactoryOption{
 			a2aclient.WithDefaultsDisabled(),
 			a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: httpClient}),
