@@ -66,7 +66,7 @@ func (s *sseWriter) error(e *a2a.Error) error {
 	noteCode(s.w, e.Code)
 	buf := getBuffer()
 	defer putBuffer(buf)
-	*buf = append(s.form.appendError(append((*buf)[:0], "data: "...), 0, e), '\n', '\n')
+	*buf = append(s.form.appendError(append((*buf)[:0], s.form.errorEvent()...), 0, e), '\n', '\n')
 	if err := s.write(*buf); err != nil {
 		return err
 	}

@@ -52,3 +52,13 @@ func (f wire) appendError(dst []byte, status int, e *a2a.Error) []byte {
 	}
 	return a2a.AppendError(dst, f.v, f.id, e)
 }
+
+// errorEvent opens a stream's error event: an HTTP+JSON one is of type
+// error, as @a2a-js/sdk reads it (a2a-go reads its data either way); a
+// JSON-RPC one is a response like any other.
+func (f wire) errorEvent() string {
+	if f.rest {
+		return "event: error\ndata: "
+	}
+	return "data: "
+}

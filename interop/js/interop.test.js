@@ -1,5 +1,6 @@
 // Interoperability of caddy-a2a with the official A2A JavaScript SDK
-// (@a2a-js/sdk 1.x, protocol 1.0 over JSON-RPC + SSE).
+// (@a2a-js/sdk 1.x, protocol 1.0 over JSON-RPC + SSE, and over HTTP+JSON
+// when the card lists it).
 //
 // A2A_URL is the agent's endpoint (the Go interop suite sets it, and
 // A2A_AGENT_NAME, the name the card must carry):
@@ -9,8 +10,19 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 
 import { Role, TaskState } from '@a2a-js/sdk';
-import { AgentCardResolver, ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { TaskNotFoundError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import {
+  AgentCardResolver,
+  ClientFactory,
+  ClientFactoryOptions,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+} from '@a2a-js/sdk/client';
+import {
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+  VersionNotSupportedError,
+} from '@a2a-js/sdk/errors';
 
 const url = process.env.A2A_URL;
 if (!url) {
@@ -184,4 +196,84 @@ test('an unsupported A2A-Version is VersionNotSupportedError, streaming or not',
       assert.fail(`an event before the error: ${JSON.stringify(ev)}`);
     }
   }, (err) => err instanceof VersionNotSupportedError || err.cause instanceof VersionNotSupportedError);
+});
+
+// The HTTP+JSON binding, which the card lists when the agent serves it: a
+// client that prefers it picks it from the card.
+async function restClient(t) {
+  const card = await AgentCardResolver.default.resolve(url);
+  const iface = (card.supportedInterfaces ?? []).find((i) => i.protocolBinding === 'HTTP+JSON');
+  if (!iface) {
+    t.skip('the card lists no HTTP+JSON interface');
+    return undefined;
+  }
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: ['HTTP+JSON'] }),
+  );
+  const client = await factory.createFromAgentCard(card);
+  assert.equal(client.transport.protocolName, 'HTTP+JSON');
+  return client;
+}
+
+test('HTTP+JSON: send, get, list, stream, multi-turn', async (t) => {
+  const client = await restClient(t);
+  if (!client) return;
+  const result = await client.sendMessage(sendRequest(skillMessage('weather', { city: 'Paris' })));
+  assert.ok(isTask(result), `expected a Task, got ${JSON.stringify(result)}`);
+  assert.equal(result.status?.state, TaskState.TASK_STATE_COMPLETED, JSON.stringify(result.status));
+  assertWeatherArtifact(result.artifacts);
+
+  const got = await client.getTask({ tenant: '', id: result.id, historyLength: 1 });
+  assert.equal(got.id, result.id);
+  assert.ok(got.history.length <= 1, `historyLength 1 returned ${got.history.length} messages`);
+  const list = await client.listTasks({ tenant: '', contextId: result.contextId, includeArtifacts: true });
+  assert.deepEqual(list.tasks.map((x) => x.id), [result.id]);
+  assertWeatherArtifact(list.tasks[0].artifacts);
+
+  const events = [];
+  for await (const ev of client.sendMessageStream(sendRequest(skillMessage('count', { to: 3 })))) {
+    events.push(ev);
+  }
+  const kinds = events.map((e) => e.payload?.$case);
+  assert.equal(kinds[0], 'task', `first event should be the Task: ${kinds}`);
+  assert.equal(events.at(-1).payload.value.status?.state, TaskState.TASK_STATE_COMPLETED, `last event: ${kinds}`);
+  const chunks = events.filter((e) => e.payload.$case === 'artifactUpdate').map((e) => e.payload.value.artifact);
+  assert.deepEqual(artifactData(chunks), ['{"n":1}', '{"n":2}', '{"n":3}']);
+
+  // A missing argument asks for input; the follow-up on the task completes it.
+  const asked = await client.sendMessage(sendRequest(skillMessage('weather', {})));
+  assert.equal(asked.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, JSON.stringify(asked.status));
+  const followUp = skillMessage('weather', { city: 'Paris' });
+  followUp.taskId = asked.id;
+  followUp.contextId = asked.contextId;
+  const done = await client.sendMessage(sendRequest(followUp));
+  assert.equal(done.id, asked.id);
+  assert.equal(done.status?.state, TaskState.TASK_STATE_COMPLETED, JSON.stringify(done.status));
+});
+
+test('HTTP+JSON: cancel ends the subscribers\' streams; errors are typed', async (t) => {
+  const client = await restClient(t);
+  if (!client) return;
+  const started = await client.sendMessage({
+    ...sendRequest(skillMessage('slow', { seconds: 30 })),
+    configuration: { acceptedOutputModes: [], returnImmediately: true, historyLength: undefined, taskPushNotificationConfig: undefined },
+  });
+  assert.equal(started.status?.state, TaskState.TASK_STATE_WORKING, JSON.stringify(started.status));
+
+  const stream = client.resubscribeTask({ tenant: '', id: started.id });
+  const first = await stream.next();
+  assert.equal(first.value?.payload?.$case, 'task', JSON.stringify(first.value));
+  const canceled = await client.cancelTask({ tenant: '', id: started.id, metadata: undefined });
+  assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED);
+  let last;
+  for await (const ev of stream) last = ev;
+  assert.equal(last?.payload.value.status?.state, TaskState.TASK_STATE_CANCELED, JSON.stringify(last));
+
+  await assert.rejects(client.getTask({ tenant: '', id: randomUUID() }), TaskNotFoundError);
+  await assert.rejects(client.cancelTask({ tenant: '', id: started.id, metadata: undefined }), TaskNotCancelableError);
+  await assert.rejects(async () => {
+    for await (const ev of client.resubscribeTask({ tenant: '', id: started.id })) {
+      assert.fail(`an event before the error: ${JSON.stringify(ev)}`);
+    }
+  }, UnsupportedOperationError);
 });
