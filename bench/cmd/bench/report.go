@@ -272,7 +272,7 @@ func (r *report) targets(b *bytes.Buffer) {
 		return 0
 	}
 	if t := r.throughput; t != nil && rps(t, nameProxy) > 0 && rps(t, nameSDKGo) > 0 && rps(t, nameSDKJS) > 0 {
-		for _, name := range []string{nameA2A10, nameA2A03} {
+		for _, name := range []string{nameA2A10, nameA2A03, nameA2AREST} {
 			ratio := rps(t, name) / rps(t, nameProxy)
 			rows = append(rows, row{name + " ≥ 0.8 × reverse_proxy (requests/s)", fmt.Sprintf("%.2f×", ratio), verdict(ratio >= 0.8)})
 		}
