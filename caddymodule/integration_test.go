@@ -104,6 +104,12 @@ func (a *agent) publicURL() string { return fmt.Sprintf("http://localhost:%d/", 
 // load (re)loads Caddy's config: the a2a handler with url and description.
 func (a *agent) load(url, description string) {
 	a.t.Helper()
+	a.loadWith(url, description, "")
+}
+
+// loadWith is load with extra subdirectives in the a2a block.
+func (a *agent) loadWith(url, description, extra string) {
+	a.t.Helper()
 	initServer(a.t, a.tester, fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off
@@ -117,9 +123,10 @@ func (a *agent) load(url, description string) {
 		url %s
 		name "Test Agent"
 		description "%s"
+		%s
 	}
 }
-`, adminPort, a.port, a.skills, a.upstream, url, description))
+`, adminPort, a.port, a.skills, a.upstream, url, description, extra))
 }
 
 // initServer loads a Caddyfile into the test Caddy. A reload closes the

@@ -1,7 +1,7 @@
 package caddymodule
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
@@ -65,23 +64,7 @@ func TestValidateREST(t *testing.T) {
 // its task is the one JSON-RPC sees.
 func TestIntegrationREST(t *testing.T) {
 	a := startAgent(t)
-	initServer(t, a.tester, fmt.Sprintf(`{
-	admin localhost:%d
-	persist_config off
-}
-
-:%d {
-	bind 127.0.0.1
-	a2a {
-		skills "%s"
-		upstream %s
-		url %s
-		name "Test Agent"
-		description "REST"
-		rest /rest
-	}
-}
-`, adminPort, a.port, a.skills, a.upstream, a.publicURL()))
+	a.loadWith(a.publicURL(), "REST", "rest /rest")
 	base := fmt.Sprintf("http://localhost:%d", a.port)
 
 	_, card := a.get(base+"/.well-known/agent-card.json", nil)
@@ -136,22 +119,13 @@ func TestIntegrationREST(t *testing.T) {
 		t.Errorf("unknown task: %d %s", resp.StatusCode, raw)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "POST", base+"/rest/message:stream",
-		strings.NewReader(strings.Replace(msg, `"m1"`, `"m2"`, 1)))
-	if err != nil {
-		t.Fatal(err)
+	// The stream ends with the task, so its whole body can be read.
+	resp, raw = rest("POST", "/rest/message:stream", strings.Replace(msg, `"m1"`, `"m2"`, 1))
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", resp.StatusCode, raw)
 	}
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("Content-Type", "application/json")
-	sresp, err := a.tester.Client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sresp.Body.Close()
 	var events []string
-	if err := readSSE(sresp.Body, func(data []byte) bool { events = append(events, string(data)); return true }); err != nil {
+	if err := readSSE(bytes.NewReader(raw), func(data []byte) bool { events = append(events, string(data)); return true }); err != nil {
 		t.Fatal(err)
 	}
 	if len(events) < 2 || !strings.HasPrefix(events[0], `{"task":`) || !strings.Contains(events[len(events)-1], "TASK_STATE_COMPLETED") {

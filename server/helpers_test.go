@@ -157,6 +157,11 @@ func (a *agent) stream(ctx context.Context, version, method string, params any) 
 	if err != nil {
 		a.t.Fatal(err)
 	}
+	return resp, sseEvents(ctx, resp)
+}
+
+// sseEvents returns the data of resp's SSE events, decoded, as they come.
+func sseEvents(ctx context.Context, resp *http.Response) <-chan map[string]any {
 	events := make(chan map[string]any)
 	go func() {
 		defer close(events)
@@ -178,7 +183,7 @@ func (a *agent) stream(ctx context.Context, version, method string, params any) 
 			}
 		}
 	}()
-	return resp, events
+	return events
 }
 
 // message builds a user message for a skill, in the wire form of version.

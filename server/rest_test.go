@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -107,28 +106,7 @@ func (a *agent) restStream(ctx context.Context, method, path, body string) (*htt
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	events := make(chan map[string]any)
-	go func() {
-		defer close(events)
-		defer resp.Body.Close()
-		scanner := bufio.NewScanner(resp.Body)
-		for scanner.Scan() {
-			line, ok := strings.CutPrefix(scanner.Text(), "data: ")
-			if !ok {
-				continue
-			}
-			var ev map[string]any
-			if err := json.Unmarshal([]byte(line), &ev); err != nil {
-				ev = map[string]any{"undecodable": line}
-			}
-			select {
-			case events <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return resp, events
+	return resp, sseEvents(ctx, resp)
 }
 
 func sendBody(t *testing.T, msg map[string]any, configuration map[string]any) string {
