@@ -47,7 +47,7 @@ echo "== Kubernetes example (manifests; the sidecar on loopback through a SIGTER
 (cd examples/kubernetes && go test -count=1 ./...)
 
 echo "== fuzzing (smoke: a few seconds per target; README.md says how to run them longer)"
-for target in ./a2a:FuzzDecodeRequest ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
+for target in ./a2a:FuzzDecodeRequest ./a2a:FuzzDecodeRESTRequest ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" "${target%%:*}" >/dev/null
 done
 

@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"encoding/json"
 	"net/url"
 	"testing"
 
@@ -98,4 +99,41 @@ func TestAppendRESTError(t *testing.T) {
 	if status != 404 || code != "NOT_FOUND" || got != want {
 		t.Errorf("got %d %s %s", status, code, got)
 	}
+}
+
+// FuzzDecodeRESTRequest: whatever the method, path, query and body, the
+// binding names an operation or none, and decoding ends in the model or in
+// a request error, never a panic; an error body is JSON.
+func FuzzDecodeRESTRequest(f *testing.F) {
+	f.Add("POST", "/message:send", "", []byte(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}`))
+	f.Add("GET", "/tasks", "pageSize=5&status=TASK_STATE_WORKING&includeArtifacts=true", []byte(nil))
+	f.Add("GET", "/tasks/t%2F1", "historyLength=2", []byte(nil))
+	f.Add("POST", "/tasks/t1/pushNotificationConfigs", "", []byte(`{"url":"https://h/","task_id":"t1"}`))
+	f.Add("POST", "/tasks/t1:cancel", "", []byte(`null`))
+	f.Fuzz(func(t *testing.T, method, path, query string, body []byte) {
+		target, _, found := a2a.MatchREST(method, path)
+		if !found || target.Method == a2a.MethodUnknown {
+			return
+		}
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return
+		}
+		req, e := a2a.DecodeRESTRequest(target, q, body)
+		if e != nil {
+			switch e.Code {
+			case a2a.CodeParseError, a2a.CodeInvalidRequest, a2a.CodeInvalidParams:
+			default:
+				t.Fatalf("error code %d", e.Code)
+			}
+			status, _ := a2a.RESTStatus(e)
+			if out := a2a.AppendRESTError(nil, status, e); !json.Valid(out) {
+				t.Fatalf("error body is not JSON: %s", out)
+			}
+			return
+		}
+		if req.Method != target.Method || (req.Params == nil) != (target.Method == a2a.MethodGetExtendedAgentCard) {
+			t.Fatalf("decoded %+v for %+v", req, target)
+		}
+	})
 }
