@@ -109,7 +109,7 @@ func TestUnionCardViews(t *testing.T) {
 	if card.URL != "https://agent.example.com/a2a" || card.PreferredTransport != "JSONRPC" || card.ProtocolVersion != "0.3.0" || !card.SupportsExtended {
 		t.Errorf("0.3 members: %+v", card)
 	}
-	// The HTTP+JSON interface speaks 1.0 only: no 0.3 client is sent there.
+	// An interface listed for 1.0 only (here HTTP+JSON) is not offered to 0.3 clients.
 	if card.AdditionalInterfaces != nil {
 		t.Errorf("additionalInterfaces %v", card.AdditionalInterfaces)
 	}

@@ -12,8 +12,9 @@ import (
 // The HTTP+JSON binding of protocol 1.0 (spec 1.0 §11): its URL patterns,
 // its request parameters (path, query, body) decoded into the one model,
 // and its answers: the 1.0 JSON of the result with no envelope, and errors
-// as google.rpc.Status with the HTTP status of spec 1.0 §5.4. The binding
-// speaks 1.0 only.
+// as google.rpc.Status with the HTTP status of spec 1.0 §5.4. The same
+// paths serve 0.3, as a2a-go's a2av0 REST transport speaks it: the 0.3
+// params and results, the same errors.
 
 // RESTTarget is what the method and path of an HTTP+JSON request name: an
 // operation and the ids its path carries.
@@ -97,18 +98,38 @@ func unescapeSegment(s string) string {
 	return out
 }
 
-// DecodeRESTRequest decodes the parameters of the HTTP+JSON request for t:
-// the ids in its path, its query (spec 1.0 §11.5: GetTask's historyLength
-// and ListTasks' filters) and its body (the request message of the proto,
-// for POST; cancel and subscribe may send none). It checks what
+// DecodeRESTRequest decodes the parameters of the HTTP+JSON request for t
+// spoken in version v: the ids in its path, its query (spec 1.0 §11.5:
+// GetTask's historyLength and ListTasks' filters) and its body (the request
+// message of the proto, for POST; cancel and subscribe may send none). In
+// 0.3 the paths are the same and the bodies are the 0.3 params (a2a-go's
+// a2av0 REST transport), and ListTasks is not served. It checks what
 // DecodeRequest checks, with the same errors; a field is named from the
 // body's root ("message.parts[0]") or as its query parameter. The result
 // has no ID.
-func DecodeRESTRequest(t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
+func DecodeRESTRequest(v Version, t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
+	if v == V10 {
+		return decodeREST[params10](t, query, body)
+	}
+	if t.Method == MethodListTasks {
+		return &Request{Method: t.Method}, MethodNotFound(V03, t.Method.Name(V10))
+	}
+	return decodeREST[params03](t, query, body)
+}
+
+// restParams is a pointer to params10 or params03.
+type restParams[P any] interface {
+	*P
+	model(m Method) (any, *Error)
+	fromPath(t RESTTarget) *Error
+	fromQuery(m Method, q url.Values) *Error
+}
+
+func decodeREST[P any, PP restParams[P]](t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
 	req := &Request{Method: t.Method}
-	var w params10
+	w := PP(new(P))
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
-		if err := decodeRESTBody(body, &w); err != nil {
+		if err := decodeRESTBody(body, w); err != nil {
 			return req, err
 		}
 	}
@@ -126,9 +147,10 @@ func DecodeRESTRequest(t RESTTarget, query url.Values, body []byte) (*Request, *
 	return req, nil
 }
 
-// decodeRESTBody decodes a request body: one JSON object, checked as every
-// request body is (checkParams), proto field names allowed.
-func decodeRESTBody(body []byte, w *params10) *Error {
+// decodeRESTBody decodes a request body into w: one JSON object, checked as
+// every request body is (checkParams), proto field names allowed (a2av0
+// sends every 0.3 member name in snake_case).
+func decodeRESTBody(body []byte, w any) *Error {
 	protoNames, e := checkParams(body)
 	if e != nil {
 		return e
@@ -157,24 +179,48 @@ func decodeRESTBody(body []byte, w *params10) *Error {
 // fromPath sets the ids the path carries; the body may repeat them, but
 // not differ.
 func (w *params10) fromPath(t RESTTarget) *Error {
-	set := func(field *string, name, v string) *Error {
-		if v == "" {
-			return nil
-		}
-		if *field != "" && *field != v {
-			return InvalidParams(name, "differs from the "+name+" in the path")
-		}
-		*field = v
-		return nil
-	}
 	switch t.Method {
 	case MethodGetTask, MethodCancelTask, MethodSubscribeToTask:
-		return set(&w.ID, "id", t.TaskID)
+		return setFromPath(&w.ID, "id", t.TaskID)
 	}
-	if err := set(&w.TaskID, "taskId", t.TaskID); err != nil {
+	if err := setFromPath(&w.TaskID, "taskId", t.TaskID); err != nil {
 		return err
 	}
-	return set(&w.ID, "id", t.ConfigID)
+	return setFromPath(&w.ID, "id", t.ConfigID)
+}
+
+// fromPath sets the ids the path carries where the 0.3 params hold them:
+// the task's as id (TaskIdParams), but as taskId when a config is created.
+func (w *params03) fromPath(t RESTTarget) *Error {
+	switch t.Method {
+	case MethodCreatePushConfig:
+		return setFromPath(&w.TaskID, "taskId", t.TaskID)
+	case MethodGetPushConfig, MethodDeletePushConfig:
+		if err := setFromPath(&w.PushNotificationConfigID, "pushNotificationConfigId", t.ConfigID); err != nil {
+			return err
+		}
+	}
+	return setFromPath(&w.ID, "id", t.TaskID)
+}
+
+// fromQuery reads GetTask's historyLength, the one 0.3 query parameter.
+func (w *params03) fromQuery(m Method, q url.Values) *Error {
+	if m != MethodGetTask {
+		return nil
+	}
+	return queryInt(q, "historyLength", &w.HistoryLength)
+}
+
+// setFromPath sets *field, named name, to v, the path's; "" sets nothing.
+func setFromPath(field *string, name, v string) *Error {
+	switch {
+	case v == "":
+	case *field != "" && *field != v:
+		return InvalidParams(name, "differs from the "+name+" in the path")
+	default:
+		*field = v
+	}
+	return nil
 }
 
 // fromQuery reads the query parameters of GetTask and ListTasks. Others,
@@ -244,10 +290,10 @@ func queryInt(q url.Values, name string, dst **int32) *Error {
 }
 
 // AppendRESTResult appends result as the HTTP+JSON binding answers it: its
-// 1.0 JSON, with no envelope. result is any of AppendResult's. On error dst
-// is returned unchanged.
-func AppendRESTResult(dst []byte, result any) ([]byte, error) {
-	return appendResult(dst, V10, result)
+// JSON in version v, with no envelope. result is any of AppendResult's. On
+// error dst is returned unchanged.
+func AppendRESTResult(dst []byte, v Version, result any) ([]byte, error) {
+	return appendResult(dst, v, result)
 }
 
 // AppendRESTListTasks is AppendRESTResult for a ListTasks answer, flushed
@@ -297,18 +343,4 @@ func AppendRESTError(dst []byte, status int, e *Error) []byte {
 	dst = appendString(append(dst, `","message":`...), errorMessage(V10, e))
 	dst = append(dst, `,"details":`...)
 	return append(appendDetails(dst, e), "}}"...)
-}
-
-// RESTVersionNotSupported answers an HTTP+JSON request in any version but
-// 1.0, the only one the binding speaks ("" means 0.3, spec 1.0 §3.6).
-func RESTVersionNotSupported(version string) *Error {
-	e := VersionNotSupported(version)
-	e.Metadata["supported"] = V10.String()
-	shown := version
-	if shown == "" {
-		shown = "none (which means 0.3)"
-	}
-	e.Description = "A2A-Version " + shown + " is not supported by the HTTP+JSON binding, which speaks 1.0: " +
-		"send the header A2A-Version: 1.0"
-	return e
 }

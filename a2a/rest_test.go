@@ -45,7 +45,7 @@ func TestMatchREST(t *testing.T) {
 func TestDecodeRESTRequest(t *testing.T) {
 	q, _ := url.ParseQuery("contextId=c&status=TASK_STATE_WORKING&pageSize=5&pageToken=p&historyLength=2" +
 		"&statusTimestampAfter=2026-01-02T03:04:05Z&includeArtifacts=true&A2A-Version=1.0")
-	req, err := a2a.DecodeRESTRequest(a2a.RESTTarget{Method: a2a.MethodListTasks}, q, nil)
+	req, err := a2a.DecodeRESTRequest(a2a.V10, a2a.RESTTarget{Method: a2a.MethodListTasks}, q, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestDecodeRESTRequest(t *testing.T) {
 	}
 
 	// Proto field names in a body, and the path's task id.
-	req, err = a2a.DecodeRESTRequest(a2a.RESTTarget{Method: a2a.MethodCreatePushConfig, TaskID: "t1"}, nil,
+	req, err = a2a.DecodeRESTRequest(a2a.V10, a2a.RESTTarget{Method: a2a.MethodCreatePushConfig, TaskID: "t1"}, nil,
 		[]byte(`{"url":"https://h.test/","token":"x","task_id":"t1"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -83,10 +83,41 @@ func TestDecodeRESTRequest(t *testing.T) {
 		if tc.body != "" {
 			body = []byte(tc.body)
 		}
-		_, err := a2a.DecodeRESTRequest(tc.t, q, body)
+		_, err := a2a.DecodeRESTRequest(a2a.V10, tc.t, q, body)
 		if err == nil || err.Code != a2a.CodeInvalidParams || err.Field != tc.field {
 			t.Errorf("%s: %v, want invalid params at %s", tc.name, err, tc.field)
 		}
+	}
+}
+
+// In 0.3 the same paths take the 0.3 params, as a2a-go's a2av0 REST
+// transport sends them (every member name in snake_case); ListTasks has no
+// 0.3 form.
+func TestDecodeRESTRequest03(t *testing.T) {
+	req, err := a2a.DecodeRESTRequest(a2a.V03, a2a.RESTTarget{Method: a2a.MethodSendMessage}, nil,
+		[]byte(`{"message":{"kind":"message","message_id":"m","role":"user","parts":[{"kind":"text","text":"hi"}]},"configuration":{"blocking":false}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := req.Params.(*a2a.SendMessageRequest); p.Message.MessageID != "m" || !p.Configuration.ReturnImmediately {
+		t.Errorf("SendMessage: %+v", p)
+	}
+	req, err = a2a.DecodeRESTRequest(a2a.V03, a2a.RESTTarget{Method: a2a.MethodGetPushConfig, TaskID: "t1", ConfigID: "c1"}, nil, nil)
+	if c, _ := req.Params.(*a2a.TaskPushNotificationConfig); err != nil || c.TaskID != "t1" || c.ID != "c1" {
+		t.Errorf("GetTaskPushNotificationConfig: %+v %v", req.Params, err)
+	}
+	req, err = a2a.DecodeRESTRequest(a2a.V03, a2a.RESTTarget{Method: a2a.MethodCreatePushConfig, TaskID: "t1"}, nil,
+		[]byte(`{"task_id":"t1","push_notification_config":{"id":"c1","url":"https://h.test/"}}`))
+	if c, _ := req.Params.(*a2a.TaskPushNotificationConfig); err != nil || c.TaskID != "t1" || c.ID != "c1" {
+		t.Errorf("CreateTaskPushNotificationConfig: %+v %v", req.Params, err)
+	}
+	q, _ := url.ParseQuery("historyLength=3")
+	req, err = a2a.DecodeRESTRequest(a2a.V03, a2a.RESTTarget{Method: a2a.MethodGetTask, TaskID: "t1"}, q, nil)
+	if g, _ := req.Params.(*a2a.GetTaskRequest); err != nil || g.ID != "t1" || *g.HistoryLength != 3 {
+		t.Errorf("GetTask: %+v %v", req.Params, err)
+	}
+	if _, err := a2a.DecodeRESTRequest(a2a.V03, a2a.RESTTarget{Method: a2a.MethodListTasks}, nil, nil); err == nil || err.Code != a2a.CodeMethodNotFound {
+		t.Errorf("ListTasks in 0.3: %v", err)
 	}
 }
 
@@ -105,12 +136,12 @@ func TestAppendRESTError(t *testing.T) {
 // binding names an operation or none, and decoding ends in the model or in
 // a request error, never a panic; an error body is JSON.
 func FuzzDecodeRESTRequest(f *testing.F) {
-	f.Add("POST", "/message:send", "", []byte(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}`))
-	f.Add("GET", "/tasks", "pageSize=5&status=TASK_STATE_WORKING&includeArtifacts=true", []byte(nil))
-	f.Add("GET", "/tasks/t%2F1", "historyLength=2", []byte(nil))
-	f.Add("POST", "/tasks/t1/pushNotificationConfigs", "", []byte(`{"url":"https://h/","task_id":"t1"}`))
-	f.Add("POST", "/tasks/t1:cancel", "", []byte(`null`))
-	f.Fuzz(func(t *testing.T, method, path, query string, body []byte) {
+	f.Add("POST", "/message:send", "", []byte(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}`), true)
+	f.Add("GET", "/tasks", "pageSize=5&status=TASK_STATE_WORKING&includeArtifacts=true", []byte(nil), true)
+	f.Add("GET", "/tasks/t%2F1", "historyLength=2", []byte(nil), false)
+	f.Add("POST", "/tasks/t1/pushNotificationConfigs", "", []byte(`{"url":"https://h/","task_id":"t1"}`), true)
+	f.Add("POST", "/tasks/t1:cancel", "", []byte(`null`), false)
+	f.Fuzz(func(t *testing.T, method, path, query string, body []byte, v10 bool) {
 		target, _, found := a2a.MatchREST(method, path)
 		if !found || target.Method == a2a.MethodUnknown {
 			return
@@ -119,10 +150,14 @@ func FuzzDecodeRESTRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		req, e := a2a.DecodeRESTRequest(target, q, body)
+		v := a2a.V03
+		if v10 {
+			v = a2a.V10
+		}
+		req, e := a2a.DecodeRESTRequest(v, target, q, body)
 		if e != nil {
 			switch e.Code {
-			case a2a.CodeParseError, a2a.CodeInvalidRequest, a2a.CodeInvalidParams:
+			case a2a.CodeParseError, a2a.CodeInvalidRequest, a2a.CodeInvalidParams, a2a.CodeMethodNotFound:
 			default:
 				t.Fatalf("error code %d", e.Code)
 			}

@@ -165,8 +165,8 @@ type Handler struct {
 	// See PushConfig.
 	Push *PushConfig `json:"push,omitempty"`
 
-	// REST serves the HTTP+JSON binding (protocol 1.0) below a path, and
-	// lists it on the card; off without it. See RESTConfig.
+	// REST serves the HTTP+JSON binding (protocols 1.0 and 0.3) below a
+	// path, and lists it on the card; off without it. See RESTConfig.
 	REST *RESTConfig `json:"rest,omitempty"`
 
 	skills   *mapping.Skills

@@ -9,9 +9,10 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
-// RESTConfig serves the HTTP+JSON binding of A2A 1.0 (spec 1.0 §11) beside
-// JSON-RPC, on the same engine, and lists it in the card's
-// supportedInterfaces. In the Caddyfile: rest <path> [<url>].
+// RESTConfig serves the HTTP+JSON binding (spec 1.0 §11; in 1.0 and 0.3,
+// chosen per request by A2A-Version as for JSON-RPC) beside JSON-RPC, on
+// the same engine, and lists it in the card's supportedInterfaces. In the
+// Caddyfile: rest <path> [<url>].
 type RESTConfig struct {
 	// Path is the request path below which the binding's operations are
 	// served, as the handler sees it (after any handle_path): with /rest,

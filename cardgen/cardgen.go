@@ -29,7 +29,7 @@ type Config struct {
 	// never derived from a request, whose Host header the caller controls.
 	URL string
 	// RESTURL, when set, is the public URL of the HTTP+JSON binding
-	// (protocol 1.0), listed after the JSON-RPC interfaces.
+	// (protocols 1.0 and 0.3), listed after the JSON-RPC interfaces.
 	RESTURL          string
 	Provider         *a2a.AgentProvider
 	DocumentationURL string
@@ -291,15 +291,16 @@ func checkRequirements(p *problems, field string, reqs []a2a.SecurityRequirement
 // interfaces declares every version the JSON-RPC endpoint speaks as an
 // interface on the same URL, newest first: clients pick theirs by
 // protocolVersion (the official SDKs' 0.3 compatibility clients look for
-// the 0.3 entry); then the HTTP+JSON binding, which speaks 1.0, when
-// served. JSON-RPC stays first, the interface clients prefer.
+// the 0.3 entry); then the same for the HTTP+JSON binding, when served.
+// JSON-RPC stays first, the interface clients prefer.
 func interfaces(url, restURL string) []a2a.AgentInterface {
-	out := make([]a2a.AgentInterface, 0, len(a2a.Versions)+1)
-	for _, v := range slices.Backward(a2a.Versions) {
-		out = append(out, a2a.AgentInterface{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: v.String()})
-	}
-	if restURL != "" {
-		out = append(out, a2a.AgentInterface{URL: restURL, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.V10.String()})
+	out := make([]a2a.AgentInterface, 0, 2*len(a2a.Versions))
+	for _, b := range []struct{ binding, url string }{{a2a.BindingJSONRPC, url}, {a2a.BindingHTTPJSON, restURL}} {
+		for _, v := range slices.Backward(a2a.Versions) {
+			if b.url != "" {
+				out = append(out, a2a.AgentInterface{URL: b.url, ProtocolBinding: b.binding, ProtocolVersion: v.String()})
+			}
+		}
 	}
 	return out
 }

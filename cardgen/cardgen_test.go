@@ -284,7 +284,7 @@ func TestBuildErrorDoesNotLeakCredentials(t *testing.T) {
 	}
 }
 
-// A served HTTP+JSON binding is one more interface, for 1.0, at its URL;
+// A served HTTP+JSON binding is listed as JSON-RPC is, at its URL;
 // a URL that is not absolute is refused.
 func TestBuildRESTInterface(t *testing.T) {
 	cfg := fullConfig()
@@ -297,6 +297,7 @@ func TestBuildRESTInterface(t *testing.T) {
 		{URL: "https://agent.example.com/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
 		{URL: "https://agent.example.com/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
 		{URL: "https://agent.example.com/a2a/rest", ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"},
+		{URL: "https://agent.example.com/a2a/rest", ProtocolBinding: "HTTP+JSON", ProtocolVersion: "0.3"},
 	}
 	if !reflect.DeepEqual(card.SupportedInterfaces, want) {
 		t.Errorf("supportedInterfaces %+v", card.SupportedInterfaces)

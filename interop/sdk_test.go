@@ -26,17 +26,19 @@ var (
 	v10       = protocol{"1.0", a2a.Version, a2a.TransportProtocolJSONRPC}
 	v03       = protocol{"0.3", a2av0.Version, a2a.TransportProtocolJSONRPC}
 	protocols = []protocol{v10, v03}
-	// v10REST is 1.0 over the HTTP+JSON binding (a2a-go's REST transport).
+	// 1.0 and 0.3 over the HTTP+JSON binding (a2a-go's REST transport, and
+	// a2av0's).
 	v10REST = protocol{"1.0 HTTP+JSON", a2a.Version, a2a.TransportProtocolHTTPJSON}
+	v03REST = protocol{"0.3 HTTP+JSON", a2av0.Version, a2a.TransportProtocolHTTPJSON}
 )
 
 // forEachProtocol runs f as a subtest per protocol version and binding,
-// each with its own SDK client: JSON-RPC in 1.0 and 0.3, and HTTP+JSON
-// where the agent serves it.
+// each with its own SDK client: JSON-RPC and, where the agent serves it,
+// HTTP+JSON, in 1.0 and 0.3.
 func forEachProtocol(t *testing.T, f func(t *testing.T, p protocol, c *a2aclient.Client)) {
 	all := protocols
 	if agent.RESTURL != "" {
-		all = append(all[:len(all):len(all)], v10REST)
+		all = append(all[:len(all):len(all)], v10REST, v03REST)
 	}
 	for _, p := range all {
 		t.Run(p.name, func(t *testing.T) {
@@ -47,9 +49,9 @@ func forEachProtocol(t *testing.T, f func(t *testing.T, p protocol, c *a2aclient
 
 // newClient connects the official Go SDK to the agent's endpoint directly
 // (no card), so that what the client does depends only on the protocol
-// version and binding: the JSON-RPC transport for 1.0, the a2av0 compat
-// transport for 0.3, the REST transport for HTTP+JSON. Card-driven client
-// creation is covered by TestAgentCard.
+// version and binding: the JSON-RPC and REST transports for 1.0, or the
+// a2av0 compat transports for 0.3. Card-driven client creation is covered
+// by TestAgentCard.
 func newClient(t *testing.T, p protocol) *a2aclient.Client {
 	t.Helper()
 	if p.binding == a2a.TransportProtocolHTTPJSON {
@@ -65,8 +67,10 @@ func newClientAt(t *testing.T, p protocol, url string) *a2aclient.Client {
 	iface := &a2a.AgentInterface{URL: url, ProtocolBinding: p.binding, ProtocolVersion: p.version}
 	var opts []a2aclient.FactoryOption
 	switch {
-	case p.binding == a2a.TransportProtocolHTTPJSON:
+	case p == v10REST:
 		opts = []a2aclient.FactoryOption{a2aclient.WithDefaultsDisabled(), a2aclient.WithRESTTransport(httpClient)}
+	case p == v03REST:
+		opts = []a2aclient.FactoryOption{a2aclient.WithDefaultsDisabled(), a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: httpClient})}
 	case p.version == a2a.Version:
 		opts = []a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(httpClient)}
 	case p.version == a2av0.Version:

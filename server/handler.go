@@ -95,8 +95,8 @@ type Config struct {
 	// Observer is told what the handler does, for metrics, traces and the
 	// access log. Nil: nothing is observed.
 	Observer Observer
-	// RESTPath, when set, serves the HTTP+JSON binding (spec 1.0 §11)
-	// below this request path: "/rest" answers POST /rest/message:send.
+	// RESTPath, when set, serves the HTTP+JSON binding (spec 1.0 §11, and
+	// the same paths in 0.3) below this request path: "/rest" answers POST /rest/message:send.
 	// At "/" its operations share the paths of the JSON-RPC endpoint,
 	// which answers every other path. "": the binding is not served.
 	RESTPath string

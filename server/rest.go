@@ -10,8 +10,8 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/authn"
 )
 
-// The HTTP+JSON binding (spec 1.0 §11): the same methods as JSON-RPC, run
-// by invoke on the same engine (authentication, owner isolation, limits,
+// The HTTP+JSON binding (spec 1.0 §11, and the same paths in 0.3): the
+// same methods as JSON-RPC, run by invoke on the same engine (authentication, owner isolation, limits,
 // body checks, deadlines, observer), with the operation named by the
 // request's method and path, its parameters in the path, query and body,
 // and answers and errors as the binding writes them.
@@ -36,12 +36,17 @@ func (h *Handler) restTarget(r *http.Request) (t a2a.RESTTarget, allow, path str
 // serveREST answers an HTTP+JSON request for t (MethodUnknown: its path
 // names no operation, or none for its HTTP method, which allow lists).
 func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, t a2a.RESTTarget, allow, path string) {
+	versionParam := r.Header.Get(a2a.VersionParameter)
+	if versionParam == "" {
+		versionParam = r.URL.Query().Get(a2a.VersionParameter)
+	}
+	version, versionErr := a2a.ParseVersion(versionParam)
 	if h.obs != nil {
 		o := h.observe(w, r)
-		defer h.endObserved(o, a2a.V10)
+		defer h.endObserved(o, version)
 		w = o
 	}
-	form := wire{v: a2a.V10, rest: true, mediaType: restMediaType(r)}
+	form := wire{v: version, rest: true, mediaType: restMediaType(r)}
 	switch {
 	case t.Method == a2a.MethodUnknown && allow != "":
 		w.Header().Set("Allow", allow)
@@ -61,12 +66,8 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, t a2a.RESTTa
 		h.refuse(w, form, failure)
 		return
 	}
-	versionParam := r.Header.Get(a2a.VersionParameter)
-	if versionParam == "" {
-		versionParam = r.URL.Query().Get(a2a.VersionParameter)
-	}
-	if v, err := a2a.ParseVersion(versionParam); err != nil || v != a2a.V10 {
-		h.writeError(w, http.StatusBadRequest, form, a2a.RESTVersionNotSupported(versionParam))
+	if versionErr != nil {
+		h.writeError(w, http.StatusBadRequest, form, versionErr)
 		return
 	}
 
@@ -74,8 +75,8 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, t a2a.RESTTa
 	if !ok {
 		return
 	}
-	r = h.startMethod(w, r, req.Method, a2a.V10)
-	out := h.invoke(r, a2a.V10, req, caller)
+	r = h.startMethod(w, r, req.Method, version)
+	out := h.invoke(r, version, req, caller)
 	var f *authn.Failure
 	switch {
 	case errors.As(out.err, &f):
@@ -118,7 +119,7 @@ func (h *Handler) decodeREST(w http.ResponseWriter, r *http.Request, t a2a.RESTT
 			return nil, false
 		}
 	}
-	req, e := a2a.DecodeRESTRequest(t, r.URL.Query(), body)
+	req, e := a2a.DecodeRESTRequest(form.v, t, r.URL.Query(), body)
 	if e != nil {
 		status, _ := a2a.RESTStatus(e)
 		h.writeError(w, status, form, e)
@@ -128,17 +129,14 @@ func (h *Handler) decodeREST(w http.ResponseWriter, r *http.Request, t a2a.RESTT
 }
 
 // restMediaType is the Content-Type of the JSON answers to r:
-// application/a2a+json (spec 1.0 §11.1), unless the client speaks
-// application/json and does not accept the former (a2a-go's REST client
-// reads an error only as application/json).
+// application/a2a+json (spec 1.0 §11.1) when the client names it (its
+// Accept or Content-Type), application/json otherwise: a2a-go's REST
+// clients read an error only as application/json, and its 0.3 one sends
+// neither header on a request without a body.
 func restMediaType(r *http.Request) string {
-	accept := r.Header.Get("Accept")
-	if strings.Contains(accept, a2a.RESTContentType) {
+	if strings.Contains(r.Header.Get("Accept"), a2a.RESTContentType) ||
+		strings.HasPrefix(r.Header.Get("Content-Type"), a2a.RESTContentType) {
 		return a2a.RESTContentType
 	}
-	if strings.Contains(accept, "application/json") ||
-		strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		return "application/json"
-	}
-	return a2a.RESTContentType
+	return "application/json"
 }

@@ -158,6 +158,8 @@ func TestRESTEndpoints(t *testing.T) {
 			headers: []string{"A2A-Version", ""}, status: 200},
 		{name: "get, application/json", method: "GET", path: "/rest/tasks/" + id, headers: []string{"Accept", "application/json"},
 			status: 200, check: func(a restAnswer) bool { return a.contentType == "application/json" }},
+		{name: "get, application/a2a+json", method: "GET", path: "/rest/tasks/" + id, headers: []string{"Accept", "application/a2a+json, application/json"},
+			status: 200, check: func(a restAnswer) bool { return a.contentType == "application/a2a+json" }},
 		{name: "list by context", method: "GET", path: "/rest/tasks?contextId=" + contextID + "&pageSize=10&includeArtifacts=true", status: 200,
 			check: func(a restAnswer) bool {
 				tasks, _ := a.body["tasks"].([]any)
@@ -170,8 +172,10 @@ func TestRESTEndpoints(t *testing.T) {
 		{name: "subscribe to a completed task", method: "GET", path: "/rest/tasks/" + id + ":subscribe", status: 400, reason: "UNSUPPORTED_OPERATION"},
 		{name: "push not enabled", method: "GET", path: "/rest/tasks/" + id + "/pushNotificationConfigs", status: 400, reason: "PUSH_NOTIFICATION_NOT_SUPPORTED"},
 		{name: "extended card not configured", method: "GET", path: "/rest/extendedAgentCard", status: 400, reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
-		{name: "no version", method: "GET", path: "/rest/tasks/" + id, headers: []string{"A2A-Version", ""}, status: 400, reason: "VERSION_NOT_SUPPORTED"},
-		{name: "version 0.3", method: "GET", path: "/rest/tasks/" + id, headers: []string{"A2A-Version", "0.3"}, status: 400, reason: "VERSION_NOT_SUPPORTED"},
+		{name: "no version is 0.3", method: "GET", path: "/rest/tasks/" + id, headers: []string{"A2A-Version", ""}, status: 200,
+			check: func(a restAnswer) bool { return a.body["kind"] == "task" && stateOf(a.body) == "completed" }},
+		{name: "ListTasks has no 0.3 form", method: "GET", path: "/rest/tasks", headers: []string{"A2A-Version", "0.3"}, status: 404, reason: "METHOD_NOT_FOUND"},
+		{name: "unknown version", method: "GET", path: "/rest/tasks/" + id, headers: []string{"A2A-Version", "9.9"}, status: 400, reason: "VERSION_NOT_SUPPORTED"},
 		{name: "bad historyLength", method: "GET", path: "/rest/tasks/" + id + "?historyLength=x", status: 400, reason: "INVALID_PARAMS", field: "historyLength"},
 		{name: "bad status filter", method: "GET", path: "/rest/tasks?status=done", status: 400, reason: "INVALID_PARAMS", field: "status"},
 		{name: "bad page size", method: "GET", path: "/rest/tasks?pageSize=1000", status: 400, reason: "INVALID_PARAMS", field: "pageSize"},
@@ -211,6 +215,29 @@ func TestRESTEndpoints(t *testing.T) {
 	// JSON-RPC is still served beside the binding.
 	if ans := a.call("1.0", "GetTask", map[string]any{"id": id}); ans.Error != nil || ans.Result["id"] != id {
 		t.Errorf("JSON-RPC GetTask beside REST: %+v", ans)
+	}
+}
+
+// In 0.3 the same paths take and answer the 0.3 objects, as a2a-go's
+// a2av0 REST transport speaks them.
+func TestREST03(t *testing.T) {
+	a := newRESTAgent(t, nil)
+	sent := a.rest("POST", "/rest/message:send", sendBody(t, message("", "weather", map[string]any{"city": "Paris"}), nil),
+		"A2A-Version", "0.3")
+	if sent.status != 200 || sent.body["kind"] != "task" || stateOf(sent.body) != "completed" {
+		t.Fatalf("send: %d %s", sent.status, sent.raw)
+	}
+	id := sent.body["id"].(string)
+	if got := a.rest("GET", "/rest/tasks/"+id, "", "A2A-Version", "0.3"); got.status != 200 || got.body["id"] != id {
+		t.Errorf("get: %d %s", got.status, got.raw)
+	}
+	canceled := a.rest("POST", "/rest/tasks/"+id+":cancel", "", "A2A-Version", "0.3")
+	if _, _, reason, _ := canceled.restError(); canceled.status != 400 || reason != "TASK_NOT_CANCELABLE" {
+		t.Errorf("cancel a completed task: %d %s", canceled.status, canceled.raw)
+	}
+	bad := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "weather", map[string]any{}), nil), "A2A-Version", "0.3")
+	if _, _, reason, field := bad.restError(); bad.status != 400 || reason != "INVALID_PARAMS" || field != "message.role" {
+		t.Errorf("a 1.0 message read as 0.3: %d %s", bad.status, bad.raw)
 	}
 }
 

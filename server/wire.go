@@ -6,8 +6,8 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
-// wire is the form of one request's answers: JSON-RPC responses to
-// request id in version v, or (rest) the HTTP+JSON binding's bare objects
+// wire is the form of one request's answers in version v: JSON-RPC
+// responses to request id, or (rest) the HTTP+JSON binding's bare objects
 // and google.rpc.Status errors, as mediaType.
 type wire struct {
 	v         a2a.Version
@@ -27,7 +27,7 @@ func (f wire) contentType() string {
 // appendResult appends a whole answer, or one stream event, in the form.
 func (f wire) appendResult(dst []byte, result any) ([]byte, error) {
 	if f.rest {
-		return a2a.AppendRESTResult(dst, result)
+		return a2a.AppendRESTResult(dst, f.v, result)
 	}
 	return a2a.AppendResult(dst, f.v, f.id, result)
 }
