@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -241,7 +242,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "push":
 			h.Push, err = parsePush(d, at)
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(handlerSubdirectives)
 		}
 		return err
 	})
@@ -277,7 +278,7 @@ func parseTasks(d *caddyfile.Dispenser, where string) (*TasksConfig, error) {
 		case "stream_buffer":
 			t.StreamBuffer, err = countArg(d, at)
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(tasksSubdirectives)
 		}
 		return err
 	})
@@ -318,7 +319,7 @@ func parseRedis(d *caddyfile.Dispenser, where string) (*RedisConfig, error) {
 		case "timeout":
 			r.Timeout, err = durationArg(d, at)
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(redisSubdirectives)
 		}
 		return err
 	})
@@ -330,9 +331,16 @@ func parseRedis(d *caddyfile.Dispenser, where string) (*RedisConfig, error) {
 // bearer jwt"; "" is the directive's own block) and at that of one of its
 // subdirectives, so that every error says where it is.
 
-// errUnknownSubdirective, returned by a parseBlock callback, makes the
-// error name the block and the subdirective.
-var errUnknownSubdirective = errors.New("unknown subdirective")
+// unknownSubdirective, returned by a parseBlock callback for a name it does
+// not take, makes the error name the block, the subdirective and the valid
+// ones, as the skills file's errors name the known keys.
+func unknownSubdirective(valid []string) error { return &unknownSubdirectiveError{valid} }
+
+type unknownSubdirectiveError struct{ valid []string }
+
+func (e *unknownSubdirectiveError) Error() string {
+	return "unknown subdirective (valid: " + strings.Join(e.valid, ", ") + ")"
+}
 
 // parseBlock calls parse for each subdirective of the block that follows
 // the current line. A subdirective may appear once unless repeatable
@@ -350,8 +358,8 @@ func parseBlock(d *caddyfile.Dispenser, where string, repeatable []string, parse
 		}
 		seen[sub] = true
 		if err := parse(sub, at); err != nil {
-			if errors.Is(err, errUnknownSubdirective) {
-				return d.Errf("%s: unknown subdirective '%s'", block, sub)
+			if u := (*unknownSubdirectiveError)(nil); errors.As(err, &u) {
+				return d.Errf("%s: unknown subdirective '%s' (valid: %s)", block, sub, strings.Join(u.valid, ", "))
 			}
 			return err
 		}
@@ -449,3 +457,12 @@ func countArg(d *caddyfile.Dispenser, at string) (int, error) {
 	}
 	return n, err
 }
+
+// handlerSubdirectives are the subdirectives of the a2a directive's block.
+var handlerSubdirectives = []string{"skills", "upstream", "url", "name", "description", "version", "provider", "documentation_url", "icon_url", "default_input_modes", "default_output_modes", "max_request_body", "heartbeat", "read_body_timeout", "write_timeout", "card_max_age", "card_format", "card_bare_scopes", "drain_timeout", "tasks", "signing", "security", "extended_card", "push"}
+
+// tasksSubdirectives are the subdirectives of the tasks block.
+var tasksSubdirectives = []string{"max_tasks", "max_live_per_owner", "max_history", "max_age", "max_input_wait", "max_bytes", "max_live_bytes_per_owner", "max_task_bytes", "redis", "stream_buffer"}
+
+// redisSubdirectives are the subdirectives of the redis block.
+var redisSubdirectives = []string{"address", "master_name", "username", "password", "db", "tls", "tls_ca", "key_prefix", "timeout"}
