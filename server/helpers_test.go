@@ -81,6 +81,7 @@ func newAgent(t *testing.T, tune func(*server.Config)) *agent {
 		t.Fatal(err)
 	}
 	front.Config.Handler = h
+	serveH2C(front)
 	front.Start()
 	t.Cleanup(front.Close)
 	return &agent{t: t, url: front.URL, api: api, http: front.Client(), tasks: manager}
