@@ -38,7 +38,14 @@ var (
 // same *a2a.Request the JSON-RPC codec makes of a 1.0 request (Params nil
 // for GetExtendedAgentCard). Invalid params name the member by its path
 // within the request message ("message.parts").
+//
+// One difference from JSON: a ListTasks page_size of 0 means the default
+// page size, as a proto3 zero commonly means "not set" (AIP-158); the
+// official Go SDK sends it whenever its caller sets no page size.
 func DecodeRequest(m a2a.Method, msg proto.Message) (*a2a.Request, *a2a.Error) {
+	if l, ok := msg.(*a2apb.ListTasksRequest); ok && l.GetPageSize() == 0 {
+		l.PageSize = nil
+	}
 	params, err := requestJSON.Marshal(msg)
 	if err != nil {
 		return nil, a2a.InvalidRequest("the request message cannot be read: " + err.Error())
