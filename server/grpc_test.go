@@ -2,6 +2,9 @@ package server_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,11 +15,13 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
 	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
 	"github.com/caddy-a2a/caddy-a2a/server"
@@ -314,4 +319,53 @@ func TestGRPCAuthAndOwners(t *testing.T) {
 	if err != nil || card.Description != "the extended description" {
 		t.Errorf("extended card: %v %v", card, err)
 	}
+}
+
+// TestGRPCOverTLS: the same handler serves gRPC over TLS (HTTP/2 by ALPN),
+// as Caddy does by default.
+func TestGRPCOverTLS(t *testing.T) {
+	a := newAgent(t, withGRPC)
+	front := httptest.NewUnstartedServer(a.handler)
+	front.EnableHTTP2 = true
+	front.StartTLS()
+	t.Cleanup(front.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(front.Certificate())
+	conn, err := grpc.NewClient(strings.TrimPrefix(front.URL, "https://"),
+		grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: roots})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	sent, err := a2apb.NewA2AServiceClient(conn).SendMessage(v10(t.Context()),
+		&a2apb.SendMessageRequest{Message: pbMessage(t, "weather", "", map[string]any{"city": "Paris"})})
+	if err != nil || sent.GetTask().GetStatus().GetState() != a2apb.TaskState_TASK_STATE_COMPLETED {
+		t.Fatalf("SendMessage over TLS: %v %v", sent, err)
+	}
+}
+
+// TestGRPCObserver: a gRPC call is observed as a JSON-RPC one is.
+func TestGRPCObserver(t *testing.T) {
+	obs := make(observations, 64)
+	a := newAgent(t, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
+	c := grpcClient(t, a.url)
+	ctx := v10(t.Context())
+	if _, err := c.SendMessage(ctx, &a2apb.SendMessageRequest{Message: pbMessage(t, "weather", "", map[string]any{"city": "Paris"})}); err != nil {
+		t.Fatal(err)
+	}
+	obs.expect(t, "start SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
+		"ended weather completed", "run weather true", "end SendMessage 1.0 0 span=SendMessage")
+	if _, err := c.GetTask(ctx, &a2apb.GetTaskRequest{Id: "no-such-task"}); err == nil {
+		t.Fatal("GetTask of no task answered")
+	}
+	obs.expect(t, "start GetTask 1.0", fmt.Sprintf("end GetTask 1.0 %d span=GetTask", a2a.CodeTaskNotFound))
+
+	obs = make(observations, 64)
+	auth := newAuthAgent(t, nil, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
+	_, err := grpcClient(t, auth.url).GetTask(metadata.AppendToOutgoingContext(ctx, "x-api-key", "wrong-key-0123456789"),
+		&a2apb.GetTaskRequest{Id: "x"})
+	if status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("a wrong key: %v", err)
+	}
+	obs.expect(t, `auth key "the API key is not valid"`, fmt.Sprintf("end  1.0 %d span=", a2a.CodeUnauthenticated))
 }
