@@ -38,9 +38,14 @@ import (
 // grpcMethodPrefix starts the path of every A2AService method.
 var grpcMethodPrefix = "/" + a2apb.A2AService_ServiceDesc.ServiceName + "/"
 
-// isGRPC reports whether r is a gRPC call: HTTP/2 with a gRPC content type.
+// isGRPC reports whether r is a gRPC call: HTTP/2 with a gRPC content type
+// (application/grpc, or with a +codec or parameters; not gRPC-Web).
 func isGRPC(r *http.Request) bool {
-	return r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")
+	if r.ProtoMajor != 2 {
+		return false
+	}
+	rest, ok := strings.CutPrefix(r.Header.Get("Content-Type"), "application/grpc")
+	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
 }
 
 // newGRPC makes the gRPC server of h. The extended card's proto form is
@@ -319,23 +324,23 @@ func (s *grpcService) SubscribeToTask(in *a2apb.SubscribeToTaskRequest, stream g
 }
 
 func (s *grpcService) CreateTaskPushNotificationConfig(ctx context.Context, in *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
-	return push(s, ctx, a2a.MethodCreatePushConfig, in, new(a2apb.TaskPushNotificationConfig))
+	return pushAnswer(s, ctx, a2a.MethodCreatePushConfig, in, new(a2apb.TaskPushNotificationConfig))
 }
 
 func (s *grpcService) GetTaskPushNotificationConfig(ctx context.Context, in *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
-	return push(s, ctx, a2a.MethodGetPushConfig, in, new(a2apb.TaskPushNotificationConfig))
+	return pushAnswer(s, ctx, a2a.MethodGetPushConfig, in, new(a2apb.TaskPushNotificationConfig))
 }
 
 func (s *grpcService) ListTaskPushNotificationConfigs(ctx context.Context, in *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
-	return push(s, ctx, a2a.MethodListPushConfigs, in, new(a2apb.ListTaskPushNotificationConfigsResponse))
+	return pushAnswer(s, ctx, a2a.MethodListPushConfigs, in, new(a2apb.ListTaskPushNotificationConfigsResponse))
 }
 
 func (s *grpcService) DeleteTaskPushNotificationConfig(ctx context.Context, in *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	return push(s, ctx, a2a.MethodDeletePushConfig, in, new(emptypb.Empty))
+	return pushAnswer(s, ctx, a2a.MethodDeletePushConfig, in, new(emptypb.Empty))
 }
 
-// push answers the push config methods.
-func push[T proto.Message](s *grpcService, ctx context.Context, m a2a.Method, in proto.Message, out T) (T, error) {
+// pushAnswer answers the push config methods.
+func pushAnswer[T proto.Message](s *grpcService, ctx context.Context, m a2a.Method, in proto.Message, out T) (T, error) {
 	call, req, err := s.begin(ctx, m, in)
 	if err != nil {
 		var none T
