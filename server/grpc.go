@@ -238,13 +238,14 @@ func (s *grpcService) fail(ctx context.Context, call *grpcCall, m a2a.Method, er
 	return pbconv.Status(e).Err()
 }
 
-// answer converts the result of method m into out, or fails the call.
-func answer[T proto.Message](s *grpcService, ctx context.Context, call *grpcCall, m a2a.Method, out T, result any, err error) (T, error) {
-	var none T
+// answer converts the result of method m, or fails the call.
+func answer[R any, T proto.Message](s *grpcService, ctx context.Context, call *grpcCall, m a2a.Method, result R, err error, convert func(R) (T, error)) (T, error) {
+	var out T
 	if err == nil {
-		err = pbconv.EncodeResult(out, result)
+		out, err = convert(result)
 	}
 	if err != nil {
+		var none T
 		return none, s.fail(ctx, call, m, err)
 	}
 	return out, nil
@@ -261,7 +262,7 @@ func (s *grpcService) SendMessage(ctx context.Context, in *a2apb.SendMessageRequ
 		return nil, s.fail(ctx, call, m, err)
 	}
 	res, err := s.h.send(call.caller, adm)
-	return answer(s, ctx, call, m, new(a2apb.SendMessageResponse), res, err)
+	return answer(s, ctx, call, m, res, err, pbconv.SendMessageResponse)
 }
 
 func (s *grpcService) SendStreamingMessage(in *a2apb.SendMessageRequest, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
@@ -286,7 +287,7 @@ func (s *grpcService) GetTask(ctx context.Context, in *a2apb.GetTaskRequest) (*a
 		return nil, err
 	}
 	task, err := s.h.getTask(call.r, call.caller.Owner(), req.Params.(*a2a.GetTaskRequest))
-	return answer(s, ctx, call, m, new(a2apb.Task), task, err)
+	return answer(s, ctx, call, m, task, err, pbconv.Task)
 }
 
 func (s *grpcService) ListTasks(ctx context.Context, in *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
@@ -296,7 +297,7 @@ func (s *grpcService) ListTasks(ctx context.Context, in *a2apb.ListTasksRequest)
 		return nil, err
 	}
 	list, err := s.h.tasks.List(call.caller.Owner(), req.Params.(*a2a.ListTasksRequest))
-	return answer(s, ctx, call, m, new(a2apb.ListTasksResponse), list, err)
+	return answer(s, ctx, call, m, list, err, pbconv.ListTasksResponse)
 }
 
 func (s *grpcService) CancelTask(ctx context.Context, in *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
@@ -306,7 +307,7 @@ func (s *grpcService) CancelTask(ctx context.Context, in *a2apb.CancelTaskReques
 		return nil, err
 	}
 	task, err := s.h.cancelTask(call.r, call.caller.Owner(), req.Params.(*a2a.TaskIDRequest))
-	return answer(s, ctx, call, m, new(a2apb.Task), task, err)
+	return answer(s, ctx, call, m, task, err, pbconv.Task)
 }
 
 func (s *grpcService) SubscribeToTask(in *a2apb.SubscribeToTaskRequest, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
@@ -324,30 +325,36 @@ func (s *grpcService) SubscribeToTask(in *a2apb.SubscribeToTaskRequest, stream g
 }
 
 func (s *grpcService) CreateTaskPushNotificationConfig(ctx context.Context, in *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
-	return pushAnswer(s, ctx, a2a.MethodCreatePushConfig, in, new(a2apb.TaskPushNotificationConfig))
+	return pushAnswer[*a2apb.TaskPushNotificationConfig](s, ctx, a2a.MethodCreatePushConfig, in)
 }
 
 func (s *grpcService) GetTaskPushNotificationConfig(ctx context.Context, in *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
-	return pushAnswer(s, ctx, a2a.MethodGetPushConfig, in, new(a2apb.TaskPushNotificationConfig))
+	return pushAnswer[*a2apb.TaskPushNotificationConfig](s, ctx, a2a.MethodGetPushConfig, in)
 }
 
 func (s *grpcService) ListTaskPushNotificationConfigs(ctx context.Context, in *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
-	return pushAnswer(s, ctx, a2a.MethodListPushConfigs, in, new(a2apb.ListTaskPushNotificationConfigsResponse))
+	return pushAnswer[*a2apb.ListTaskPushNotificationConfigsResponse](s, ctx, a2a.MethodListPushConfigs, in)
 }
 
 func (s *grpcService) DeleteTaskPushNotificationConfig(ctx context.Context, in *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	return pushAnswer(s, ctx, a2a.MethodDeletePushConfig, in, new(emptypb.Empty))
+	return pushAnswer[*emptypb.Empty](s, ctx, a2a.MethodDeletePushConfig, in)
 }
 
-// pushAnswer answers the push config methods.
-func pushAnswer[T proto.Message](s *grpcService, ctx context.Context, m a2a.Method, in proto.Message, out T) (T, error) {
+// pushAnswer answers the push config methods, whose answer is a T.
+func pushAnswer[T proto.Message](s *grpcService, ctx context.Context, m a2a.Method, in proto.Message) (T, error) {
+	var none T
 	call, req, err := s.begin(ctx, m, in)
 	if err != nil {
-		var none T
 		return none, err
 	}
 	res, err := s.h.pushCall(a2a.V10, m, req.Params.(*a2a.TaskPushNotificationConfig), call.caller.Owner())
-	return answer(s, ctx, call, m, out, res, err)
+	return answer(s, ctx, call, m, res, err, func(r any) (T, error) {
+		out, err := pbconv.PushResult(r)
+		if err != nil {
+			return none, err
+		}
+		return out.(T), nil
+	})
 }
 
 func (s *grpcService) GetExtendedAgentCard(ctx context.Context, in *a2apb.GetExtendedAgentCardRequest) (*a2apb.AgentCard, error) {

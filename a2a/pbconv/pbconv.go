@@ -3,19 +3,15 @@
 // protocol errors to gRPC statuses (spec 1.0 §10.6).
 //
 // A2A 1.0's JSON is by definition the ProtoJSON form of the same proto
-// messages, so the conversions go through it: a request is written as
-// ProtoJSON and decoded by the 1.0 JSON codec, and an answer encoded by
-// that codec is read back as ProtoJSON. Every request therefore passes the
-// very checks a JSON-RPC request passes (required members, part counts,
-// nesting depth, exact integers, push URLs), and no second mapping of the
-// model's fields exists to drift from the first. The price is one extra
-// JSON encoding per message, small beside the upstream call a request
-// makes.
+// messages, so requests are converted through it: written as ProtoJSON and
+// decoded by the 1.0 JSON codec, they pass the very checks a JSON-RPC
+// request passes (required members, part counts, nesting depth, exact
+// integers, push URLs), with no second set of rules to drift from the
+// first. Answers, on every call's path, are converted field by field
+// (encode.go), held to the JSON codec's output by the tests.
 package pbconv
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -28,10 +24,9 @@ import (
 
 var (
 	requestJSON = protojson.MarshalOptions{}
-	// Answers are the agent's own 1.0 JSON; a member the proto does not
-	// know (a future field of the model) is left out rather than failing
-	// the call.
-	answerJSON = protojson.UnmarshalOptions{DiscardUnknown: true}
+	// The agent's own 1.0 JSON (its card): a member the proto does not
+	// know (a 0.3 member of the union card) is left out.
+	agentJSON = protojson.UnmarshalOptions{DiscardUnknown: true}
 )
 
 // DecodeRequest checks and converts the request message of method m: the
@@ -64,41 +59,10 @@ func DecodeRequest(m a2a.Method, msg proto.Message) (*a2a.Request, *a2a.Error) {
 	return req, nil
 }
 
-// resultPrefix starts every answer a2a.AppendResult writes for a request
-// without an id.
-var resultPrefix = []byte(`{"jsonrpc":"2.0","id":null,"result":`)
-
-// EncodeResult converts result (what a2a.AppendResult takes: *a2a.Task,
-// *a2a.StreamResponse, *a2a.ListTasksResponse, ...) into out, the proto
-// message of the same shape.
-func EncodeResult(out proto.Message, result any) error {
-	doc, err := a2a.AppendResult(nil, a2a.V10, nil, result)
-	if err != nil {
-		return err
-	}
-	if !bytes.HasPrefix(doc, resultPrefix) || !bytes.HasSuffix(doc, []byte("}")) {
-		return errors.New("pbconv: unexpected JSON-RPC envelope")
-	}
-	return DecodeJSON(out, doc[len(resultPrefix):len(doc)-1])
-}
-
 // DecodeJSON reads 1.0 JSON the agent made (such as its card) into out.
 func DecodeJSON(out proto.Message, doc []byte) error {
-	if err := answerJSON.Unmarshal(doc, out); err != nil {
+	if err := agentJSON.Unmarshal(doc, out); err != nil {
 		return fmt.Errorf("pbconv: reading %T: %w", out, err)
 	}
 	return nil
-}
-
-// SendMessageResponse converts the answer of SendMessage (a task or a
-// message).
-func SendMessageResponse(r *a2a.StreamResponse) (*a2apb.SendMessageResponse, error) {
-	out := new(a2apb.SendMessageResponse)
-	return out, EncodeResult(out, r)
-}
-
-// StreamResponse converts one event of a stream.
-func StreamResponse(r *a2a.StreamResponse) (*a2apb.StreamResponse, error) {
-	out := new(a2apb.StreamResponse)
-	return out, EncodeResult(out, r)
 }
