@@ -6,8 +6,8 @@ package server
 // `protocols h1 h2 h2c`, and a request whose Content-Type is
 // application/grpc goes to the gRPC server. grpc-go rather than
 // connect-go: it is already in Caddy's build graph (OpenTelemetry's
-// exporters), so it adds no module; it is the implementation the official
-// A2A SDKs' gRPC transports use; and its ServeHTTP needs nothing of the
+// exporters), so it adds no module; the official Go SDK's gRPC transport
+// is built on it; and its ServeHTTP needs nothing of the
 // listener, so TLS, h2c and the connection's limits stay Caddy's. What
 // ServeHTTP lacks (its own keepalive pings, gRPC-only HTTP/2 tuning) the
 // A2A methods do not need.

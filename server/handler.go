@@ -2,6 +2,11 @@
 // transport with SSE streaming, method dispatch, and blocking, non-blocking
 // and streamed answers. It wires a2a, tasks, mapping and cardgen together
 // and knows nothing of Caddy.
+//
+// The gRPC binding, when enabled, is served on the same handler by grpc-go's
+// Server.ServeHTTP rather than connect-go: grpc-go is already in Caddy's
+// build graph and under the official Go SDK's gRPC transport, and
+// ServeHTTP leaves TLS, h2c and connections to Caddy (grpc.go).
 package server
 
 import (
