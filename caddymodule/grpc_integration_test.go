@@ -1,6 +1,8 @@
 package caddymodule
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -8,8 +10,11 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
@@ -98,5 +103,66 @@ func TestGRPCThroughCaddy(t *testing.T) {
 	got := a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":%q}}`, sent.GetTask().Id))
 	if got.Error != nil || decodeTask(t, got.Result).Status.State != "TASK_STATE_COMPLETED" {
 		t.Errorf("GetTask over JSON-RPC: %+v %s", got.Error, got.Result)
+	}
+}
+
+// TestGRPCMutualTLSThroughCaddy: over TLS, with client certificates, a
+// gRPC caller is named by its certificate as a JSON-RPC caller is, and
+// owns its tasks.
+func TestGRPCMutualTLSThroughCaddy(t *testing.T) {
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "trusted")
+	serverCert, serverKey, _ := ca.issue(t, "server", true, "")
+	_, _, alice := ca.issue(t, "alice", false, "spiffe://test.example/alice")
+	_, _, bob := ca.issue(t, "bob", false, "spiffe://test.example/bob")
+	skills := writeSkills(t, securedSkills[:strings.Index(securedSkills, "  - id: admin_report")])
+	port := freePort(t)
+	loadSecured(t, fmt.Sprintf("https://localhost:%d", port),
+		fmt.Sprintf("\ttls %s %s {\n\t\tclient_auth {\n\t\t\tmode request\n\t\t}\n\t}", serverCert, serverKey),
+		fmt.Sprintf(`
+		skills "%s"
+		upstream %s
+		url https://localhost:%d/
+		name "mTLS Agent"
+		description "Callers are named by their certificates"
+		security {
+			mutual_tls mtls {
+				trusted_ca %s
+			}
+		}
+		grpc`, skills, headerEcho(t), port, ca.file))
+
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+	clientFor := func(certs ...tls.Certificate) a2apb.A2AServiceClient {
+		// By name (SNI), which Caddy's client_auth policy matches.
+		creds := credentials.NewTLS(&tls.Config{RootCAs: roots, Certificates: certs, ServerName: "localhost"})
+		conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", port), grpc.WithTransportCredentials(creds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return a2apb.NewA2AServiceClient(conn)
+	}
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "a2a-version", "1.0")
+	data, _ := structpb.NewValue(map[string]any{})
+	skill, _ := structpb.NewStruct(map[string]any{"skill": "whoami"})
+	msg := &a2apb.Message{MessageId: "g1", Role: a2apb.Role_ROLE_USER, Metadata: skill,
+		Parts: []*a2apb.Part{{Content: &a2apb.Part_Data{Data: data}}}}
+
+	sent, err := clientFor(alice).SendMessage(ctx, &a2apb.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := sent.GetTask()
+	echo := task.GetArtifacts()[0].GetParts()[0].GetData().GetStructValue().GetFields()
+	if got := echo["on_behalf_of"].GetStringValue(); got != "spiffe://test.example/alice" {
+		t.Errorf("the upstream was called for %q", got)
+	}
+	if _, err := clientFor().GetTask(ctx, &a2apb.GetTaskRequest{Id: task.Id}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("without a certificate: %v", err)
+	}
+	if _, err := clientFor(bob).GetTask(ctx, &a2apb.GetTaskRequest{Id: task.Id}); status.Code(err) != codes.NotFound {
+		t.Errorf("alice's task as bob: %v", err)
 	}
 }
