@@ -369,3 +369,44 @@ func TestGRPCObserver(t *testing.T) {
 	}
 	obs.expect(t, `auth key "the API key is not valid"`, fmt.Sprintf("end  1.0 %d span=", a2a.CodeUnauthenticated))
 }
+
+// TestGRPCPushConfigs: the push config methods over gRPC, on the task's
+// owner's configs.
+func TestGRPCPushConfigs(t *testing.T) {
+	a := newAuthAgent(t, nil, func(c *server.Config) { c.GRPC, c.Push = true, urlPolicy{} })
+	c := grpcClient(t, a.url)
+	alice := metadata.AppendToOutgoingContext(v10(t.Context()), "x-api-key", aliceKey)
+	bob := metadata.AppendToOutgoingContext(v10(t.Context()), "x-api-key", bobKey)
+	asked, err := c.SendMessage(alice, &a2apb.SendMessageRequest{Message: pbMessage(t, "ask", "", map[string]any{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := asked.GetTask().GetId()
+	cfg := &a2apb.TaskPushNotificationConfig{TaskId: id, Id: "cfg-1", Url: "https://hooks.example.com/a2a", Token: "tok",
+		Authentication: &a2apb.AuthenticationInfo{Scheme: "Bearer", Credentials: "secret"}}
+	created, err := c.CreateTaskPushNotificationConfig(alice, cfg)
+	if err != nil || created.Id != "cfg-1" || created.TaskId != id || created.Url != cfg.Url || created.Authentication.GetScheme() != "Bearer" {
+		t.Fatalf("Create: %v %v", created, err)
+	}
+	got, err := c.GetTaskPushNotificationConfig(alice, &a2apb.GetTaskPushNotificationConfigRequest{TaskId: id, Id: "cfg-1"})
+	if err != nil || got.Url != cfg.Url {
+		t.Fatalf("Get: %v %v", got, err)
+	}
+	list, err := c.ListTaskPushNotificationConfigs(alice, &a2apb.ListTaskPushNotificationConfigsRequest{TaskId: id})
+	if err != nil || len(list.Configs) != 1 || list.Configs[0].Id != "cfg-1" {
+		t.Fatalf("List: %v %v", list, err)
+	}
+	if _, err := c.ListTaskPushNotificationConfigs(bob, &a2apb.ListTaskPushNotificationConfigsRequest{TaskId: id}); status.Code(err) != codes.NotFound {
+		t.Errorf("List as bob: %v", err)
+	}
+	if _, err := c.DeleteTaskPushNotificationConfig(alice, &a2apb.DeleteTaskPushNotificationConfigRequest{TaskId: id, Id: "cfg-1"}); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if _, err := c.GetTaskPushNotificationConfig(alice, &a2apb.GetTaskPushNotificationConfigRequest{TaskId: id, Id: "cfg-1"}); status.Code(err) != codes.NotFound {
+		t.Errorf("Get after Delete: %v", err)
+	}
+	bad := &a2apb.TaskPushNotificationConfig{TaskId: id, Url: "https://refused.example.com/hook"}
+	if _, err := c.CreateTaskPushNotificationConfig(alice, bad); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a refused URL: %v", err)
+	}
+}
