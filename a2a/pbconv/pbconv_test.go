@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
@@ -91,6 +92,16 @@ func TestDecodeRequest(t *testing.T) {
 		Message: &a2apb.Message{MessageId: "m", Role: a2apb.Role_ROLE_USER, Parts: parts}})
 	if err == nil || err.Field != "message.parts" {
 		t.Fatalf("too many parts: %v", err)
+	}
+	deep := structpb.NewStringValue("bottom")
+	for range a2a.MaxJSONDepth + 1 {
+		deep = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"d": deep}})
+	}
+	_, err = pbconv.DecodeRequest(a2a.MethodSendMessage, &a2apb.SendMessageRequest{
+		Message: &a2apb.Message{MessageId: "m", Role: a2apb.Role_ROLE_USER, Metadata: deep.GetStructValue(),
+			Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "x"}}}}})
+	if err == nil {
+		t.Fatal("metadata nested deeper than MaxJSONDepth was accepted")
 	}
 	zero := int32(0)
 	req, err = pbconv.DecodeRequest(a2a.MethodListTasks, &a2apb.ListTasksRequest{PageSize: &zero})
