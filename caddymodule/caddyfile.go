@@ -49,6 +49,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    card_format  union|strict
 //	    card_bare_scopes
 //	    drain_timeout <duration>
+//	    grpc [<address>]
 //	    tasks {
 //	        max_tasks          <count>
 //	        max_live_per_owner <count>
@@ -241,6 +242,15 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.ExtendedCard, err = parseExtendedCard(d, at)
 		case "push":
 			h.Push, err = parsePush(d, at)
+		case "grpc":
+			args := d.RemainingArgs()
+			if len(args) > 1 {
+				return d.Errf("%s: want at most one argument (the address the card lists), got %d", at, len(args))
+			}
+			h.GRPC = &GRPCConfig{}
+			if len(args) == 1 {
+				h.GRPC.URL = args[0]
+			}
 		default:
 			return unknownSubdirective(handlerSubdirectives)
 		}

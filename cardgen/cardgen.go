@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
@@ -27,7 +28,11 @@ type Config struct {
 	Version     string
 	// URL is the public URL of the JSON-RPC endpoint, from configuration:
 	// never derived from a request, whose Host header the caller controls.
-	URL              string
+	URL string
+	// GRPCURL, when set, lists the gRPC binding (1.0 only) at this
+	// address: a gRPC target such as "agent.example.com:443", which is what
+	// gRPC clients (the official SDKs' among them) dial.
+	GRPCURL          string
 	Provider         *a2a.AgentProvider
 	DocumentationURL string
 	IconURL          string
@@ -80,7 +85,7 @@ func Build(cfg Config) (*a2a.AgentCard, error) {
 	return withSkillArguments(&a2a.AgentCard{
 		Name:                cfg.Name,
 		Description:         cfg.Description,
-		SupportedInterfaces: interfaces(cfg.URL),
+		SupportedInterfaces: interfaces(cfg.URL, cfg.GRPCURL),
 		Provider:            provider,
 		Version:             cfg.Version,
 		DocumentationURL:    cfg.DocumentationURL,
@@ -120,6 +125,9 @@ func validate(cfg *Config) error {
 		if required(&p, "provider.url", pr.URL) {
 			checkURL(&p, "provider.url", pr.URL)
 		}
+	}
+	if strings.IndexFunc(cfg.GRPCURL, unicode.IsSpace) >= 0 {
+		p.add("supportedInterfaces (GRPC).url", "%q holds white space", cfg.GRPCURL)
 	}
 	optionalURL(&p, "documentationUrl", cfg.DocumentationURL)
 	optionalURL(&p, "iconUrl", cfg.IconURL)
@@ -285,10 +293,15 @@ func checkRequirements(p *problems, field string, reqs []a2a.SecurityRequirement
 // interfaces declares every version the endpoint speaks as an interface on
 // the same URL, newest first: clients pick theirs by protocolVersion (the
 // official SDKs' 0.3 compatibility clients look for the 0.3 entry).
-func interfaces(url string) []a2a.AgentInterface {
-	out := make([]a2a.AgentInterface, 0, len(a2a.Versions))
+//
+// The gRPC binding, when served, follows: its service is 1.0's only.
+func interfaces(url, grpcURL string) []a2a.AgentInterface {
+	out := make([]a2a.AgentInterface, 0, len(a2a.Versions)+1)
 	for _, v := range slices.Backward(a2a.Versions) {
 		out = append(out, a2a.AgentInterface{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: v.String()})
+	}
+	if grpcURL != "" {
+		out = append(out, a2a.AgentInterface{URL: grpcURL, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.V10.String()})
 	}
 	return out
 }

@@ -283,3 +283,24 @@ func TestBuildErrorDoesNotLeakCredentials(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+func TestBuildListsTheGRPCBinding(t *testing.T) {
+	cfg := fullConfig()
+	cfg.GRPCURL = "agent.example.com:443"
+	got, err := cardgen.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []a2a.AgentInterface{
+		{URL: "https://agent.example.com/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+		{URL: "https://agent.example.com/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
+		{URL: "agent.example.com:443", ProtocolBinding: "GRPC", ProtocolVersion: "1.0"},
+	}
+	if !reflect.DeepEqual(got.SupportedInterfaces, want) {
+		t.Errorf("interfaces %+v, want %+v", got.SupportedInterfaces, want)
+	}
+	cfg.GRPCURL = "agent.example.com :443"
+	if _, err := cardgen.Build(cfg); err == nil || !strings.Contains(err.Error(), "GRPC") {
+		t.Errorf("a gRPC address with a space: %v", err)
+	}
+}

@@ -141,6 +141,9 @@ func startAgent() (*agentEnv, func(clean bool), error) {
 	admin 127.0.0.1:%d
 	auto_https off
 	persist_config off
+	servers {
+		protocols h1 h2c
+	}
 }
 
 %s {
@@ -152,6 +155,7 @@ func startAgent() (*agentEnv, func(clean bool), error) {
 		name "%s"
 		description "caddy-a2a under the official A2A SDK clients"
 		heartbeat 1s
+		grpc
 	}
 }
 `, adminPort, env.BaseURL, filepath.Join(root, "examples", "skills.yaml"), env.DemoURL, env.URL, agentName)

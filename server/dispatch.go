@@ -22,9 +22,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 	case a2a.MethodSendStreamingMessage:
 		h.sendStreamingMessage(w, r, v, req, caller)
 	case a2a.MethodGetTask:
-		p := req.Params.(*a2a.GetTaskRequest)
-		task, err := h.tasks.Get(owner, p.ID, p.HistoryLength)
-		h.annotateTask(r, task)
+		task, err := h.getTask(r, owner, req.Params.(*a2a.GetTaskRequest))
 		h.answer(w, v, req, task, err)
 	case a2a.MethodListTasks:
 		list, err := h.tasks.List(owner, req.Params.(*a2a.ListTasksRequest))
@@ -34,34 +32,25 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version
 		}
 		h.writeList(w, req.ID, list)
 	case a2a.MethodCancelTask:
-		task, err := h.tasks.Cancel(owner, req.Params.(*a2a.TaskIDRequest).ID)
-		h.annotateTask(r, task)
-		if task != nil && h.obs != nil {
-			h.obs.TaskEnded(skillOf(task), task.Status.State)
-		}
+		task, err := h.cancelTask(r, owner, req.Params.(*a2a.TaskIDRequest))
 		h.answer(w, v, req, task, err)
 	case a2a.MethodSubscribeToTask:
-		task, sub, err := h.tasks.Subscribe(owner, req.Params.(*a2a.TaskIDRequest).ID)
-		h.annotateTask(r, task)
+		first, sub, err := h.subscribeTask(r, owner, req.Params.(*a2a.TaskIDRequest))
 		if err != nil {
 			h.fail(w, v, req, h.protocolError(req.Method, err))
 			return
 		}
-		h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: task}, sub)
+		h.stream(w, r, v, req.ID, first, sub)
 	case a2a.MethodCreatePushConfig, a2a.MethodGetPushConfig, a2a.MethodListPushConfigs, a2a.MethodDeletePushConfig:
-		h.pushMethod(w, v, req, owner)
+		res, err := h.pushCall(v, req.Method, req.Params.(*a2a.TaskPushNotificationConfig), owner)
+		h.answer(w, v, req, res, err)
 	case a2a.MethodGetExtendedAgentCard:
-		if h.extendedCard == nil {
-			h.fail(w, v, req, a2a.ExtendedAgentCardNotConfigured())
+		card, err := h.extendedCardFor(caller)
+		if err != nil {
+			h.reject(w, v, req, err)
 			return
 		}
-		// Spec 1.0 §13.3: the extended card requires authentication, also
-		// where the agent-wide requirement admits anonymous callers.
-		if caller == nil {
-			h.refuse(w, v, req.ID, h.auth.Challenge())
-			return
-		}
-		h.writeResult(w, v, req.ID, h.extendedCard.JSON())
+		h.writeResult(w, v, req.ID, card.JSON())
 	default:
 		h.fail(w, v, req, a2a.MethodNotFound(v, req.Method.Name(v)))
 	}
@@ -80,11 +69,22 @@ func (h *Handler) fail(w http.ResponseWriter, v a2a.Version, req *a2a.Request, e
 	h.writeError(w, http.StatusOK, v, req.ID, e)
 }
 
+// reject answers an error of the engine: a refusal of authn as 401 or 403,
+// anything else as a protocol error.
+func (h *Handler) reject(w http.ResponseWriter, v a2a.Version, req *a2a.Request, err error) {
+	var f *authn.Failure
+	if errors.As(err, &f) {
+		h.refuse(w, v, req.ID, f)
+		return
+	}
+	h.fail(w, v, req, h.protocolError(req.Method, err))
+}
+
 // answer writes result, or err as a protocol error: errors the task layer
 // meant for the caller keep their code, anything else is internal.
 func (h *Handler) answer(w http.ResponseWriter, v a2a.Version, req *a2a.Request, result any, err error) {
 	if err != nil {
-		h.fail(w, v, req, h.protocolError(req.Method, err))
+		h.reject(w, v, req, err)
 		return
 	}
 	h.writeResult(w, v, req.ID, result)

@@ -2,6 +2,11 @@
 // transport with SSE streaming, method dispatch, and blocking, non-blocking
 // and streamed answers. It wires a2a, tasks, mapping and cardgen together
 // and knows nothing of Caddy.
+//
+// The gRPC binding, when enabled, is served on the same handler by grpc-go's
+// Server.ServeHTTP rather than connect-go: grpc-go is already in Caddy's
+// build graph and under the official Go SDK's gRPC transport, and
+// ServeHTTP leaves TLS, h2c and connections to Caddy (grpc.go).
 package server
 
 import (
@@ -22,6 +27,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
@@ -96,6 +102,9 @@ type Config struct {
 	// Observer is told what the handler does, for metrics, traces and the
 	// access log. Nil: nothing is observed.
 	Observer Observer
+	// GRPC serves the gRPC binding (grpc.go) beside JSON-RPC: HTTP/2
+	// requests with a gRPC content type go to the A2AService.
+	GRPC bool
 }
 
 // Handler serves the Agent Card and the JSON-RPC endpoint.
@@ -116,6 +125,7 @@ type Handler struct {
 	clientAddr   func(*http.Request) string
 	push         URLChecker
 	obs          Observer
+	grpc         *grpc.Server // nil: the gRPC binding is off
 	// skillRequirements are the skills' own requirements, compiled once.
 	skillRequirements map[*mapping.Skill]*authn.Requirements
 }
@@ -177,6 +187,11 @@ func New(cfg Config) (*Handler, error) {
 	if h.log == nil {
 		h.log = zap.NewNop()
 	}
+	if cfg.GRPC {
+		if err := h.newGRPC(); err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
 }
 
@@ -195,6 +210,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.jwks != nil && r.URL.Path == h.jwksPath {
 		h.jwks.ServeHTTP(w, r)
+		return
+	}
+	if h.grpc != nil && isGRPC(r) {
+		h.serveGRPC(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {

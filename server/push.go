@@ -1,8 +1,6 @@
 package server
 
 import (
-	"net/http"
-
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
@@ -28,48 +26,48 @@ func (h *Handler) pushConfig(v a2a.Version, c *a2a.TaskPushNotificationConfig) (
 	return tasks.PushConfigFrom(c, v), nil
 }
 
-// pushMethod answers the four push config methods. Only the task's owner
+// pushCall answers the four push config methods. Only the task's owner
 // sees or changes its configs: another caller's task answers like an
 // unknown one.
-func (h *Handler) pushMethod(w http.ResponseWriter, v a2a.Version, req *a2a.Request, owner string) {
+func (h *Handler) pushCall(v a2a.Version, m a2a.Method, p *a2a.TaskPushNotificationConfig, owner string) (any, error) {
 	if h.push == nil {
-		h.fail(w, v, req, a2a.PushNotificationNotSupported())
-		return
+		return nil, a2a.PushNotificationNotSupported()
 	}
-	p := req.Params.(*a2a.TaskPushNotificationConfig)
-	switch req.Method {
+	switch m {
 	case a2a.MethodCreatePushConfig:
 		cfg, e := h.pushConfig(v, p)
 		if e != nil {
-			h.fail(w, v, req, e)
-			return
+			return nil, e
 		}
 		stored, err := h.tasks.SetPushConfig(owner, p.TaskID, cfg)
-		h.answerPushConfig(w, v, req, p.TaskID, stored, err)
+		return wirePushConfig(p.TaskID, stored, err)
 	case a2a.MethodGetPushConfig:
 		c, err := h.tasks.PushConfig(owner, p.TaskID, p.ID)
-		h.answerPushConfig(w, v, req, p.TaskID, c, err)
+		return wirePushConfig(p.TaskID, c, err)
 	case a2a.MethodListPushConfigs:
 		configs, err := h.tasks.PushConfigs(owner, p.TaskID)
 		if err != nil {
-			h.answer(w, v, req, nil, err)
-			return
+			return nil, err
 		}
 		list := &a2a.ListTaskPushNotificationConfigsResponse{Configs: make([]a2a.TaskPushNotificationConfig, len(configs))}
 		for i := range configs {
 			list.Configs[i] = configs[i].Wire(p.TaskID)
 		}
-		h.answer(w, v, req, list, nil)
+		return list, nil
 	case a2a.MethodDeletePushConfig:
-		h.answer(w, v, req, &a2a.Empty{}, h.tasks.DeletePushConfig(owner, p.TaskID, p.ID))
+		if err := h.tasks.DeletePushConfig(owner, p.TaskID, p.ID); err != nil {
+			return nil, err
+		}
+		return &a2a.Empty{}, nil
 	}
+	return nil, a2a.MethodNotFound(v, m.Name(v))
 }
 
-func (h *Handler) answerPushConfig(w http.ResponseWriter, v a2a.Version, req *a2a.Request, taskID string, c tasks.PushConfig, err error) {
+// wirePushConfig answers a stored config of task taskID in the model.
+func wirePushConfig(taskID string, c tasks.PushConfig, err error) (any, error) {
 	if err != nil {
-		h.answer(w, v, req, nil, err)
-		return
+		return nil, err
 	}
 	wire := c.Wire(taskID)
-	h.answer(w, v, req, &wire, nil)
+	return &wire, nil
 }

@@ -154,95 +154,106 @@ type admission struct {
 }
 
 // admit selects the skill of a message, checks the caller against it, and
-// runs a message-answering skill or starts the task. When the request goes
-// no further it answers the caller itself and returns false.
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity, subscribe bool) (admission, bool) {
-	p := req.Params.(*a2a.SendMessageRequest)
+// runs a message-answering skill or starts the task. Its error is a
+// protocol error, or an *authn.Failure when the caller may not use the
+// skill.
+func (h *Handler) admit(r *http.Request, v a2a.Version, p *a2a.SendMessageRequest, caller *authn.Identity, subscribe bool) (admission, error) {
 	var push *tasks.PushConfig
 	if c := p.Configuration; c != nil && c.PushNotification != nil {
 		pc, e := h.pushConfig(v, c.PushNotification)
 		if e != nil {
-			h.fail(w, v, req, e)
-			return admission{}, false
+			return admission{}, e
 		}
 		push = &pc
 	}
 	sel, err := h.selectSkill(caller, &p.Message, p.Configuration)
 	if err != nil {
-		h.fail(w, v, req, h.protocolError(req.Method, err))
-		return admission{}, false
+		return admission{}, err
 	}
 	if f := h.authorize(caller, sel.skill); f != nil {
-		h.refuse(w, v, req.ID, f)
-		return admission{}, false
+		return admission{}, f
 	}
 	if sel.skill != nil && sel.skill.ReturnsMessage {
 		h.annotate(r, sel.skill.ID, "")
-		reply, err := h.runForMessage(r, caller, sel.skill, &p.Message)
-		if err != nil {
-			h.fail(w, v, req, err)
-			return admission{}, false
+		reply, e := h.runForMessage(r, caller, sel.skill, &p.Message)
+		if e != nil {
+			return admission{}, e
 		}
-		return admission{params: p, reply: reply}, true
+		return admission{params: p, reply: reply}, nil
 	}
 	e, err := h.start(r, caller, &p.Message, sel, subscribe, push)
 	if err != nil {
-		h.answer(w, v, req, nil, err)
-		return admission{}, false
+		return admission{}, err
 	}
-	return admission{params: p, run: e}, true
+	return admission{params: p, run: e}, nil
 }
 
-// sendMessage answers SendMessage: blocking by default, at once when the
-// caller asks, or with a Message for skills that answer without a task.
-func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
-	in, ok := h.admit(w, r, v, req, caller, false)
-	if !ok {
-		return
-	}
+// send answers an admitted SendMessage: blocking by default, at once when
+// the caller asks, or with a Message for skills that answer without a task.
+func (h *Handler) send(caller *authn.Identity, in admission) (*a2a.StreamResponse, error) {
 	if in.reply != nil {
-		h.writeResult(w, v, req.ID, &a2a.StreamResponse{Message: in.reply})
-		return
+		return &a2a.StreamResponse{Message: in.reply}, nil
 	}
-	var historyLength *int32
-	if c := in.params.Configuration; c != nil {
-		historyLength = c.HistoryLength
-		if c.ReturnImmediately {
-			go h.execute(in.run)
-			h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: withHistory(in.run.run.Task, historyLength)})
-			return
-		}
+	historyLength := in.historyLength()
+	if c := in.params.Configuration; c != nil && c.ReturnImmediately {
+		go h.execute(in.run)
+		return &a2a.StreamResponse{Task: withHistory(in.run.run.Task, historyLength)}, nil
 	}
 	task := h.execute(in.run)
 	if task == nil {
 		// The task moved on while the skill ran: answer with where it is.
 		var err error
 		if task, err = h.tasks.Get(caller.Owner(), in.run.run.Task.ID, nil); err != nil {
-			h.answer(w, v, req, nil, err)
-			return
+			return nil, err
 		}
 	}
-	h.writeResult(w, v, req.ID, &a2a.StreamResponse{Task: withHistory(task, historyLength)})
+	return &a2a.StreamResponse{Task: withHistory(task, historyLength)}, nil
+}
+
+// startStream answers an admitted SendStreamingMessage: its first event,
+// and the subscription the rest come from (nil when the first, a skill's
+// reply, is the only one). The skill runs on its own.
+func (h *Handler) startStream(in admission) (*a2a.StreamResponse, *tasks.Subscription) {
+	if in.reply != nil {
+		return &a2a.StreamResponse{Message: in.reply}, nil
+	}
+	go h.execute(in.run)
+	run := in.run.run
+	return &a2a.StreamResponse{Task: withHistory(run.Task, in.historyLength())}, run.Subscription
+}
+
+func (in admission) historyLength() *int32 {
+	if c := in.params.Configuration; c != nil {
+		return c.HistoryLength
+	}
+	return nil
+}
+
+// sendMessage answers SendMessage over JSON-RPC.
+func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
+	in, err := h.admit(r, v, req.Params.(*a2a.SendMessageRequest), caller, false)
+	if err != nil {
+		h.reject(w, v, req, err)
+		return
+	}
+	res, err := h.send(caller, in)
+	h.answer(w, v, req, res, err)
 }
 
 // sendStreamingMessage answers SendStreamingMessage with an SSE stream: the
 // task first, then its updates until it ends or is interrupted.
 func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
-	in, ok := h.admit(w, r, v, req, caller, true)
-	if !ok {
+	in, err := h.admit(r, v, req.Params.(*a2a.SendMessageRequest), caller, true)
+	if err != nil {
+		h.reject(w, v, req, err)
 		return
 	}
-	if in.reply != nil {
-		h.streamOne(w, v, req.ID, &a2a.StreamResponse{Message: in.reply})
+	first, sub := h.startStream(in)
+	if sub == nil {
+		h.streamOne(w, v, req.ID, first)
 		return
 	}
-	run := in.run.run
-	go h.execute(in.run)
-	var historyLength *int32
-	if c := in.params.Configuration; c != nil {
-		historyLength = c.HistoryLength
-	}
-	h.stream(w, r, v, req.ID, &a2a.StreamResponse{Task: withHistory(run.Task, historyLength)}, run.Subscription)
+	h.stream(w, r, v, req.ID, first, sub)
 }
 
 // runForMessage runs a message-answering skill. No task exists whose result

@@ -38,6 +38,7 @@ const (
 	nameA2A10    = "caddy-a2a 1.0 SendMessage"
 	nameA2A03    = "caddy-a2a 0.3 message/send"
 	nameA2ARedis = "caddy-a2a 1.0 SendMessage (Redis)"
+	nameA2AGRPC  = "caddy-a2a 1.0 SendMessage (gRPC)"
 	nameSDKGo    = "a2a-go SDK agent"
 	nameSDKJS    = "@a2a-js/sdk agent"
 	nameCard     = "caddy-a2a card"
@@ -112,7 +113,7 @@ http://:%[2]s {
 }
 `
 	var second string
-	if f.proxy, second, err = l.startCaddy(ctx, "caddy-proxy", sites, "/item"); err != nil {
+	if f.proxy, second, err = l.startCaddy(ctx, "caddy-proxy", "", sites, "/item"); err != nil {
 		return nil, err
 	}
 	f.respond = second
@@ -163,14 +164,16 @@ func (f *fleet) sendContenders() []*contender {
 		{name: nameA2A03, what: "the same in 0.3 `message/send` (no `A2A-Version` header)",
 			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/", fixture.MessageSend03("item"), json...),
 				Expect: [][]byte{[]byte(fixture.Completed03), []byte(fixture.ItemMarker)}}},
+		{name: nameA2AGRPC, what: "the same blocking 1.0 `SendMessage` over the gRPC binding (h2c), one gRPC client connection per load connection",
+			proc: f.a2a.proc, caddy: f.a2a, target: grpcSendMessage(f.a2a.addr, "item")},
 		{name: nameSDKGo, what: "`a2asrv` JSON-RPC handler, default in-memory task store, an executor doing the same `GET /item` and returning the same task (`cmd/sdkagent`)",
 			proc: f.sdkGo, target: load.Target{Addr: f.sdkGoAddr, Request: load.NewRequest("POST", f.sdkGoAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}},
 		{name: nameSDKJS, what: "`DefaultRequestHandler` + `InMemoryTaskStore` + `JsonRpcTransportHandler` on `node:http`, the same executor (`js/agent.mjs`)",
 			proc: f.sdkJS, target: load.Target{Addr: f.sdkJSAddr, Request: load.NewRequest("POST", f.sdkJSAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}},
 	}
 	if c := f.a2aRedis; c != nil {
-		// After caddy-a2a's own two, so that the report shows them together.
-		cs = slices.Insert(cs, 4, &contender{name: nameA2ARedis,
+		// After caddy-a2a's own three, so that the report shows them together.
+		cs = slices.Insert(cs, 5, &contender{name: nameA2ARedis,
 			what: "the same blocking 1.0 `SendMessage`, by the same Caddy build and skills, with the tasks in a redis-server of its own on loopback (`tasks { redis { … } }`: two round trips per call); CPU is Caddy's + Redis's",
 			proc: c.proc, caddy: c, aux: f.redis, auxName: "Redis",
 			target: load.Target{Addr: c.addr, Request: load.NewRequest("POST", c.addr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}})
