@@ -21,41 +21,112 @@ if ! command -v redis-server >/dev/null && [ ! -x /usr/bin/redis-server ] && [ !
 	if command -v service >/dev/null; then service redis-server stop >/dev/null 2>&1 || true; fi
 fi
 
-echo "== modules"
-go mod download
-(cd interop && go mod download)
-(cd bench && go mod download)
-(cd examples/kubernetes && go mod download)
-(cd interop/js && npm ci --no-audit --no-fund --loglevel=error)
+# Each stage runs to its end even when an earlier one failed, so that one
+# run shows every failure; the last line sums them up, and the exit status
+# is non-zero when any stage failed.
+passed=0
+failed=()
+started=$SECONDS
+stage() {
+	local name=$1 start=$SECONDS
+	shift
+	echo "== $name"
+	# Not in a condition: there bash would ignore set -e inside the stage.
+	set +e
+	(set -e; "$@")
+	local status=$?
+	set -e
+	if [ "$status" -eq 0 ]; then
+		passed=$((passed + 1))
+		echo "-- $name: ok ($((SECONDS - start))s)"
+	else
+		failed+=("$name")
+		echo "-- $name: FAILED ($((SECONDS - start))s)" >&2
+	fi
+}
 
-echo "== gofmt and vet"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './interop/js/*'))
-if [ -n "$unformatted" ]; then
-	echo "gofmt would change: $unformatted" >&2
+modules() {
+	go mod download
+	(cd interop && go mod download)
+	(cd bench && go mod download)
+	(cd examples/kubernetes && go mod download)
+	(cd interop/js && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+format_and_vet() {
+	local unformatted
+	unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './interop/js/*'))
+	if [ -n "$unformatted" ]; then
+		echo "gofmt would change: $unformatted" >&2
+		return 1
+	fi
+	go vet ./...
+	(cd interop && go vet ./...)
+	(cd bench && go vet ./...)
+	(cd examples/kubernetes && go vet ./...)
+}
+
+fuzz_smoke() {
+	local target
+	for target in ./a2a:FuzzDecodeRequest ./a2a:FuzzDecodeRESTRequest ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
+		go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" "${target%%:*}" >/dev/null
+	done
+}
+
+benchmark_smoke() {
+	go test -run '^$' -bench . -benchtime 1x ./... >/dev/null
+	(cd bench && go test -race -count=1 ./...)
+	bench/run --smoke >/dev/null
+}
+
+# demo_smoke runs the README's first command as a newcomer would: the agent
+# answers a message, and TERM to demo.sh stops everything it started.
+demo_smoke() {
+	local port
+	for port in 9090 8080 2019; do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "skipped: port $port is in use (a demo already running?)"
+			return 0
+		fi
+	done
+	local log
+	log=$(mktemp)
+	./demo.sh >"$log" 2>&1 &
+	local demo=$! answer=""
+	for _ in $(seq 1 300); do
+		answer=$(curl -fsS -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' http://localhost:8080/ \
+			-d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}' 2>/dev/null) && break
+		sleep 0.2
+	done
+	kill -TERM "$demo"
+	wait "$demo" || true
+	if ! grep -q TASK_STATE_COMPLETED <<<"$answer"; then
+		echo "the demo did not complete a weather task: $answer" >&2
+		cat "$log" >&2
+		return 1
+	fi
+	for port in 9090 8080 2019; do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "port $port still answers after TERM to demo.sh" >&2
+			return 1
+		fi
+	done
+}
+
+stage "modules" modules
+stage "gofmt and vet" format_and_vet
+stage "tests (race detector; a real Caddy, upstreams and Redis on loopback)" go test -race -count=1 ./...
+stage "interop (official Go and JavaScript SDK clients)" bash -c 'cd interop && go test -race -count=1 ./...'
+stage "Kubernetes example (manifests; the sidecar on loopback through a SIGTERM drain)" bash -c 'cd examples/kubernetes && go test -count=1 ./...'
+stage "fuzzing (smoke: a few seconds per target; docs/development.md says how to run them longer)" fuzz_smoke
+stage "benchmarks and the benchmark harness (smoke)" benchmark_smoke
+stage "demo.sh (the README's first command)" demo_smoke
+stage "xcaddy build" .ci/xcaddy-build
+
+total=$((SECONDS - started))
+if [ ${#failed[@]} -eq 0 ]; then
+	echo "test.sh: all $passed stages passed in $((total / 60))m$((total % 60))s"
+else
+	echo "test.sh: $passed stages passed, ${#failed[@]} failed ($(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')) in $((total / 60))m$((total % 60))s" >&2
 	exit 1
 fi
-go vet ./...
-(cd interop && go vet ./...)
-(cd bench && go vet ./...)
-(cd examples/kubernetes && go vet ./...)
-
-echo "== tests"
-go test -race -count=1 ./...
-echo "== interop (official Go and JavaScript SDK clients)"
-(cd interop && go test -race -count=1 ./...)
-echo "== Kubernetes example (manifests; the sidecar on loopback through a SIGTERM drain)"
-(cd examples/kubernetes && go test -count=1 ./...)
-
-echo "== fuzzing (smoke: a few seconds per target; README.md says how to run them longer)"
-for target in ./a2a:FuzzDecodeRequest ./a2a:FuzzDecodeRESTRequest ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
-	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" "${target%%:*}" >/dev/null
-done
-
-echo "== benchmarks (smoke: one iteration each)"
-go test -run '^$' -bench . -benchtime 1x ./... >/dev/null
-(cd bench && go test -race -count=1 ./...)
-echo "== benchmark harness (smoke: every contender and scenario for about a second)"
-bench/run --smoke >/dev/null
-
-echo "== xcaddy build"
-.ci/xcaddy-build

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -49,6 +50,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    card_bare_scopes
 //	    drain_timeout <duration>
 //	    rest         <path> [<url>]
+//	    grpc         [<address>]
 //	    tasks {
 //	        max_tasks          <count>
 //	        max_live_per_owner <count>
@@ -177,10 +179,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //
 // Each subdirective sets the JSON field of the same name, or the one whose
 // comment names it where the two differ, and that field documents it: see
-// Handler, TasksConfig, SigningConfig, SecurityConfig,
-// ExtendedCardConfig, PushConfig and RESTConfig. A subdirective may appear once, except key in
-// signing, and in security the schemes, require, key, key_sha256, user,
-// public_key, trusted_ca and a flow's scope.
+// Handler, TasksConfig, SigningConfig, SecurityConfig, ExtendedCardConfig,
+// PushConfig, RESTConfig and GRPCConfig. A subdirective may appear once,
+// except key in signing, and in security the schemes, require, key,
+// key_sha256, user, public_key, trusted_ca and a flow's scope.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if err := noArgs(d, "a2a"); err != nil {
@@ -243,8 +245,17 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Push, err = parsePush(d, at)
 		case "rest":
 			h.REST, err = parseREST(d, at)
+		case "grpc":
+			args := d.RemainingArgs()
+			if len(args) > 1 {
+				return d.Errf("%s: want at most one argument (the address the card lists), got %d", at, len(args))
+			}
+			h.GRPC = &GRPCConfig{}
+			if len(args) == 1 {
+				h.GRPC.URL = args[0]
+			}
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(handlerSubdirectives)
 		}
 		return err
 	})
@@ -280,7 +291,7 @@ func parseTasks(d *caddyfile.Dispenser, where string) (*TasksConfig, error) {
 		case "stream_buffer":
 			t.StreamBuffer, err = countArg(d, at)
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(tasksSubdirectives)
 		}
 		return err
 	})
@@ -321,7 +332,7 @@ func parseRedis(d *caddyfile.Dispenser, where string) (*RedisConfig, error) {
 		case "timeout":
 			r.Timeout, err = durationArg(d, at)
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(redisSubdirectives)
 		}
 		return err
 	})
@@ -333,9 +344,16 @@ func parseRedis(d *caddyfile.Dispenser, where string) (*RedisConfig, error) {
 // bearer jwt"; "" is the directive's own block) and at that of one of its
 // subdirectives, so that every error says where it is.
 
-// errUnknownSubdirective, returned by a parseBlock callback, makes the
-// error name the block and the subdirective.
-var errUnknownSubdirective = errors.New("unknown subdirective")
+// unknownSubdirective, returned by a parseBlock callback for a name it does
+// not take, makes the error name the block, the subdirective and the valid
+// ones, as the skills file's errors name the known keys.
+func unknownSubdirective(valid []string) error { return &unknownSubdirectiveError{valid} }
+
+type unknownSubdirectiveError struct{ valid []string }
+
+func (e *unknownSubdirectiveError) Error() string {
+	return "unknown subdirective (valid: " + strings.Join(e.valid, ", ") + ")"
+}
 
 // parseBlock calls parse for each subdirective of the block that follows
 // the current line. A subdirective may appear once unless repeatable
@@ -353,8 +371,8 @@ func parseBlock(d *caddyfile.Dispenser, where string, repeatable []string, parse
 		}
 		seen[sub] = true
 		if err := parse(sub, at); err != nil {
-			if errors.Is(err, errUnknownSubdirective) {
-				return d.Errf("%s: unknown subdirective '%s'", block, sub)
+			if u := (*unknownSubdirectiveError)(nil); errors.As(err, &u) {
+				return d.Errf("%s: unknown subdirective '%s' (valid: %s)", block, sub, strings.Join(u.valid, ", "))
 			}
 			return err
 		}
@@ -452,3 +470,12 @@ func countArg(d *caddyfile.Dispenser, at string) (int, error) {
 	}
 	return n, err
 }
+
+// handlerSubdirectives are the subdirectives of the a2a directive's block.
+var handlerSubdirectives = []string{"skills", "upstream", "url", "name", "description", "version", "provider", "documentation_url", "icon_url", "default_input_modes", "default_output_modes", "max_request_body", "heartbeat", "read_body_timeout", "write_timeout", "card_max_age", "card_format", "card_bare_scopes", "drain_timeout", "tasks", "signing", "security", "extended_card", "push", "rest", "grpc"}
+
+// tasksSubdirectives are the subdirectives of the tasks block.
+var tasksSubdirectives = []string{"max_tasks", "max_live_per_owner", "max_history", "max_age", "max_input_wait", "max_bytes", "max_live_bytes_per_owner", "max_task_bytes", "redis", "stream_buffer"}
+
+// redisSubdirectives are the subdirectives of the redis block.
+var redisSubdirectives = []string{"address", "master_name", "username", "password", "db", "tls", "tls_ca", "key_prefix", "timeout"}

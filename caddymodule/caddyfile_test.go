@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,7 +175,7 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"redis without an address", "a2a {\n tasks {\n redis {\n address\n }\n }\n}", "address"},
 		{"redis with an unknown option", "a2a {\n tasks {\n redis {\n host x\n }\n }\n}", "unknown subdirective 'host'"},
 		{"redis db not a number", "a2a {\n tasks {\n redis {\n db zero\n }\n }\n}", "'zero' is not an integer"},
-		{"unknown subdirective", "a2a {\n skill x\n}", "a2a: unknown subdirective 'skill', at Testfile:2"},
+		{"unknown subdirective", "a2a {\n skill x\n}", "a2a: unknown subdirective 'skill' (valid: skills, upstream, url,"},
 		{"repeated subdirective", "a2a {\n name a\n name b\n}", "a2a: name is set more than once, at Testfile:3"},
 
 		{"skills without a file", "a2a {\n skills\n}", "skills: want exactly one argument, got 0"},
@@ -206,7 +207,7 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"card_max_age zero", "a2a {\n card_max_age 0s\n}", "card_max_age: 0s is not positive"},
 
 		{"tasks with an argument", "a2a {\n tasks 10\n}", "tasks: unexpected argument '10'"},
-		{"tasks unknown subdirective", "a2a {\n tasks {\n max 1\n }\n}", "tasks: unknown subdirective 'max', at Testfile:3"},
+		{"tasks unknown subdirective", "a2a {\n tasks {\n max 1\n }\n}", "tasks: unknown subdirective 'max' (valid: max_tasks, max_live_per_owner,"},
 		{"tasks repeated subdirective", "a2a {\n tasks {\n max_tasks 1\n max_tasks 2\n }\n}", "tasks: max_tasks is set more than once"},
 		{"max_tasks missing", "a2a {\n tasks {\n max_tasks\n }\n}", "max_tasks: want exactly one argument, got 0"},
 		{"max_tasks not an integer", "a2a {\n tasks {\n max_tasks 1e4\n }\n}", "max_tasks: '1e4' is not an integer"},
@@ -227,5 +228,44 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 				t.Errorf("error %q\ndoes not contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Every subdirective an unknown-subdirective error lists as valid is one
+// its block takes: given without its arguments, it may fail, but never as
+// unknown.
+func TestListedSubdirectivesAreTaken(t *testing.T) {
+	blocks := []struct {
+		open, close string
+		names       []string
+	}{
+		{"a2a {\n", "}", handlerSubdirectives},
+		{"a2a {\n tasks {\n", "}\n}", tasksSubdirectives},
+		{"a2a {\n tasks {\n redis {\n", "}\n}\n}", redisSubdirectives},
+		{"a2a {\n push {\n", "}\n}", pushSubdirectives},
+		{"a2a {\n signing {\n", "}\n}", signingSubdirectives},
+		{"a2a {\n extended_card {\n", "}\n}", extendedCardSubdirectives},
+		{"a2a {\n security {\n", "}\n}", slices.Concat(securitySubdirectives, schemeKinds)},
+		{"a2a {\n security {\n bearer b {\n introspection https://x {\n", "}\n}\n}\n}", introspectionSubdirectives},
+		{"a2a {\n security {\n oauth2 o {\n flow client_credentials {\n", "}\n}\n}\n}", flowSubdirectives},
+	}
+	for kind, args := range map[string]string{"api_key": "k header X-Key", "basic": "b", "bearer": "b", "oauth2": "o",
+		"openid_connect": "o https://issuer.example", "mutual_tls": "m"} {
+		blocks = append(blocks, struct {
+			open, close string
+			names       []string
+		}{"a2a {\n security {\n " + kind + " " + args + " {\n", "}\n}\n}", schemeSubdirectives(kind)})
+	}
+	if len(blocks) != 9+len(schemeKinds) {
+		t.Fatalf("%d blocks, want one per scheme kind more than 9", len(blocks))
+	}
+	for _, b := range blocks {
+		for _, name := range b.names {
+			input := b.open + name + "\n" + b.close
+			var h Handler
+			if err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(input)); err != nil && strings.Contains(err.Error(), "unknown subdirective") {
+				t.Errorf("%q is listed as valid but refused:\n%s\n%v", name, input, err)
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -169,6 +170,12 @@ type Handler struct {
 	// path, and lists it on the card; off without it. See RESTConfig.
 	REST *RESTConfig `json:"rest,omitempty"`
 
+	// GRPC serves the gRPC binding (A2A 1.0's A2AService) beside JSON-RPC,
+	// on the same site, and lists it on the card. gRPC needs HTTP/2: over
+	// TLS as Caddy serves it by default, or over cleartext with the
+	// server's `protocols h1 h2 h2c`. Off without it. See GRPCConfig.
+	GRPC *GRPCConfig `json:"grpc,omitempty"`
+
 	skills   *mapping.Skills
 	auth     *authn.Authenticator // nil without Security
 	storeKey string               // set while this handler holds a reference in stores
@@ -182,6 +189,17 @@ type Handler struct {
 	// logAdvice says, once, which credentials an access log would write.
 	logAdvice *accessLogAdvice
 	logger    *zap.Logger
+}
+
+// GRPCConfig is the gRPC binding: HTTP/2 requests with a gRPC content type
+// (on the paths /lf.a2a.v1.A2AService/<method>, which must route to this
+// handler) are served by the same engine, authentication and limits as
+// JSON-RPC.
+type GRPCConfig struct {
+	// URL is the address the card lists for the gRPC binding: a gRPC
+	// target, as gRPC clients (the official SDKs' among them) dial it.
+	// Default: the host and port of url, such as agent.example.com:443.
+	URL string `json:"url,omitempty"`
 }
 
 // Provider is the organization behind the agent.
@@ -311,6 +329,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		ClientAddress:     clientIP,
 		Logger:            h.logger,
 		Observer:          observer{},
+		GRPC:              h.GRPC != nil,
 	}
 	if h.REST != nil {
 		srvCfg.RESTPath = h.REST.Path
@@ -409,7 +428,31 @@ func (h *Handler) cardConfig() cardgen.Config {
 	cfg.Security = h.auth.CardRequirements()
 	cfg.ExtendedCard = h.ExtendedCard != nil
 	cfg.PushNotifications = h.Push != nil
+	cfg.GRPCURL = h.grpcURL()
 	return cfg
+}
+
+// grpcURL is the address the card lists for the gRPC binding ("": not
+// served).
+func (h *Handler) grpcURL() string {
+	if h.GRPC == nil {
+		return ""
+	}
+	if h.GRPC.URL != "" {
+		return h.GRPC.URL
+	}
+	u, err := url.Parse(h.URL) // checked by Validate
+	if err != nil {
+		return ""
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "443"
+	if u.Scheme == "http" {
+		port = "80"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // Validate checks the configuration: required fields, absolute URLs, and

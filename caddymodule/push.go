@@ -197,9 +197,12 @@ func parsePush(d *caddyfile.Dispenser, where string) (*PushConfig, error) {
 		case "max_configs_per_task":
 			p.MaxConfigsPerTask, err = countArg(d, at)
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(pushSubdirectives)
 		}
 		return err
 	})
 	return p, err
 }
+
+// pushSubdirectives are the subdirectives of the push block.
+var pushSubdirectives = []string{"key", "allow_insecure", "allow_private", "allowed_networks", "allowed_origins", "timeout", "max_attempts", "initial_backoff", "max_backoff", "queue_length", "queue_bytes", "max_receivers", "max_configs_per_task"}

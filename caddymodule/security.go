@@ -493,7 +493,7 @@ func parseSecurity(d *caddyfile.Dispenser, where string) (*SecurityConfig, error
 			}
 		default:
 			if !slices.Contains(schemeKinds, sub) {
-				return errUnknownSubdirective
+				return unknownSubdirective(slices.Concat(securitySubdirectives, schemeKinds))
 			}
 			var name string
 			var sc *SecurityScheme
@@ -624,7 +624,7 @@ func parseScheme(d *caddyfile.Dispenser, parent, kind string) (string, *Security
 			sc.Introspection, err = parseIntrospection(d, at)
 		case tokens && sub == "allow_insecure_http":
 			sc.AllowInsecureHTTP, err = flagArg(d, at)
-		case tokens:
+		case tokens && slices.Contains(tokenSubdirectives, sub):
 			if sc.JWT == nil {
 				sc.JWT = &JWTConfig{}
 			}
@@ -641,7 +641,7 @@ func parseScheme(d *caddyfile.Dispenser, parent, kind string) (string, *Security
 		case kind == "mutual_tls" && sub == "subject_from":
 			sc.MTLS.SubjectFrom, err = someArgs(d, at)
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(schemeSubdirectives(kind))
 		}
 		return err
 	})
@@ -650,6 +650,36 @@ func parseScheme(d *caddyfile.Dispenser, parent, kind string) (string, *Security
 	}
 	return name, sc, nil
 }
+
+// schemeSubdirectives are the subdirectives of a scheme of kind.
+func schemeSubdirectives(kind string) []string {
+	names := []string{"description"}
+	switch kind {
+	case "api_key":
+		names = append(names, "key", "key_sha256")
+	case "basic":
+		names = append(names, "user")
+	case "bearer":
+		names = append(names, "bearer_format")
+	case "oauth2":
+		names = append(names, "flow", "metadata_url")
+	case "mutual_tls":
+		names = append(names, "trusted_ca", "trusted_proxies", "cert_header", "subject_from")
+	}
+	if kind == "bearer" || kind == "oauth2" || kind == "openid_connect" {
+		names = append(append(names, "introspection", "allow_insecure_http"), tokenSubdirectives...)
+	}
+	return names
+}
+
+// securitySubdirectives are the security block's own subdirectives; a
+// scheme kind (schemeKinds) opens a scheme.
+var securitySubdirectives = []string{"realm", "cache_size", "cache_ttl", "protect_card", "require"}
+
+// tokenSubdirectives are the token validation options of the schemes that
+// take tokens.
+var tokenSubdirectives = []string{"issuer", "audience", "algorithms", "leeway", "jwks_url", "public_key",
+	"hmac_secret", "subject_claim", "refresh_interval", "min_refresh_interval", "fetch_timeout"}
 
 // tokenOption reads one JWT validation option of a bearer, oauth2 or
 // openid_connect scheme. It is the last thing a subdirective there can
@@ -683,7 +713,7 @@ func tokenOption(d *caddyfile.Dispenser, sub, at string, j *JWTConfig) error {
 	case "fetch_timeout":
 		j.FetchTimeout, err = durationArg(d, at)
 	default:
-		return d.Errf("%s: unknown subdirective", at)
+		return unknownSubdirective(tokenSubdirectives)
 	}
 	return err
 }
@@ -711,7 +741,7 @@ func parseIntrospection(d *caddyfile.Dispenser, where string) (*IntrospectionCon
 		case "timeout":
 			in.Timeout, err = durationArg(d, at)
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(introspectionSubdirectives)
 		}
 		return err
 	})
@@ -763,7 +793,7 @@ func parseFlow(d *caddyfile.Dispenser, where string) (*OAuthFlows, error) {
 		case "pkce_required":
 			f.PKCERequired, err = flagArg(d, at)
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(flowSubdirectives)
 		}
 		return err
 	})
@@ -784,9 +814,18 @@ func parseExtendedCard(d *caddyfile.Dispenser, where string) (*ExtendedCardConfi
 		case "documentation_url":
 			e.DocumentationURL, err = oneArg(d, at)
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(extendedCardSubdirectives)
 		}
 		return err
 	})
 	return e, err
 }
+
+// introspectionSubdirectives are the subdirectives of an introspection block.
+var introspectionSubdirectives = []string{"client_id", "client_secret", "audience", "subject_claim", "cache_ttl", "timeout"}
+
+// flowSubdirectives are the subdirectives of an oauth2 flow block.
+var flowSubdirectives = []string{"token_url", "authorization_url", "device_authorization_url", "refresh_url", "scope", "pkce_required"}
+
+// extendedCardSubdirectives are the subdirectives of the extended_card block.
+var extendedCardSubdirectives = []string{"description", "documentation_url"}

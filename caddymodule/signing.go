@@ -392,7 +392,7 @@ func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) 
 				}
 			}
 		default:
-			return errUnknownSubdirective
+			return unknownSubdirective(signingSubdirectives)
 		}
 		return err
 	})
@@ -404,3 +404,6 @@ func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) 
 	}
 	return s, nil
 }
+
+// signingSubdirectives are the subdirectives of the signing block.
+var signingSubdirectives = []string{"key", "generate_key", "active", "jwks_path", "jwks_url", "forms"}

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
@@ -30,7 +31,11 @@ type Config struct {
 	URL string
 	// RESTURL, when set, is the public URL of the HTTP+JSON binding
 	// (protocols 1.0 and 0.3), listed after the JSON-RPC interfaces.
-	RESTURL          string
+	RESTURL string
+	// GRPCURL, when set, lists the gRPC binding (1.0 only) at this
+	// address: a gRPC target such as "agent.example.com:443", which is what
+	// gRPC clients (the official SDKs' among them) dial.
+	GRPCURL          string
 	Provider         *a2a.AgentProvider
 	DocumentationURL string
 	IconURL          string
@@ -83,7 +88,7 @@ func Build(cfg Config) (*a2a.AgentCard, error) {
 	return withSkillArguments(&a2a.AgentCard{
 		Name:                cfg.Name,
 		Description:         cfg.Description,
-		SupportedInterfaces: interfaces(cfg.URL, cfg.RESTURL),
+		SupportedInterfaces: interfaces(cfg),
 		Provider:            provider,
 		Version:             cfg.Version,
 		DocumentationURL:    cfg.DocumentationURL,
@@ -126,6 +131,9 @@ func validate(cfg *Config) error {
 		if required(&p, "provider.url", pr.URL) {
 			checkURL(&p, "provider.url", pr.URL)
 		}
+	}
+	if strings.IndexFunc(cfg.GRPCURL, unicode.IsSpace) >= 0 {
+		p.add("supportedInterfaces (GRPC).url", "%q holds white space", cfg.GRPCURL)
 	}
 	optionalURL(&p, "documentationUrl", cfg.DocumentationURL)
 	optionalURL(&p, "iconUrl", cfg.IconURL)
@@ -293,14 +301,19 @@ func checkRequirements(p *problems, field string, reqs []a2a.SecurityRequirement
 // protocolVersion (the official SDKs' 0.3 compatibility clients look for
 // the 0.3 entry); then the same for the HTTP+JSON binding, when served.
 // JSON-RPC stays first, the interface clients prefer.
-func interfaces(url, restURL string) []a2a.AgentInterface {
-	out := make([]a2a.AgentInterface, 0, 2*len(a2a.Versions))
-	for _, b := range []struct{ binding, url string }{{a2a.BindingJSONRPC, url}, {a2a.BindingHTTPJSON, restURL}} {
+//
+// The gRPC binding, when served, follows: its service is 1.0's only.
+func interfaces(cfg Config) []a2a.AgentInterface {
+	out := make([]a2a.AgentInterface, 0, 2*len(a2a.Versions)+1)
+	for _, b := range []struct{ binding, url string }{{a2a.BindingJSONRPC, cfg.URL}, {a2a.BindingHTTPJSON, cfg.RESTURL}} {
 		for _, v := range slices.Backward(a2a.Versions) {
 			if b.url != "" {
 				out = append(out, a2a.AgentInterface{URL: b.url, ProtocolBinding: b.binding, ProtocolVersion: v.String()})
 			}
 		}
+	}
+	if cfg.GRPCURL != "" {
+		out = append(out, a2a.AgentInterface{URL: cfg.GRPCURL, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.V10.String()})
 	}
 	return out
 }

@@ -307,3 +307,43 @@ func TestBuildRESTInterface(t *testing.T) {
 		t.Errorf("a relative REST URL: %v", err)
 	}
 }
+
+func TestBuildListsTheGRPCBinding(t *testing.T) {
+	cfg := fullConfig()
+	cfg.GRPCURL = "agent.example.com:443"
+	got, err := cardgen.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []a2a.AgentInterface{
+		{URL: "https://agent.example.com/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+		{URL: "https://agent.example.com/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
+		{URL: "agent.example.com:443", ProtocolBinding: "GRPC", ProtocolVersion: "1.0"},
+	}
+	if !reflect.DeepEqual(got.SupportedInterfaces, want) {
+		t.Errorf("interfaces %+v, want %+v", got.SupportedInterfaces, want)
+	}
+	cfg.GRPCURL = "agent.example.com :443"
+	if _, err := cardgen.Build(cfg); err == nil || !strings.Contains(err.Error(), "GRPC") {
+		t.Errorf("a gRPC address with a space: %v", err)
+	}
+}
+
+// With all three bindings served, JSON-RPC comes first, then HTTP+JSON,
+// then gRPC; 0.3's additionalInterfaces list only the 0.3-speaking ones.
+func TestBuildListsAllBindings(t *testing.T) {
+	cfg := fullConfig()
+	cfg.RESTURL = "https://agent.example.com/a2a/rest"
+	cfg.GRPCURL = "agent.example.com:443"
+	card, err := cardgen.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bindings []string
+	for _, in := range card.SupportedInterfaces {
+		bindings = append(bindings, in.ProtocolBinding+" "+in.ProtocolVersion)
+	}
+	if want := []string{"JSONRPC 1.0", "JSONRPC 0.3", "HTTP+JSON 1.0", "HTTP+JSON 0.3", "GRPC 1.0"}; !reflect.DeepEqual(bindings, want) {
+		t.Errorf("interfaces %v, want %v", bindings, want)
+	}
+}

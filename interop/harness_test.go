@@ -144,6 +144,9 @@ func startAgent() (*agentEnv, func(clean bool), error) {
 	admin 127.0.0.1:%d
 	auto_https off
 	persist_config off
+	servers {
+		protocols h1 h2c
+	}
 }
 
 %s {
@@ -156,6 +159,7 @@ func startAgent() (*agentEnv, func(clean bool), error) {
 		description "caddy-a2a under the official A2A SDK clients"
 		heartbeat 1s
 		rest /rest
+		grpc
 	}
 }
 `, adminPort, env.BaseURL, filepath.Join(root, "examples", "skills.yaml"), env.DemoURL, env.URL, agentName)

@@ -6,6 +6,7 @@ package mapping
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -40,7 +41,7 @@ type compiler struct {
 // compile compiles src. asBool asks for a boolean result.
 func (c *compiler) compile(src string, ph phase, asBool bool) (*vm.Program, error) {
 	v := &usageVisitor{}
-	opts := []expr.Option{expr.Env(exprVars{}), expr.MaxNodes(c.maxNodes), expr.Patch(v)}
+	opts := []expr.Option{expr.Env(exprVars{}), expr.MaxNodes(c.maxNodes), expr.Patch(v), expr.Patch(nilTolerant{})}
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	} else {
@@ -240,4 +241,38 @@ func (v *usageVisitor) usage() usage {
 		}
 	}
 	return u
+}
+
+// nilTolerant makes the common reads of an answer whose shape is not
+// declared safe when a member is missing, as a skill's author expects:
+// len of nil is 0, and nil is false where a condition is read (the
+// condition of ?: and if, the operand of ! and not). It rewrites only
+// values of no declared type (a decoded body's members), as x ?? [] or
+// x ?? false; a value of the wrong type still fails, with its message.
+type nilTolerant struct{}
+
+func (nilTolerant) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.BuiltinNode:
+		if n.Name == "len" && len(n.Arguments) == 1 && untyped(n.Arguments[0]) {
+			n.Arguments[0] = orElse(n.Arguments[0], &ast.ArrayNode{})
+		}
+	case *ast.ConditionalNode:
+		if untyped(n.Cond) {
+			n.Cond = orElse(n.Cond, &ast.BoolNode{})
+		}
+	case *ast.UnaryNode:
+		if (n.Operator == "!" || n.Operator == "not") && untyped(n.Node) {
+			n.Node = orElse(n.Node, &ast.BoolNode{})
+		}
+	}
+}
+
+func untyped(n ast.Node) bool {
+	t := n.Type()
+	return t == nil || t.Kind() == reflect.Interface
+}
+
+func orElse(n, fallback ast.Node) ast.Node {
+	return &ast.BinaryNode{Operator: "??", Left: n, Right: fallback}
 }

@@ -223,12 +223,15 @@ func TestPollMaxWait(t *testing.T) {
 	}
 }
 
+// A canceled run stops polling and sends the declared cancel call. (Its
+// URL reads no response: which answer is the last one depends on whether
+// the cancel comes before or after a poll's answer is read.)
 func TestPollCancel(t *testing.T) {
 	api := newJobAPI(t, accepted("/jobs/1"), func(n int, w http.ResponseWriter) {
 		w.WriteHeader(http.StatusAccepted)
 	})
 	s := load(t, fmt.Sprintf(jobSkill, `        interval: 10ms
-        cancel: {method: POST, url: "{response.headers.location ?? '/jobs/1'}/cancel"}`), api.URL, mapping.Options{})
+        cancel: {method: POST, url: "/jobs/{args.job ?? 1}/cancel"}`), api.URL, mapping.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan mapping.Outcome)
 	go func() {

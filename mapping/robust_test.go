@@ -39,10 +39,12 @@ skills:
 		expect string
 	}{
 		{"under the default budget", mapping.Options{}, "request", 1000, a2a.TaskStateCompleted, "", ""},
-		{"over the default budget", mapping.Options{}, "request", 2_000_000, a2a.TaskStateFailed, "request", `Skill "request" could not build its request.`},
-		{"over a small budget", mapping.Options{MaxExpressionMemory: 500}, "request", 1000, a2a.TaskStateFailed, "request", `Skill "request" could not build its request.`},
+		{"over the default budget", mapping.Options{}, "request", 2_000_000, a2a.TaskStateFailed, "request",
+			`Skill "request" could not build its request: memory budget exceeded (1:10) in len(map(1..args.n, # * 2)).`},
+		{"over a small budget", mapping.Options{MaxExpressionMemory: 500}, "request", 1000, a2a.TaskStateFailed, "request",
+			`Skill "request" could not build its request: memory budget exceeded (1:10) in len(map(1..args.n, # * 2)).`},
 		{"a string over the budget, in the response", mapping.Options{MaxExpressionMemory: 500}, "response", 1000, a2a.TaskStateFailed, "response",
-			`Skill "response" could not read the service's answer.`},
+			`Skill "response" could not read the service's answer: response rule 1: message: memory budget exceeded (1:5) in len(repeat('x', args.n)).`},
 		{"a string under the budget", mapping.Options{MaxExpressionMemory: 500}, "response", 100, a2a.TaskStateCompleted, "", "100"},
 	}
 	for _, tt := range tests {
@@ -107,5 +109,51 @@ func TestSelectionErrorWithNoSkillsForTheCaller(t *testing.T) {
 	err := &mapping.SelectionError{Named: true, Requested: "nope"}
 	if got := err.Error(); !strings.Contains(got, "no skill is available") {
 		t.Fatalf("Error() = %q", got)
+	}
+}
+
+// The common reads of an answer whose shape is not what the author
+// expected are safe by design: a missing member has length 0 and is false
+// in a condition. An expression that still fails tells the caller where
+// and why, with values of the answer elided.
+func TestMissingMembersAndExpressionErrors(t *testing.T) {
+	src := `upstream: {url: "http://ignored"}
+skills:
+  - id: tolerant
+    description: d
+    request: {path: /r}
+    response:
+      - when: "len(response.body.items) == 0 && !response.body.ready"
+        state: completed
+        message: "{len(response.body.items)} items, {response.body.available ? 'available' : 'not available'}"
+  - id: wrong
+    description: d
+    request: {path: /r}
+    response:
+      - state: completed
+        message: "{int(response.body.code) + 1}"
+`
+	srv, _ := recorder(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"code": "secret-account-42"}`)
+	})
+	skills := load(t, src, srv.URL, mapping.Options{})
+
+	out := runSkill(t, skills, message("tolerant", nil, ""))
+	if out.State != a2a.TaskStateCompleted || messageText(out) != "0 items, not available" {
+		t.Errorf("missing members: state %v, message %q (%v)", out.State, messageText(out), out.Err)
+	}
+
+	out = runSkill(t, skills, message("wrong", nil, ""))
+	got := messageText(out)
+	if out.State != a2a.TaskStateFailed || !strings.Contains(got, "response rule 1: message:") ||
+		!strings.Contains(got, "in int(response.body.code) + 1") {
+		t.Errorf("failed expression: state %v, message %q; want where and the expression", out.State, got)
+	}
+	if strings.Contains(got, "secret-account-42") {
+		t.Errorf("the message shows a value of the answer: %q", got)
+	}
+	if !strings.Contains(fmt.Sprint(out.Err), "secret-account-42") {
+		t.Errorf("the log's error lost the detail: %v", out.Err)
 	}
 }

@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -147,9 +150,48 @@ func requestFailure(err error) failure {
 	case errors.As(err, &in):
 		return failure{state: a2a.TaskStateRejected, stage: "request", public: "cannot use this input: " + in.msg + ".", err: err}
 	}
-	return failure{state: a2a.TaskStateFailed, stage: "request", public: "could not build its request.", err: err}
+	return failure{state: a2a.TaskStateFailed, stage: "request", public: "could not build its request" + exprDetail(err) + ".", err: err}
 }
 
 func responseFailure(err error) failure {
-	return failure{state: a2a.TaskStateFailed, stage: "response", public: "could not read the service's answer.", err: err}
+	return failure{state: a2a.TaskStateFailed, stage: "response", public: "could not read the service's answer" + exprDetail(err) + ".", err: err}
 }
+
+// exprDetail tells the caller, after ": ", why an expression failed at run
+// time: where (the rule and field), expr's message and the expression, on
+// one line, so that a skill's author sees the mistake in the task itself.
+// Values in the message are elided (quoted text, and what stands in
+// parentheses unless it is a position, a type or a length): they may come
+// from the service's answer or the skill's config. Other failures add
+// nothing (their detail, which may name the upstream, is for the log).
+func exprDetail(err error) string {
+	var fe *file.Error
+	if !errors.As(err, &fe) {
+		return ""
+	}
+	detail, _, _ := strings.Cut(err.Error(), "\n")
+	detail = quotedText.ReplaceAllString(detail, `"…"`)
+	detail = parenthesized.ReplaceAllStringFunc(detail, func(p string) string {
+		if keptInParens.MatchString(p[1 : len(p)-1]) {
+			return p
+		}
+		return "(…)"
+	})
+	if src, ok := strings.CutPrefix(fe.Snippet, "\n | "); ok {
+		src, _, _ = strings.Cut(src, "\n")
+		detail += " in " + src
+	}
+	if r := []rune(detail); len(r) > maxExprDetail {
+		detail = string(r[:maxExprDetail]) + "…"
+	}
+	return ": " + detail
+}
+
+// maxExprDetail bounds, in characters, what exprDetail adds to a message.
+const maxExprDetail = 300
+
+var (
+	quotedText    = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	parenthesized = regexp.MustCompile(`\([^()]*\)`)
+	keptInParens  = regexp.MustCompile(`^(\d+:\d+|array length is \d+|(type )?(<nil>|bool|u?int\d*|float\d*|string|\[\].*|map\[.*|interface \{\}|time\.\w+))$`)
+)

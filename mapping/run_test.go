@@ -326,7 +326,8 @@ skills:
 	if !strings.Contains(out.Err.Error(), `skill "modulo"`) || !strings.Contains(out.Err.Error(), "divide by zero") {
 		t.Errorf("modulo: err %v", out.Err)
 	}
-	if got := messageText(out); got != `Skill "modulo" could not build its request.` {
+	// The caller is told the expression's error and where, on one line.
+	if got := messageText(out); got != `Skill "modulo" could not build its request: runtime error: integer divide by zero (1:8) in args.a % args.b.` {
 		t.Errorf("modulo: message %q", got)
 	}
 
@@ -334,7 +335,7 @@ skills:
 	if out.State != a2a.TaskStateFailed || !errors.As(out.Err, &re) || re.Skill != "index" || re.Stage != "response" {
 		t.Errorf("index: state %v, err %v", out.State, out.Err)
 	}
-	if got := messageText(out); got != `Skill "index" could not read the service's answer.` {
+	if got := messageText(out); got != `Skill "index" could not read the service's answer: response rule 1: message: index out of range: 5 (array length is 0) (1:20) in response.body.items[5] + 1.` {
 		t.Errorf("index: message %q", got)
 	}
 }

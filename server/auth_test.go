@@ -122,6 +122,7 @@ func newAuthAgent(t *testing.T, require []a2a.SecurityRequirement, tune func(*se
 		t.Fatal(err)
 	}
 	front.Config.Handler = h
+	serveH2C(front)
 	front.Start()
 	t.Cleanup(front.Close)
 	return &authAgent{agent: &agent{t: t, url: front.URL, http: front.Client()}, upstream: seen, auth: auth}

@@ -1,7 +1,13 @@
-// Package server is the A2A endpoint as a plain http.Handler: the JSON-RPC
-// transport with SSE streaming, method dispatch, and blocking, non-blocking
-// and streamed answers. It wires a2a, tasks, mapping and cardgen together
-// and knows nothing of Caddy.
+// Package server is the A2A endpoint as a plain http.Handler: the three
+// bindings of A2A (JSON-RPC and HTTP+JSON with SSE streaming, and gRPC),
+// one dispatch of their methods on the internal model (invoke), and
+// blocking, non-blocking and streamed answers. It wires a2a, tasks,
+// mapping and cardgen together and knows nothing of Caddy.
+//
+// The gRPC binding, when enabled, is served on the same handler by grpc-go's
+// Server.ServeHTTP rather than connect-go: grpc-go is already in Caddy's
+// build graph and under the official Go SDK's gRPC transport, and
+// ServeHTTP leaves TLS, h2c and connections to Caddy (grpc.go).
 package server
 
 import (
@@ -21,6 +27,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
@@ -100,9 +107,12 @@ type Config struct {
 	// At "/" its operations share the paths of the JSON-RPC endpoint,
 	// which answers every other path. "": the binding is not served.
 	RESTPath string
+	// GRPC serves the gRPC binding (grpc.go) beside JSON-RPC: HTTP/2
+	// requests with a gRPC content type go to the A2AService.
+	GRPC bool
 }
 
-// Handler serves the Agent Card and the JSON-RPC endpoint.
+// Handler serves the Agent Card and the endpoints of the bindings.
 type Handler struct {
 	skills       *mapping.Skills
 	tasks        *tasks.Manager
@@ -121,6 +131,7 @@ type Handler struct {
 	push         URLChecker
 	obs          Observer
 	restPath     string
+	grpc         *grpc.Server // nil: the gRPC binding is off
 	// skillRequirements are the skills' own requirements, compiled once.
 	skillRequirements map[*mapping.Skill]*authn.Requirements
 }
@@ -188,12 +199,17 @@ func New(cfg Config) (*Handler, error) {
 	if h.log == nil {
 		h.log = zap.NewNop()
 	}
+	if cfg.GRPC {
+		if err := h.newGRPC(); err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
 }
 
-// ServeHTTP answers card requests on the well-known paths, HTTP+JSON
-// requests below the REST path, and JSON-RPC requests (POST) on any other
-// path that routes here.
+// ServeHTTP answers card requests on the well-known paths, gRPC calls,
+// HTTP+JSON requests below the REST path, and JSON-RPC requests (POST) on
+// any other path that routes here.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == CardPath || r.URL.Path == LegacyCardPath {
 		if h.protectCard {
@@ -207,6 +223,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.jwks != nil && r.URL.Path == h.jwksPath {
 		h.jwks.ServeHTTP(w, r)
+		return
+	}
+	if h.grpc != nil && isGRPC(r) {
+		h.serveGRPC(w, r)
 		return
 	}
 	if h.restPath != "" {

@@ -29,6 +29,8 @@ type agent struct {
 	api   *demoapi.API
 	http  *http.Client
 	tasks *tasks.Manager
+	// handler is the endpoint, for a test that serves it another way.
+	handler http.Handler
 }
 
 // newAgent serves the example skills against the demo API, both on
@@ -81,9 +83,10 @@ func newAgent(t *testing.T, tune func(*server.Config)) *agent {
 		t.Fatal(err)
 	}
 	front.Config.Handler = h
+	serveH2C(front)
 	front.Start()
 	t.Cleanup(front.Close)
-	return &agent{t: t, url: front.URL, api: api, http: front.Client(), tasks: manager}
+	return &agent{t: t, url: front.URL, api: api, http: front.Client(), tasks: manager, handler: h}
 }
 
 // rpcAnswer is a JSON-RPC answer, kept loose so tests see the wire.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -81,6 +82,13 @@ func (s *sseWriter) write(b []byte) error {
 
 func (s *sseWriter) flush() error { return s.rc.Flush() }
 
+func (s *sseWriter) heartbeat() error {
+	if err := s.write(heartbeatComment); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
 // end flushes what is left within the write timeout, then clears the
 // deadline so that it does not outlive the stream on a kept-alive
 // connection.
@@ -90,19 +98,40 @@ func (s *sseWriter) end() {
 	s.h.setDeadline(s.rc.SetWriteDeadline, 0)
 }
 
-// stream sends first, then the subscription's events (none when sub is
-// nil) until the task ends or is interrupted, the client goes away, or the client falls too far
-// behind (see tasks.ErrSlowConsumer): then it gets an error event and can
-// resubscribe to pick up the current task.
+// eventSink is where relay writes a stream's events: an SSE response, or
+// a gRPC server stream.
+type eventSink interface {
+	// put writes one event, which may wait in a buffer until flush.
+	put(ev *a2a.StreamResponse) error
+	// event writes one event and flushes it.
+	event(ev *a2a.StreamResponse) error
+	flush() error
+	// error ends the stream with a protocol error.
+	error(e *a2a.Error) error
+	// heartbeat tells an idle connection's proxies and client that the
+	// stream is alive.
+	heartbeat() error
+}
+
+// stream answers a streaming request of JSON-RPC or HTTP+JSON with SSE in
+// form (see relay).
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, form wire, first *a2a.StreamResponse, sub *tasks.Subscription) {
+	s := h.startSSE(w, form)
+	defer s.end()
+	h.relay(r.Context(), s, first, sub)
+}
+
+// relay sends first, then the subscription's events (none when sub is
+// nil) until the task ends or is interrupted, the client goes away (ctx is
+// done), or the client falls too far behind (see tasks.ErrSlowConsumer):
+// then it gets an error and can resubscribe to pick up the current task.
 //
 // Events already queued when one arrives are written with it and flushed
 // once.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, form wire, first *a2a.StreamResponse, sub *tasks.Subscription) {
+func (h *Handler) relay(ctx context.Context, s eventSink, first *a2a.StreamResponse, sub *tasks.Subscription) {
 	if sub != nil {
 		defer sub.Close()
 	}
-	s := h.startSSE(w, form)
-	defer s.end()
 	if err := s.event(first); err != nil || sub == nil {
 		h.logStreamEnd(err)
 		return
@@ -140,15 +169,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, form wire, firs
 				return
 			}
 		case <-heartbeat.C:
-			err := s.write(heartbeatComment)
-			if err == nil {
-				err = s.flush()
-			}
-			if err != nil {
+			if err := s.heartbeat(); err != nil {
 				h.logStreamEnd(err)
 				return
 			}
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return
 		}
 	}
@@ -158,7 +183,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, form wire, firs
 // because the agent is going away: the task's final status when it ended
 // (the drain failed it), or an error that asks to subscribe again, which
 // another replica serves.
-func (h *Handler) endForShutdown(s *sseWriter, sub *tasks.Subscription) {
+func (h *Handler) endForShutdown(s eventSink, sub *tasks.Subscription) {
 	if final := h.tasks.FinalStatus(sub); final != nil {
 		h.logStreamEnd(s.event(final))
 		return

@@ -164,7 +164,9 @@ func runPod(t *testing.T) {
 	}
 
 	// Prometheus, as the pod's annotations tell it, finds the agent's
-	// metrics beside Caddy's, the call just made counted.
+	// metrics beside Caddy's, the task just run counted (a request is
+	// counted once its answer is out, which may be after the client read
+	// it; a task before its answer).
 	ann := m.deployment.Spec.Template.Annotations
 	if ann["prometheus.io/port"] != strconv.Itoa(int(probePort)) {
 		t.Errorf("prometheus.io/port %q, want the probe port %d", ann["prometheus.io/port"], probePort)
@@ -175,8 +177,9 @@ func runPod(t *testing.T) {
 	}
 	scraped, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(scraped), `caddy_a2a_requests_total{code="ok",method="SendMessage",version="1.0"}`) {
-		t.Errorf("scraping %s: %d, without the SendMessage just made:\n%.2000s", ann["prometheus.io/path"], resp.StatusCode, scraped)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(scraped), `caddy_a2a_tasks_total{skill="weather",state="completed"} 1`) ||
+		!strings.Contains(string(scraped), "# TYPE caddy_a2a_requests_total counter") {
+		t.Errorf("scraping %s: %d, without the agent's metrics or the weather task just run:\n%.2000s", ann["prometheus.io/path"], resp.StatusCode, scraped)
 	}
 
 	// A stream and a blocking call on reports that outlast the drain.

@@ -39,14 +39,21 @@ local function list(st)
 	return P .. ':running'
 end
 local function num(x) return tonumber(x) or 0 end
--- drop removes a stored task and everything that counts it.
+-- The script's changes to the store's counters, written once by
+-- saveStats: each redis.call costs more than the command it runs.
+local dcount, dbytes = 0, 0
+local function saveStats()
+	if dcount ~= 0 then redis.call('HINCRBY', STATS, 'count', dcount) end
+	if dbytes ~= 0 then redis.call('HINCRBY', STATS, 'bytes', dbytes) end
+end
+-- drop removes a stored task and everything that counts it (the store's
+-- counters through saveStats).
 local function drop(id)
 	local tk = P .. ':t:' .. id
 	local f = redis.call('HMGET', tk, 'ok', 'qk', 'b', 'st')
 	if not f[1] then return end
 	redis.call('ZREM', f[1], id)
-	redis.call('HINCRBY', STATS, 'count', -1)
-	redis.call('HINCRBY', STATS, 'bytes', -num(f[3]))
+	dcount, dbytes = dcount - 1, dbytes - num(f[3])
 	if f[4] ~= 't' then
 		if redis.call('HINCRBY', f[2], 'live', -1) <= 0 then redis.call('DEL', f[2])
 		else redis.call('HINCRBY', f[2], 'bytes', -num(f[3])) end
@@ -67,9 +74,10 @@ local function evict(keep)
 	end
 	return false
 end
--- room makes delta more bytes fit the store's budget.
-local function room(delta, keep, maxBytes)
-	while num(redis.call('HGET', STATS, 'bytes')) + delta > maxBytes do
+-- room makes delta more bytes fit the store's budget; stored is what the
+-- store held when the script began.
+local function room(delta, keep, maxBytes, stored)
+	while stored + dbytes + delta > maxBytes do
 		if not evict(keep) then return false end
 	end
 	return true
@@ -86,24 +94,23 @@ local updated, bytes, st, task, score = ARGV[6], tonumber(ARGV[7]), ARGV[8], ARG
 local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
 local tk = P .. ':t:' .. id
 if redis.call('EXISTS', tk) == 1 then return 'dup' end
+local q
 if st ~= 't' then
-	local q = redis.call('HMGET', qk, 'live', 'bytes')
+	q = redis.call('HMGET', qk, 'live', 'bytes')
 	if num(q[1]) >= maxLive then return 'quota-tasks' end
 	if num(q[2]) + bytes > maxLiveBytes then return 'quota-bytes' end
 end
-if num(redis.call('HGET', STATS, 'count')) >= maxTasks and not evict('') then return 'full-tasks' end
-if not room(bytes, '', maxBytes) then return 'full-bytes' end
+local stats = redis.call('HMGET', STATS, 'count', 'bytes')
+if num(stats[1]) >= maxTasks and not evict('') then return 'full-tasks' end
+if not room(bytes, '', maxBytes, num(stats[2])) then saveStats() return 'full-bytes' end
 redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', bytes, 'v', 1, 's', 0, 'st', st, 'r', ARGV[17])
 if ARGV[18] ~= '' then redis.call('HSET', tk, 'p', ARGV[18]) end
 redis.call('ZADD', list(st), score, id)
 redis.call('ZADD', ok, score, id)
 if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[16], id) end
-redis.call('HINCRBY', STATS, 'count', 1)
-redis.call('HINCRBY', STATS, 'bytes', bytes)
-if st ~= 't' then
-	redis.call('HINCRBY', qk, 'live', 1)
-	redis.call('HINCRBY', qk, 'bytes', bytes)
-end
+dcount, dbytes = dcount + 1, dbytes + bytes
+saveStats()
+if q then redis.call('HSET', qk, 'live', num(q[1]) + 1, 'bytes', num(q[2]) + bytes) end
 return 'ok'
 `)
 
@@ -126,13 +133,17 @@ local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qk', 's', 'r')
 if not f[1] then return {'missing'} end
 if f[1] ~= version then return {'conflict'} end
 local oldst, oldb, qk, seq = f[2], num(f[3]), f[4], num(f[5])
+local q -- the quota's live and bytes, when read
 if delta > 0 then
-	if oldst ~= 't' and num(redis.call('HGET', qk, 'bytes')) + delta > maxLiveBytes then return {'quota-bytes'} end
-	if not room(delta, id, maxBytes) then return {'full-bytes'} end
+	if oldst ~= 't' then
+		q = redis.call('HMGET', qk, 'live', 'bytes')
+		if num(q[2]) + delta > maxLiveBytes then return {'quota-bytes'} end
+	end
+	if not room(delta, id, maxBytes, num(redis.call('HGET', STATS, 'bytes'))) then saveStats() return {'full-bytes'} end
 end
 local n = tonumber(ARGV[16])
 if n < 0 then
-	if num(redis.call('HGET', P .. ':watched', id)) > 0 then return {'watched'} end
+	if num(redis.call('HGET', P .. ':watched', id)) > 0 then saveStats() return {'watched'} end
 	n = 0
 end
 local sent = #ARGV - 16
@@ -144,14 +155,18 @@ end
 if ARGV[15] == '' then redis.call('HDEL', tk, 'p') elseif ARGV[15] ~= '=' then redis.call('HSET', tk, 'p', ARGV[15]) end
 if oldst ~= st then redis.call('ZREM', list(oldst), id) end
 redis.call('ZADD', list(st), score, id)
-if st == 'r' then redis.call('ZADD', P .. ':leases', 'GT', ARGV[14], id)
-else redis.call('ZREM', P .. ':leases', id) end
-redis.call('HINCRBY', STATS, 'bytes', delta)
+-- A running task's lease moves on with Renew; it is taken when the task
+-- starts running here, and given up when it stops.
+if st == 'r' and oldst ~= 'r' then redis.call('ZADD', P .. ':leases', 'GT', ARGV[14], id)
+elseif st ~= 'r' and oldst == 'r' then redis.call('ZREM', P .. ':leases', id) end
+dbytes = dbytes + delta
+saveStats()
 if oldst ~= 't' then
 	if st == 't' then
-		if redis.call('HINCRBY', qk, 'live', -1) <= 0 then redis.call('DEL', qk)
-		else redis.call('HINCRBY', qk, 'bytes', -oldb) end
-	else
+		q = q or redis.call('HMGET', qk, 'live', 'bytes')
+		if num(q[1]) <= 1 then redis.call('DEL', qk)
+		else redis.call('HSET', qk, 'live', num(q[1]) - 1, 'bytes', num(q[2]) - oldb) end
+	elseif delta ~= 0 then
 		redis.call('HINCRBY', qk, 'bytes', delta)
 	end
 end
@@ -169,5 +184,6 @@ return {'ok', seq + n}
 var dropOldScript = redis.NewScript(prelude + `
 local ids = redis.call('ZRANGEBYSCORE', P .. ':terminal', '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
 for _, id in ipairs(ids) do drop(id) end
+saveStats()
 return #ids
 `)

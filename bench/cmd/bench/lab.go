@@ -196,10 +196,10 @@ type caddy struct {
 }
 
 // startCaddy writes a Caddyfile with the global options every instance
-// shares, then sites (with %[1]s standing for the site port and %[2]s for a
+// shares and global (more of them, or ""), then sites (with %[1]s standing for the site port and %[2]s for a
 // second port), and starts Caddy on it. ready is the path polled on the
 // site until it answers 200.
-func (l *lab) startCaddy(ctx context.Context, name, sites, ready string) (*caddy, string, error) {
+func (l *lab) startCaddy(ctx context.Context, name, global, sites, ready string) (*caddy, string, error) {
 	ports := make([]int, 3)
 	for i := range ports {
 		p, err := freePort()
@@ -217,9 +217,9 @@ func (l *lab) startCaddy(ctx context.Context, name, sites, ready string) (*caddy
 	log {
 		level WARN
 	}
-}
+%s}
 
-`, c.admin) + fmt.Sprintf(sites, strconv.Itoa(ports[0]), strconv.Itoa(ports[1]))
+`, c.admin, global) + fmt.Sprintf(sites, strconv.Itoa(ports[0]), strconv.Itoa(ports[1]))
 	cfg := filepath.Join(l.dir, name+".Caddyfile")
 	if err := os.WriteFile(cfg, []byte(caddyfile), 0o644); err != nil {
 		return nil, "", err
@@ -251,14 +251,23 @@ func (l *lab) a2aSite(upstream, extra string) string {
 		url http://127.0.0.1:%[1]s/
 		name "Bench Agent"
 		description "caddy-a2a under the benchmark"
+		rest /rest
+		grpc
 ` + extra + `	}
 }
 `
 }
 
+// h2c lets a Caddy take HTTP/2 without TLS beside HTTP/1.1, for the gRPC
+// binding.
+const h2c = `	servers {
+		protocols h1 h2c
+	}
+`
+
 // startA2A starts a caddy-a2a instance in front of upstream.
 func (l *lab) startA2A(ctx context.Context, name, upstream, extra string) (*caddy, error) {
-	c, _, err := l.startCaddy(ctx, name, l.a2aSite(upstream, extra), "/.well-known/agent-card.json")
+	c, _, err := l.startCaddy(ctx, name, h2c, l.a2aSite(upstream, extra), "/.well-known/agent-card.json")
 	return c, err
 }
 

@@ -39,6 +39,7 @@ const (
 	nameA2A03    = "caddy-a2a 0.3 message/send"
 	nameA2AREST  = "caddy-a2a 1.0 HTTP+JSON send"
 	nameA2ARedis = "caddy-a2a 1.0 SendMessage (Redis)"
+	nameA2AGRPC  = "caddy-a2a 1.0 SendMessage (gRPC)"
 	nameSDKGo    = "a2a-go SDK agent"
 	nameSDKJS    = "@a2a-js/sdk agent"
 	nameCard     = "caddy-a2a card"
@@ -70,8 +71,7 @@ func (l *lab) startFleet(ctx context.Context, node string, withRedis bool) (*fle
 	if f.upstream, f.upAddr, err = l.start(ctx, "upstream", true, nil, filepath.Join(l.binDir, "upstream")); err != nil {
 		return nil, err
 	}
-	// It serves the HTTP+JSON binding too, for its contender.
-	if f.a2a, err = l.startA2A(ctx, "caddy-a2a", f.upAddr, "\t\trest /rest\n"); err != nil {
+	if f.a2a, err = l.startA2A(ctx, "caddy-a2a", f.upAddr, ""); err != nil {
 		return nil, err
 	}
 	if withRedis {
@@ -114,7 +114,7 @@ http://:%[2]s {
 }
 `
 	var second string
-	if f.proxy, second, err = l.startCaddy(ctx, "caddy-proxy", sites, "/item"); err != nil {
+	if f.proxy, second, err = l.startCaddy(ctx, "caddy-proxy", "", sites, "/item"); err != nil {
 		return nil, err
 	}
 	f.respond = second
@@ -168,6 +168,8 @@ func (f *fleet) sendContenders() []*contender {
 		{name: nameA2AREST, what: "the same 1.0 call over the HTTP+JSON binding: `POST /rest/message:send`, the same Caddy",
 			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/rest/message:send", fixture.RESTSendMessage("item"),
 				"Content-Type", "application/a2a+json", "A2A-Version", "1.0"), Expect: task10}},
+		{name: nameA2AGRPC, what: "the same blocking 1.0 `SendMessage` over the gRPC binding (h2c), one gRPC client connection per load connection",
+			proc: f.a2a.proc, caddy: f.a2a, target: grpcSendMessage(f.a2a.addr, "item")},
 		{name: nameSDKGo, what: "`a2asrv` JSON-RPC handler, default in-memory task store, an executor doing the same `GET /item` and returning the same task (`cmd/sdkagent`)",
 			proc: f.sdkGo, target: load.Target{Addr: f.sdkGoAddr, Request: load.NewRequest("POST", f.sdkGoAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}},
 		{name: nameSDKJS, what: "`DefaultRequestHandler` + `InMemoryTaskStore` + `JsonRpcTransportHandler` on `node:http`, the same executor (`js/agent.mjs`)",

@@ -37,10 +37,10 @@ func (c *conn) close() {
 	}
 }
 
-// do sends req (a complete HTTP/1.1 request) and reads the answer. After an
-// error the connection is unusable. keep is false when the server asked to
-// close the connection.
-func (c *conn) do(req []byte) (status int, body []byte, keep bool, err error) {
+// roundTrip sends req (a complete HTTP/1.1 request) and reads the answer.
+// After an error the connection is unusable. keep is false when the server
+// asked to close the connection.
+func (c *conn) roundTrip(req []byte) (status int, body []byte, keep bool, err error) {
 	if _, err = c.c.Write(req); err != nil {
 		return 0, nil, false, err
 	}

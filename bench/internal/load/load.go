@@ -23,6 +23,10 @@ type Target struct {
 	// Expect lists byte strings that every good answer's body holds; an
 	// answer that is not 200 or lacks one of them is an error.
 	Expect [][]byte
+	// Open, when set, replaces Request for a protocol other than HTTP/1.1
+	// (gRPC): each connection opens a client of its own, whose call makes
+	// one request and checks its answer, and close ends it.
+	Open func() (call func(context.Context) error, close func(), err error)
 }
 
 // NewRequest builds a complete HTTP/1.1 request. header holds name, value
@@ -97,9 +101,9 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 	if o.Conns < 1 || (o.Duration <= 0 && o.Count <= 0) {
 		return nil, fmt.Errorf("load: need at least one connection and a duration or a count, got %+v", o)
 	}
-	conns := make([]*conn, o.Conns)
+	conns := make([]client, o.Conns)
 	for i := range conns {
-		c, err := dial(t.Addr)
+		c, err := t.dial()
 		if err != nil {
 			for _, c := range conns[:i] {
 				c.close()
@@ -133,14 +137,14 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 					break
 				}
 				if interval == 0 {
-					w.one(time.Time{})
+					w.one(ctx, time.Time{})
 					continue
 				}
 				if wait := time.Until(due); wait > 0 {
 					time.Sleep(wait)
-					w.one(time.Time{}) // on time: timer slack is not the contender's
+					w.one(ctx, time.Time{}) // on time: timer slack is not the contender's
 				} else {
-					w.one(due)
+					w.one(ctx, due)
 				}
 				due = due.Add(interval)
 			}
@@ -160,9 +164,63 @@ func Run(ctx context.Context, t Target, o Options) (*Result, error) {
 	return total, nil
 }
 
+// client is one connection of a run: an HTTP/1.1 conn, or a client that
+// Target.Open made.
+type client interface {
+	// do makes one request and checks its answer.
+	do(ctx context.Context, t *Target) error
+	// broken reports whether the connection must be opened again.
+	broken() bool
+	close()
+}
+
+func (t *Target) dial() (client, error) {
+	if t.Open == nil {
+		return dial(t.Addr)
+	}
+	call, closeFn, err := t.Open()
+	if err != nil {
+		return nil, err
+	}
+	return &opened{call: call, closeFn: closeFn}, nil
+}
+
+// opened is a client of Target.Open.
+type opened struct {
+	call    func(context.Context) error
+	closeFn func()
+}
+
+func (o *opened) do(ctx context.Context, _ *Target) error { return o.call(ctx) }
+func (o *opened) broken() bool                            { return false }
+func (o *opened) close()                                  { o.closeFn() }
+
+// do sends t's request on c and checks the answer.
+func (c *conn) do(_ context.Context, t *Target) error {
+	status, body, keep, err := c.roundTrip(t.Request)
+	if err != nil {
+		c.close()
+		return err
+	}
+	if !keep {
+		c.close()
+	}
+	if status != 200 {
+		return fmt.Errorf("HTTP %d: %s", status, snippet(body))
+	}
+	for _, e := range t.Expect {
+		if !bytes.Contains(body, e) {
+			return fmt.Errorf("answer lacks %q: %s", e, snippet(body))
+		}
+	}
+	return nil
+}
+
+func (c *conn) broken() bool { return c.c == nil }
+
 type worker struct {
 	t          Target
-	c          *conn
+	c          client
 	h          *Histogram
 	ok, errors int64
 	firstErr   string
@@ -170,9 +228,9 @@ type worker struct {
 
 // one sends one request. Its latency counts from since, or from when it is
 // sent when since is zero.
-func (w *worker) one(since time.Time) {
-	if w.c.c == nil {
-		c, err := dial(w.t.Addr)
+func (w *worker) one(ctx context.Context, since time.Time) {
+	if w.c.broken() {
+		c, err := w.t.dial()
 		if err != nil {
 			w.fail(fmt.Sprintf("connecting: %v", err))
 			time.Sleep(10 * time.Millisecond) // do not spin on a contender that is down
@@ -184,25 +242,11 @@ func (w *worker) one(since time.Time) {
 	if !since.IsZero() {
 		start = since
 	}
-	status, body, keep, err := w.c.do(w.t.Request)
+	err := w.c.do(ctx, &w.t)
 	elapsed := time.Since(start)
 	if err != nil {
-		w.c.close()
 		w.fail(err.Error())
 		return
-	}
-	if !keep {
-		w.c.close()
-	}
-	if status != 200 {
-		w.fail(fmt.Sprintf("HTTP %d: %s", status, snippet(body)))
-		return
-	}
-	for _, e := range w.t.Expect {
-		if !bytes.Contains(body, e) {
-			w.fail(fmt.Sprintf("answer lacks %q: %s", e, snippet(body)))
-			return
-		}
 	}
 	w.ok++
 	w.h.Record(elapsed)

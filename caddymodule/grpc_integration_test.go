@@ -1,0 +1,168 @@
+package caddymodule
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
+	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
+)
+
+// TestGRPCThroughCaddy: one Caddy site, with `protocols h1 h2c`, answers
+// gRPC and JSON-RPC on the same port, and its card lists the gRPC binding.
+func TestGRPCThroughCaddy(t *testing.T) {
+	t.Setenv("DEMO_API_KEY", testAPIKey)
+	skills, err := filepath.Abs(filepath.Join("..", "examples", "skills.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(t, skills, demoapi.New(demoapi.Options{APIKey: testAPIKey}))
+	initServer(t, a.tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+	servers {
+		protocols h1 h2c
+	}
+}
+
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		upstream %s
+		url %s
+		name "Test Agent"
+		description "gRPC and JSON-RPC"
+		grpc
+	}
+}
+`, adminPort, a.port, a.skills, a.upstream, a.publicURL()))
+
+	_, card := a.get(a.publicURL()+".well-known/agent-card.json", nil)
+	grpcEntry := fmt.Sprintf(`{"url":"localhost:%d","protocolBinding":"GRPC","protocolVersion":"1.0"}`, a.port)
+	if !strings.Contains(card, grpcEntry) {
+		t.Errorf("the card does not list %s:\n%s", grpcEntry, card)
+	}
+
+	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", a.port), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := a2apb.NewA2AServiceClient(conn)
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "a2a-version", "1.0")
+	data, _ := structpb.NewValue(map[string]any{"city": "Paris"})
+	skill, _ := structpb.NewStruct(map[string]any{"skill": "weather"})
+	msg := &a2apb.Message{MessageId: "g1", Role: a2apb.Role_ROLE_USER, Metadata: skill,
+		Parts: []*a2apb.Part{{Content: &a2apb.Part_Data{Data: data}}}}
+
+	sent, err := c.SendMessage(ctx, &a2apb.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := sent.GetTask().GetStatus().GetState(); st != a2apb.TaskState_TASK_STATE_COMPLETED {
+		t.Fatalf("SendMessage: %v", sent)
+	}
+
+	stream, err := c.SendStreamingMessage(ctx, &a2apb.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, last := 0, a2apb.TaskState_TASK_STATE_UNSPECIFIED
+	for {
+		ev, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d events: %v", events, err)
+		}
+		events++
+		if su := ev.GetStatusUpdate(); su != nil {
+			last = su.Status.State
+		}
+	}
+	if events < 3 || last != a2apb.TaskState_TASK_STATE_COMPLETED {
+		t.Errorf("stream: %d events, last state %v", events, last)
+	}
+
+	// The task is the same one over JSON-RPC.
+	got := a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":%q}}`, sent.GetTask().Id))
+	if got.Error != nil || decodeTask(t, got.Result).Status.State != "TASK_STATE_COMPLETED" {
+		t.Errorf("GetTask over JSON-RPC: %+v %s", got.Error, got.Result)
+	}
+}
+
+// TestGRPCMutualTLSThroughCaddy: over TLS, with client certificates, a
+// gRPC caller is named by its certificate as a JSON-RPC caller is, and
+// owns its tasks.
+func TestGRPCMutualTLSThroughCaddy(t *testing.T) {
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "trusted")
+	serverCert, serverKey, _ := ca.issue(t, "server", true, "")
+	_, _, alice := ca.issue(t, "alice", false, "spiffe://test.example/alice")
+	_, _, bob := ca.issue(t, "bob", false, "spiffe://test.example/bob")
+	skills := writeSkills(t, securedSkills[:strings.Index(securedSkills, "  - id: admin_report")])
+	port := freePort(t)
+	loadSecured(t, fmt.Sprintf("https://localhost:%d", port),
+		fmt.Sprintf("\ttls %s %s {\n\t\tclient_auth {\n\t\t\tmode request\n\t\t}\n\t}", serverCert, serverKey),
+		fmt.Sprintf(`
+		skills "%s"
+		upstream %s
+		url https://localhost:%d/
+		name "mTLS Agent"
+		description "Callers are named by their certificates"
+		security {
+			mutual_tls mtls {
+				trusted_ca %s
+			}
+		}
+		grpc`, skills, headerEcho(t), port, ca.file))
+
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+	clientFor := func(certs ...tls.Certificate) a2apb.A2AServiceClient {
+		// By name (SNI), which Caddy's client_auth policy matches.
+		creds := credentials.NewTLS(&tls.Config{RootCAs: roots, Certificates: certs, ServerName: "localhost"})
+		conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", port), grpc.WithTransportCredentials(creds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return a2apb.NewA2AServiceClient(conn)
+	}
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "a2a-version", "1.0")
+	data, _ := structpb.NewValue(map[string]any{})
+	skill, _ := structpb.NewStruct(map[string]any{"skill": "whoami"})
+	msg := &a2apb.Message{MessageId: "g1", Role: a2apb.Role_ROLE_USER, Metadata: skill,
+		Parts: []*a2apb.Part{{Content: &a2apb.Part_Data{Data: data}}}}
+
+	sent, err := clientFor(alice).SendMessage(ctx, &a2apb.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := sent.GetTask()
+	echo := task.GetArtifacts()[0].GetParts()[0].GetData().GetStructValue().GetFields()
+	if got := echo["on_behalf_of"].GetStringValue(); got != "spiffe://test.example/alice" {
+		t.Errorf("the upstream was called for %q", got)
+	}
+	if _, err := clientFor().GetTask(ctx, &a2apb.GetTaskRequest{Id: task.Id}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("without a certificate: %v", err)
+	}
+	if _, err := clientFor(bob).GetTask(ctx, &a2apb.GetTaskRequest{Id: task.Id}); status.Code(err) != codes.NotFound {
+		t.Errorf("alice's task as bob: %v", err)
+	}
+}

@@ -1,0 +1,360 @@
+package server
+
+// The gRPC binding (spec 1.0 §10) is served by grpc-go's Server.ServeHTTP
+// on the same net/http server, port and Handler as JSON-RPC: Caddy hands
+// the handler HTTP/2 requests over TLS, or over cleartext with
+// `protocols h1 h2 h2c`, and a request whose Content-Type is
+// application/grpc goes to the gRPC server. grpc-go rather than
+// connect-go: it is already in Caddy's build graph (OpenTelemetry's
+// exporters), so it adds no module; the official Go SDK's gRPC transport
+// is built on it; and its ServeHTTP needs nothing of the
+// listener, so TLS, h2c and the connection's limits stay Caddy's. What
+// ServeHTTP lacks (its own keepalive pings, gRPC-only HTTP/2 tuning) the
+// A2A methods do not need.
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
+	"github.com/caddy-a2a/caddy-a2a/a2a/pbconv"
+	"github.com/caddy-a2a/caddy-a2a/authn"
+)
+
+// grpcMethodPrefix starts the path of every A2AService method.
+var grpcMethodPrefix = "/" + a2apb.A2AService_ServiceDesc.ServiceName + "/"
+
+// isGRPC reports whether r is a gRPC call: HTTP/2 with a gRPC content type
+// (application/grpc, or with a +codec or parameters; not gRPC-Web).
+func isGRPC(r *http.Request) bool {
+	if r.ProtoMajor != 2 {
+		return false
+	}
+	rest, ok := strings.CutPrefix(r.Header.Get("Content-Type"), "application/grpc")
+	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
+}
+
+// newGRPC makes the gRPC server of h. The extended card's proto form is
+// made here, once.
+func (h *Handler) newGRPC() error {
+	svc := &grpcService{h: h}
+	if h.extendedCard != nil {
+		svc.extendedCard = new(a2apb.AgentCard)
+		if err := pbconv.DecodeJSON(svc.extendedCard, h.extendedCard.JSON()); err != nil {
+			return fmt.Errorf("server: the extended card for gRPC: %w", err)
+		}
+	}
+	// Requests are capped like JSON-RPC bodies; answers are the agent's
+	// own, bounded by the task store's limits.
+	h.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(int(h.maxBody)))
+	a2apb.RegisterA2AServiceServer(h.grpc, svc)
+	return nil
+}
+
+// grpcCall is what the methods of one gRPC call know of its request,
+// carried in its context.
+type grpcCall struct {
+	r      *http.Request
+	caller *authn.Identity
+	// code is the protocol error code the call ended with (0: none), for
+	// the observer.
+	code int
+}
+
+type grpcCallKey struct{}
+
+// serveGRPC serves a gRPC call. As for JSON-RPC, the version and the
+// caller are settled before the request message is read: an
+// unauthenticated caller costs a header lookup.
+func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
+	m := a2a.MethodUnknown
+	if name, ok := strings.CutPrefix(r.URL.Path, grpcMethodPrefix); ok {
+		m = a2a.LookupMethod(a2a.V10, name)
+	}
+	call := &grpcCall{r: r}
+	ctx := r.Context()
+	// As for JSON-RPC, a call refused before its method is served is
+	// observed as MethodUnknown.
+	observed := a2a.MethodUnknown
+	if h.obs != nil {
+		defer func() { h.obs.EndRequest(ctx, observed, a2a.V10, call.code) }()
+	}
+	if e := grpcVersion(r.Header.Get(a2a.VersionParameter)); e != nil {
+		call.code = e.Code
+		writeGRPCStatus(w, pbconv.Status(e))
+		return
+	}
+	caller, f := h.authenticate(r)
+	if f != nil {
+		call.code = h.grpcRefusal(w.Header(), f).Code
+		writeGRPCStatus(w, pbconv.Status(f.RPCError()))
+		return
+	}
+	call.caller = caller
+	if h.obs != nil && m != a2a.MethodUnknown {
+		observed = m
+		ctx = h.obs.StartMethod(r, m, a2a.V10)
+		call.r = r.WithContext(ctx)
+	}
+	rc := http.NewResponseController(w)
+	h.setDeadline(rc.SetReadDeadline, h.readBody)
+	h.grpc.ServeHTTP(&grpcWriter{ResponseWriter: w, h: h, rc: rc},
+		call.r.WithContext(context.WithValue(ctx, grpcCallKey{}, call)))
+}
+
+// grpcVersion checks the A2A-Version of a gRPC call. The service is 1.0's
+// (0.3's gRPC service has another name and other messages), so a call
+// without one is 1.0, and one that names 0.3 is refused.
+func grpcVersion(s string) *a2a.Error {
+	if s == "" {
+		return nil
+	}
+	if v, e := a2a.ParseVersion(s); e == nil && v == a2a.V10 {
+		return nil
+	}
+	e := a2a.VersionNotSupported(s)
+	e.Metadata["supported"] = a2a.V10.String()
+	e.Description = "A2A-Version " + strconv.Quote(s) + " is not supported by the gRPC binding, which speaks 1.0 (" +
+		a2apb.A2AService_ServiceDesc.ServiceName + "); 0.3 clients can use JSON-RPC"
+	return e
+}
+
+// grpcRefusal notes an authentication or authorization failure and adds
+// its challenges to the answer's headers (gRPC metadata), as JSON-RPC's
+// WWW-Authenticate headers.
+func (h *Handler) grpcRefusal(hdr http.Header, f *authn.Failure) *a2a.Error {
+	h.log.Debug("request refused", zap.Int("status", f.Status), zap.String("reason", f.Reason), zap.String("detail", f.Detail))
+	if h.obs != nil {
+		h.obs.AuthFailure(f)
+	}
+	f.SetHeaders(hdr)
+	return f.RPCError()
+}
+
+// writeGRPCStatus answers a call with st alone (a Trailers-Only response).
+func writeGRPCStatus(w http.ResponseWriter, st *status.Status) {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/grpc")
+	hdr.Set("Grpc-Status", strconv.Itoa(int(st.Code())))
+	hdr.Set("Grpc-Message", grpcPercentEncode(st.Message()))
+	if p := st.Proto(); len(p.Details) > 0 {
+		if b, err := proto.Marshal(p); err == nil {
+			hdr.Set("Grpc-Status-Details-Bin", base64.RawStdEncoding.EncodeToString(b))
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// grpcPercentEncode encodes a grpc-message value as the gRPC HTTP/2
+// protocol asks: printable ASCII except '%' as is, every other byte as %XX.
+func grpcPercentEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= ' ' && c <= '~' && c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// grpcWriter bounds every write of a gRPC answer by the write timeout, as
+// JSON-RPC's: a client that stops reading is dropped. The deadline is
+// cleared after each write, because on HTTP/2 it would otherwise end a
+// stream that is merely idle.
+type grpcWriter struct {
+	http.ResponseWriter
+	h  *Handler
+	rc *http.ResponseController
+}
+
+func (w *grpcWriter) Write(b []byte) (int, error) {
+	w.h.setDeadline(w.rc.SetWriteDeadline, w.h.writeTimeout)
+	defer w.h.setDeadline(w.rc.SetWriteDeadline, 0)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *grpcWriter) Flush() {
+	w.h.setDeadline(w.rc.SetWriteDeadline, w.h.writeTimeout)
+	_ = w.rc.Flush()
+	w.h.setDeadline(w.rc.SetWriteDeadline, 0)
+}
+
+func (w *grpcWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// grpcService is the A2AService on the Handler's engine.
+type grpcService struct {
+	a2apb.UnimplementedA2AServiceServer
+	h            *Handler
+	extendedCard *a2apb.AgentCard
+}
+
+// run decodes in as a request of method m and runs it on the engine
+// (invoke), as JSON-RPC and HTTP+JSON do. call is nil only when ctx is not
+// a call that serveGRPC let through.
+func (s *grpcService) run(ctx context.Context, m a2a.Method, in proto.Message) (*grpcCall, outcome) {
+	call, _ := ctx.Value(grpcCallKey{}).(*grpcCall)
+	if call == nil {
+		return nil, failed(errors.New("the call did not come through the A2A handler"))
+	}
+	req, e := pbconv.DecodeRequest(m, in)
+	if e != nil {
+		return call, failed(e)
+	}
+	return call, s.h.invoke(call.r, a2a.V10, req, call.caller)
+}
+
+// fail turns an error of the engine into the call's gRPC status: a refusal
+// of authn with its challenges, a protocol error with its details, any
+// other error as internal (see protocolError).
+func (s *grpcService) fail(ctx context.Context, call *grpcCall, m a2a.Method, err error) error {
+	var f *authn.Failure
+	var e *a2a.Error
+	if errors.As(err, &f) {
+		hdr := make(http.Header)
+		e = s.h.grpcRefusal(hdr, f)
+		if c := hdr.Values("WWW-Authenticate"); len(c) > 0 {
+			_ = grpc.SetHeader(ctx, metadata.MD{"www-authenticate": c})
+		}
+	} else {
+		e = s.h.protocolError(m, err)
+	}
+	if call != nil {
+		call.code = e.Code
+	}
+	return pbconv.Status(e).Err()
+}
+
+// unary runs a unary method m and converts its result, an R, to its
+// answer.
+func unary[R any, T proto.Message](s *grpcService, ctx context.Context, m a2a.Method, in proto.Message, convert func(R) (T, error)) (T, error) {
+	var none T
+	call, out := s.run(ctx, m, in)
+	if out.err != nil {
+		return none, s.fail(ctx, call, m, out.err)
+	}
+	answer, err := convert(out.result.(R))
+	if err != nil {
+		return none, s.fail(ctx, call, m, err)
+	}
+	return answer, nil
+}
+
+// streaming runs a streaming method m and sends its events (see
+// Handler.relay); the error that ends the stream, if any, is the call's
+// status.
+func (s *grpcService) streaming(m a2a.Method, in proto.Message, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
+	ctx := stream.Context()
+	call, out := s.run(ctx, m, in)
+	if out.err != nil {
+		return s.fail(ctx, call, m, out.err)
+	}
+	sink := &grpcSink{s: s, call: call, m: m, stream: stream}
+	s.h.relay(ctx, sink, out.first, out.sub)
+	return sink.end
+}
+
+func (s *grpcService) SendMessage(ctx context.Context, in *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
+	return unary(s, ctx, a2a.MethodSendMessage, in, pbconv.SendMessageResponse)
+}
+
+func (s *grpcService) SendStreamingMessage(in *a2apb.SendMessageRequest, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
+	return s.streaming(a2a.MethodSendStreamingMessage, in, stream)
+}
+
+func (s *grpcService) GetTask(ctx context.Context, in *a2apb.GetTaskRequest) (*a2apb.Task, error) {
+	return unary(s, ctx, a2a.MethodGetTask, in, pbconv.Task)
+}
+
+func (s *grpcService) ListTasks(ctx context.Context, in *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
+	return unary(s, ctx, a2a.MethodListTasks, in, pbconv.ListTasksResponse)
+}
+
+func (s *grpcService) CancelTask(ctx context.Context, in *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
+	return unary(s, ctx, a2a.MethodCancelTask, in, pbconv.Task)
+}
+
+func (s *grpcService) SubscribeToTask(in *a2apb.SubscribeToTaskRequest, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
+	return s.streaming(a2a.MethodSubscribeToTask, in, stream)
+}
+
+func (s *grpcService) CreateTaskPushNotificationConfig(ctx context.Context, in *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
+	return unary(s, ctx, a2a.MethodCreatePushConfig, in, pushAnswer[*a2apb.TaskPushNotificationConfig])
+}
+
+func (s *grpcService) GetTaskPushNotificationConfig(ctx context.Context, in *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
+	return unary(s, ctx, a2a.MethodGetPushConfig, in, pushAnswer[*a2apb.TaskPushNotificationConfig])
+}
+
+func (s *grpcService) ListTaskPushNotificationConfigs(ctx context.Context, in *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
+	return unary(s, ctx, a2a.MethodListPushConfigs, in, pushAnswer[*a2apb.ListTaskPushNotificationConfigsResponse])
+}
+
+func (s *grpcService) DeleteTaskPushNotificationConfig(ctx context.Context, in *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
+	return unary(s, ctx, a2a.MethodDeletePushConfig, in, pushAnswer[*emptypb.Empty])
+}
+
+// pushAnswer converts the result of a push config method to its answer, a
+// T.
+func pushAnswer[T proto.Message](result any) (T, error) {
+	out, err := pbconv.PushResult(result)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	return out.(T), nil
+}
+
+// GetExtendedAgentCard answers the card in its proto form, made once by
+// newGRPC, when the engine lets the caller have it.
+func (s *grpcService) GetExtendedAgentCard(ctx context.Context, in *a2apb.GetExtendedAgentCardRequest) (*a2apb.AgentCard, error) {
+	return unary(s, ctx, a2a.MethodGetExtendedAgentCard, in, func(any) (*a2apb.AgentCard, error) {
+		return s.extendedCard, nil
+	})
+}
+
+// grpcSink writes a stream's events as gRPC messages. The HTTP/2 stream
+// carries gRPC's own framing, so there is nothing to flush and no
+// heartbeat to send: gRPC clients keep connections alive with pings.
+type grpcSink struct {
+	s      *grpcService
+	call   *grpcCall
+	m      a2a.Method
+	stream grpc.ServerStreamingServer[a2apb.StreamResponse]
+	end    error // the status the stream ends with
+}
+
+func (k *grpcSink) put(ev *a2a.StreamResponse) error {
+	msg, err := pbconv.StreamResponse(ev)
+	if err != nil {
+		k.end = k.s.fail(k.stream.Context(), k.call, k.m, fmt.Errorf("encoding a stream event: %w", err))
+		return err
+	}
+	return k.stream.Send(msg)
+}
+
+func (k *grpcSink) event(ev *a2a.StreamResponse) error { return k.put(ev) }
+func (k *grpcSink) flush() error                       { return nil }
+func (k *grpcSink) heartbeat() error                   { return nil }
+
+func (k *grpcSink) error(e *a2a.Error) error {
+	k.end = k.s.fail(k.stream.Context(), k.call, k.m, e)
+	return nil
+}
+
+var _ a2apb.A2AServiceServer = (*grpcService)(nil)
