@@ -29,10 +29,14 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
-// Reasons carried by a Failure (and its JSON-RPC error's ErrorInfo.reason).
+// Reasons carried by a Failure (and its error's ErrorInfo.reason in every
+// binding): the ones the official Go SDK maps to ErrUnauthenticated and
+// ErrUnauthorized, which is how its HTTP+JSON and gRPC clients tell them
+// from other errors. What was missing (a scope) is in the message and the
+// WWW-Authenticate challenge (error="insufficient_scope").
 const (
-	ReasonUnauthenticated   = "UNAUTHENTICATED"
-	ReasonInsufficientScope = "INSUFFICIENT_SCOPE"
+	ReasonUnauthenticated = "UNAUTHENTICATED"
+	ReasonUnauthorized    = "UNAUTHORIZED"
 )
 
 // Size limits for credentials; anything larger is refused unread.
@@ -129,7 +133,7 @@ type Failure struct {
 	// scheme. A 403 carries RFC 6750 insufficient_scope challenges for
 	// token schemes only.
 	Challenges []string
-	// Reason is ReasonUnauthenticated or ReasonInsufficientScope.
+	// Reason is ReasonUnauthenticated or ReasonUnauthorized.
 	Reason string
 	// Message is safe to show the caller.
 	Message string
@@ -639,7 +643,7 @@ func (a *Authenticator) unauthenticated(outs []outcome, presented bool) *Failure
 // caller's credentials (have: nil when the scheme was not satisfied) miss.
 func (a *Authenticator) insufficientScope(alts []alternative, have func(*scheme) *Credential) *Failure {
 	needs, challenges := missing(alts, have)
-	f := &Failure{Status: http.StatusForbidden, Reason: ReasonInsufficientScope, Challenges: challenges,
+	f := &Failure{Status: http.StatusForbidden, Reason: ReasonUnauthorized, Challenges: challenges,
 		Message: "insufficient scope: requires " + needs, Cause: CauseInsufficientScope}
 	f.Detail = f.Message
 	for _, alt := range alts {

@@ -208,7 +208,7 @@ func TestAuthorize(t *testing.T) {
 			if f == nil {
 				return
 			}
-			if f.Status != http.StatusForbidden || f.Reason != authn.ReasonInsufficientScope || !strings.Contains(f.Message, tt.message) {
+			if f.Status != http.StatusForbidden || f.Reason != authn.ReasonUnauthorized || !strings.Contains(f.Message, tt.message) {
 				t.Errorf("failure %+v; want a 403 naming %q", f, tt.message)
 			}
 		})

@@ -325,14 +325,14 @@ func TestOAuth2MetadataAndScopes(t *testing.T) {
 		t.Errorf("refused: %v", f)
 	}
 	_, f := a.Authenticate(bearer(withScope("orders:write")))
-	if f == nil || f.Status != http.StatusForbidden || f.Reason != authn.ReasonInsufficientScope {
+	if f == nil || f.Status != http.StatusForbidden || f.Reason != authn.ReasonUnauthorized {
 		t.Fatalf("missing scope: %+v; want a 403", f)
 	}
 	want := `Bearer realm="a2a", error="insufficient_scope", scope="orders:read"`
 	if len(f.Challenges) != 1 || f.Challenges[0] != want || !strings.Contains(f.Message, "orders:read") {
 		t.Errorf("failure %+v", f)
 	}
-	if e := f.RPCError(); e.Code != a2a.CodeUnauthorized || e.Reason != authn.ReasonInsufficientScope {
+	if e := f.RPCError(); e.Code != a2a.CodeUnauthorized || e.Reason != authn.ReasonUnauthorized {
 		t.Errorf("RPCError %+v", e)
 	}
 }

@@ -385,7 +385,9 @@ func TestRESTAuthentication(t *testing.T) {
 		t.Errorf("another caller: %d %s", theirs.status, theirs.raw)
 	}
 	admin := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "admin", map[string]any{}), nil), "X-API-Key", aliceKey)
-	if _, status, _, _ := admin.restError(); admin.status != 403 || status != "PERMISSION_DENIED" {
+	// UNAUTHORIZED: the reason the official Go SDK's REST client maps to
+	// ErrUnauthorized (anything else it reads as an internal error).
+	if _, status, reason, _ := admin.restError(); admin.status != 403 || status != "PERMISSION_DENIED" || reason != "UNAUTHORIZED" {
 		t.Errorf("a skill beyond the caller's scopes: %d %s", admin.status, admin.raw)
 	}
 	a.noUpstreamCall()
