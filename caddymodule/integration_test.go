@@ -147,8 +147,9 @@ func initServer(t *testing.T, tester *caddytest.Tester, caddyfile string) {
 	}
 }
 
-// resendOnClose resends, once, a request whose connection closed before
-// any answer came.
+// resendOnClose resends, up to twice, a request whose connection closed
+// before any answer came: while a reload stops the old server, the new
+// connection of a resend may be accepted by it too.
 type resendOnClose struct{ next http.RoundTripper }
 
 func (rt resendOnClose) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -157,21 +158,24 @@ func (rt resendOnClose) RoundTrip(req *http.Request) (*http.Response, error) {
 		next = http.DefaultTransport
 	}
 	resp, err := next.RoundTrip(req)
-	if err == nil || !(errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
-		return resp, err
-	}
-	if req.Body != nil {
-		if req.GetBody == nil {
+	for resends := 0; resends < 2; resends++ {
+		if err == nil || !(errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
 			return resp, err
 		}
-		body, bodyErr := req.GetBody()
-		if bodyErr != nil {
-			return resp, err
+		if req.Body != nil {
+			if req.GetBody == nil {
+				return resp, err
+			}
+			body, bodyErr := req.GetBody()
+			if bodyErr != nil {
+				return resp, err
+			}
+			req = req.Clone(req.Context())
+			req.Body = body
 		}
-		req = req.Clone(req.Context())
-		req.Body = body
+		resp, err = next.RoundTrip(req)
 	}
-	return next.RoundTrip(req)
+	return resp, err
 }
 
 // post sends a JSON-RPC request; version "" is 0.3 (no A2A-Version header).
