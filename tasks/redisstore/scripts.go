@@ -11,12 +11,10 @@ import "github.com/redis/go-redis/v9"
 // (the owner's index key), qk (its quota's key), u (updated, Unix
 // nanoseconds), b (its bytes), v (version, bumped by every write), s (its
 // events so far), st (r running, i interrupted, t terminal), r (the
-// replica that last wrote it running: the one that runs it) and p (its push
-// notification configs as JSON; absent when it has none).
-//
-// The hash watched counts, by task, the replicas that stream it: a change of
-// a task nobody watches publishes no events (they are neither encoded nor
-// sent), only its end.
+// replica that last wrote it running: the one that runs it), p (its push
+// notification configs as JSON; absent when it has none) and w (how many
+// replicas stream it, see watchScript): a change of a task nobody watches
+// publishes no events (they are neither encoded nor sent).
 //
 // Every replica hears, on the channel, each event ("<id> <n> -\n<event>")
 // and each end of a task that another replica than its runner made
@@ -61,7 +59,6 @@ local function drop(id)
 	if f[4] == 'r' then redis.call('ZREM', P .. ':leases', id) end
 	redis.call('DEL', tk)
 	redis.call('ZREM', list(f[4]), id)
-	redis.call('HDEL', P .. ':watched', id)
 end
 -- evict drops the terminal task updated longest ago, but never keep.
 local function evict(keep)
@@ -129,7 +126,7 @@ var updateScript = redis.NewScript(prelude + `
 local id, version, updated, st, task = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local delta, score, maxLiveBytes, maxBytes, channel = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
 local tk = P .. ':t:' .. id
-local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qk', 's', 'r')
+local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qk', 's', 'r', 'w')
 if not f[1] then return {'missing'} end
 if f[1] ~= version then return {'conflict'} end
 local oldst, oldb, qk, seq = f[2], num(f[3]), f[4], num(f[5])
@@ -143,7 +140,7 @@ if delta > 0 then
 end
 local n = tonumber(ARGV[16])
 if n < 0 then
-	if num(redis.call('HGET', P .. ':watched', id)) > 0 then saveStats() return {'watched'} end
+	if num(f[7]) > 0 then saveStats() return {'watched'} end
 	n = 0
 end
 local sent = #ARGV - 16
@@ -186,4 +183,14 @@ local ids = redis.call('ZRANGEBYSCORE', P .. ':terminal', '-inf', '(' .. ARGV[2]
 for _, id in ipairs(ids) do drop(id) end
 saveStats()
 return #ids
+`)
+
+// watchScript counts a replica in or out of those that stream a task (KEYS:
+// the task; ARGV: 1 or -1), in the task's own hash, so that the update
+// script reads it with the task and it goes when the task goes; a task
+// that is gone is not brought back by it. It answers the new count, or 0
+// for a task that is gone.
+var watchScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HINCRBY', KEYS[1], 'w', ARGV[1])
 `)

@@ -80,7 +80,7 @@ type Store struct {
 	written   map[string]cached
 	cachedB   int64 // the Bytes of the records in written
 	locks     map[string]*taskLock
-	watching  map[string]bool // tasks this replica streams, as counted in Redis's watched
+	watching  map[string]bool // tasks this replica streams, as counted in Redis (the task's w)
 	lastSweep time.Time
 	failing   atomic.Bool // Redis did not answer the last call
 
@@ -607,7 +607,7 @@ func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.
 	s.mu.Unlock()
 	if first {
 		// Watched before the read: every change after it sends its events.
-		if err := s.client.HIncrBy(ctx, s.prefix+":watched", id, 1).Err(); err != nil {
+		if err := watchScript.Run(ctx, s.client, []string{s.taskKey(id)}, 1).Err(); err != nil {
 			sub.Close()
 			return tasks.Record{}, nil, s.unavailable("subscribe", err)
 		}
@@ -636,7 +636,7 @@ func (s *Store) unwatch(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), subscribeWait)
 	defer cancel()
 	// A count left too high only sends events nobody reads.
-	if err := s.client.HIncrBy(ctx, s.prefix+":watched", id, -1).Err(); err != nil {
+	if err := watchScript.Run(ctx, s.client, []string{s.taskKey(id)}, -1).Err(); err != nil {
 		s.log.Debug("lowering a task's watch count in Redis failed", zap.String("task", id), zap.Error(err))
 	}
 }
