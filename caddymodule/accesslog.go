@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -15,16 +14,15 @@ import (
 // credential out of it. It redacts Authorization, Proxy-Authorization and
 // cookies by itself; an API key in another header or in a query parameter
 // is written in clear unless the site's log format filters it. The handler
-// works out at provision which of the credentials it reads those are, and
-// the first time it serves a request on a server that keeps an access log
-// it says so, with the log directive that keeps them out.
+// works out at provision which of the credentials it reads those are and,
+// when its server keeps an access log, says so, with the log directive that
+// keeps them out.
 
 // accessLogAdvice is what an access log would hold of the credentials the
 // security schemes read: nil when nothing.
 type accessLogAdvice struct {
 	headers []string // canonical header names, as the log writes them
 	queries []string // query parameters
-	once    sync.Once
 }
 
 // newAccessLogAdvice lists the API keys of c that Caddy's access log would
@@ -59,17 +57,15 @@ func newAccessLogAdvice(c *SecurityConfig) *accessLogAdvice {
 	return a
 }
 
-// warn tells, once, when r is served by a server that keeps an access log.
-func (a *accessLogAdvice) warn(r *http.Request, log *zap.Logger) {
-	a.once.Do(func() {
-		srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
-		if !ok || srv.Logs == nil {
-			return
-		}
-		log.Warn("this site's access log writes API keys in clear unless its log format filters them: add the filter to the site's log directive",
-			zap.Strings("headers", a.headers), zap.Strings("query_parameters", a.queries),
-			zap.String("log_directive", a.directive()))
-	})
+// warn tells when srv, the server the handler is provisioned in, keeps an
+// access log.
+func (a *accessLogAdvice) warn(srv *caddyhttp.Server, log *zap.Logger) {
+	if a == nil || srv == nil || srv.Logs == nil {
+		return
+	}
+	log.Warn("this site's access log writes API keys in clear unless its log format filters them: add the filter to the site's log directive",
+		zap.Strings("headers", a.headers), zap.Strings("query_parameters", a.queries),
+		zap.String("log_directive", a.directive()))
 }
 
 // directive is the Caddyfile log block whose filter keeps the keys out.

@@ -13,6 +13,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	zapobserver "go.uber.org/zap/zaptest/observer"
 )
 
 // loadHostile loads the agent with extra lines in its a2a block, behind
@@ -257,5 +261,33 @@ func TestIntegrationAccessLogAdvice(t *testing.T) {
 		if strings.Contains(string(logged), key) {
 			t.Errorf("the access log holds a key:\n%s", logged)
 		}
+	}
+}
+
+// The advice is logged when the handler is provisioned in a server that
+// keeps an access log, and only then.
+func TestAccessLogAdviceWarnsAtProvision(t *testing.T) {
+	advice := newAccessLogAdvice(&SecurityConfig{Schemes: map[string]*SecurityScheme{
+		"header": {Type: "apiKey", In: "header", Name: "x-api-key"}}})
+	for _, tt := range []struct {
+		name string
+		srv  *caddyhttp.Server
+		want int
+	}{
+		{"a server with an access log", &caddyhttp.Server{Logs: &caddyhttp.ServerLogConfig{}}, 1},
+		{"a server without one", &caddyhttp.Server{}, 0},
+		{"no server known", nil, 0},
+	} {
+		core, logs := zapobserver.New(zap.WarnLevel)
+		advice.warn(tt.srv, zap.New(core))
+		if got := logs.FilterMessageSnippet("access log writes API keys").Len(); got != tt.want {
+			t.Errorf("%s: %d warnings, want %d", tt.name, got, tt.want)
+		}
+	}
+	var none *accessLogAdvice // no API key a log would write
+	core, logs := zapobserver.New(zap.WarnLevel)
+	none.warn(&caddyhttp.Server{Logs: &caddyhttp.ServerLogConfig{}}, zap.New(core))
+	if logs.Len() != 0 {
+		t.Errorf("a warning with no API key to advise on")
 	}
 }

@@ -186,9 +186,7 @@ type Handler struct {
 	// sender of push notifications, which it set as the manager's pusher.
 	manager *tasks.Manager
 	pusher  *push.Sender
-	// logAdvice says, once, which credentials an access log would write.
-	logAdvice *accessLogAdvice
-	logger    *zap.Logger
+	logger  *zap.Logger
 }
 
 // GRPCConfig is the gRPC binding: HTTP/2 requests with a gRPC content type
@@ -388,7 +386,8 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	} else {
 		h.manager.SetPusher(nil)
 	}
-	h.logAdvice = newAccessLogAdvice(h.Security)
+	srv, _ := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	newAccessLogAdvice(h.Security).warn(srv, h.logger)
 	h.srv, err = server.New(srvCfg)
 	if err != nil {
 		return fmt.Errorf("setting up the A2A server: %w", err)
@@ -618,9 +617,6 @@ func (h *Handler) Cleanup() error {
 
 // ServeHTTP hands the request to the A2A server. The handler is terminal.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	if h.logAdvice != nil {
-		h.logAdvice.warn(r, h.logger)
-	}
 	h.srv.ServeHTTP(w, r)
 	return nil
 }
