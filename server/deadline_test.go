@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -73,5 +74,34 @@ func TestWriteTimeoutDropsStalledClients(t *testing.T) {
 		case <-time.After(30 * time.Second): // a guard: without the deadline the write never ends
 			t.Fatalf("%.40s: the answer to a client that reads nothing was not given up", body)
 		}
+	}
+}
+
+// A stream that waits longer than the write timeout for its next event
+// is not cut: the deadline covers each write, not the wait between them.
+// Over HTTP/2 a deadline left set resets the stream when it passes.
+func TestStreamOutlivesWriteTimeoutOverHTTP2(t *testing.T) {
+	a := newAgent(t, func(c *server.Config) {
+		c.WriteTimeout = 100 * time.Millisecond
+		c.HeartbeatInterval = time.Minute
+	})
+	client := &http.Client{Transport: &http.Transport{Protocols: new(http.Protocols)}}
+	client.Transport.(*http.Transport).Protocols.SetUnencryptedHTTP2(true)
+	a.http = client
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, events := a.stream(ctx, "1.0", "SendStreamingMessage",
+		map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 1})})
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("served over %s, want HTTP/2", resp.Proto)
+	}
+	var last map[string]any
+	for ev := range events {
+		last = ev
+	}
+	result, _ := last["result"].(map[string]any)
+	update, _ := result["statusUpdate"].(map[string]any)
+	if status, _ := update["status"].(map[string]any); status["state"] != "TASK_STATE_COMPLETED" {
+		t.Fatalf("last event %v, want the completed status a second after the write timeout", last)
 	}
 }

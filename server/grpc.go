@@ -183,17 +183,15 @@ type grpcWriter struct {
 	rc *http.ResponseController
 }
 
-func (w *grpcWriter) Write(b []byte) (int, error) {
-	w.h.setDeadline(w.rc.SetWriteDeadline, w.h.writeTimeout)
-	defer w.h.setDeadline(w.rc.SetWriteDeadline, 0)
-	return w.ResponseWriter.Write(b)
+func (w *grpcWriter) Write(b []byte) (n int, err error) {
+	err = w.h.withWriteDeadline(w.rc, func() error {
+		n, err = w.ResponseWriter.Write(b)
+		return err
+	})
+	return n, err
 }
 
-func (w *grpcWriter) Flush() {
-	w.h.setDeadline(w.rc.SetWriteDeadline, w.h.writeTimeout)
-	_ = w.rc.Flush()
-	w.h.setDeadline(w.rc.SetWriteDeadline, 0)
-}
+func (w *grpcWriter) Flush() { _ = w.h.withWriteDeadline(w.rc, w.rc.Flush) }
 
 func (w *grpcWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 

@@ -412,6 +412,17 @@ func (h *Handler) writeJSON(w http.ResponseWriter, status int, contentType strin
 // (d == 0) so that it does not outlive the answer on a kept-alive
 // connection. Not every ResponseWriter supports deadlines (httptest's does
 // not); without one the HTTP server's own timeouts still apply.
+// withWriteDeadline runs write within the write timeout, then clears the
+// deadline: on HTTP/2 a deadline left set resets the stream when it passes,
+// even while nothing is being written (a stream waiting for its next
+// event), and on a kept-alive HTTP/1 connection it would outlive the
+// answer.
+func (h *Handler) withWriteDeadline(rc *http.ResponseController, write func() error) error {
+	h.setDeadline(rc.SetWriteDeadline, h.writeTimeout)
+	defer h.setDeadline(rc.SetWriteDeadline, 0)
+	return write()
+}
+
 func (h *Handler) setDeadline(set func(time.Time) error, d time.Duration) {
 	var at time.Time
 	if d > 0 {

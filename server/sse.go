@@ -75,12 +75,13 @@ func (s *sseWriter) error(e *a2a.Error) error {
 }
 
 func (s *sseWriter) write(b []byte) error {
-	s.h.setDeadline(s.rc.SetWriteDeadline, s.h.writeTimeout)
-	_, err := s.w.Write(b)
-	return err
+	return s.h.withWriteDeadline(s.rc, func() error {
+		_, err := s.w.Write(b)
+		return err
+	})
 }
 
-func (s *sseWriter) flush() error { return s.rc.Flush() }
+func (s *sseWriter) flush() error { return s.h.withWriteDeadline(s.rc, s.rc.Flush) }
 
 func (s *sseWriter) heartbeat() error {
 	if err := s.write(heartbeatComment); err != nil {
@@ -89,14 +90,8 @@ func (s *sseWriter) heartbeat() error {
 	return s.flush()
 }
 
-// end flushes what is left within the write timeout, then clears the
-// deadline so that it does not outlive the stream on a kept-alive
-// connection.
-func (s *sseWriter) end() {
-	s.h.setDeadline(s.rc.SetWriteDeadline, s.h.writeTimeout)
-	_ = s.flush()
-	s.h.setDeadline(s.rc.SetWriteDeadline, 0)
-}
+// end flushes what is left within the write timeout.
+func (s *sseWriter) end() { _ = s.flush() }
 
 // eventSink is where relay writes a stream's events: an SSE response, or
 // a gRPC server stream.
