@@ -11,7 +11,8 @@ import "github.com/redis/go-redis/v9"
 // (the owner's index key), qk (its quota's key), u (updated, Unix
 // nanoseconds), b (its bytes), v (version, bumped by every write), s (its
 // events so far), st (r running, i interrupted, t terminal), r (the
-// replica that last wrote it running: the one that runs it), p (its push
+// replica that made it running, by the insert or a follow-up: the one that
+// runs it), p (its push
 // notification configs as JSON; absent when it has none) and w (how many
 // replicas stream it, see watchScript): a change of a task nobody watches
 // publishes no events (they are neither encoded nor sent).
@@ -45,11 +46,17 @@ local function saveStats()
 	if dbytes ~= 0 then redis.call('HINCRBY', STATS, 'bytes', dbytes) end
 end
 -- drop removes a stored task and everything that counts it (the store's
--- counters through saveStats).
+-- counters through saveStats). An id whose hash is gone (removed outside
+-- the store: maxmemory eviction, an operator's DEL) is taken out of the
+-- lists all the same, so that eviction moves on.
 local function drop(id)
 	local tk = P .. ':t:' .. id
 	local f = redis.call('HMGET', tk, 'ok', 'qk', 'b', 'st')
-	if not f[1] then return end
+	if not f[1] then
+		for _, st in ipairs({'t', 'i', 'r'}) do redis.call('ZREM', list(st), id) end
+		redis.call('ZREM', P .. ':leases', id)
+		return
+	end
 	redis.call('ZREM', f[1], id)
 	dcount, dbytes = dcount - 1, dbytes - num(f[3])
 	if f[4] ~= 't' then
@@ -130,6 +137,12 @@ local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qk', 's', 'r', 'w')
 if not f[1] then return {'missing'} end
 if f[1] ~= version then return {'conflict'} end
 local oldst, oldb, qk, seq = f[2], num(f[3]), f[4], num(f[5])
+local n = tonumber(ARGV[16])
+if n < 0 then
+	-- Before any eviction: nothing is written this time.
+	if num(f[7]) > 0 then return {'watched'} end
+	n = 0
+end
 local q -- the quota's live and bytes, when read
 if delta > 0 then
 	if oldst ~= 't' then
@@ -138,13 +151,8 @@ if delta > 0 then
 	end
 	if not room(delta, id, maxBytes, num(redis.call('HGET', STATS, 'bytes'))) then saveStats() return {'full-bytes'} end
 end
-local n = tonumber(ARGV[16])
-if n < 0 then
-	if num(f[7]) > 0 then saveStats() return {'watched'} end
-	n = 0
-end
 local sent = #ARGV - 16
-if st == 'r' then
+if st == 'r' and oldst ~= 'r' then -- it starts running here: this replica runs it
 	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st, 'r', ARGV[13])
 else
 	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st)
@@ -188,9 +196,12 @@ return #ids
 // watchScript counts a replica in or out of those that stream a task (KEYS:
 // the task; ARGV: 1 or -1), in the task's own hash, so that the update
 // script reads it with the task and it goes when the task goes; a task
-// that is gone is not brought back by it. It answers the new count, or 0
-// for a task that is gone.
+// that is gone is not brought back by it, and the count never goes below
+// 0 (a -1 whose +1 never arrived). It answers the new count, or 0 for a
+// task that is gone.
 var watchScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-return redis.call('HINCRBY', KEYS[1], 'w', ARGV[1])
+local n = redis.call('HINCRBY', KEYS[1], 'w', ARGV[1])
+if n < 0 then redis.call('HSET', KEYS[1], 'w', 0) return 0 end
+return n
 `)

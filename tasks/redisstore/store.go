@@ -690,8 +690,9 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 				return nil
 			})
 			if err != nil && !errors.Is(err, errStillFresh) {
+				// A task gone meanwhile is skipped; Redis gone ends the sweep.
 				var e *a2a.Error
-				if !errors.As(err, &e) {
+				if !errors.As(err, &e) || e.Reason == "UNAVAILABLE" {
 					return err
 				}
 			}

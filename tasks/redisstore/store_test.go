@@ -318,3 +318,67 @@ func TestReady(t *testing.T) {
 		}
 	}
 }
+
+// A change another replica makes to a running task (here a push config)
+// does not make it the runner: its cancel still reaches the replica that
+// runs the task.
+func TestCancelReachesTheRunnerAfterAnotherReplicasChange(t *testing.T) {
+	srv := redistest.Start(t)
+	a := replica(t, srv, tasks.Options{})
+	b := replica(t, srv, tasks.Options{})
+	run, err := a.Start("alice", userMsg("book a table"), tasks.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.SetPushConfig("alice", run.Task.ID, tasks.PushConfig{URL: "https://hooks.example/a2a", Version: a2a.V10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Cancel("alice", run.Task.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-run.Context().Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancel on B did not stop the run on A after B changed the task")
+	}
+}
+
+// An id whose task hash was removed outside the store (maxmemory eviction,
+// an operator's DEL) is passed over by eviction instead of picked for
+// ever.
+func TestEvictionPassesOverAMissingTask(t *testing.T) {
+	srv := redistest.Start(t)
+	m := replica(t, srv, tasks.Options{MaxTasks: 3})
+	var ids []string
+	for range 3 {
+		run, err := m.Start("", userMsg("hi"), tasks.StartOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, run.Task.ID)
+	}
+	if err := srv.Client(t).Del(t.Context(), "{test}:t:"+ids[0]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Start("", userMsg("one more"), tasks.StartOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("a new task on a full store with a missing terminal task: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the insert did not return: eviction kept picking the missing task")
+	}
+	// Left in the list, the id would be picked again by every eviction
+	// (and, when the bytes budget is what is short, for ever).
+	if err := srv.Client(t).ZScore(t.Context(), "{test}:terminal", ids[0]).Err(); !errors.Is(err, redis.Nil) {
+		t.Errorf("the missing task is still in the terminal list (%v)", err)
+	}
+}
