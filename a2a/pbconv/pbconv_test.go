@@ -33,6 +33,7 @@ func TestCode(t *testing.T) {
 		{a2a.MethodNotFound(a2a.V10, "X"), codes.Unimplemented},
 		{a2a.InternalError("x"), codes.Internal},
 		{unavailable, codes.Unavailable},
+		{&a2a.Error{Code: a2a.CodeInternalError, Reason: "RESOURCE_EXHAUSTED"}, codes.ResourceExhausted},
 		{&a2a.Error{Code: a2a.CodeUnauthenticated}, codes.Unauthenticated},
 		{&a2a.Error{Code: a2a.CodeUnauthorized}, codes.PermissionDenied},
 	} {

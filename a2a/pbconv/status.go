@@ -1,6 +1,9 @@
 package pbconv
 
 import (
+	"strings"
+	"unicode"
+
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -12,32 +15,45 @@ import (
 // errorDomain is ErrorInfo.domain of every A2A error (spec 1.0 §10.6).
 const errorDomain = "a2a-protocol.org"
 
-// Code is the gRPC status code of a protocol error: the table of spec 1.0
-// §5.4 for A2A's errors, and for JSON-RPC's own and the authentication
-// errors the codes the official SDKs map them to. An internal error whose
-// reason is UNAVAILABLE (a draining agent, a store that cannot be reached)
-// is UNAVAILABLE, which gRPC clients know to retry.
+// Code is the gRPC status code of a protocol error: the google.rpc code
+// that the HTTP+JSON binding gives it too (a2a.RESTStatus: the table of spec
+// 1.0 §5.4, the JSON-RPC and authentication errors as the official SDKs
+// map them, UNAVAILABLE and RESOURCE_EXHAUSTED for an internal error that
+// asks to retry), except that a method gRPC does not serve is
+// UNIMPLEMENTED, as gRPC says.
 func Code(e *a2a.Error) codes.Code {
-	switch e.Code {
-	case a2a.CodeTaskNotFound:
-		return codes.NotFound
-	case a2a.CodeTaskNotCancelable, a2a.CodePushNotificationNotSupported, a2a.CodeUnsupportedOperation,
-		a2a.CodeExtendedAgentCardNotConfigured, a2a.CodeExtensionSupportRequired, a2a.CodeVersionNotSupported:
-		return codes.FailedPrecondition
-	case a2a.CodeContentTypeNotSupported, a2a.CodeInvalidParams, a2a.CodeInvalidRequest, a2a.CodeParseError:
-		return codes.InvalidArgument
-	case a2a.CodeMethodNotFound:
+	if e.Code == a2a.CodeMethodNotFound {
 		return codes.Unimplemented
-	case a2a.CodeUnauthenticated:
-		return codes.Unauthenticated
-	case a2a.CodeUnauthorized:
-		return codes.PermissionDenied
-	case a2a.CodeInternalError:
-		if e.Reason == "UNAVAILABLE" {
-			return codes.Unavailable
-		}
+	}
+	_, name := a2a.RESTStatus(e)
+	if c, ok := codeByName[name]; ok {
+		return c
 	}
 	return codes.Internal
+}
+
+// codeByName are the gRPC codes by their google.rpc.Code names.
+var codeByName = func() map[string]codes.Code {
+	m := make(map[string]codes.Code)
+	for c := codes.OK; c <= codes.Unauthenticated; c++ {
+		m[strcase(c.String())] = c
+	}
+	return m
+}()
+
+// strcase turns a codes.Code name (InvalidArgument) into its google.rpc
+// name (INVALID_ARGUMENT).
+func strcase(name string) string {
+	var b strings.Builder
+	lower := false
+	for _, r := range name {
+		if lower && unicode.IsUpper(r) {
+			b.WriteByte('_')
+		}
+		lower = unicode.IsLower(r)
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
 }
 
 // Status is e as a gRPC status (spec 1.0 §10.6): its code, its message
