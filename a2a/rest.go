@@ -235,9 +235,14 @@ func (w *params10) fromQuery(m Method, q url.Values) *Error {
 	if m == MethodGetTask {
 		return nil
 	}
-	for name, dst := range map[string]*string{"contextId": &w.ContextID, "status": &w.Status,
-		"pageToken": &w.PageToken, "statusTimestampAfter": &w.StatusTimestampAfter} {
-		if err := queryString(q, name, dst); err != nil {
+	// In a fixed order, so that a request with two bad parameters is
+	// always told of the same one.
+	for _, p := range [...]struct {
+		name string
+		dst  *string
+	}{{"contextId", &w.ContextID}, {"status", &w.Status}, {"pageToken", &w.PageToken},
+		{"statusTimestampAfter", &w.StatusTimestampAfter}} {
+		if err := queryString(q, p.name, p.dst); err != nil {
 			return err
 		}
 	}
