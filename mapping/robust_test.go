@@ -44,7 +44,7 @@ skills:
 		{"over a small budget", mapping.Options{MaxExpressionMemory: 500}, "request", 1000, a2a.TaskStateFailed, "request",
 			`Skill "request" could not build its request: memory budget exceeded (1:10) in len(map(1..args.n, # * 2)).`},
 		{"a string over the budget, in the response", mapping.Options{MaxExpressionMemory: 500}, "response", 1000, a2a.TaskStateFailed, "response",
-			`Skill "response" could not read the service's answer: response rule 1: message: memory budget exceeded (1:5) in len(repeat('x', args.n)).`},
+			`Skill "response" could not read the service's answer: response rule 1: message: memory budget exceeded (1:5) in len(repeat('…', args.n)).`},
 		{"a string under the budget", mapping.Options{MaxExpressionMemory: 500}, "response", 100, a2a.TaskStateCompleted, "", "100"},
 	}
 	for _, tt := range tests {
@@ -131,7 +131,7 @@ skills:
     request: {path: /r}
     response:
       - state: completed
-        message: "{int(response.body.code) + 1}"
+        message: "{int(response.body.code) + len('internal-host.example')}"
 `
 	srv, _ := recorder(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -147,10 +147,10 @@ skills:
 	out = runSkill(t, skills, message("wrong", nil, ""))
 	got := messageText(out)
 	if out.State != a2a.TaskStateFailed || !strings.Contains(got, "response rule 1: message:") ||
-		!strings.Contains(got, "in int(response.body.code) + 1") {
+		!strings.Contains(got, "in int(response.body.code) + len('…')") {
 		t.Errorf("failed expression: state %v, message %q; want where and the expression", out.State, got)
 	}
-	if strings.Contains(got, "secret-account-42") {
+	if strings.Contains(got, "secret-account-42") || strings.Contains(got, "internal-host") {
 		t.Errorf("the message shows a value of the answer: %q", got)
 	}
 	if !strings.Contains(fmt.Sprint(out.Err), "secret-account-42") {

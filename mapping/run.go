@@ -162,7 +162,8 @@ func responseFailure(err error) failure {
 // one line, so that a skill's author sees the mistake in the task itself.
 // Values in the message are elided (quoted text, and what stands in
 // parentheses unless it is a position, a type or a length): they may come
-// from the service's answer or the skill's config. Other failures add
+// from the service's answer or the skill's config; so are the string
+// literals of the expression. Other failures add
 // nothing (their detail, which may name the upstream, is for the log).
 func exprDetail(err error) string {
 	var fe *file.Error
@@ -179,7 +180,9 @@ func exprDetail(err error) string {
 	})
 	if src, ok := strings.CutPrefix(fe.Snippet, "\n | "); ok {
 		src, _, _ = strings.Cut(src, "\n")
-		detail += " in " + src
+		// The expression's own literals are elided too: the caller sees
+		// where it failed, not what the skill's author wrote in it.
+		detail += " in " + literalText.ReplaceAllString(quotedText.ReplaceAllString(src, `"…"`), `'…'`)
 	}
 	if r := []rune(detail); len(r) > maxExprDetail {
 		detail = string(r[:maxExprDetail]) + "…"
@@ -192,6 +195,7 @@ const maxExprDetail = 300
 
 var (
 	quotedText    = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	literalText   = regexp.MustCompile(`'(?:[^'\\]|\\.)*'`)
 	parenthesized = regexp.MustCompile(`\([^()]*\)`)
 	keptInParens  = regexp.MustCompile(`^(\d+:\d+|array length is \d+|(type )?(<nil>|bool|u?int\d*|float\d*|string|\[\].*|map\[.*|interface \{\}|time\.\w+))$`)
 )
