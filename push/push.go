@@ -169,6 +169,7 @@ type Sender struct {
 	mu        sync.Mutex
 	receivers map[receiverKey]*receiver
 	closed    bool
+	unloaded  int // notifications Close kept from being delivered
 	// saturated: a drop for MaxReceivers was logged, until one ends.
 	saturated bool
 }
@@ -262,16 +263,13 @@ func (s *Sender) CheckURL(raw string) error { return s.guard.checkURL(raw) }
 func (s *Sender) Close() {
 	s.mu.Lock()
 	s.closed = true
-	dropped := 0
-	for _, r := range s.receivers {
-		dropped += len(r.queue)
-	}
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
-	s.outcome(Dropped, dropped)
-	if dropped > 0 {
-		s.log.Info("push notifications dropped as the agent's configuration was unloaded", zap.Int("count", dropped))
+	// Counted by each receiver's goroutine as it stops (see drain), so that
+	// a notification under way is counted once: dropped, not failed.
+	if s.unloaded > 0 {
+		s.log.Info("push notifications dropped as the agent's configuration was unloaded", zap.Int("count", s.unloaded))
 	}
 }
 
@@ -358,6 +356,8 @@ func (s *Sender) drain(key receiverKey, r *receiver) {
 	for {
 		s.mu.Lock()
 		if len(r.queue) == 0 || s.ctx.Err() != nil {
+			s.unloaded += len(r.queue)
+			s.outcome(Dropped, len(r.queue))
 			delete(s.receivers, key)
 			s.saturated = false
 			s.mu.Unlock()
@@ -373,13 +373,18 @@ func (s *Sender) drain(key receiverKey, r *receiver) {
 		err := s.deliver(n, attempts)
 
 		s.mu.Lock()
+		if err != nil && s.ctx.Err() != nil {
+			// Stopped by Close: n stays queued, and is counted as dropped
+			// above.
+			s.mu.Unlock()
+			continue
+		}
 		r.queue[0] = notification{}
 		r.queue = r.queue[1:]
 		r.bytes -= int64(len(n.body))
 		switch {
 		case err == nil:
 			r.failing, r.warned = false, false
-		case s.ctx.Err() != nil:
 		default:
 			r.failing = true
 			if !r.warned {
@@ -404,6 +409,9 @@ func (s *Sender) deliver(n notification, attempts int) error {
 		if retry, err = s.post(n); err == nil {
 			s.outcome(Delivered, 1)
 			return nil
+		}
+		if s.ctx.Err() != nil {
+			return err // Close stopped it: drain counts it as dropped
 		}
 		if !retry || attempt >= attempts {
 			s.outcome(Failed, 1)

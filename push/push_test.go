@@ -5,10 +5,12 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -324,5 +326,35 @@ func TestDialRefusesNonPublicAddresses(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the redirect was followed: %d requests", n)
+	}
+}
+
+// Close drops what is queued and what is under way, and counts each once,
+// as dropped: the attempt it cancels is not a failure of the receiver.
+func TestCloseCountsEachUndeliveredNotificationOnce(t *testing.T) {
+	var mu sync.Mutex
+	got := map[push.Outcome]int{}
+	s := newSender(t, push.Options{AllowInsecure: true, AllowPrivate: true, Timeout: time.Minute,
+		OnOutcome: func(o push.Outcome) { mu.Lock(); got[o]++; mu.Unlock() }})
+	arrived, release := make(chan struct{}, 8), make(chan struct{})
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select { // answers only once the test is over
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(held.Close)
+	t.Cleanup(func() { close(release) })
+	cfg := []tasks.PushConfig{{ID: "held", URL: held.URL, Version: a2a.V10}}
+	for range 3 {
+		s.Push(task("t1", a2a.TaskStateWorking), cfg, []a2a.StreamResponse{status("t1", a2a.TaskStateWorking)})
+	}
+	<-arrived // the first is under way, the two others queued
+	s.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if want := (map[push.Outcome]int{push.Dropped: 3}); !maps.Equal(got, want) {
+		t.Errorf("outcomes %v, want %v", got, want)
 	}
 }
