@@ -19,7 +19,7 @@ import (
 // (the admin API's /metrics and the metrics handler). They are made once
 // per process and registered with each config's registry as it loads, so
 // counts go on across reloads. Every label value is bounded: see
-// README.md, "Metrics".
+// docs/observability.md.
 var metrics struct {
 	once sync.Once
 	// requests: method (1.0 name, or "unknown"), version, code ("ok" or
@@ -52,7 +52,7 @@ func initMetrics() {
 				Buckets: buckets}
 		}
 		metrics.requests = prometheus.NewCounterVec(prometheus.CounterOpts(opts("requests_total",
-			"A2A JSON-RPC requests answered, by method, protocol version and code (ok, or the JSON-RPC error code).")),
+			"A2A requests answered, of every binding, by method, protocol version and code (ok, or the JSON-RPC error code).")),
 			[]string{"method", "version", "code"})
 		metrics.tasks = prometheus.NewCounterVec(prometheus.CounterOpts(opts("tasks_total",
 			"Tasks reaching a terminal or interrupted state, as a run of their skill left them or by CancelTask, by skill and state.")),

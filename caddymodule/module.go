@@ -39,9 +39,10 @@ const DefaultVersion = "1.0.0"
 
 // Handler makes the REST API described by a skills file into an A2A agent.
 // It serves the Agent Card on GET /.well-known/agent-card.json (and the older
-// /.well-known/agent.json) and the A2A JSON-RPC endpoint, with SSE streaming,
-// on POST to whatever path routes to it. It is a terminal handler: it never
-// calls the next handler in the chain.
+// /.well-known/agent.json), its JWK Set when the card is signed, the
+// HTTP+JSON and gRPC bindings when they are on, and the A2A JSON-RPC
+// endpoint, with SSE streaming, on POST to whatever path routes to it. It is
+// a terminal handler: it never calls the next handler in the chain.
 //
 // The task store outlives config reloads: handlers whose url is the same
 // share one store, so tasks created before `caddy reload` stay readable after

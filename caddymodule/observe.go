@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -95,7 +96,7 @@ func (observer) StartMethod(r *http.Request, m a2a.Method, v a2a.Version) contex
 	}
 	ctx, span := parent.TracerProvider().Tracer(tracerName).Start(ctx, "A2A "+method,
 		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attribute.String("rpc.system", "jsonrpc"), attribute.String("rpc.method", method),
+		trace.WithAttributes(attribute.String("rpc.system", rpcSystem(r)), attribute.String("rpc.method", method),
 			attribute.String("a2a.protocol_version", version)))
 	return context.WithValue(ctx, methodSpan{}, span)
 }
@@ -195,3 +196,12 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 
 // Interface guard
 var _ server.Observer = observer{}
+
+// rpcSystem is the span's rpc.system: grpc for the gRPC binding, jsonrpc
+// for the others (HTTP+JSON has no value of its own in the conventions).
+func rpcSystem(r *http.Request) string {
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+		return "grpc"
+	}
+	return "jsonrpc"
+}

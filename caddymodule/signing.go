@@ -342,7 +342,6 @@ func storageName(s string) string {
 	return strings.Trim(b.String(), "_")
 }
 
-// parseSigning reads the signing block.
 // keyArgs reads a key subdirective: key <file|{env.VAR}> [<kid> [<alg>]].
 func keyArgs(d *caddyfile.Dispenser, at string) (SigningKey, error) {
 	args := d.RemainingArgs()
@@ -356,6 +355,7 @@ func keyArgs(d *caddyfile.Dispenser, at string) (SigningKey, error) {
 	return SigningKey{Key: args[0], ID: args[1], Algorithm: args[2]}, nil
 }
 
+// parseSigning reads the signing block.
 func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) {
 	if err := noArgs(d, where); err != nil {
 		return nil, err

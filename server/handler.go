@@ -57,7 +57,8 @@ type Config struct {
 	Card   *cardgen.Document
 	// ExtendedCard answers GetExtendedAgentCard; nil answers -32007.
 	ExtendedCard *cardgen.Document
-	// MaxRequestBytes caps a JSON-RPC request body (default 4 MiB).
+	// MaxRequestBytes caps a request body of any binding (a gRPC message too;
+	// default 4 MiB).
 	MaxRequestBytes int64
 	// HeartbeatInterval is how often an idle stream gets an SSE comment
 	// (default 15 s), so proxies and clients keep it open.
@@ -79,12 +80,12 @@ type Config struct {
 	JWKS     http.Handler
 	JWKSPath string
 
-	// Auth authenticates every JSON-RPC request before its body is read,
+	// Auth authenticates every request, of every binding, before its body is read,
 	// makes the caller the owner of the tasks it creates, and authorizes
 	// the use of skills that declare security. Nil: every caller is the
 	// anonymous owner, and no skill may declare security.
 	Auth Authenticator
-	// ProtectCard makes the Agent Card ask what JSON-RPC requests ask
+	// ProtectCard makes the Agent Card ask what A2A requests ask
 	// (Auth's agent-wide requirement). Default: the card is public.
 	ProtectCard bool
 	// Push, when set, enables push notifications: the push config methods
