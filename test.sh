@@ -10,13 +10,30 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# install installs Debian packages a test needs and the machine lacks: as
+# root, through sudo otherwise, or it says what to install.
+install() {
+	local run=()
+	if [ "$(id -u)" -ne 0 ]; then
+		if ! command -v sudo >/dev/null || ! command -v apt-get >/dev/null; then
+			echo "test.sh needs: $* (install them, or run test.sh as root on Debian or Ubuntu)" >&2
+			exit 1
+		fi
+		run=(sudo)
+	fi
+	"${run[@]}" apt-get update -qq && "${run[@]}" apt-get install -y -qq "$@" >/dev/null
+}
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "== installing Node.js and npm (interop/js needs them)"
-	apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+	install nodejs npm
+fi
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+	echo "test.sh needs Node.js 20 or later (interop/js, bench/js); this machine has $(node --version)" >&2
+	exit 1
 fi
 if ! command -v redis-server >/dev/null && [ ! -x /usr/bin/redis-server ] && [ ! -x /usr/sbin/redis-server ]; then
 	echo "== installing redis-server (the Redis store's tests start their own, on free ports)"
-	apt-get update -qq && apt-get install -y -qq redis-server >/dev/null
+	install redis-server
 	# The package may start a system redis on port 6379; no test uses it.
 	if command -v service >/dev/null; then service redis-server stop >/dev/null 2>&1 || true; fi
 fi
@@ -93,12 +110,13 @@ demo_smoke() {
 	log=$(mktemp)
 	./demo.sh >"$log" 2>&1 &
 	local demo=$! answer=""
-	for _ in $(seq 1 300); do
+	for _ in $(seq 1 900); do # demo.sh builds first: up to 3 minutes
+		kill -0 "$demo" 2>/dev/null || break # it stopped: its log says why
 		answer=$(curl -fsS -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' http://localhost:8080/ \
 			-d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}' 2>/dev/null) && break
 		sleep 0.2
 	done
-	kill -TERM "$demo"
+	kill -TERM "$demo" 2>/dev/null || true # it may have stopped by itself: its log says why
 	wait "$demo" || true
 	if ! grep -q TASK_STATE_COMPLETED <<<"$answer"; then
 		echo "the demo did not complete a weather task: $answer" >&2
