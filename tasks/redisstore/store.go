@@ -80,7 +80,7 @@ type Store struct {
 	written   map[string]cached
 	cachedB   int64 // the Bytes of the records in written
 	locks     map[string]*taskLock
-	watching  map[string]bool // tasks this replica streams, as counted in Redis (the task's w)
+	watching  map[string]*watch // tasks this replica streams, as counted in Redis (the task's w)
 	lastSweep time.Time
 	failing   atomic.Bool // Redis did not answer the last call
 
@@ -143,7 +143,7 @@ func New(opts Options) (*Store, error) {
 		bus:      tasks.NewBus(opts.Limits.StreamBuffer),
 		written:  make(map[string]cached),
 		locks:    make(map[string]*taskLock),
-		watching: make(map[string]bool),
+		watching: make(map[string]*watch),
 		live:     make(chan struct{}),
 		stop:     stop,
 		closed:   make(chan struct{}),
@@ -436,7 +436,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 	// Events are encoded and sent only when a replica streams the task:
 	// this one, as far as it knows, or another, as the script then says.
 	s.mu.Lock()
-	watched := s.watching[id]
+	watched := s.watching[id] != nil
 	s.mu.Unlock()
 	for attempt := range maxAttempts {
 		if !known {
@@ -581,6 +581,13 @@ func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq
 	return nil
 }
 
+// watch is this replica's count of a task's streams in Redis: ready is
+// closed once the count is there, or failed to get there (err).
+type watch struct {
+	ready chan struct{}
+	err   error
+}
+
 // subscribeWait bounds how long a new stream waits for the event
 // subscription to be up (after a start, or while Redis comes back).
 const subscribeWait = 5 * time.Second
@@ -602,15 +609,36 @@ func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.
 	}
 	s.mu.Lock() // with unwatch: the count in Redis follows whether a stream is open here
 	sub := s.bus.SubscribeHeld(id)
-	first := !s.watching[id]
-	s.watching[id] = true
+	w := s.watching[id]
+	first := w == nil
+	if first {
+		w = &watch{ready: make(chan struct{})}
+		s.watching[id] = w
+	}
 	s.mu.Unlock()
 	if first {
 		// Watched before the read: every change after it sends its events.
-		if err := watchScript.Run(ctx, s.client, []string{s.taskKey(id)}, 1).Err(); err != nil {
-			sub.Close()
-			return tasks.Record{}, nil, s.unavailable("subscribe", err)
+		if w.err = watchScript.Run(ctx, s.client, []string{s.taskKey(id)}, 1).Err(); w.err != nil {
+			s.mu.Lock() // not counted in Redis: nothing for unwatch to take back
+			if s.watching[id] == w {
+				delete(s.watching, id)
+			}
+			s.mu.Unlock()
 		}
+		close(w.ready)
+	} else {
+		// A stream opened here before: its count must be in Redis before
+		// this one reads the task, or a change in between would be missed.
+		select {
+		case <-w.ready:
+		case <-ctx.Done():
+			sub.Close()
+			return tasks.Record{}, nil, s.unavailable("subscribe", ctx.Err())
+		}
+	}
+	if w.err != nil {
+		sub.Close()
+		return tasks.Record{}, nil, s.unavailable("subscribe", w.err)
 	}
 	rec, _, seq, err := s.load(ctx, id)
 	if err != nil {
@@ -625,7 +653,7 @@ func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.
 // still has none, Redis's count of the replicas that watch it goes down.
 func (s *Store) unwatch(id string) {
 	s.mu.Lock()
-	gone := s.watching[id] && !s.bus.Active(id)
+	gone := s.watching[id] != nil && !s.bus.Active(id)
 	if gone {
 		delete(s.watching, id)
 	}

@@ -349,7 +349,6 @@ func TestCancelReachesTheRunnerAfterAnotherReplicasChange(t *testing.T) {
 func TestEvictionPassesOverAMissingTask(t *testing.T) {
 	srv := redistest.Start(t)
 	m := replica(t, srv, tasks.Options{MaxTasks: 3})
-	var ids []string
 	for range 3 {
 		run, err := m.Start("", userMsg("hi"), tasks.StartOptions{})
 		if err != nil {
@@ -358,9 +357,13 @@ func TestEvictionPassesOverAMissingTask(t *testing.T) {
 		if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, nil); err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, run.Task.ID)
 	}
-	if err := srv.Client(t).Del(t.Context(), "{test}:t:"+ids[0]).Err(); err != nil {
+	// The task eviction picks first: the oldest, ties by id.
+	oldest, err := srv.Client(t).ZRange(t.Context(), "{test}:terminal", 0, 0).Result()
+	if err != nil || len(oldest) != 1 {
+		t.Fatalf("the terminal list: %v, %v", oldest, err)
+	}
+	if err := srv.Client(t).Del(t.Context(), "{test}:t:"+oldest[0]).Err(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -378,7 +381,7 @@ func TestEvictionPassesOverAMissingTask(t *testing.T) {
 	}
 	// Left in the list, the id would be picked again by every eviction
 	// (and, when the bytes budget is what is short, for ever).
-	if err := srv.Client(t).ZScore(t.Context(), "{test}:terminal", ids[0]).Err(); !errors.Is(err, redis.Nil) {
+	if err := srv.Client(t).ZScore(t.Context(), "{test}:terminal", oldest[0]).Err(); !errors.Is(err, redis.Nil) {
 		t.Errorf("the missing task is still in the terminal list (%v)", err)
 	}
 }
