@@ -65,8 +65,9 @@ type Options struct {
 // Store is a tasks.Store on Redis. It is safe for concurrent use.
 type Store struct {
 	client  redis.UniversalClient
-	replica string // this replica's id, in the ends it announces
-	prefix  string // "{prefix}": the hash tag every key starts with
+	scripts *pipeline // runs the inserts and updates, batched
+	replica string    // this replica's id, in the ends it announces
+	prefix  string    // "{prefix}": the hash tag every key starts with
 	channel string
 	limits  tasks.Limits
 	arg     fixedArgs
@@ -136,6 +137,7 @@ func New(opts Options) (*Store, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Store{
 		client:   opts.Client,
+		scripts:  newPipeline(opts.Client),
 		replica:  strconv.FormatUint(rand.Uint64(), 36),
 		prefix:   "{" + prefix + "}",
 		limits:   opts.Limits,
@@ -163,6 +165,7 @@ func (s *Store) Close() {
 	s.stop()
 	_ = s.events.Close() // a Receive under way does not watch its context
 	<-s.closed
+	s.scripts.close()
 	s.bus.EndAll(tasks.ErrInterrupted)
 }
 
@@ -254,10 +257,11 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 		quota = rec.Owner
 	}
 	a := &s.arg
-	res, err := insertScript.Run(ctx, s.client, []string{s.taskKey(rec.Task.ID)},
+	answer, err := s.scripts.run(ctx, insertScript, []string{s.taskKey(rec.Task.ID)},
 		a.prefix, rec.Task.ID, rec.Owner, s.indexKey("o", rec.Owner), s.indexKey("q", quota),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task, score(rec.Updated),
-		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push).Text()
+		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push)
+	res, _ := answer.(string)
 	if err != nil {
 		return s.unavailable("insert", err)
 	}
@@ -479,7 +483,11 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 				args = append(args, payload)
 			}
 		}
-		res, err := updateScript.Run(ctx, s.client, []string{s.taskKey(id)}, args...).Slice()
+		answer, err := s.scripts.run(ctx, updateScript, []string{s.taskKey(id)}, args...)
+		res, _ := answer.([]any)
+		if err == nil && len(res) == 0 {
+			err = fmt.Errorf("unexpected answer %v", answer)
+		}
 		if err != nil {
 			return s.unavailable("update", err)
 		}

@@ -3,7 +3,9 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -383,5 +385,42 @@ func TestEvictionPassesOverAMissingTask(t *testing.T) {
 	// (and, when the bytes budget is what is short, for ever).
 	if err := srv.Client(t).ZScore(t.Context(), "{test}:terminal", oldest[0]).Err(); !errors.Is(err, redis.Nil) {
 		t.Errorf("the missing task is still in the terminal list (%v)", err)
+	}
+}
+
+// Scripts that Redis no longer holds (it restarted without persistence, or
+// SCRIPT FLUSH) are loaded again, also when many changes that need them go
+// to Redis together in one batch.
+func TestScriptsLoadedAgainInABatch(t *testing.T) {
+	srv := redistest.Start(t)
+	m := replica(t, srv, tasks.Options{})
+	lifecycles := func() {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for i := range 64 {
+			wg.Go(func() {
+				run, err := m.Start("", userMsg(strconv.Itoa(i)), tasks.StartOptions{})
+				if err == nil {
+					_, err = run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: agentMsg("done")}, nil)
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	lifecycles()
+	if err := srv.Client(t).ScriptFlush(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	lifecycles()
+	if n, err := srv.Client(t).HGet(t.Context(), "{test}:stats", "count").Int(); err != nil || n != 128 {
+		t.Fatalf("tasks stored = %d, %v; want 128", n, err)
 	}
 }
