@@ -24,9 +24,10 @@ import "github.com/redis/go-redis/v9"
 // replica that made the change has run its hooks already, and a runner
 // that ends its own task tells nobody. The age lists are sorted sets
 // scored by the update time in milliseconds; leases holds the running
-// tasks, scored by when their replica's lease runs out; a quota is a hash
-// of live and bytes; the store's counters are the hash stats (count,
-// bytes).
+// tasks, scored by when their replica's lease runs out; an owner's index
+// is a set of ids (ListTasks orders the page itself, and a set costs Redis
+// a fraction of a sorted set's work); a quota is a hash of live and bytes;
+// the store's counters are the hash stats (count, bytes).
 
 // prelude holds the functions the scripts share. ARGV[1] is always the
 // key prefix, "{prefix}".
@@ -38,10 +39,24 @@ local function list(st)
 	return P .. ':running'
 end
 local function num(x) return tonumber(x) or 0 end
--- The script's changes to the store's counters, written once by
--- saveStats: each redis.call costs more than the command it runs.
-local dcount, dbytes = 0, 0
+-- The store's counters as readStats found them, and the script's changes
+-- to them, written once by saveStats: each redis.call costs more than the
+-- command it runs.
+local count, bytes, dcount, dbytes
+dcount, dbytes = 0, 0
+local function readStats()
+	if not count then
+		local st = redis.call('HMGET', STATS, 'count', 'bytes')
+		count, bytes = num(st[1]), num(st[2])
+	end
+	return count, bytes
+end
 local function saveStats()
+	if dcount == 0 and dbytes == 0 then return end
+	if count then
+		redis.call('HSET', STATS, 'count', count + dcount, 'bytes', bytes + dbytes)
+		return
+	end
 	if dcount ~= 0 then redis.call('HINCRBY', STATS, 'count', dcount) end
 	if dbytes ~= 0 then redis.call('HINCRBY', STATS, 'bytes', dbytes) end
 end
@@ -57,7 +72,7 @@ local function drop(id)
 		redis.call('ZREM', P .. ':leases', id)
 		return
 	end
-	redis.call('ZREM', f[1], id)
+	redis.call('SREM', f[1], id)
 	dcount, dbytes = dcount - 1, dbytes - num(f[3])
 	if f[4] ~= 't' then
 		if redis.call('HINCRBY', f[2], 'live', -1) <= 0 then redis.call('DEL', f[2])
@@ -78,9 +93,9 @@ local function evict(keep)
 	end
 	return false
 end
--- room makes delta more bytes fit the store's budget; stored is what the
--- store held when the script began.
-local function room(delta, keep, maxBytes, stored)
+-- room makes delta more bytes fit the store's budget.
+local function room(delta, keep, maxBytes)
+	local _, stored = readStats()
 	while stored + dbytes + delta > maxBytes do
 		if not evict(keep) then return false end
 	end
@@ -90,11 +105,12 @@ end
 
 // insertScript stores a new task. ARGV: prefix, id, owner, owner key,
 // quota key, updated, bytes, state, task, score, max tasks, max live per
-// quota, max live bytes per quota, max bytes, quota, lease, replica, push configs. It answers "ok", "dup",
-// "quota-tasks", "quota-bytes", "full-tasks" or "full-bytes".
+// quota, max live bytes per quota, max bytes, quota, lease, replica, push
+// configs. It answers "ok", "dup", "quota-tasks", "quota-bytes",
+// "full-tasks" or "full-bytes".
 var insertScript = redis.NewScript(prelude + `
 local id, owner, ok, qk = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local updated, bytes, st, task, score = ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10]
+local updated, size, st, task, score = ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10]
 local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
 local tk = P .. ':t:' .. id
 if redis.call('EXISTS', tk) == 1 then return 'dup' end
@@ -102,19 +118,18 @@ local q
 if st ~= 't' then
 	q = redis.call('HMGET', qk, 'live', 'bytes')
 	if num(q[1]) >= maxLive then return 'quota-tasks' end
-	if num(q[2]) + bytes > maxLiveBytes then return 'quota-bytes' end
+	if num(q[2]) + size > maxLiveBytes then return 'quota-bytes' end
 end
-local stats = redis.call('HMGET', STATS, 'count', 'bytes')
-if num(stats[1]) >= maxTasks and not evict('') then return 'full-tasks' end
-if not room(bytes, '', maxBytes, num(stats[2])) then saveStats() return 'full-bytes' end
-redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', bytes, 'v', 1, 's', 0, 'st', st, 'r', ARGV[17])
+if readStats() >= maxTasks and not evict('') then return 'full-tasks' end
+if not room(size, '', maxBytes) then saveStats() return 'full-bytes' end
+redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', size, 'v', 1, 's', 0, 'st', st, 'r', ARGV[17])
 if ARGV[18] ~= '' then redis.call('HSET', tk, 'p', ARGV[18]) end
 redis.call('ZADD', list(st), score, id)
-redis.call('ZADD', ok, score, id)
+redis.call('SADD', ok, id)
 if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[16], id) end
-dcount, dbytes = dcount + 1, dbytes + bytes
+dcount, dbytes = dcount + 1, dbytes + size
 saveStats()
-if q then redis.call('HSET', qk, 'live', num(q[1]) + 1, 'bytes', num(q[2]) + bytes) end
+if q then redis.call('HSET', qk, 'live', num(q[1]) + 1, 'bytes', num(q[2]) + size) end
 return 'ok'
 `)
 
@@ -149,7 +164,7 @@ if delta > 0 then
 		q = redis.call('HMGET', qk, 'live', 'bytes')
 		if num(q[2]) + delta > maxLiveBytes then return {'quota-bytes'} end
 	end
-	if not room(delta, id, maxBytes, num(redis.call('HGET', STATS, 'bytes'))) then saveStats() return {'full-bytes'} end
+	if not room(delta, id, maxBytes) then saveStats() return {'full-bytes'} end
 end
 local sent = #ARGV - 16
 if st == 'r' and oldst ~= 'r' then -- it starts running here: this replica runs it

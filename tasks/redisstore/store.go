@@ -258,7 +258,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	}
 	a := &s.arg
 	answer, err := s.scripts.run(ctx, insertScript, []string{s.taskKey(rec.Task.ID)},
-		a.prefix, rec.Task.ID, rec.Owner, s.indexKey("o", rec.Owner), s.indexKey("q", quota),
+		a.prefix, rec.Task.ID, rec.Owner, s.indexKey("owner", rec.Owner), s.indexKey("q", quota),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task, score(rec.Updated),
 		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push)
 	res, _ := answer.(string)
@@ -553,7 +553,7 @@ func (t *redisTx) Publish(ev a2a.StreamResponse) { t.events = append(t.events, e
 
 // Scan implements tasks.Store.
 func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq[*tasks.Record])) error {
-	ids, err := s.client.ZRange(ctx, s.indexKey("o", owner), 0, -1).Result()
+	ids, err := s.client.SMembers(ctx, s.indexKey("owner", owner)).Result()
 	if err != nil {
 		return s.unavailable("scan", err)
 	}
