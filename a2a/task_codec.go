@@ -100,13 +100,17 @@ func decodeArtifact[P wirePart](w *wireArtifact[P], a *Artifact) *Error {
 }
 
 // MarshalTask encodes t as version v writes it.
-func MarshalTask(v Version, t *Task) ([]byte, error) {
+func MarshalTask(v Version, t *Task) ([]byte, error) { return AppendTask(nil, v, t) }
+
+// AppendTask appends t encoded as version v writes it, so that a caller
+// that encodes many tasks can reuse one buffer.
+func AppendTask(dst []byte, v Version, t *Task) ([]byte, error) {
 	if t == nil {
-		return nil, fmt.Errorf("a2a: marshal %s task: nil task", v)
+		return dst, fmt.Errorf("a2a: marshal %s task: nil task", v)
 	}
-	b, err := appendTask(nil, v, t)
+	b, err := appendTask(dst, v, t)
 	if err != nil {
-		return nil, fmt.Errorf("a2a: marshal %s task: %w", v, err)
+		return dst, fmt.Errorf("a2a: marshal %s task: %w", v, err)
 	}
 	return b, nil
 }

@@ -244,10 +244,11 @@ func (s *Store) reachable() {
 
 // Insert implements tasks.Store.
 func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
-	task, err := a2a.MarshalTask(a2a.V10, &rec.Task)
+	task, err := encodeTask(&rec.Task)
 	if err != nil {
 		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
 	}
+	defer task.release()
 	push, err := encodePush(rec.Push)
 	if err != nil {
 		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
@@ -259,7 +260,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	a := &s.arg
 	answer, err := s.scripts.run(ctx, insertScript, []string{s.taskKey(rec.Task.ID)},
 		a.prefix, rec.Task.ID, rec.Owner, s.indexKey("owner", rec.Owner), s.indexKey("q", quota),
-		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task, score(rec.Updated),
+		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task.b, score(rec.Updated),
 		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push)
 	res, _ := answer.(string)
 	if err != nil {
@@ -376,6 +377,33 @@ func decode(f map[string]string) (tasks.Record, error) {
 	return rec, nil
 }
 
+// An encodedTask is a task's stored form, in a buffer that goes back to
+// taskBuffers once the script that carried it has run.
+type encodedTask struct{ b []byte }
+
+var taskBuffers = sync.Pool{New: func() any { return new(encodedTask) }}
+
+// maxPooledTask bounds the buffers kept for reuse: a rare large task
+// should not pin its buffer.
+const maxPooledTask = 64 << 10
+
+func encodeTask(t *a2a.Task) (*encodedTask, error) {
+	e := taskBuffers.Get().(*encodedTask)
+	b, err := a2a.AppendTask(e.b[:0], a2a.V10, t)
+	if err != nil {
+		e.release()
+		return nil, err
+	}
+	e.b = b
+	return e, nil
+}
+
+func (e *encodedTask) release() {
+	if cap(e.b) <= maxPooledTask {
+		taskBuffers.Put(e)
+	}
+}
+
 // pushUnchanged tells the update script that a change left the task's push
 // configs as they were: nothing to encode, nothing to write.
 const pushUnchanged = "="
@@ -459,7 +487,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			}
 			return err
 		}
-		task, err := a2a.MarshalTask(a2a.V10, &rec.Task)
+		task, err := encodeTask(&rec.Task)
 		if err != nil {
 			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 		}
@@ -470,7 +498,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			}
 		}
 		a := &s.arg
-		args := []any{a.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task,
+		args := []any{a.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task.b,
 			rec.Bytes - c.rec.Bytes, score(rec.Updated), a.maxLiveBytes, a.maxBytes, a.channel,
 			int(rec.Task.Status.State), a.replica, s.lease(rec.Updated), push, eventsUnbuilt}
 		if watched {
@@ -484,6 +512,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			}
 		}
 		answer, err := s.scripts.run(ctx, updateScript, []string{s.taskKey(id)}, args...)
+		task.release()
 		res, _ := answer.([]any)
 		if err == nil && len(res) == 0 {
 			err = fmt.Errorf("unexpected answer %v", answer)
