@@ -63,8 +63,9 @@ end
 -- drop removes a stored task and everything that counts it (the store's
 -- counters through saveStats). An id whose hash is gone (removed outside
 -- the store: maxmemory eviction, an operator's DEL) is taken out of the
--- lists all the same, so that eviction moves on.
-local function drop(id)
+-- lists all the same, so that eviction moves on. popped says that evict
+-- took the id out of the terminal list already.
+local function drop(id, popped)
 	local tk = P .. ':t:' .. id
 	local f = redis.call('HMGET', tk, 'ok', 'qk', 'b', 'st')
 	if not f[1] then
@@ -80,18 +81,19 @@ local function drop(id)
 	end
 	if f[4] == 'r' then redis.call('ZREM', P .. ':leases', id) end
 	redis.call('DEL', tk)
-	redis.call('ZREM', list(f[4]), id)
+	if not (popped and f[4] == 't') then redis.call('ZREM', list(f[4]), id) end
 end
 -- evict drops the terminal task updated longest ago, but never keep.
 local function evict(keep)
-	local ids = redis.call('ZRANGE', P .. ':terminal', 0, 1)
-	for _, id in ipairs(ids) do
-		if id ~= keep then
-			drop(id)
-			return true
-		end
+	local oldest = redis.call('ZPOPMIN', P .. ':terminal')
+	if oldest[1] and oldest[1] == keep then
+		local next = redis.call('ZPOPMIN', P .. ':terminal')
+		redis.call('ZADD', P .. ':terminal', oldest[2], keep)
+		oldest = next
 	end
-	return false
+	if not oldest[1] then return false end
+	drop(oldest[1], true)
+	return true
 end
 -- room makes delta more bytes fit the store's budget.
 local function room(delta, keep, maxBytes)
@@ -203,7 +205,7 @@ return {'ok', seq + n}
 // cutoff score, most to drop. It answers how many it dropped.
 var dropOldScript = redis.NewScript(prelude + `
 local ids = redis.call('ZRANGEBYSCORE', P .. ':terminal', '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, id in ipairs(ids) do drop(id) end
+for _, id in ipairs(ids) do drop(id, false) end
 saveStats()
 return #ids
 `)

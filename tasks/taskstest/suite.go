@@ -91,6 +91,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ScanSeesOnlyTheOwner", s.TestScanSeesOnlyTheOwner},
 		{"InsertLimits", s.TestInsertLimits},
 		{"TakeRefusesPastBudget", s.TestTakeRefusesPastBudget},
+		{"EvictionSparesTheTaskItMakesRoomFor", s.TestEvictionSparesTheTaskItMakesRoomFor},
 		{"UpdateErrorChangesNothing", s.TestUpdateErrorChangesNothing},
 		{"UpdateEventsInOrder", s.TestUpdateEventsInOrder},
 		{"OnEndThroughUpdate", s.TestOnEndThroughUpdate},
