@@ -270,18 +270,23 @@ func (m *Manager) PushConfig(owner, taskID, id string) (PushConfig, error) {
 	return PushConfig{}, e
 }
 
-// DeletePushConfig removes the push config id of the caller's task.
-// Deleting a config that is not there succeeds (spec 1.0 §3.1.10: the
-// operation is idempotent).
+// DeletePushConfig removes the push config id of the caller's task, and
+// gives its bytes back to the store's budgets. Deleting a config that is
+// not there succeeds (spec 1.0 §3.1.10: the operation is idempotent).
 func (m *Manager) DeletePushConfig(owner, taskID, id string) error {
-	return m.store.Update(context.Background(), taskID, func(rec *Record, _ Tx) error {
+	return m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}
-		rec.Push = slices.DeleteFunc(slices.Clone(rec.Push), func(c PushConfig) bool { return c.ID == id })
+		i := slices.IndexFunc(rec.Push, func(c PushConfig) bool { return c.ID == id })
+		if i < 0 {
+			return nil
+		}
+		freed := sizeOfPushConfig(&rec.Push[i])
+		rec.Push = slices.Delete(slices.Clone(rec.Push), i, i+1) // ids are unique: SetPushConfig replaces
 		if len(rec.Push) == 0 {
 			rec.Push = nil
 		}
-		return nil
+		return tx.Take(-freed)
 	})
 }

@@ -40,7 +40,10 @@ type Tx interface {
 	// Bytes, making room by dropping terminal tasks, oldest first; when the
 	// record's quota or the store has no room left it returns the store's
 	// Limits.Refusal(OwnerBytes or StoreBytes) and reserves nothing. A
-	// record changed without Take keeps its Bytes.
+	// negative delta gives back bytes the record no longer holds, to the
+	// store's budget and its quota's share, and is never refused; a caller
+	// gives back no more than it took. A record changed without Take keeps
+	// its Bytes.
 	Take(delta int64) error
 	// Listening reports whether an event published now could reach a
 	// subscriber; when it says no, the callback may skip building one.
@@ -362,14 +365,13 @@ func (t *memTx) commit(wasTerminal bool) (ended bool) {
 
 func (t *memTx) Take(delta int64) error {
 	s, e := t.s, t.e
-	if delta <= 0 {
-		return nil
-	}
-	if !e.terminal && e.quota.bytes+delta > s.limits.MaxLiveBytesPerOwner {
-		return s.limits.Refusal(OwnerBytes)
-	}
-	if !s.makeRoom(delta, e) {
-		return s.limits.Refusal(StoreBytes)
+	if delta > 0 {
+		if !e.terminal && e.quota.bytes+delta > s.limits.MaxLiveBytesPerOwner {
+			return s.limits.Refusal(OwnerBytes)
+		}
+		if !s.makeRoom(delta, e) {
+			return s.limits.Refusal(StoreBytes)
+		}
 	}
 	e.rec.Bytes += delta
 	s.bytes += delta

@@ -403,6 +403,39 @@ func (s *suite) TestTakeRefusesPastBudget(t *testing.T) {
 	}
 }
 
+// A negative Take gives bytes back to the owner's share and the store's
+// budget, without refusal: what it gave back fits again.
+func (s *suite) TestTakeGivesBack(t *testing.T) {
+	store := s.newStore(t, smallLimits) // 1000 bytes, 600 an owner
+	at := newClock().Now()
+	mustInsert(t, store, record("a", "alice", a2a.TaskStateWorking, at, 600), record("b", "bob", a2a.TaskStateWorking, at, 400))
+	take := func(id string, delta int64) error {
+		return store.Update(t.Context(), id, func(_ *tasks.Record, tx tasks.Tx) error { return tx.Take(delta) })
+	}
+	for _, c := range []struct {
+		what  string
+		id    string
+		short tasks.Shortage
+	}{
+		{"the owner's share", "a", tasks.OwnerBytes},
+		{"the store's budget", "b", tasks.StoreBytes},
+	} {
+		if err := take(c.id, 1); !refused(err, smallLimits, c.short) {
+			t.Fatalf("%s is full, yet Take(1) of %s: err = %#v", c.what, c.id, err)
+		}
+		before := mustGetRecord(t, store, c.id).Bytes
+		if err := take(c.id, -100); err != nil {
+			t.Errorf("Take(-100) of %s: %v", c.id, err)
+		}
+		if got := mustGetRecord(t, store, c.id).Bytes; got != before-100 {
+			t.Errorf("after Take(-100), %s holds %d bytes, want %d", c.id, got, before-100)
+		}
+		if err := take(c.id, 100); err != nil {
+			t.Errorf("the 100 bytes %s gave back to %s do not fit again: %v", c.id, c.what, err)
+		}
+	}
+}
+
 // An Update whose callback returns an error returns that error, leaves the
 // record as it was and publishes nothing of what the callback published.
 func (s *suite) TestUpdateErrorChangesNothing(t *testing.T) {

@@ -2,6 +2,7 @@ package taskstest
 
 import (
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,6 +99,31 @@ func (s *suite) TestPushConfigs(t *testing.T) {
 	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
 	if _, err := set("alice", tasks.PushConfig{URL: "https://d.test/"}); a2aCode(err) != a2a.CodeUnsupportedOperation {
 		t.Errorf("set on a completed task: %v", err)
+	}
+}
+
+// Deleting a push config gives its bytes back: with the owner's share
+// full, a config deleted from one task makes room for one as large on
+// another.
+func (s *suite) TestPushConfigBytesGivenBack(t *testing.T) {
+	const kb = 1 << 10
+	opts := tasks.Options{MaxLiveBytesPerOwner: 16 * kb, MaxTaskBytes: 12 * kb}
+	m, _ := s.newManager(t, opts)
+	first, second := mustCreate(t, m, "alice", userMsg("first")), mustCreate(t, m, "alice", userMsg("second"))
+	large := tasks.PushConfig{URL: "https://a.test/" + strings.Repeat("x", 8*kb), Version: a2a.V10}
+
+	c, err := m.SetPushConfig("alice", first.ID, large)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SetPushConfig("alice", second.ID, large); !refused(err, opts.StoreLimits(), tasks.OwnerBytes) {
+		t.Fatalf("a second large config past the owner's share: err = %#v, want %#v", err, opts.StoreLimits().Refusal(tasks.OwnerBytes))
+	}
+	if err := m.DeletePushConfig("alice", first.ID, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SetPushConfig("alice", second.ID, large); err != nil {
+		t.Errorf("the deleted config's bytes were not given back: %v", err)
 	}
 }
 

@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"RunsOfOneTask", s.TestRunsOfOneTask},
 		// Push notification configs (push.go).
 		{"PushConfigs", s.TestPushConfigs},
+		{"PushConfigBytesGivenBack", s.TestPushConfigBytesGivenBack},
 		{"PushNotices", s.TestPushNotices},
 		// Leaving service (drain.go).
 		{"Drain", s.TestDrain},
@@ -91,6 +92,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ScanSeesOnlyTheOwner", s.TestScanSeesOnlyTheOwner},
 		{"InsertLimits", s.TestInsertLimits},
 		{"TakeRefusesPastBudget", s.TestTakeRefusesPastBudget},
+		{"TakeGivesBack", s.TestTakeGivesBack},
 		{"UpdateErrorChangesNothing", s.TestUpdateErrorChangesNothing},
 		{"UpdateEventsInOrder", s.TestUpdateEventsInOrder},
 		{"OnEndThroughUpdate", s.TestOnEndThroughUpdate},
