@@ -88,7 +88,7 @@ type Store interface {
 	// the store's MaxInputWait, and (in a shared store) each running
 	// record whose lease ran out, saying which; expire must move the
 	// record to a terminal state and set its Updated (the OnEnd hooks then
-	// run).
+	// run). Sweep makes its calls of expire one at a time.
 	Sweep(ctx context.Context, now time.Time, expire func(rec *Record, tx Tx, why Expiry)) error
 	// Renew vouches that this replica still runs the tasks ids, until now
 	// plus the store's LeaseTTL: a task whose lease runs out (its replica
