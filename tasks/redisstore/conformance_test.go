@@ -29,6 +29,7 @@ func runConformance(t *testing.T, client redis.UniversalClient, prefix string) {
 			t.Cleanup(store.Close)
 			stores[i] = store
 		}
+		t.Cleanup(func() { checkBookkeeping(t, client, keys) })
 		return stores
 	})
 }
