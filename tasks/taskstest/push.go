@@ -236,8 +236,8 @@ func (s *suite) TestPushExpiryOnce(t *testing.T) {
 	b, pushedB := replica(stores[1])
 
 	cfg := tasks.PushConfig{URL: "https://a.test/hook", Version: a2a.V10}
-	// Streamed, as a blocking call is: a store that runs replicas has its
-	// events (and ends) reaching this one.
+	// Subscribed, as a streaming call is: so this replica hears the store's
+	// events, ends included, from the start.
 	run, err := a.Start("alice", userMsg("slow"), tasks.StartOptions{Push: &cfg, Subscribe: true})
 	if err != nil {
 		t.Fatal(err)
