@@ -162,10 +162,6 @@ type Manager struct {
 	pusher         atomic.Pointer[Pusher]
 	pushOrderMu    [pushOrderStripes]sync.Mutex
 	maxPushConfigs int
-	// expiring holds the notices of the expiries a sweep is making, until
-	// the store says whether the task ended (see expireNotifying).
-	expiringMu sync.Mutex
-	expiring   map[string]*pushNotice
 	// expireFn is m.expire bound once, so that sweeping allocates nothing.
 	expireFn func(*Record, Tx, Expiry)
 
@@ -269,7 +265,6 @@ func NewManager(opts Options) *Manager {
 		store:        opts.Store,
 
 		maxPushConfigs: opts.MaxPushConfigs,
-		expiring:       make(map[string]*pushNotice),
 		tracked:        make(map[string]tracked),
 		leaseTTL:       opts.LeaseTTL,
 	}
@@ -332,9 +327,9 @@ func (m *Manager) sweep(ctx context.Context, now time.Time) error {
 	if m.pusher.Load() == nil {
 		return m.store.Sweep(ctx, now, m.expireFn)
 	}
-	var expiring []string
-	err := m.store.Sweep(ctx, now, m.expireNotifying(&expiring))
-	m.pushExpired(expiring)
+	var expired []*pushNotice
+	err := m.store.Sweep(ctx, now, m.expireNotifying(&expired))
+	m.pushExpired(ctx, expired)
 	return err
 }
 
@@ -357,11 +352,6 @@ func (m *Manager) expire(rec *Record, tx Tx, why Expiry) {
 // happened (on every replica, the store calls it): a cancellation cancels
 // the run's context with cause ErrCanceled, an expiry with ErrExpired.
 func (m *Manager) ended(taskID string, state a2a.TaskState) {
-	m.expiringMu.Lock()
-	if n := m.expiring[taskID]; n != nil {
-		n.ended = true
-	}
-	m.expiringMu.Unlock()
 	cause := ErrExpired
 	switch state {
 	case a2a.TaskStateCanceled:

@@ -101,8 +101,6 @@ type pushNotice struct {
 	task    *a2a.Task
 	configs []PushConfig
 	events  []a2a.StreamResponse
-	// ended: the store ended the task (an expiry that was made).
-	ended bool
 }
 
 // pushTx is the store's Tx seen by a change of a task that may have push
@@ -151,14 +149,10 @@ func (m *Manager) update(ctx context.Context, taskID string, fn func(rec *Record
 	return err
 }
 
-// expireNotifying is the expire of a sweep when a pusher is set. An
-// expire may run in an attempt the store then drops (in a shared store,
-// the task changed meanwhile: another replica expired it, or its run
-// reported progress), so its notice waits in m.expiring until the store
-// runs the OnEnd hooks for the task: only an expiry that was made is
-// notified (see pushExpired). The ids of the tasks whose notices wait are
-// added to ids.
-func (m *Manager) expireNotifying(ids *[]string) func(*Record, Tx, Expiry) {
+// expireNotifying is the expire of a sweep when a pusher is set: it adds
+// the notice of each expiry to notices, to be handed over once the sweep
+// is done (see pushExpired).
+func (m *Manager) expireNotifying(notices *[]*pushNotice) func(*Record, Tx, Expiry) {
 	return func(rec *Record, tx Tx, why Expiry) {
 		n := &pushNotice{}
 		m.expire(rec, &pushTx{Tx: tx, rec: rec, notice: n}, why)
@@ -166,28 +160,36 @@ func (m *Manager) expireNotifying(ids *[]string) func(*Record, Tx, Expiry) {
 			return
 		}
 		n.task, n.configs = snapshot(rec, -1, true), rec.Push
-		m.expiringMu.Lock()
-		if m.expiring[rec.Task.ID] == nil {
-			*ids = append(*ids, rec.Task.ID)
-		}
-		m.expiring[rec.Task.ID] = n
-		m.expiringMu.Unlock()
+		*notices = append(*notices, n)
 	}
 }
 
-// pushExpired hands over the notices of the expiries a sweep made, and
-// forgets those of the ones it did not.
-func (m *Manager) pushExpired(ids []string) {
+// pushExpired hands over the notices of the expiries a sweep made. An
+// expire may run in an attempt the store then drops (in a shared store,
+// the task changed meanwhile: another replica expired it, or its run
+// reported progress), and an end heard from the store does not say which
+// replica made it; so an expiry counts as made here only when the task
+// holds the very status it wrote, whose message has an id of its own.
+// One read per expiry of a task with push configs buys that each expiry
+// is pushed once, by the replica that made it.
+func (m *Manager) pushExpired(ctx context.Context, notices []*pushNotice) {
 	pp := m.pusher.Load()
-	for _, id := range ids {
-		m.expiringMu.Lock()
-		n := m.expiring[id]
-		delete(m.expiring, id)
-		m.expiringMu.Unlock()
-		if n != nil && n.ended && pp != nil {
-			(*pp).Push(n.task, n.configs, n.events)
-		}
+	if pp == nil {
+		return
 	}
+	for _, n := range notices {
+		rec, err := m.store.Get(ctx, n.task.ID)
+		if err != nil || !sameStatusMessage(rec.Task.Status.Message, n.task.Status.Message) {
+			continue // another replica's expiry (or the task is gone: nobody can tell whose)
+		}
+		(*pp).Push(n.task, n.configs, n.events)
+	}
+}
+
+// sameStatusMessage reports whether a and b are the same status message,
+// by its id.
+func sameStatusMessage(a, b *a2a.Message) bool {
+	return a != nil && b != nil && a.MessageID == b.MessageID
 }
 
 // withPushID gives c a new id if it has none.
@@ -270,18 +272,23 @@ func (m *Manager) PushConfig(owner, taskID, id string) (PushConfig, error) {
 	return PushConfig{}, e
 }
 
-// DeletePushConfig removes the push config id of the caller's task.
-// Deleting a config that is not there succeeds (spec 1.0 §3.1.10: the
-// operation is idempotent).
+// DeletePushConfig removes the push config id of the caller's task, and
+// gives its bytes back to the store's budgets. Deleting a config that is
+// not there succeeds (spec 1.0 §3.1.10: the operation is idempotent).
 func (m *Manager) DeletePushConfig(owner, taskID, id string) error {
-	return m.store.Update(context.Background(), taskID, func(rec *Record, _ Tx) error {
+	return m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}
-		rec.Push = slices.DeleteFunc(slices.Clone(rec.Push), func(c PushConfig) bool { return c.ID == id })
+		i := slices.IndexFunc(rec.Push, func(c PushConfig) bool { return c.ID == id })
+		if i < 0 {
+			return nil
+		}
+		freed := sizeOfPushConfig(&rec.Push[i])
+		rec.Push = slices.Delete(slices.Clone(rec.Push), i, i+1) // ids are unique: SetPushConfig replaces
 		if len(rec.Push) == 0 {
 			rec.Push = nil
 		}
-		return nil
+		return tx.Take(-freed)
 	})
 }

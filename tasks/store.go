@@ -38,9 +38,12 @@ type Record struct {
 type Tx interface {
 	// Take reserves delta more bytes for the record and adds them to its
 	// Bytes, making room by dropping terminal tasks, oldest first; when the
-	// store or the record's owner has no room left it returns an
-	// *a2a.Error (RESOURCE_EXHAUSTED) and reserves nothing. A record
-	// changed without Take keeps its Bytes.
+	// record's quota or the store has no room left it returns the store's
+	// Limits.Refusal(OwnerBytes or StoreBytes) and reserves nothing. A
+	// negative delta gives back bytes the record no longer holds, to the
+	// store's budget and its quota's share, and is never refused; a caller
+	// gives back no more than it took. A record changed without Take keeps
+	// its Bytes.
 	Take(delta int64) error
 	// Listening reports whether an event published now could reach a
 	// subscriber; when it says no, the callback may skip building one.
@@ -61,8 +64,9 @@ type Store interface {
 	// Insert stores rec, a new task. A store at capacity, in tasks or in
 	// bytes (rec.Bytes), makes room by dropping terminal tasks, oldest
 	// first; when none can go, or when rec's quota already holds as many
-	// live tasks or bytes as one may, it returns an *a2a.Error that asks
-	// the caller to retry later.
+	// live tasks or bytes as one may, it returns the store's
+	// Limits.Refusal of the bound it ran into (the quota's are checked
+	// first).
 	Insert(ctx context.Context, rec Record) error
 	// Get returns the record of task id; an unknown id is an *a2a.Error
 	// TaskNotFound.
@@ -84,7 +88,7 @@ type Store interface {
 	// the store's MaxInputWait, and (in a shared store) each running
 	// record whose lease ran out, saying which; expire must move the
 	// record to a terminal state and set its Updated (the OnEnd hooks then
-	// run).
+	// run). Sweep makes its calls of expire one at a time.
 	Sweep(ctx context.Context, now time.Time, expire func(rec *Record, tx Tx, why Expiry)) error
 	// Renew vouches that this replica still runs the tasks ids, until now
 	// plus the store's LeaseTTL: a task whose lease runs out (its replica
@@ -208,20 +212,20 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	quotaKey := cmp.Or(rec.Quota, rec.Owner)
 	if q := s.quotas[quotaKey]; !terminal && q != nil {
 		if q.live >= s.limits.MaxLivePerOwner {
-			return ownerFull(fmt.Sprintf("%d tasks", s.limits.MaxLivePerOwner))
+			return s.limits.Refusal(OwnerTasks)
 		}
 		if q.bytes+rec.Bytes > s.limits.MaxLiveBytesPerOwner {
-			return ownerFull(fmt.Sprintf("%d bytes of tasks", s.limits.MaxLiveBytesPerOwner))
+			return s.limits.Refusal(OwnerBytes)
 		}
 	}
 	if len(s.byID) >= s.limits.MaxTasks {
 		if s.terminal.head == nil {
-			return storeFull(fmt.Sprintf("%d tasks", s.limits.MaxTasks))
+			return s.limits.Refusal(StoreTasks)
 		}
 		s.remove(s.terminal.head)
 	}
 	if !s.makeRoom(rec.Bytes, nil) {
-		return storeFull(fmt.Sprintf("%d bytes of tasks", s.limits.MaxBytes))
+		return s.limits.Refusal(StoreBytes)
 	}
 	ow := s.owners[rec.Owner]
 	e := &memEntry{rec: rec, terminal: terminal, interrupted: rec.Task.Status.State.Interrupted()}
@@ -263,6 +267,40 @@ func (s *MemoryStore) makeRoom(delta int64, keep *memEntry) bool {
 	return true
 }
 
+// Shortage names the bound a store ran into when it refused a task, or a
+// Tx.Take.
+type Shortage uint8
+
+const (
+	// OwnerTasks: the quota holds MaxLivePerOwner live tasks.
+	OwnerTasks Shortage = iota + 1
+	// OwnerBytes: the quota's live tasks would hold more than
+	// MaxLiveBytesPerOwner.
+	OwnerBytes
+	// StoreTasks: the store holds MaxTasks tasks, none of them terminal.
+	StoreTasks
+	// StoreBytes: the store would hold more than MaxBytes, and no
+	// terminal task is left to make room.
+	StoreBytes
+)
+
+// Refusal is the error every store answers when it refuses for want of
+// what short names (RESOURCE_EXHAUSTED, asking the caller to retry later),
+// so that a client reads the same whichever store keeps the tasks.
+func (l Limits) Refusal(short Shortage) *a2a.Error {
+	switch short {
+	case OwnerTasks:
+		return ownerFull(fmt.Sprintf("%d tasks", l.MaxLivePerOwner))
+	case OwnerBytes:
+		return ownerFull(fmt.Sprintf("%d bytes of tasks", l.MaxLiveBytesPerOwner))
+	case StoreTasks:
+		return storeFull(fmt.Sprintf("%d tasks", l.MaxTasks))
+	case StoreBytes:
+		return storeFull(fmt.Sprintf("%d bytes of tasks", l.MaxBytes))
+	}
+	panic(fmt.Sprintf("tasks: no refusal for shortage %d", short))
+}
+
 // ownerFull is the answer to a caller that already has as many live tasks,
 // or bytes of them, as one caller may: one caller cannot fill the store for
 // everyone else.
@@ -274,7 +312,7 @@ func ownerFull(what string) *a2a.Error {
 }
 
 // storeFull is the answer when every stored task is live and the store is
-// at its limit.
+// at its limit: the caller can only wait.
 func storeFull(what string) *a2a.Error {
 	e := a2a.InternalError(fmt.Sprintf(
 		"the agent holds %s that are running or waiting for input, as much as it may; retry later", what))
@@ -327,14 +365,13 @@ func (t *memTx) commit(wasTerminal bool) (ended bool) {
 
 func (t *memTx) Take(delta int64) error {
 	s, e := t.s, t.e
-	if delta <= 0 {
-		return nil
-	}
-	if !e.terminal && e.quota.bytes+delta > s.limits.MaxLiveBytesPerOwner {
-		return ownerFull(fmt.Sprintf("%d bytes of tasks", s.limits.MaxLiveBytesPerOwner))
-	}
-	if !s.makeRoom(delta, e) {
-		return storeFull(fmt.Sprintf("%d bytes of tasks", s.limits.MaxBytes))
+	if delta > 0 {
+		if !e.terminal && e.quota.bytes+delta > s.limits.MaxLiveBytesPerOwner {
+			return s.limits.Refusal(OwnerBytes)
+		}
+		if !s.makeRoom(delta, e) {
+			return s.limits.Refusal(StoreBytes)
+		}
 	}
 	e.rec.Bytes += delta
 	s.bytes += delta

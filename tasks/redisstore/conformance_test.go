@@ -15,16 +15,22 @@ import (
 
 // runConformance runs the one conformance suite on Redis through client,
 // each test on keys of its own (its own hash tag, so on Cluster its own
-// node as often as not).
+// node as often as not), each replica of a test a Store of its own on them.
 func runConformance(t *testing.T, client redis.UniversalClient, prefix string) {
 	var n atomic.Int64
-	taskstest.Run(t, func(t testing.TB, limits tasks.Limits) tasks.Store {
-		store, err := redisstore.New(redisstore.Options{Client: client, Prefix: fmt.Sprint(prefix, n.Add(1)), Limits: limits})
-		if err != nil {
-			t.Fatal(err)
+	taskstest.RunShared(t, func(t testing.TB, limits tasks.Limits, replicas int) []tasks.Store {
+		keys := fmt.Sprint(prefix, n.Add(1))
+		stores := make([]tasks.Store, replicas)
+		for i := range stores {
+			store, err := redisstore.New(redisstore.Options{Client: client, Prefix: keys, Limits: limits})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(store.Close)
+			stores[i] = store
 		}
-		t.Cleanup(store.Close)
-		return store
+		t.Cleanup(func() { checkBookkeeping(t, client, keys) })
+		return stores
 	})
 }
 

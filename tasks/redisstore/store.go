@@ -277,26 +277,23 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	return nil
 }
 
-// refusal turns a script's answer into the error the memory store gives in
-// the same case; nil for any other answer.
+// refusal turns a script's answer into the error every store gives in the
+// same case; nil for any other answer.
 func (s *Store) refusal(res string) error {
-	l := s.limits
-	var what string
+	var short tasks.Shortage
 	switch res {
 	case "quota-tasks":
-		what = fmt.Sprintf("you have %d tasks running or waiting for input, as much as one caller may", l.MaxLivePerOwner)
+		short = tasks.OwnerTasks
 	case "quota-bytes":
-		what = fmt.Sprintf("you have %d bytes of tasks running or waiting for input, as much as one caller may", l.MaxLiveBytesPerOwner)
+		short = tasks.OwnerBytes
 	case "full-tasks":
-		what = fmt.Sprintf("the agent holds %d tasks that are running or waiting for input, as much as it may", l.MaxTasks)
+		short = tasks.StoreTasks
 	case "full-bytes":
-		what = fmt.Sprintf("the agent holds %d bytes of tasks that are running or waiting for input, as much as it may", l.MaxBytes)
+		short = tasks.StoreBytes
 	default:
 		return nil
 	}
-	e := a2a.InternalError(what + "; finish or cancel some, or retry later")
-	e.Reason = "RESOURCE_EXHAUSTED"
-	return e
+	return s.limits.Refusal(short)
 }
 
 func (s *Store) remember(rec tasks.Record, version string) {

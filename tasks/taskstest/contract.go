@@ -6,7 +6,6 @@ import (
 	"iter"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -129,12 +128,11 @@ func eventText(ev a2a.StreamResponse) string {
 	return fmt.Sprintf("%+v", ev)
 }
 
-// resourceExhausted tells whether err asks the caller to retry later, as
-// a full store or a full quota does.
-func resourceExhausted(err error) bool {
+// refused tells whether err is the store's refusal for want of short
+// under limits: word for word the error every store gives.
+func refused(err error, limits tasks.Limits, short tasks.Shortage) bool {
 	var e *a2a.Error
-	return errors.As(err, &e) && e.Code == a2a.CodeInternalError && e.Reason == "RESOURCE_EXHAUSTED" &&
-		strings.Contains(e.Description, "retry later")
+	return errors.As(err, &e) && reflect.DeepEqual(e, limits.Refusal(short))
 }
 
 // storedBytes is what owner's records in store hold, by their Bytes.
@@ -299,20 +297,20 @@ func (s *suite) TestInsertLimits(t *testing.T) {
 	counts.MaxTasks, counts.MaxLivePerOwner = 3, 2
 	store := s.newStore(t, counts)
 	mustInsert(t, store, in("q1-a", "", "192.0.2.1", 10), in("q1-b", "", "192.0.2.1", 10))
-	if err := store.Insert(t.Context(), in("q1-c", "", "192.0.2.1", 10)); !resourceExhausted(err) {
-		t.Errorf("a third live task of a quota of two: err = %v, want RESOURCE_EXHAUSTED", err)
+	if err := store.Insert(t.Context(), in("q1-c", "", "192.0.2.1", 10)); !refused(err, counts, tasks.OwnerTasks) {
+		t.Errorf("a third live task of a quota of two: err = %#v, want %#v", err, counts.Refusal(tasks.OwnerTasks))
 	}
 	mustInsert(t, store, in("q2-a", "", "192.0.2.2", 10)) // another quota of the same owner
-	if err := store.Insert(t.Context(), in("bob-1", "bob", "", 10)); !resourceExhausted(err) {
-		t.Errorf("a task past MaxTasks, all live: err = %v, want RESOURCE_EXHAUSTED", err)
+	if err := store.Insert(t.Context(), in("bob-1", "bob", "", 10)); !refused(err, counts, tasks.StoreTasks) {
+		t.Errorf("a task past MaxTasks, all live: err = %#v, want %#v", err, counts.Refusal(tasks.StoreTasks))
 	}
 	mustUpdate(t, store, "q1-a", setState(a2a.TaskStateCompleted, at))
 	mustInsert(t, store, in("q1-c", "", "192.0.2.1", 10)) // the quota has room, the store evicts q1-a
 	if _, err := store.Get(t.Context(), "q1-a"); a2aCode(err) != a2a.CodeTaskNotFound {
 		t.Errorf("the terminal task is still there (err %v), want it evicted", err)
 	}
-	if err := store.Insert(t.Context(), in("bob-1", "bob", "", 10)); !resourceExhausted(err) {
-		t.Errorf("a task past MaxTasks, all live again: err = %v, want RESOURCE_EXHAUSTED", err)
+	if err := store.Insert(t.Context(), in("bob-1", "bob", "", 10)); !refused(err, counts, tasks.StoreTasks) {
+		t.Errorf("a task past MaxTasks, all live again: err = %#v, want %#v", err, counts.Refusal(tasks.StoreTasks))
 	}
 	if n, err := store.Len(t.Context()); n != 3 || err != nil {
 		t.Errorf("Len = %d, %v; want the 3 tasks kept, the evicted and the refused not counted", n, err)
@@ -322,12 +320,12 @@ func (s *suite) TestInsertLimits(t *testing.T) {
 	bytes.MaxLiveBytesPerOwner = 500
 	store = s.newStore(t, bytes)
 	mustInsert(t, store, in("alice-1", "alice", "", 300))
-	if err := store.Insert(t.Context(), in("alice-2", "alice", "", 300)); !resourceExhausted(err) {
-		t.Errorf("an owner past its bytes: err = %v, want RESOURCE_EXHAUSTED", err)
+	if err := store.Insert(t.Context(), in("alice-2", "alice", "", 300)); !refused(err, bytes, tasks.OwnerBytes) {
+		t.Errorf("an owner past its bytes: err = %#v, want %#v", err, bytes.Refusal(tasks.OwnerBytes))
 	}
 	mustInsert(t, store, in("bob-1", "bob", "", 400))
-	if err := store.Insert(t.Context(), in("carol-1", "carol", "", 400)); !resourceExhausted(err) {
-		t.Errorf("a task past MaxBytes, all live: err = %v, want RESOURCE_EXHAUSTED", err)
+	if err := store.Insert(t.Context(), in("carol-1", "carol", "", 400)); !refused(err, bytes, tasks.StoreBytes) {
+		t.Errorf("a task past MaxBytes, all live: err = %#v, want %#v", err, bytes.Refusal(tasks.StoreBytes))
 	}
 	mustUpdate(t, store, "bob-1", setState(a2a.TaskStateCompleted, at))
 	mustInsert(t, store, in("carol-1", "carol", "", 400))
@@ -347,12 +345,14 @@ func (s *suite) TestTakeRefusesPastBudget(t *testing.T) {
 	store := s.newStore(t, smallLimits) // 1000 bytes, 600 an owner
 	at := newClock().Now()
 	mustInsert(t, store, record("a", "alice", a2a.TaskStateWorking, at, 500), record("b", "bob", a2a.TaskStateWorking, at, 300))
-	take := func(id string, delta int64, onRefusal func(rec *tasks.Record) error) error {
+	// take takes delta bytes for task id, which the store must refuse for
+	// want of short (or take, when short is 0).
+	take := func(id string, delta int64, short tasks.Shortage, onRefusal func(rec *tasks.Record) error) error {
 		return store.Update(t.Context(), id, func(rec *tasks.Record, tx tasks.Tx) error {
 			before := rec.Bytes
 			if err := tx.Take(delta); err != nil {
-				if !resourceExhausted(err) {
-					t.Errorf("Take(%d) of %s: err = %v, want RESOURCE_EXHAUSTED", delta, id, err)
+				if short == 0 || !refused(err, smallLimits, short) {
+					t.Errorf("Take(%d) of %s: err = %#v, want %#v", delta, id, err, smallLimits.Refusal(short))
 				}
 				if rec.Bytes != before {
 					t.Errorf("a refused Take(%d) changed %s's Bytes from %d to %d", delta, id, before, rec.Bytes)
@@ -368,12 +368,13 @@ func (s *suite) TestTakeRefusesPastBudget(t *testing.T) {
 		what  string
 		id    string
 		delta int64
+		short tasks.Shortage
 	}{
-		{"past the store's budget", "b", 300},
-		{"past the owner's share", "a", 200},
+		{"past the store's budget", "b", 300, tasks.StoreBytes},
+		{"past the owner's share", "a", 200, tasks.OwnerBytes},
 	} {
 		before := mustGetRecord(t, store, c.id)
-		if err := take(c.id, c.delta, giveUp); err == nil {
+		if err := take(c.id, c.delta, c.short, giveUp); err == nil {
 			t.Errorf("Take %s: the update was made", c.what)
 		}
 		if got := mustGetRecord(t, store, c.id); !reflect.DeepEqual(got, before) {
@@ -382,7 +383,7 @@ func (s *suite) TestTakeRefusesPastBudget(t *testing.T) {
 	}
 
 	// Refused, the callback fails the task instead, as Run.Finish does.
-	err := take("a", 200, func(rec *tasks.Record) error {
+	err := take("a", 200, tasks.OwnerBytes, func(rec *tasks.Record) error {
 		rec.Task.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Timestamp: at}
 		return nil
 	})
@@ -391,7 +392,7 @@ func (s *suite) TestTakeRefusesPastBudget(t *testing.T) {
 	}
 
 	// Now "a" is terminal, and goes to make room.
-	if err := take("b", 300, giveUp); err != nil {
+	if err := take("b", 300, 0, giveUp); err != nil {
 		t.Fatalf("Take with a terminal task to evict: %v", err)
 	}
 	if got := mustGetRecord(t, store, "b"); got.Bytes != 600 {
@@ -399,6 +400,39 @@ func (s *suite) TestTakeRefusesPastBudget(t *testing.T) {
 	}
 	if _, err := store.Get(t.Context(), "a"); a2aCode(err) != a2a.CodeTaskNotFound {
 		t.Errorf("the terminal task is still there (err %v), want it evicted", err)
+	}
+}
+
+// A negative Take gives bytes back to the owner's share and the store's
+// budget, without refusal: what it gave back fits again.
+func (s *suite) TestTakeGivesBack(t *testing.T) {
+	store := s.newStore(t, smallLimits) // 1000 bytes, 600 an owner
+	at := newClock().Now()
+	mustInsert(t, store, record("a", "alice", a2a.TaskStateWorking, at, 600), record("b", "bob", a2a.TaskStateWorking, at, 400))
+	take := func(id string, delta int64) error {
+		return store.Update(t.Context(), id, func(_ *tasks.Record, tx tasks.Tx) error { return tx.Take(delta) })
+	}
+	for _, c := range []struct {
+		what  string
+		id    string
+		short tasks.Shortage
+	}{
+		{"the owner's share", "a", tasks.OwnerBytes},
+		{"the store's budget", "b", tasks.StoreBytes},
+	} {
+		if err := take(c.id, 1); !refused(err, smallLimits, c.short) {
+			t.Fatalf("%s is full, yet Take(1) of %s: err = %#v", c.what, c.id, err)
+		}
+		before := mustGetRecord(t, store, c.id).Bytes
+		if err := take(c.id, -100); err != nil {
+			t.Errorf("Take(-100) of %s: %v", c.id, err)
+		}
+		if got := mustGetRecord(t, store, c.id).Bytes; got != before-100 {
+			t.Errorf("after Take(-100), %s holds %d bytes, want %d", c.id, got, before-100)
+		}
+		if err := take(c.id, 100); err != nil {
+			t.Errorf("the 100 bytes %s gave back to %s do not fit again: %v", c.id, c.what, err)
+		}
 	}
 }
 

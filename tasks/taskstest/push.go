@@ -1,7 +1,10 @@
 package taskstest
 
 import (
+	"context"
+	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,6 +104,31 @@ func (s *suite) TestPushConfigs(t *testing.T) {
 	}
 }
 
+// Deleting a push config gives its bytes back: with the owner's share
+// full, a config deleted from one task makes room for one as large on
+// another.
+func (s *suite) TestPushConfigBytesGivenBack(t *testing.T) {
+	const kb = 1 << 10
+	opts := tasks.Options{MaxLiveBytesPerOwner: 16 * kb, MaxTaskBytes: 12 * kb}
+	m, _ := s.newManager(t, opts)
+	first, second := mustCreate(t, m, "alice", userMsg("first")), mustCreate(t, m, "alice", userMsg("second"))
+	large := tasks.PushConfig{URL: "https://a.test/" + strings.Repeat("x", 8*kb), Version: a2a.V10}
+
+	c, err := m.SetPushConfig("alice", first.ID, large)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SetPushConfig("alice", second.ID, large); !refused(err, opts.StoreLimits(), tasks.OwnerBytes) {
+		t.Fatalf("a second large config past the owner's share: err = %#v, want %#v", err, opts.StoreLimits().Refusal(tasks.OwnerBytes))
+	}
+	if err := m.DeletePushConfig("alice", first.ID, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SetPushConfig("alice", second.ID, large); err != nil {
+		t.Errorf("the deleted config's bytes were not given back: %v", err)
+	}
+}
+
 func (s *suite) TestPushNotices(t *testing.T) {
 	m, clk := s.newManager(t, tasks.Options{})
 	p := new(recordingPusher)
@@ -183,4 +211,82 @@ func (s *suite) TestPushNotices(t *testing.T) {
 	if got := p.taken(); len(got) != 0 {
 		t.Errorf("notices after ClearPusher: %+v", got)
 	}
+}
+
+// An expiry is pushed once, by the replica that made it. Two replicas
+// sweep the same task past MaxAge; the first to call expire is held until
+// the other has expired the task and the first has heard of the end (it
+// runs the task, so the end stops its run): the store then drops the
+// first one's attempt, and that replica pushes nothing. A store that
+// replicas cannot share has the two Managers sweep it in turn.
+func (s *suite) TestPushExpiryOnce(t *testing.T) {
+	opts := tasks.Options{MaxAge: time.Hour}
+	stores := s.newReplicas(t, opts.StoreLimits(), 2)
+	first := &interleavedSweep{Store: stores[0]}
+	clk := newClock()
+	replica := func(store tasks.Store) (*tasks.Manager, *recordingPusher) {
+		o := opts
+		o.Store, o.Now = store, clk.Now
+		m, _ := s.newManager(t, o)
+		p := new(recordingPusher)
+		m.SetPusher(p)
+		return m, p
+	}
+	a, pushedA := replica(first)
+	b, pushedB := replica(stores[1])
+
+	cfg := tasks.PushConfig{URL: "https://a.test/hook", Version: a2a.V10}
+	// Subscribed, as a streaming call is: so this replica hears the store's
+	// events, ends included, from the start.
+	run, err := a.Start("alice", userMsg("slow"), tasks.StartOptions{Push: &cfg, Subscribe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(run.Subscription.Close)
+	pushedA.taken() // the task as started
+	clk.Advance(time.Hour + time.Minute)
+	if stores[0] != stores[1] {
+		first.meanwhile = func() {
+			if _, err := create(b, "bob", userMsg("sweeps")); err != nil {
+				t.Errorf("the other replica's Start: %v", err)
+			}
+			select {
+			case <-run.Context().Done():
+			case <-time.After(10 * time.Second):
+				t.Error("the run did not hear of its task's end within 10s")
+			}
+		}
+	}
+	mustCreate(t, a, "alice", userMsg("sweeps"))
+	mustCreate(t, b, "bob", userMsg("sweeps too"))
+
+	got := append(pushedA.taken(), pushedB.taken()...)
+	if len(got) != 1 || got[0].task.ID != run.Task.ID || got[0].task.Status.State != a2a.TaskStateFailed {
+		var seen []string
+		for _, n := range got {
+			seen = append(seen, fmt.Sprintf("%s %s (status message %s)", n.task.ID, n.task.Status.State, n.task.Status.Message.MessageID))
+		}
+		t.Errorf("notices %v, want the expiry of %s once", seen, run.Task.ID)
+	}
+	if st := mustGet(t, a, "alice", run.Task.ID).Status.State; st != a2a.TaskStateFailed {
+		t.Errorf("the task is %s, want failed", st)
+	}
+}
+
+// interleavedSweep is a store whose Sweep, after its first call of
+// expire, runs meanwhile (when set): what another replica does while this
+// one's attempt is under way.
+type interleavedSweep struct {
+	tasks.Store
+	once      sync.Once
+	meanwhile func()
+}
+
+func (s *interleavedSweep) Sweep(ctx context.Context, now time.Time, expire func(*tasks.Record, tasks.Tx, tasks.Expiry)) error {
+	return s.Store.Sweep(ctx, now, func(rec *tasks.Record, tx tasks.Tx, why tasks.Expiry) {
+		expire(rec, tx, why)
+		if s.meanwhile != nil {
+			s.once.Do(s.meanwhile)
+		}
+	})
 }

@@ -10,6 +10,9 @@
 //		})
 //	}
 //
+// A store that replicas share runs RunShared instead, which gives the tests
+// of replicas a Store for each.
+//
 // The suite is the Manager's behaviour (lifecycle, limits, ages, listing,
 // streams) on the store under test, and direct tests of the Store contract.
 // Time is a fake clock that moves only when a test says so, far from the
@@ -19,6 +22,7 @@
 package taskstest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/tasks"
@@ -28,10 +32,25 @@ import (
 // registers its own cleanup on t.
 type Factory func(t testing.TB, limits tasks.Limits) tasks.Store
 
+// Replicas returns n Stores on one new, empty store within limits, one for
+// each of n replicas that share it (for Redis: n Stores on the same keys),
+// and registers their cleanup on t.
+type Replicas func(t testing.TB, limits tasks.Limits, n int) []tasks.Store
+
 // Run runs every conformance test as a subtest of t, each on stores made by
-// newStore.
+// newStore: stores that live in one process, so that the tests of
+// replicas give each replica's Manager the same store.
 func Run(t *testing.T, newStore Factory) {
-	s := &suite{newStore: newStore}
+	RunShared(t, func(t testing.TB, limits tasks.Limits, n int) []tasks.Store {
+		return slices.Repeat([]tasks.Store{newStore(t, limits)}, n)
+	})
+}
+
+// RunShared runs every conformance test as a subtest of t, on a store that
+// replicas share, each replica's Manager on a Store of its own made by
+// newReplicas.
+func RunShared(t *testing.T, newReplicas Replicas) {
+	s := &suite{newReplicas: newReplicas}
 	for _, test := range []struct {
 		name string
 		fn   func(*testing.T)
@@ -54,7 +73,9 @@ func Run(t *testing.T, newStore Factory) {
 		{"RunsOfOneTask", s.TestRunsOfOneTask},
 		// Push notification configs (push.go).
 		{"PushConfigs", s.TestPushConfigs},
+		{"PushConfigBytesGivenBack", s.TestPushConfigBytesGivenBack},
 		{"PushNotices", s.TestPushNotices},
+		{"PushExpiryOnce", s.TestPushExpiryOnce},
 		// Leaving service (drain.go).
 		{"Drain", s.TestDrain},
 		{"DrainIdleAndClose", s.TestDrainIdleAndClose},
@@ -92,6 +113,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"InsertLimits", s.TestInsertLimits},
 		{"TakeRefusesPastBudget", s.TestTakeRefusesPastBudget},
 		{"EvictionSparesTheTaskItMakesRoomFor", s.TestEvictionSparesTheTaskItMakesRoomFor},
+		{"TakeGivesBack", s.TestTakeGivesBack},
 		{"UpdateErrorChangesNothing", s.TestUpdateErrorChangesNothing},
 		{"UpdateEventsInOrder", s.TestUpdateEventsInOrder},
 		{"OnEndThroughUpdate", s.TestOnEndThroughUpdate},
@@ -105,5 +127,10 @@ func Run(t *testing.T, newStore Factory) {
 
 // suite holds the tests, as methods, and the store they run on.
 type suite struct {
-	newStore Factory
+	newReplicas Replicas
+}
+
+// newStore returns a new, empty store within limits, for one replica.
+func (s *suite) newStore(t testing.TB, limits tasks.Limits) tasks.Store {
+	return s.newReplicas(t, limits, 1)[0]
 }

@@ -1,0 +1,323 @@
+package redisstore_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
+)
+
+// checkBookkeeping fails t when the keys of the store with the given prefix
+// (as in Options.Prefix) disagree with each other: every script must leave
+// the counters, the lists, the indexes and the quotas as the task hashes
+// say they are (the key layout is described at the top of scripts.go).
+// It reads all the keys in one script, so it may run while the store is in
+// use: each script's change is atomic, and so is the snapshot.
+func checkBookkeeping(t testing.TB, client redis.UniversalClient, prefix string) {
+	t.Helper()
+	keys, err := readKeys(client, "{"+prefix+"}")
+	if err != nil {
+		t.Errorf("bookkeeping of %s: %v", prefix, err)
+		return
+	}
+	for _, problem := range keys.problems() {
+		t.Errorf("bookkeeping of %s: %s", prefix, problem)
+	}
+}
+
+// snapshotScript answers every key under a prefix (ARGV[1]; KEYS[1], one
+// of them, routes the script on Cluster) as {key, type, contents}: a
+// hash's fields and values, a sorted set's members and scores, a set's
+// members (each with an empty value).
+var snapshotScript = redis.NewScript(`
+local out = {}
+for _, k in ipairs(redis.call('KEYS', ARGV[1] .. ':*')) do
+	local ty = redis.call('TYPE', k)['ok']
+	local v = {}
+	if ty == 'hash' then v = redis.call('HGETALL', k)
+	elseif ty == 'zset' then v = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
+	elseif ty == 'set' then
+		for _, m in ipairs(redis.call('SMEMBERS', k)) do table.insert(v, m) table.insert(v, '') end
+	end
+	table.insert(out, {k, ty, v})
+end
+return out
+`)
+
+// storeKeys is a store's keys as one snapshot read them, by kind.
+type storeKeys struct {
+	prefix string
+	tasks  map[string]map[string]string // by task id: the task hash
+	stats  map[string]string
+	quotas map[string]map[string]string // by key
+	owners map[string]map[string]string // by key: the owner index's members
+	lists  map[string]map[string]string // "running", "interrupted", "terminal", "leases"
+	other  []string                     // keys the layout does not have
+}
+
+func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
+	// Not a test's context: the check runs in its cleanup, when that is done.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := snapshotScript.Run(ctx, client, []string{prefix + ":stats"}, prefix).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("reading the keys: %w", err)
+	}
+	k := &storeKeys{prefix: prefix, tasks: map[string]map[string]string{}, stats: map[string]string{},
+		quotas: map[string]map[string]string{}, owners: map[string]map[string]string{}, lists: map[string]map[string]string{}}
+	for _, entry := range res {
+		e, _ := entry.([]any)
+		if len(e) != 3 {
+			return nil, fmt.Errorf("unexpected snapshot entry %v", entry)
+		}
+		key, _ := e[0].(string)
+		kind, _ := e[1].(string)
+		flat, _ := e[2].([]any)
+		contents := make(map[string]string, len(flat)/2)
+		for i := 0; i+1 < len(flat); i += 2 {
+			contents[fmt.Sprint(flat[i])] = fmt.Sprint(flat[i+1])
+		}
+		name := strings.TrimPrefix(key, prefix+":")
+		switch {
+		case kind == "hash" && strings.HasPrefix(name, "t:"):
+			k.tasks[strings.TrimPrefix(name, "t:")] = contents
+		case kind == "hash" && name == "stats":
+			k.stats = contents
+		case kind == "hash" && strings.HasPrefix(name, "q:"):
+			k.quotas[key] = contents
+		case kind == "set" && strings.HasPrefix(name, "owner:"):
+			k.owners[key] = contents
+		case kind == "zset" && (slices.Contains(ageLists, name) || isLeases(name)):
+			k.lists[name] = contents
+		default:
+			k.other = append(k.other, key+" ("+kind+")")
+		}
+	}
+	return k, nil
+}
+
+// ageLists are the sorted sets of the tasks in each state, by their mark.
+var ageLists = []string{"running", "interrupted", "terminal"}
+
+var listOfMark = map[string]string{"r": "running", "i": "interrupted", "t": "terminal"}
+
+// isLeases tells the key (after the prefix) of the leases. Leases are one
+// sorted set of the running tasks; if they become one set per replica,
+// this and checkLeases are what changes.
+func isLeases(name string) bool { return name == "leases" }
+
+func (k *storeKeys) problems() []string {
+	var p []string
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+	for _, key := range k.other {
+		add("a key the layout does not have: %s", key)
+	}
+
+	// The counters.
+	var sum int64
+	for id, f := range k.tasks {
+		for _, field := range []string{"t", "o", "ok", "qk", "u", "b", "v", "s", "st", "r"} {
+			if _, ok := f[field]; !ok {
+				add("task %s has no field %s", id, field)
+			}
+		}
+		sum += num(f["b"])
+	}
+	if count := num(k.stats["count"]); count != int64(len(k.tasks)) {
+		add("stats count %d, but %d task hashes", count, len(k.tasks))
+	}
+	if bytes := num(k.stats["bytes"]); bytes != sum {
+		add("stats bytes %d, but the tasks' b fields sum to %d", bytes, sum)
+	}
+
+	// The age lists: each task in the one of its state, scored by its
+	// update time in milliseconds, and nothing else.
+	for id, f := range k.tasks {
+		list, ok := listOfMark[f["st"]]
+		if !ok {
+			add("task %s has state mark %q", id, f["st"])
+			continue
+		}
+		if score, ok := k.lists[list][id]; !ok {
+			add("task %s (st %s) is not in %s", id, f["st"], list)
+		} else if want := num(f["u"]) / 1e6; num(score) != want {
+			add("task %s is scored %s in %s, want its update time %d", id, score, list, want)
+		}
+	}
+	for _, list := range ageLists {
+		for id := range k.lists[list] {
+			if f, ok := k.tasks[id]; !ok {
+				add("%s holds %s, which has no hash", list, id)
+			} else if listOfMark[f["st"]] != list {
+				add("%s holds %s, whose st is %s", list, id, f["st"])
+			}
+		}
+	}
+	p = append(p, k.checkLeases()...)
+
+	// The owner indexes: each holds exactly its owner's tasks.
+	owned := map[string][]string{} // by index key, from the hashes
+	for id, f := range k.tasks {
+		if want := k.indexKey("owner", f["o"]); f["ok"] != want {
+			add("task %s of owner %q names the index %s, want %s", id, f["o"], f["ok"], want)
+		}
+		owned[f["ok"]] = append(owned[f["ok"]], id)
+	}
+	for _, key := range sortedKeys(owned, k.owners) {
+		got := slices.Sorted(maps.Keys(k.owners[key]))
+		if want := slices.Sorted(slices.Values(owned[key])); !slices.Equal(got, want) {
+			add("owner index %s holds %v, but its tasks are %v", key, got, want)
+		}
+	}
+
+	// The quotas: live and bytes of each are the count and the bytes of
+	// its tasks that are not terminal; a quota with none has no key.
+	type usage struct{ live, bytes int64 }
+	used := map[string]usage{}
+	for id, f := range k.tasks {
+		if want := k.indexKey("q", cmp.Or(f["q"], f["o"])); f["qk"] != want {
+			add("task %s of owner %q, quota %q names the quota %s, want %s", id, f["o"], f["q"], f["qk"], want)
+		}
+		if f["st"] != "t" {
+			u := used[f["qk"]]
+			used[f["qk"]] = usage{u.live + 1, u.bytes + num(f["b"])}
+		}
+	}
+	for _, key := range sortedKeys(used, k.quotas) {
+		q, want := k.quotas[key], used[key]
+		if got := (usage{num(q["live"]), num(q["bytes"])}); got != want {
+			add("quota %s holds live %d, bytes %d (key there: %v); its live tasks are %d of %d bytes",
+				key, got.live, got.bytes, q != nil, want.live, want.bytes)
+		}
+	}
+	return p
+}
+
+// checkLeases: the leases hold exactly the running tasks.
+func (k *storeKeys) checkLeases() []string {
+	var p []string
+	leases := k.lists["leases"]
+	for id, f := range k.tasks {
+		if _, leased := leases[id]; leased != (f["st"] == "r") {
+			p = append(p, fmt.Sprintf("task %s (st %s) is in the leases: %v", id, f["st"], leased))
+		}
+	}
+	for id := range leases {
+		if _, ok := k.tasks[id]; !ok {
+			p = append(p, fmt.Sprintf("the leases hold %s, which has no hash", id))
+		}
+	}
+	return p
+}
+
+// indexKey is the key of an owner's index or a quota, as the store names
+// them.
+func (k *storeKeys) indexKey(kind, name string) string {
+	return k.prefix + ":" + kind + ":" + hex.EncodeToString([]byte(name))
+}
+
+// sortedKeys are the keys of a and b together, sorted.
+func sortedKeys[A, B any](a map[string]A, b map[string]B) []string {
+	return slices.Compact(slices.Sorted(func(yield func(string) bool) {
+		for key := range a {
+			if !yield(key) {
+				return
+			}
+		}
+		for key := range b {
+			if !yield(key) {
+				return
+			}
+		}
+	}))
+}
+
+func num(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// The check finds each kind of disagreement: a store whose bookkeeping
+// drifted does not pass it unseen.
+func TestBookkeepingCheck(t *testing.T) {
+	client := redistest.Start(t).Client(t)
+	for i, c := range []struct {
+		name string
+		// change is one command that breaks the bookkeeping, given the
+		// prefix, a running and a completed task of alice.
+		change func(p, running, done string) []any
+		want   string
+	}{
+		{"nothing", nil, ""},
+		{"count", func(p, _, _ string) []any { return []any{"HINCRBY", p + ":stats", "count", 1} }, "stats count"},
+		{"bytes", func(p, id, _ string) []any { return []any{"HINCRBY", p + ":t:" + id, "b", 1} }, "stats bytes"},
+		{"state", func(p, id, _ string) []any { return []any{"HSET", p + ":t:" + id, "st", "i"} }, "is not in interrupted"},
+		{"list", func(p, id, _ string) []any { return []any{"ZADD", p + ":terminal", 1, id} }, "terminal holds"},
+		{"score", func(p, id, _ string) []any { return []any{"ZADD", p + ":running", 1, id} }, "is scored"},
+		{"owner index", func(p, id, _ string) []any { return []any{"SREM", alices(p, "owner"), id} }, "owner index"},
+		{"owner key", func(p, id, _ string) []any { return []any{"HSET", p + ":t:" + id, "ok", p + ":owner:00"} }, "names the index"},
+		{"quota live", func(p, _, _ string) []any { return []any{"HINCRBY", alices(p, "q"), "live", 1} }, "quota"},
+		{"quota bytes", func(p, _, _ string) []any { return []any{"HINCRBY", alices(p, "q"), "bytes", -1} }, "quota"},
+		{"quota gone", func(p, _, _ string) []any { return []any{"DEL", alices(p, "q")} }, "quota"},
+		{"lease gone", func(p, id, _ string) []any { return []any{"ZREM", p + ":leases", id} }, "in the leases: false"},
+		{"lease kept", func(p, _, done string) []any { return []any{"ZADD", p + ":leases", 1, done} }, "in the leases: true"},
+		{"stray key", func(p, _, _ string) []any { return []any{"SET", p + ":stray", 1} }, "a key the layout does not have"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prefix := fmt.Sprint("check", i)
+			store, err := redisstore.New(redisstore.Options{Client: client, Prefix: prefix, Limits: tasks.Options{}.StoreLimits()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(store.Close)
+			m := tasks.NewManager(tasks.Options{Store: store, SweepInterval: -1})
+			t.Cleanup(m.Close)
+			running, err := m.Start("alice", userMsg("running"), tasks.StartOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done, err := m.Start("alice", userMsg("done"), tasks.StartOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := done.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, nil); err != nil {
+				t.Fatal(err)
+			}
+			p := "{" + prefix + "}"
+			if c.change != nil {
+				if err := client.Do(t.Context(), c.change(p, running.Task.ID, done.Task.ID)...).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			keys, err := readKeys(client, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := keys.problems()
+			switch {
+			case c.want == "" && len(got) > 0:
+				t.Errorf("a consistent store: problems %v", got)
+			case c.want != "" && !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, c.want) }):
+				t.Errorf("problems %v, want one saying %q", got, c.want)
+			}
+		})
+	}
+}
+
+// alices is the key of alice's owner index ("owner") or quota ("q").
+func alices(prefix, kind string) string {
+	return prefix + ":" + kind + ":" + hex.EncodeToString([]byte("alice"))
+}
