@@ -62,15 +62,18 @@ local function saveStats()
 end
 -- drop removes a stored task and everything that counts it (the store's
 -- counters through saveStats). An id whose hash is gone (removed outside
--- the store: maxmemory eviction, an operator's DEL) is taken out of the
--- lists all the same, so that eviction moves on. popped says that evict
--- took the id out of the terminal list already.
+-- the store: an operator's DEL, maxmemory eviction under a policy that
+-- may evict any key) is taken out of the lists and the count all the same,
+-- so that eviction moves on; its bytes stay counted, unknown, and Scan
+-- takes it out of its owner's index. popped says that evict took the id
+-- out of the terminal list already.
 local function drop(id, popped)
 	local tk = P .. ':t:' .. id
 	local f = redis.call('HMGET', tk, 'ok', 'qk', 'b', 'st')
 	if not f[1] then
 		for _, st in ipairs({'t', 'i', 'r'}) do redis.call('ZREM', list(st), id) end
 		redis.call('ZREM', P .. ':leases', id)
+		dcount = dcount - 1
 		return
 	end
 	redis.call('SREM', f[1], id)

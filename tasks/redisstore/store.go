@@ -579,7 +579,8 @@ func (t *redisTx) Publish(ev a2a.StreamResponse) { t.events = append(t.events, e
 
 // Scan implements tasks.Store.
 func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq[*tasks.Record])) error {
-	ids, err := s.client.SMembers(ctx, s.indexKey("owner", owner)).Result()
+	index := s.indexKey("owner", owner)
+	ids, err := s.client.SMembers(ctx, index).Result()
 	if err != nil {
 		return s.unavailable("scan", err)
 	}
@@ -593,10 +594,14 @@ func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq
 		return s.unavailable("scan", err)
 	}
 	records := make([]tasks.Record, 0, len(ids))
-	for _, cmd := range cmds {
+	var lost []any // ids whose hash was removed outside the store
+	for i, cmd := range cmds {
 		f := cmd.Val()
 		if len(f) == 0 {
-			continue // dropped since the index was read
+			// Dropped since the index was read, or removed outside the
+			// store (a drop takes the id out of the index with its hash).
+			lost = append(lost, ids[i])
+			continue
 		}
 		rec, err := decode(f)
 		if err != nil {
@@ -604,6 +609,9 @@ func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq
 			continue
 		}
 		records = append(records, rec)
+	}
+	if len(lost) > 0 {
+		s.client.SRem(ctx, index, lost...) // best effort: the next Scan tries again
 	}
 	fn(func(yield func(*tasks.Record) bool) {
 		for i := range records {

@@ -386,6 +386,17 @@ func TestEvictionPassesOverAMissingTask(t *testing.T) {
 	if err := srv.Client(t).ZScore(t.Context(), "{test}:terminal", oldest[0]).Err(); !errors.Is(err, redis.Nil) {
 		t.Errorf("the missing task is still in the terminal list (%v)", err)
 	}
+	// It is no longer counted, and the first listing takes it out of its
+	// owner's index.
+	if n, err := srv.Client(t).HGet(t.Context(), "{test}:stats", "count").Int(); err != nil || n != 3 {
+		t.Errorf("tasks counted = %d, %v; want the 3 stored", n, err)
+	}
+	if list, err := m.List("", nil); err != nil || len(list.Tasks) != 3 {
+		t.Fatalf("List: %v, %v; want 3 tasks", list, err)
+	}
+	if n, err := srv.Client(t).SCard(t.Context(), "{test}:owner:").Result(); err != nil || n != 3 {
+		t.Errorf("the owner's index holds %d ids (%v), want 3", n, err)
+	}
 }
 
 // Scripts that Redis no longer holds (it restarted without persistence, or
