@@ -146,7 +146,8 @@ return 'ok'
 // replica's id, the lease, the push configs ("" for none, "=" when the
 // change left them as they were), how many events the change has (-1:
 // none were built, since the caller guessed nobody watches the task), then
-// their payloads. It answers {"ok", events so far}, or {"watched"} (events
+// their payloads. It answers {"ok", events so far, how many replicas
+// stream the task}, or {"watched"} (events
 // are wanted: nothing was written), {"missing"}, {"conflict"},
 // {"quota-bytes"} or {"full-bytes"}.
 var updateScript = redis.NewScript(prelude + `
@@ -201,7 +202,7 @@ end
 if oldst ~= 't' and st == 't' and f[6] ~= ARGV[13] then
 	redis.call('PUBLISH', channel, id .. ' ' .. (seq + n) .. ' end:' .. ARGV[12] .. ':' .. ARGV[13] .. '\n')
 end
-return {'ok', seq + n}
+return {'ok', seq + n, num(f[7])}
 `)
 
 // dropOldScript drops terminal tasks updated before a time. ARGV: prefix,

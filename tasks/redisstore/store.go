@@ -108,6 +108,7 @@ type fixedArgs struct {
 type cached struct {
 	rec     tasks.Record
 	version string
+	watched bool // another replica streamed the task, when last read or written
 }
 
 // Store.written holds at most maxCached records and maxCachedBytes of
@@ -273,7 +274,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if res == "dup" {
 		return fmt.Errorf("tasks/redis: insert task %s: id already stored", rec.Task.ID)
 	}
-	s.remember(rec, "1")
+	s.remember(cached{rec: rec, version: "1"})
 	return nil
 }
 
@@ -296,7 +297,8 @@ func (s *Store) refusal(res string) error {
 	return s.limits.Refusal(short)
 }
 
-func (s *Store) remember(rec tasks.Record, version string) {
+func (s *Store) remember(c cached) {
+	rec := c.rec
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.drop(rec.Task.ID)
@@ -309,7 +311,7 @@ func (s *Store) remember(rec tasks.Record, version string) {
 		}
 		s.drop(id)
 	}
-	s.written[rec.Task.ID] = cached{rec: rec, version: version}
+	s.written[rec.Task.ID] = c
 	s.cachedB += rec.Bytes
 }
 
@@ -336,26 +338,28 @@ func (s *Store) forget(id string) {
 
 // Get implements tasks.Store.
 func (s *Store) Get(ctx context.Context, id string) (tasks.Record, error) {
-	rec, _, _, err := s.load(ctx, id)
-	return rec, err
+	c, _, err := s.load(ctx, id)
+	return c.rec, err
 }
 
-// load reads a task: the record, its version and how many events it had.
-func (s *Store) load(ctx context.Context, id string) (tasks.Record, string, uint64, error) {
+// load reads a task: the record, its version, whether a replica streams
+// it, and how many events it had.
+func (s *Store) load(ctx context.Context, id string) (cached, uint64, error) {
 	fields, err := s.client.HGetAll(ctx, s.taskKey(id)).Result()
 	if err != nil {
-		return tasks.Record{}, "", 0, s.unavailable("get", err)
+		return cached{}, 0, s.unavailable("get", err)
 	}
 	s.reachable()
 	if len(fields) == 0 {
-		return tasks.Record{}, "", 0, a2a.TaskNotFound(id)
+		return cached{}, 0, a2a.TaskNotFound(id)
 	}
 	rec, err := decode(fields)
 	if err != nil {
-		return tasks.Record{}, "", 0, fmt.Errorf("tasks/redis: task %s: %w", id, err)
+		return cached{}, 0, fmt.Errorf("tasks/redis: task %s: %w", id, err)
 	}
 	seq, _ := strconv.ParseUint(fields["s"], 10, 64)
-	return rec, fields["v"], seq, nil
+	watchers, _ := strconv.Atoi(fields["w"])
+	return cached{rec: rec, version: fields["v"], watched: watchers > 0}, seq, nil
 }
 
 func decode(f map[string]string) (tasks.Record, error) {
@@ -463,18 +467,20 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 	c, known := s.recall(id)
 	var refused error // the store's answer to a Take that did not fit
 	// Events are encoded and sent only when a replica streams the task:
-	// this one, as far as it knows, or another, as the script then says.
+	// this one, or another as Redis said when the task was last read or
+	// written here (or as the script then says, when that changed).
 	s.mu.Lock()
-	watched := s.watching[id] != nil
+	watchedHere := s.watching[id] != nil
 	s.mu.Unlock()
+	told := false // the script answered "watched"
 	for attempt := range maxAttempts {
 		if !known {
-			rec, version, _, err := s.load(ctx, id)
-			if err != nil {
+			var err error
+			if c, _, err = s.load(ctx, id); err != nil {
 				return err
 			}
-			c = cached{rec: rec, version: version}
 		}
+		watched := watchedHere || c.watched || told
 		rec := c.rec
 		tx := &redisTx{rec: &rec, refused: refused, listening: watched}
 		if err := fn(&rec, tx); err != nil {
@@ -521,13 +527,14 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		switch answer, _ := res[0].(string); answer {
 		case "ok":
 			version, _ := strconv.ParseUint(c.version, 10, 64)
-			s.remember(rec, strconv.FormatUint(version+1, 10))
+			watchers, _ := res[2].(int64)
+			s.remember(cached{rec: rec, version: strconv.FormatUint(version+1, 10), watched: watchers > 0})
 			if state := rec.Task.Status.State; state.Terminal() && !c.rec.Task.Status.State.Terminal() {
 				s.ended(id, state) // the other replicas hear it on the channel
 			}
 			return nil
 		case "watched":
-			watched, known = true, true // the same record, its events built and sent this time
+			told, known = true, true // the same record, its events built and sent this time
 		case "missing":
 			s.forget(id)
 			return a2a.TaskNotFound(id)
@@ -535,7 +542,13 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			known = false
 			// Another replica wrote the task: give it a moment, at random,
 			// so that two replicas do not keep meeting.
-			time.Sleep(time.Duration(rand.IntN(attempt+1)+1) * time.Millisecond)
+			pause := time.NewTimer(time.Duration(rand.IntN(attempt+1)+1) * time.Millisecond)
+			select {
+			case <-pause.C:
+			case <-ctx.Done():
+				pause.Stop()
+				return fmt.Errorf("tasks/redis: update task %s: %w", id, ctx.Err())
+			}
 		default:
 			if refused = s.refusal(answer); refused == nil {
 				return fmt.Errorf("tasks/redis: update task %s: unexpected answer %q", id, answer)
@@ -682,13 +695,13 @@ func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.
 		sub.Close()
 		return tasks.Record{}, nil, s.unavailable("subscribe", w.err)
 	}
-	rec, _, seq, err := s.load(ctx, id)
+	c, seq, err := s.load(ctx, id)
 	if err != nil {
 		sub.Close()
 		return tasks.Record{}, nil, err
 	}
 	sub.Release(seq)
-	return rec, sub, nil
+	return c.rec, sub, nil
 }
 
 // unwatch is told by the bus that a task lost its last stream here; if it

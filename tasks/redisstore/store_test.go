@@ -445,3 +445,42 @@ func TestScriptsLoadedAgainInABatch(t *testing.T) {
 		t.Fatalf("tasks stored = %d, %v; want 128", n, err)
 	}
 }
+
+// A runner learns from its own writes that another replica streams its
+// task: one round trip per change, after the first that found out.
+func TestRunnerKnowsItsTaskIsWatchedElsewhere(t *testing.T) {
+	srv := redistest.Start(t)
+	a := replica(t, srv, tasks.Options{})
+	b := replica(t, srv, tasks.Options{})
+	run, err := a.Start("alice", userMsg("book a table"), tasks.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sub, err := b.Subscribe("alice", run.Task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	scripts := func() int64 {
+		t.Helper()
+		stats, err := srv.Client(t).Info(t.Context(), "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(stats, "cmdstat_evalsha:calls=")
+		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+		return n
+	}
+	for i, want := range []int64{2, 1, 1} { // the first finds out it is watched
+		before := scripts()
+		if err := run.Working(agentMsg(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+		if got := scripts() - before; got != want {
+			t.Errorf("change %d took %d scripts, want %d", i, got, want)
+		}
+		if ev := recv(t, sub); ev.StatusUpdate == nil {
+			t.Fatalf("event %d on B: %+v, want a status update", i, ev)
+		}
+	}
+}
