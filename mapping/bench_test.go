@@ -119,3 +119,82 @@ func BenchmarkRunLoopback(b *testing.B) {
 		Parts: []a2a.Part{a2a.DataPart(map[string]any{"city": "Paris"})}}
 	benchRun(b, s, msg)
 }
+
+// streamSkills read the same NDJSON answer as a stream, one with a when
+// (a constant, which allocates nothing of its own).
+const streamSkills = `upstream:
+  url: http://127.0.0.1:9090
+skills:
+  - id: by-format
+    description: Stream.
+    request: {path: /stream}
+    stream:
+      format: lines
+      artifact: {text: "{response.headers['x-request-id']}: {event.text}"}
+  - id: by-when
+    description: Stream.
+    request: {path: /stream}
+    stream:
+      when: true
+      format: lines
+      artifact: {text: "{response.headers['x-request-id']}: {event.text}"}
+`
+
+// memoryStream answers every request in memory with a few NDJSON lines
+// and a few headers.
+type memoryStream struct{}
+
+func (memoryStream) RoundTrip(req *http.Request) (*http.Response, error) {
+	header := http.Header{"Content-Type": {"application/x-ndjson"}, "X-Request-Id": {"r1"},
+		"Cache-Control": {"no-cache"}, "Date": {"Tue, 24 Nov 2026 02:00:00 GMT"}, "Server": {"api"}}
+	const body = "{\"n\": 1}\n{\"n\": 2}\n"
+	return &http.Response{StatusCode: 200, Header: header, ContentLength: -1,
+		Body: io.NopCloser(bytes.NewReader([]byte(body))), Request: req}, nil
+}
+
+func loadStreamSkills(tb testing.TB) *Skills {
+	tb.Helper()
+	s, err := Parse("bench.yaml", []byte(streamSkills), Options{Transport: memoryStream{}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// A stream's when binds the answer; reading the stream then uses that
+// binding rather than making another: a skill with a when allocates no
+// more than one without.
+func TestStreamBindsTheAnswerOnce(t *testing.T) {
+	s := loadStreamSkills(t)
+	allocs := func(id string) float64 {
+		sk := s.ByID(id)
+		msg := &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("go")}}
+		return testing.AllocsPerRun(20, func() {
+			if out := sk.Run(context.Background(), Call{Message: msg}, nil); out.State != a2a.TaskStateCompleted {
+				t.Fatalf("%s: state %v (%v)", id, out.State, out.Err)
+			}
+		})
+	}
+	if byFormat, byWhen := allocs("by-format"), allocs("by-when"); byWhen > byFormat {
+		t.Errorf("a stream with a when allocates %v times per run, %v more than one without: the answer is bound twice",
+			byWhen, byWhen-byFormat)
+	}
+}
+
+// BenchmarkStreamInMemory reads a two-event stream answered in memory.
+func BenchmarkStreamInMemory(b *testing.B) {
+	s := loadStreamSkills(b)
+	msg := &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("go")}}
+	for _, id := range []string{"by-format", "by-when"} {
+		b.Run(id, func(b *testing.B) {
+			sk := s.ByID(id)
+			b.ReportAllocs()
+			for b.Loop() {
+				if out := sk.Run(context.Background(), Call{Message: msg}, nil); out.State != a2a.TaskStateCompleted {
+					b.Fatalf("state %v (%v)", out.State, out.Err)
+				}
+			}
+		})
+	}
+}
