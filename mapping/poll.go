@@ -82,7 +82,7 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 		if !sleep(jobCtx, wait) {
 			return nil, nil, sk.jobStopped(ctx, m, vars, p, j, context.Cause(jobCtx))
 		}
-		pollCtx, cancelPoll := context.WithTimeout(jobCtx, sk.Timeout)
+		pollCtx, cancelPoll := withLimit(jobCtx, sk.Timeout)
 		resp, body, f := sk.send(ctx, pollCtx, j.get(pollCtx, j.url), nil, nil)
 		cancelPoll()
 		if f != nil {
@@ -208,7 +208,7 @@ func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprV
 	if f != nil {
 		return nil, nil, f
 	}
-	resultCtx, cancel := context.WithTimeout(callCtx, sk.Timeout)
+	resultCtx, cancel := withLimit(callCtx, sk.Timeout)
 	defer cancel()
 	return sk.send(ctx, resultCtx, j.get(resultCtx, u), nil, nil)
 }

@@ -3,12 +3,14 @@ package mapping_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -337,3 +339,59 @@ skills:
 		t.Fatalf("outcome %+v (%v), want the second step's answer", out, out.Err)
 	}
 }
+
+// A skill with a polled job may run longer than its timeout: timeout
+// bounds each call, the run has room for the job. The message of a call
+// that runs out of time names the limit that passed: timeout for a poll, the
+// run's for a later step, which has what the job left of the run.
+func TestPollTimeLimits(t *testing.T) {
+	const skill = `upstream: {url: "http://ignored"}
+skills:
+  - id: two
+    description: d
+    timeout: 100ms
+    steps:
+      - name: job
+        request:
+          method: POST
+          path: /jobs
+          poll: {interval: 10ms, backoff: 1, max_wait: 1s}
+      - name: next
+        request: {path: /next}
+`
+	for _, tt := range []struct {
+		name       string
+		poll, next http.HandlerFunc
+		want       string
+	}{
+		{"a poll", hang, nil, `Skill "two" timed out: the service did not answer within 100ms.`},
+		{"the step after the job", nil, hang, `Skill "two" timed out: the service did not answer within 1.2s.`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var polls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.URL.Path == "/jobs":
+					accepted("/jobs/1")(w, r)
+				case r.URL.Path == "/jobs/1" && tt.poll != nil:
+					tt.poll(w, r)
+				case r.URL.Path == "/jobs/1" && polls.Add(1) < 15: // 15 polls 10ms apart: the job outlives timeout
+					w.WriteHeader(http.StatusAccepted)
+				case r.URL.Path == "/jobs/1":
+					jsonAnswer(w, http.StatusOK, `{}`)
+				default:
+					tt.next(w, r)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			s := load(t, skill, srv.URL, mapping.Options{})
+			out := s.ByID("two").Run(context.Background(), mapping.Call{Message: message("two", nil, "")}, nil)
+			if out.State != a2a.TaskStateFailed || messageText(out) != tt.want || !errors.Is(out.Err, context.DeadlineExceeded) {
+				t.Errorf("outcome %v %q (%v), want failed %q", out.State, messageText(out), out.Err, tt.want)
+			}
+		})
+	}
+}
+
+// hang answers when the caller gives up.
+func hang(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
