@@ -31,6 +31,10 @@ type pollRule struct {
 	message               *template   // the progress message, or nil
 	result                *template   // the result's URL, fetched once done; or nil
 	cancel                *cancelCall // nil: nothing is sent when polling stops early
+	// retry is how each poll and the result's GET are sent again: the
+	// section's own, else the request's, else defaultPollRetry. An answer
+	// with one of its statuses is the service's trouble, never the job's.
+	retry *retryPolicy
 	// origins are the origins (as origin() writes them) besides the
 	// upstream's that job, result and cancel URLs may be on.
 	origins []string
@@ -83,8 +87,12 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 			return nil, nil, sk.jobStopped(ctx, m, vars, p, j, context.Cause(jobCtx))
 		}
 		pollCtx, cancelPoll := withLimit(jobCtx, sk.Timeout)
-		resp, body, f := sk.send(ctx, pollCtx, j.get(pollCtx, j.url), nil, nil)
+		resp, body, f := sk.send(ctx, pollCtx, j.get(pollCtx, j.url), p.retry, nil)
 		cancelPoll()
+		if f == nil && slices.Contains(p.retry.statuses, resp.StatusCode) {
+			f = failed(failure{state: a2a.TaskStateFailed, stage: "upstream", public: "failed: the service is unavailable.",
+				err: fmt.Errorf("the job's URL answered HTTP %d", resp.StatusCode)})
+		}
 		if f != nil {
 			if jobCtx.Err() != nil {
 				return nil, nil, sk.jobStopped(ctx, m, vars, p, j, f.err)
@@ -210,7 +218,7 @@ func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprV
 	}
 	resultCtx, cancel := withLimit(callCtx, sk.Timeout)
 	defer cancel()
-	return sk.send(ctx, resultCtx, j.get(resultCtx, u), nil, nil)
+	return sk.send(ctx, resultCtx, j.get(resultCtx, u), p.retry, nil)
 }
 
 // jobFailure is a job its poll answer says has failed.

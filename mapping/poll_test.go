@@ -18,7 +18,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 )
 
-// jobAPI is an upstream that runs jobs: POST /jobs starts one with start's
+// jobAPI is an upstream that runs jobs: POST (or PUT) /jobs starts one with start's
 // answer, each GET of /jobs/1 is answered by poll (n counts the polls from
 // 1), and DELETE /jobs/1 cancels it. It records every request it gets.
 type jobAPI struct {
@@ -43,7 +43,7 @@ func newJobAPI(t *testing.T, start http.HandlerFunc, poll func(n int, w http.Res
 		}
 		api.mu.Unlock()
 		switch {
-		case r.Method == http.MethodPost:
+		case r.URL.Path == "/jobs":
 			start(w, r)
 		case n > 0:
 			poll(n, w)
@@ -299,6 +299,7 @@ func TestPollLoadErrors(t *testing.T) {
 		{"        done: response.status + 1", `t.yaml:9: skill "job": request.poll.done: expected bool`},
 		{"        message: '{args.nope}'", `t.yaml:9: skill "job": request.poll.message: args.nope`},
 		{"        when: response.status == '202'", `t.yaml:9: skill "job": request.poll.when: invalid operation`},
+		{"        retry: {backoff: 1s}", `t.yaml:9: skill "job": request.poll.retry.attempts: is required`},
 		{"        every: 1s", `t.yaml:9: skill "job": request.poll.every: unknown key (known keys: when, url, interval`},
 	} {
 		src := fmt.Sprintf(jobSkill, tt.poll)
@@ -395,3 +396,107 @@ skills:
 
 // hang answers when the caller gives up.
 func hang(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+
+// Polls are retried as the poll's retry (by default the request's, else
+// three attempts on 502, 503 and 504 and transport errors) says: a poll
+// that fails once does not end the job, and one that keeps failing is
+// not the job's answer.
+func TestPollRetries(t *testing.T) {
+	unavailable := func(w http.ResponseWriter) { jsonAnswer(w, http.StatusServiceUnavailable, `{"error": "busy"}`) }
+	reset := func(w http.ResponseWriter) { // the connection breaks before an answer
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}
+	for _, tt := range []struct {
+		name, method, retry, poll string
+		answer                    func(n int, w http.ResponseWriter)
+		wantState                 a2a.TaskState
+		wantText                  string
+		wantPolls                 int
+	}{
+		{name: "a 503, then done", poll: "        interval: 10ms",
+			answer: func(n int, w http.ResponseWriter) {
+				if n == 1 {
+					unavailable(w)
+					return
+				}
+				jsonAnswer(w, http.StatusOK, `{"answer": 42}`)
+			}, wantState: a2a.TaskStateCompleted, wantPolls: 2},
+		// The transport itself sends a GET again once when a kept-alive
+		// connection breaks, and not when a new one does.
+		{name: "connection resets, then done", poll: "        interval: 10ms",
+			answer: func(n int, w http.ResponseWriter) {
+				if n <= 2 {
+					reset(w)
+					return
+				}
+				jsonAnswer(w, http.StatusOK, `{"answer": 42}`)
+			}, wantState: a2a.TaskStateCompleted, wantPolls: 3},
+		{name: "503 after every attempt", poll: "        interval: 10ms",
+			answer:    func(n int, w http.ResponseWriter) { unavailable(w) },
+			wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service is unavailable.`, wantPolls: 3},
+		{name: "poll.retry", poll: "        interval: 10ms\n        retry: {attempts: 2, backoff: 1ms, statuses: [500]}",
+			answer: func(n int, w http.ResponseWriter) {
+				if n == 1 {
+					w.WriteHeader(http.StatusInternalServerError)
+					return
+				}
+				unavailable(w) // not a status this retry names: the job's answer
+			}, wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service answered HTTP 503 Service Unavailable.`, wantPolls: 2},
+		{name: "the request's retry", method: "PUT", retry: "{attempts: 4, backoff: 1ms}", poll: "        interval: 10ms",
+			answer: func(n int, w http.ResponseWriter) {
+				if n < 4 {
+					unavailable(w)
+					return
+				}
+				jsonAnswer(w, http.StatusOK, `{"answer": 42}`)
+			}, wantState: a2a.TaskStateCompleted, wantPolls: 4},
+		{name: "no retry", poll: "        interval: 10ms\n        retry: {attempts: 1}",
+			answer:    func(n int, w http.ResponseWriter) { unavailable(w) },
+			wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service is unavailable.`, wantPolls: 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newJobAPI(t, accepted("/jobs/1"), tt.answer)
+			src := fmt.Sprintf(jobSkill, tt.poll)
+			if tt.method == "" {
+				tt.method = "POST"
+			} else {
+				src = strings.Replace(src, "method: POST", "method: "+tt.method+"\n      retry: "+tt.retry, 1)
+			}
+			s := load(t, src, api.URL, mapping.Options{})
+			out := s.ByID("job").Run(context.Background(), mapping.Call{Message: message("job", nil, "")}, nil)
+			if out.State != tt.wantState || (tt.wantText != "" && messageText(out) != tt.wantText) {
+				t.Errorf("outcome %v %q (%v), want %v %q", out.State, messageText(out), out.Err, tt.wantState, tt.wantText)
+			}
+			if want := tt.method + " /jobs" + strings.Repeat(", GET /jobs/1", tt.wantPolls); strings.Join(api.log(), ", ") != want {
+				t.Errorf("requests %v, want %s", api.log(), want)
+			}
+		})
+	}
+}
+
+// The result's GET is retried as the polls are; its last answer is the
+// one mapped, as a request's is.
+func TestPollResultRetried(t *testing.T) {
+	var results atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/jobs":
+			accepted("/jobs/1")(w, r)
+		case "/jobs/1":
+			jsonAnswer(w, http.StatusOK, `{"result": "/jobs/1/result"}`)
+		default:
+			if results.Add(1) == 1 {
+				w.WriteHeader(http.StatusBadGateway)
+				return
+			}
+			jsonAnswer(w, http.StatusOK, `{"rows": 3}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	out := runJob(t, &jobAPI{Server: srv}, `        interval: 10ms
+        result: "{response.body.result}"`, nil)
+	if out.State != a2a.TaskStateCompleted || results.Load() != 2 {
+		t.Errorf("outcome %v (%v) after %d GETs of the result; want completed after 2", out.State, out.Err, results.Load())
+	}
+}
