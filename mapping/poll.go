@@ -97,6 +97,7 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 			if jobCtx.Err() != nil {
 				return nil, nil, sk.jobStopped(ctx, m, vars, p, j, f.err)
 			}
+			f.err = fmt.Errorf("poll: %w", f.err)
 			return nil, nil, f
 		}
 		sk.bindAnswer(vars, resp, body)
@@ -218,7 +219,11 @@ func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprV
 	}
 	resultCtx, cancel := withLimit(callCtx, sk.Timeout)
 	defer cancel()
-	return sk.send(ctx, resultCtx, j.get(resultCtx, u), p.retry, nil)
+	resp, body, f := sk.send(ctx, resultCtx, j.get(resultCtx, u), p.retry, nil)
+	if f != nil {
+		f.err = fmt.Errorf("poll.result: %w", f.err)
+	}
+	return resp, body, f
 }
 
 // jobFailure is a job its poll answer says has failed.

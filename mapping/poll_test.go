@@ -500,3 +500,31 @@ func TestPollResultRetried(t *testing.T) {
 		t.Errorf("outcome %v (%v) after %d GETs of the result; want completed after 2", out.State, out.Err, results.Load())
 	}
 }
+
+// The log tells a failed poll, and a failed result GET, from the request.
+func TestPollErrorsSayWhere(t *testing.T) {
+	for _, tt := range []struct {
+		name, poll string
+		job        func(n int, w http.ResponseWriter)
+		want       string
+	}{
+		{"a poll", "        interval: 10ms",
+			func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{"state": "done"}`) },
+			`mapping: skill "job": upstream: poll: response body: larger than the limit (10 bytes)`},
+		{"a poll that answers 503", "        interval: 10ms\n        retry: {attempts: 1}",
+			func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) },
+			`mapping: skill "job": upstream: poll: the job's URL answered HTTP 503`},
+		{"the result", "        interval: 10ms\n        result: /jobs/1/result", // {"rows": 3}
+			func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{}`) },
+			`mapping: skill "job": upstream: poll.result: response body: larger than the limit (10 bytes)`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newJobAPI(t, accepted("/jobs/1"), tt.job)
+			s := load(t, fmt.Sprintf(jobSkill, tt.poll)+"    max_response_bytes: 10\n", api.URL, mapping.Options{})
+			out := s.ByID("job").Run(context.Background(), mapping.Call{Message: message("job", nil, "")}, nil)
+			if out.State != a2a.TaskStateFailed || out.Err == nil || out.Err.Error() != tt.want {
+				t.Errorf("outcome %v, error %v; want failed, %s", out.State, out.Err, tt.want)
+			}
+		})
+	}
+}
