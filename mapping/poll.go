@@ -84,7 +84,7 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 	var said string
 	for {
 		if !sleep(jobCtx, wait) {
-			return nil, nil, sk.jobStopped(ctx, m, vars, p, j, context.Cause(jobCtx))
+			return nil, nil, sk.abandonJob(ctx, m, vars, p, j, sk.jobStopped(ctx, p, context.Cause(jobCtx)))
 		}
 		pollCtx, cancelPoll := withLimit(jobCtx, sk.Timeout)
 		resp, body, f := sk.send(ctx, pollCtx, j.get(pollCtx, j.url), p.retry, nil)
@@ -95,15 +95,15 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 		}
 		if f != nil {
 			if jobCtx.Err() != nil {
-				return nil, nil, sk.jobStopped(ctx, m, vars, p, j, f.err)
+				return nil, nil, sk.abandonJob(ctx, m, vars, p, j, sk.jobStopped(ctx, p, f.err))
 			}
 			f.err = fmt.Errorf("poll: %w", f.err)
-			return nil, nil, f
+			return nil, nil, sk.abandonJob(ctx, m, vars, p, j, *f)
 		}
 		sk.bindAnswer(vars, resp, body)
 		switch state, err := p.state(m, vars, resp); {
 		case err != nil:
-			return nil, nil, failed(responseFailure(err))
+			return nil, nil, sk.abandonJob(ctx, m, vars, p, j, responseFailure(err))
 		case state == a2a.TaskStateFailed:
 			return nil, nil, failed(sk.jobFailure(resp, body))
 		case state == a2a.TaskStateCompleted:
@@ -115,7 +115,7 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 		if p.message != nil && progress != nil {
 			text, err := p.message.text(m, vars)
 			if err != nil {
-				return nil, nil, failed(responseFailure(fmt.Errorf("poll.message: %w", err)))
+				return nil, nil, sk.abandonJob(ctx, m, vars, p, j, responseFailure(fmt.Errorf("poll.message: %w", err)))
 			}
 			if text != "" && text != said {
 				said = text
@@ -238,18 +238,21 @@ func (sk *Skill) jobFailure(resp *http.Response, body []byte) failure {
 		err: fmt.Errorf("poll: the job failed (HTTP %d)", resp.StatusCode)}
 }
 
-// jobStopped is polling stopped before the job ended: the task was
+// jobStopped is why polling stopped before the job ended: the task was
 // canceled, or the job ran past max_wait (or the run past its deadline).
-// The job's cancel call, if any, is sent either way.
-func (sk *Skill) jobStopped(ctx context.Context, m *vm.VM, vars *exprVars, p *pollRule, j *job, cause error) *failure {
-	var f failure
+func (sk *Skill) jobStopped(ctx context.Context, p *pollRule, cause error) failure {
 	if ctx.Err() != nil {
-		f = sk.transportFailure(ctx, ctx, cause)
-	} else {
-		f = failure{state: a2a.TaskStateFailed, stage: "upstream",
-			public: fmt.Sprintf("failed: the service's job did not finish within %s.", p.maxWait),
-			err:    fmt.Errorf("poll: %w", cause)}
+		return sk.transportFailure(ctx, ctx, cause)
 	}
+	return failure{state: a2a.TaskStateFailed, stage: "upstream",
+		public: fmt.Sprintf("failed: the service's job did not finish within %s.", p.maxWait),
+		err:    fmt.Errorf("poll: %w", cause)}
+}
+
+// abandonJob stops following a job that has not ended, for f: the task was
+// canceled, the job ran too long, or a poll failed. The agent will not look
+// at the job again, so its cancel call, if any, is sent.
+func (sk *Skill) abandonJob(ctx context.Context, m *vm.VM, vars *exprVars, p *pollRule, j *job, f failure) *failure {
 	if p.cancel != nil {
 		if err := sk.cancelJob(ctx, m, vars, p, j); err != nil {
 			f.err = errors.Join(f.err, fmt.Errorf("poll.cancel: %w", err))

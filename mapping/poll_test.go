@@ -528,3 +528,34 @@ func TestPollErrorsSayWhere(t *testing.T) {
 		})
 	}
 }
+
+// Polling that stops on a failure, not the job's, cancels the job: the
+// agent will not look at it again.
+func TestPollFailureCancelsTheJob(t *testing.T) {
+	for _, tt := range []struct {
+		name, poll string
+		job        func(n int, w http.ResponseWriter)
+	}{
+		{"the service is unavailable", "        retry: {attempts: 1}",
+			func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) }},
+		{"an expression fails", `        message: '{response.body.percent + 1}%'`,
+			func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusAccepted, `{"percent": "ten"}`) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newJobAPI(t, accepted("/jobs/1"), tt.job)
+			out := runJob(t, api, "        interval: 10ms\n        cancel: DELETE\n"+tt.poll, &recordProgress{})
+			if out.State != a2a.TaskStateFailed {
+				t.Errorf("state %v (%v), want failed", out.State, out.Err)
+			}
+			if got, want := strings.Join(api.log(), ", "), "POST /jobs, GET /jobs/1, DELETE /jobs/1"; got != want {
+				t.Errorf("requests %s, want %s", got, want)
+			}
+		})
+	}
+	// A job that fails is not canceled.
+	api := newJobAPI(t, accepted("/jobs/1"), func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{"state": "failed"}`) })
+	out := runJob(t, api, "        interval: 10ms\n        cancel: DELETE\n        failed: response.body.state == \"failed\"", nil)
+	if got, want := strings.Join(api.log(), ", "), "POST /jobs, GET /jobs/1"; out.State != a2a.TaskStateFailed || got != want {
+		t.Errorf("a failed job: %v, requests %s; want failed, %s", out.State, got, want)
+	}
+}
