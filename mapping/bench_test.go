@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
@@ -197,4 +198,60 @@ func BenchmarkStreamInMemory(b *testing.B) {
 			}
 		})
 	}
+}
+
+// answerSkills read the same answer's status, or its body too, with a
+// plain request and with one whose answer could start a job.
+const answerSkills = `upstream:
+  url: http://127.0.0.1:9090
+skills:
+  - id: plain-status
+    description: d
+    request: {method: POST, path: /r}
+    response: [{when: response.status == 200, state: completed}]
+  - id: plain-body
+    description: d
+    request: {method: POST, path: /r}
+    response: [{when: response.body.ok == true, state: completed}]
+  - id: polled-status
+    description: d
+    request: {method: POST, path: /r, poll: {}}
+    response: [{when: response.status == 200, state: completed}]
+  - id: polled-body
+    description: d
+    request: {method: POST, path: /r, poll: {}}
+    response: [{when: response.body.ok == true, state: completed}]
+`
+
+// An answer that starts no job is bound once, when it is mapped: reading
+// its body costs a polled request what it costs a plain one.
+func TestPollBindsAnAnswerWithoutAJobOnce(t *testing.T) {
+	body := `{"ok": true, "a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6", "g": "7", "h": [1, 2, 3]}`
+	s, err := Parse("t.yaml", []byte(answerSkills), Options{Transport: memoryAnswer(body)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	msg := &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("go")}}
+	allocs := func(id string) float64 {
+		sk := s.ByID(id)
+		return testing.AllocsPerRun(20, func() {
+			if out := sk.Run(context.Background(), Call{Message: msg}, nil); out.State != a2a.TaskStateCompleted {
+				t.Fatalf("%s: state %v (%v)", id, out.State, out.Err)
+			}
+		})
+	}
+	plain := allocs("plain-body") - allocs("plain-status")
+	polled := allocs("polled-body") - allocs("polled-status")
+	if polled > plain {
+		t.Errorf("reading the body costs a polled request %v allocations, a plain one %v: the answer is decoded twice", polled, plain)
+	}
+}
+
+// memoryAnswer answers every request in memory with a JSON body.
+type memoryAnswer string
+
+func (body memoryAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(string(body))), Request: req}, nil
 }

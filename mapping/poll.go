@@ -55,20 +55,22 @@ type job struct {
 
 // awaitJob follows the job that answer (to req) starts, if it starts one,
 // and returns the answer to map: the last poll's once done, or the result
-// link's. The expression variables' response is the answer being looked at.
+// link's. The expression variables' response is the answer being looked at
+// (an answer that starts no job is left to the mapping to bind, once).
 func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, call *Call, p *pollRule,
 	req *http.Request, resp *http.Response, body []byte, progress Progress) (*http.Response, []byte, *failure) {
+	if p.starts == nil && resp.StatusCode != http.StatusAccepted {
+		return resp, body, nil
+	}
 	sk.bindAnswer(vars, resp, body)
-	starts := resp.StatusCode == http.StatusAccepted
 	if p.starts != nil {
 		v, err := m.Run(p.starts, vars)
 		if err != nil {
 			return nil, nil, failed(responseFailure(fmt.Errorf("poll.when: %w", err)))
 		}
-		starts, _ = v.(bool)
-	}
-	if !starts {
-		return resp, body, nil
+		if starts, _ := v.(bool); !starts {
+			return resp, body, nil
+		}
 	}
 	header := req.Header.Clone()
 	header.Del("Content-Type")
