@@ -239,7 +239,7 @@ func (sk *Skill) streamFailure(ctx, callCtx context.Context, err error) failure 
 		return failure{state: a2a.TaskStateFailed, stage: "upstream", public: "failed: the service's stream broke off.",
 			err: fmt.Errorf("stream: %w", err)}
 	}
-	return sk.transportFailure(ctx, callCtx, err)
+	return sk.transportFailure(ctx, callCtx, fmt.Errorf("stream: %w", err))
 }
 
 // limitedReader reads at most left bytes, then fails with errTooLarge.
