@@ -415,23 +415,11 @@ func TestPollRetries(t *testing.T) {
 		wantPolls                 int
 	}{
 		{name: "a 503, then done", poll: "        interval: 10ms",
-			answer: func(n int, w http.ResponseWriter) {
-				if n == 1 {
-					unavailable(w)
-					return
-				}
-				jsonAnswer(w, http.StatusOK, `{"answer": 42}`)
-			}, wantState: a2a.TaskStateCompleted, wantPolls: 2},
+			answer: failFirst(1, unavailable), wantState: a2a.TaskStateCompleted, wantPolls: 2},
 		// The transport itself sends a GET again once when a kept-alive
 		// connection breaks, and not when a new one does.
 		{name: "connection resets, then done", poll: "        interval: 10ms",
-			answer: func(n int, w http.ResponseWriter) {
-				if n <= 2 {
-					reset(w)
-					return
-				}
-				jsonAnswer(w, http.StatusOK, `{"answer": 42}`)
-			}, wantState: a2a.TaskStateCompleted, wantPolls: 3},
+			answer: failFirst(2, reset), wantState: a2a.TaskStateCompleted, wantPolls: 3},
 		{name: "503 after every attempt", poll: "        interval: 10ms",
 			answer:    func(n int, w http.ResponseWriter) { unavailable(w) },
 			wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service is unavailable.`, wantPolls: 3},
@@ -444,13 +432,7 @@ func TestPollRetries(t *testing.T) {
 				unavailable(w) // not a status this retry names: the job's answer
 			}, wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service answered HTTP 503 Service Unavailable.`, wantPolls: 2},
 		{name: "the request's retry", method: "PUT", retry: "{attempts: 4, backoff: 1ms}", poll: "        interval: 10ms",
-			answer: func(n int, w http.ResponseWriter) {
-				if n < 4 {
-					unavailable(w)
-					return
-				}
-				jsonAnswer(w, http.StatusOK, `{"answer": 42}`)
-			}, wantState: a2a.TaskStateCompleted, wantPolls: 4},
+			answer: failFirst(3, unavailable), wantState: a2a.TaskStateCompleted, wantPolls: 4},
 		{name: "no retry", poll: "        interval: 10ms\n        retry: {attempts: 1}",
 			answer:    func(n int, w http.ResponseWriter) { unavailable(w) },
 			wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service is unavailable.`, wantPolls: 1},
@@ -472,6 +454,17 @@ func TestPollRetries(t *testing.T) {
 				t.Errorf("requests %v, want %s", api.log(), want)
 			}
 		})
+	}
+}
+
+// failFirst answers the first k polls with fail, then says the job is done.
+func failFirst(k int, fail func(http.ResponseWriter)) func(n int, w http.ResponseWriter) {
+	return func(n int, w http.ResponseWriter) {
+		if n <= k {
+			fail(w)
+			return
+		}
+		jsonAnswer(w, http.StatusOK, `{"answer": 42}`)
 	}
 }
 
