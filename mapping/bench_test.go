@@ -167,6 +167,9 @@ func loadStreamSkills(tb testing.TB) *Skills {
 // binding rather than making another: a skill with a when allocates no
 // more than one without.
 func TestStreamBindsTheAnswerOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations vary under the race detector")
+	}
 	s := loadStreamSkills(t)
 	allocs := func(id string) float64 {
 		sk := s.ByID(id)
@@ -177,11 +180,17 @@ func TestStreamBindsTheAnswerOnce(t *testing.T) {
 			}
 		})
 	}
-	if byFormat, byWhen := allocs("by-format"), allocs("by-when"); byWhen > byFormat {
+	// Binding the answer again costs 7 allocations; a pool emptied by a
+	// collection during a count may add one.
+	if byFormat, byWhen := allocs("by-format"), allocs("by-when"); byWhen > byFormat+allocSlack {
 		t.Errorf("a stream with a when allocates %v times per run, %v more than one without: the answer is bound twice",
 			byWhen, byWhen-byFormat)
 	}
 }
+
+// allocSlack is what a garbage collection during AllocsPerRun may add to
+// each of two counts compared: it empties the pools of VMs and variables.
+const allocSlack = 2
 
 // BenchmarkStreamInMemory reads a two-event stream answered in memory.
 func BenchmarkStreamInMemory(b *testing.B) {
@@ -226,6 +235,9 @@ skills:
 // An answer that starts no job is bound once, when it is mapped: reading
 // its body costs a polled request what it costs a plain one.
 func TestPollBindsAnAnswerWithoutAJobOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations vary under the race detector")
+	}
 	body := `{"ok": true, "a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6", "g": "7", "h": [1, 2, 3]}`
 	s, err := Parse("t.yaml", []byte(answerSkills), Options{Transport: memoryAnswer(body)})
 	if err != nil {
@@ -243,7 +255,7 @@ func TestPollBindsAnAnswerWithoutAJobOnce(t *testing.T) {
 	}
 	plain := allocs("plain-body") - allocs("plain-status")
 	polled := allocs("polled-body") - allocs("polled-status")
-	if polled > plain {
+	if polled > plain+allocSlack {
 		t.Errorf("reading the body costs a polled request %v allocations, a plain one %v: the answer is decoded twice", polled, plain)
 	}
 }
