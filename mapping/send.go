@@ -135,18 +135,15 @@ func (sk *Skill) bodyFailure(parent, callCtx context.Context, err error) failure
 // that cannot be reached. The upstream's address stays in the log.
 func (sk *Skill) transportFailure(parent, callCtx context.Context, err error) failure {
 	f := failure{state: a2a.TaskStateFailed, stage: "upstream", err: err}
+	var limit *timeLimit
 	switch {
 	case errors.Is(parent.Err(), context.Canceled):
 		f.state, f.public = a2a.TaskStateCanceled, "was canceled."
 		f.err = fmt.Errorf("%w (cause: %v)", err, context.Cause(parent))
 	case parent.Err() != nil:
 		f.public = "timed out: the service did not answer in time."
-	case callCtx.Err() != nil:
-		f.public = "timed out: the service did not answer in time."
-		var limit *timeLimit
-		if errors.As(context.Cause(callCtx), &limit) {
-			f.public = fmt.Sprintf("timed out: the service did not answer within %s.", limit.d)
-		}
+	case errors.As(context.Cause(callCtx), &limit): // nil while callCtx runs
+		f.public = fmt.Sprintf("timed out: the service did not answer within %s.", limit.d)
 	default:
 		var nerr net.Error
 		if errors.As(err, &nerr) && nerr.Timeout() {
