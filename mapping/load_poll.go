@@ -26,7 +26,13 @@ const (
 )
 
 var pollKeys = []string{"when", "url", "interval", "backoff", "max_interval", "max_wait", "done", "failed",
-	"message", "result", "cancel", "allow_origins"}
+	"message", "result", "cancel", "allow_origins", "retry"}
+
+// defaultPollRetry retries the polls of a request without a retry of its
+// own (a POST, usually): a poll is a GET, safe to send again, and one
+// that fails once must not end a job that may have run for minutes.
+var defaultPollRetry = &retryPolicy{attempts: 3, backoff: defaultBackoff, maxBackoff: defaultMaxBackoff,
+	statuses: defaultRetryStatuses}
 
 // poll reads a request's poll section.
 func (l *loader) poll(n *yaml.Node, key string) *pollRule {
@@ -63,6 +69,8 @@ func (l *loader) poll(n *yaml.Node, key string) *pollRule {
 			p.result = l.template(v, fkey, tplOpts{phase: phaseResponse})
 		case "cancel":
 			p.cancel = l.cancelCall(v, fkey)
+		case "retry":
+			p.retry = l.retry(v, fkey)
 		case "allow_origins":
 			for i, s := range l.stringList(v, fkey) {
 				o, err := parseOrigin(s)

@@ -3,6 +3,7 @@ package mapping
 // Loading a request section: method, path, query, headers, body and retry.
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -106,6 +107,9 @@ func (l *loader) request(n *yaml.Node, key string, up upstreamConfig) request {
 			l.errorf(retryNode, key+".retry", "is only for idempotent methods (%s): a %s sent twice may be applied twice",
 				strings.Join(idempotent, ", "), r.method)
 		}
+	}
+	if r.poll != nil && r.poll.retry == nil {
+		r.poll.retry = cmp.Or(r.retry, defaultPollRetry)
 	}
 	r.allConstQuery = true
 	var pre []string

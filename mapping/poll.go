@@ -31,6 +31,10 @@ type pollRule struct {
 	message               *template   // the progress message, or nil
 	result                *template   // the result's URL, fetched once done; or nil
 	cancel                *cancelCall // nil: nothing is sent when polling stops early
+	// retry is how each poll and the result's GET are sent again: the
+	// section's own, else the request's, else defaultPollRetry. An answer
+	// with one of its statuses is the service's trouble, never the job's.
+	retry *retryPolicy
 	// origins are the origins (as origin() writes them) besides the
 	// upstream's that job, result and cancel URLs may be on.
 	origins []string
@@ -51,20 +55,22 @@ type job struct {
 
 // awaitJob follows the job that answer (to req) starts, if it starts one,
 // and returns the answer to map: the last poll's once done, or the result
-// link's. The expression variables' response is the answer being looked at.
+// link's. The expression variables' response is the answer being looked at
+// (an answer that starts no job is left to the mapping to bind, once).
 func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, call *Call, p *pollRule,
 	req *http.Request, resp *http.Response, body []byte, progress Progress) (*http.Response, []byte, *failure) {
+	if p.starts == nil && resp.StatusCode != http.StatusAccepted {
+		return resp, body, nil
+	}
 	sk.bindAnswer(vars, resp, body)
-	starts := resp.StatusCode == http.StatusAccepted
 	if p.starts != nil {
 		v, err := m.Run(p.starts, vars)
 		if err != nil {
 			return nil, nil, failed(responseFailure(fmt.Errorf("poll.when: %w", err)))
 		}
-		starts, _ = v.(bool)
-	}
-	if !starts {
-		return resp, body, nil
+		if starts, _ := v.(bool); !starts {
+			return resp, body, nil
+		}
 	}
 	header := req.Header.Clone()
 	header.Del("Content-Type")
@@ -80,21 +86,26 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 	var said string
 	for {
 		if !sleep(jobCtx, wait) {
-			return nil, nil, sk.jobStopped(ctx, m, vars, p, j, context.Cause(jobCtx))
+			return nil, nil, sk.abandonJob(ctx, m, vars, p, j, sk.jobStopped(ctx, p, context.Cause(jobCtx)))
 		}
-		pollCtx, cancelPoll := context.WithTimeout(jobCtx, sk.Timeout)
-		resp, body, f := sk.send(ctx, pollCtx, j.get(pollCtx, j.url), nil, nil)
+		pollCtx, cancelPoll := withLimit(jobCtx, sk.Timeout)
+		resp, body, f := sk.send(ctx, pollCtx, j.get(pollCtx, j.url), p.retry, nil)
 		cancelPoll()
+		if f == nil && slices.Contains(p.retry.statuses, resp.StatusCode) {
+			f = failed(failure{state: a2a.TaskStateFailed, stage: "upstream", public: "failed: the service is unavailable.",
+				err: fmt.Errorf("the job's URL answered HTTP %d", resp.StatusCode)})
+		}
 		if f != nil {
 			if jobCtx.Err() != nil {
-				return nil, nil, sk.jobStopped(ctx, m, vars, p, j, f.err)
+				return nil, nil, sk.abandonJob(ctx, m, vars, p, j, sk.jobStopped(ctx, p, f.err))
 			}
-			return nil, nil, f
+			f.err = fmt.Errorf("poll: %w", f.err)
+			return nil, nil, sk.abandonJob(ctx, m, vars, p, j, *f)
 		}
 		sk.bindAnswer(vars, resp, body)
 		switch state, err := p.state(m, vars, resp); {
 		case err != nil:
-			return nil, nil, failed(responseFailure(err))
+			return nil, nil, sk.abandonJob(ctx, m, vars, p, j, responseFailure(err))
 		case state == a2a.TaskStateFailed:
 			return nil, nil, failed(sk.jobFailure(resp, body))
 		case state == a2a.TaskStateCompleted:
@@ -106,7 +117,7 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 		if p.message != nil && progress != nil {
 			text, err := p.message.text(m, vars)
 			if err != nil {
-				return nil, nil, failed(responseFailure(fmt.Errorf("poll.message: %w", err)))
+				return nil, nil, sk.abandonJob(ctx, m, vars, p, j, responseFailure(fmt.Errorf("poll.message: %w", err)))
 			}
 			if text != "" && text != said {
 				said = text
@@ -208,9 +219,13 @@ func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprV
 	if f != nil {
 		return nil, nil, f
 	}
-	resultCtx, cancel := context.WithTimeout(callCtx, sk.Timeout)
+	resultCtx, cancel := withLimit(callCtx, sk.Timeout)
 	defer cancel()
-	return sk.send(ctx, resultCtx, j.get(resultCtx, u), nil, nil)
+	resp, body, f := sk.send(ctx, resultCtx, j.get(resultCtx, u), p.retry, nil)
+	if f != nil {
+		f.err = fmt.Errorf("poll.result: %w", f.err)
+	}
+	return resp, body, f
 }
 
 // jobFailure is a job its poll answer says has failed.
@@ -225,18 +240,21 @@ func (sk *Skill) jobFailure(resp *http.Response, body []byte) failure {
 		err: fmt.Errorf("poll: the job failed (HTTP %d)", resp.StatusCode)}
 }
 
-// jobStopped is polling stopped before the job ended: the task was
+// jobStopped is why polling stopped before the job ended: the task was
 // canceled, or the job ran past max_wait (or the run past its deadline).
-// The job's cancel call, if any, is sent either way.
-func (sk *Skill) jobStopped(ctx context.Context, m *vm.VM, vars *exprVars, p *pollRule, j *job, cause error) *failure {
-	var f failure
+func (sk *Skill) jobStopped(ctx context.Context, p *pollRule, cause error) failure {
 	if ctx.Err() != nil {
-		f = sk.transportFailure(ctx, ctx, cause)
-	} else {
-		f = failure{state: a2a.TaskStateFailed, stage: "upstream",
-			public: fmt.Sprintf("failed: the service's job did not finish within %s.", p.maxWait),
-			err:    fmt.Errorf("poll: %w", cause)}
+		return sk.transportFailure(ctx, ctx, cause)
 	}
+	return failure{state: a2a.TaskStateFailed, stage: "upstream",
+		public: fmt.Sprintf("failed: the service's job did not finish within %s.", p.maxWait),
+		err:    fmt.Errorf("poll: %w", cause)}
+}
+
+// abandonJob stops following a job that has not ended, for f: the task was
+// canceled, the job ran too long, or a poll failed. The agent will not look
+// at the job again, so its cancel call, if any, is sent.
+func (sk *Skill) abandonJob(ctx context.Context, m *vm.VM, vars *exprVars, p *pollRule, j *job, f failure) *failure {
 	if p.cancel != nil {
 		if err := sk.cancelJob(ctx, m, vars, p, j); err != nil {
 			f.err = errors.Join(f.err, fmt.Errorf("poll.cancel: %w", err))

@@ -3,12 +3,14 @@ package mapping_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +18,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 )
 
-// jobAPI is an upstream that runs jobs: POST /jobs starts one with start's
+// jobAPI is an upstream that runs jobs: POST (or PUT) /jobs starts one with start's
 // answer, each GET of /jobs/1 is answered by poll (n counts the polls from
 // 1), and DELETE /jobs/1 cancels it. It records every request it gets.
 type jobAPI struct {
@@ -41,7 +43,7 @@ func newJobAPI(t *testing.T, start http.HandlerFunc, poll func(n int, w http.Res
 		}
 		api.mu.Unlock()
 		switch {
-		case r.Method == http.MethodPost:
+		case r.URL.Path == "/jobs":
 			start(w, r)
 		case n > 0:
 			poll(n, w)
@@ -297,6 +299,7 @@ func TestPollLoadErrors(t *testing.T) {
 		{"        done: response.status + 1", `t.yaml:9: skill "job": request.poll.done: expected bool`},
 		{"        message: '{args.nope}'", `t.yaml:9: skill "job": request.poll.message: args.nope`},
 		{"        when: response.status == '202'", `t.yaml:9: skill "job": request.poll.when: invalid operation`},
+		{"        retry: {backoff: 1s}", `t.yaml:9: skill "job": request.poll.retry.attempts: is required`},
 		{"        every: 1s", `t.yaml:9: skill "job": request.poll.every: unknown key (known keys: when, url, interval`},
 	} {
 		src := fmt.Sprintf(jobSkill, tt.poll)
@@ -335,5 +338,217 @@ skills:
 	if out.State != a2a.TaskStateCompleted || len(out.Artifacts) != 1 ||
 		string(out.Artifacts[0].Parts[0].Data.(json.RawMessage)) != `{"rows": 3}` {
 		t.Fatalf("outcome %+v (%v), want the second step's answer", out, out.Err)
+	}
+}
+
+// A skill with a polled job may run longer than its timeout: timeout
+// bounds each call, the run has room for the job. The message of a call
+// that runs out of time names the limit that passed: timeout for a poll, the
+// run's for a later step, which has what the job left of the run.
+func TestPollTimeLimits(t *testing.T) {
+	const skill = `upstream: {url: "http://ignored"}
+skills:
+  - id: two
+    description: d
+    timeout: 100ms
+    steps:
+      - name: job
+        request:
+          method: POST
+          path: /jobs
+          poll: {interval: 10ms, backoff: 1, max_wait: 1s}
+      - name: next
+        request: {path: /next}
+`
+	for _, tt := range []struct {
+		name       string
+		poll, next http.HandlerFunc
+		want       string
+	}{
+		{"a poll", hang, nil, `Skill "two" timed out: the service did not answer within 100ms.`},
+		{"the step after the job", nil, hang, `Skill "two" timed out: the service did not answer within 1.2s.`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var polls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.URL.Path == "/jobs":
+					accepted("/jobs/1")(w, r)
+				case r.URL.Path == "/jobs/1" && tt.poll != nil:
+					tt.poll(w, r)
+				case r.URL.Path == "/jobs/1" && polls.Add(1) < 15: // 15 polls 10ms apart: the job outlives timeout
+					w.WriteHeader(http.StatusAccepted)
+				case r.URL.Path == "/jobs/1":
+					jsonAnswer(w, http.StatusOK, `{}`)
+				default:
+					tt.next(w, r)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			s := load(t, skill, srv.URL, mapping.Options{})
+			out := s.ByID("two").Run(context.Background(), mapping.Call{Message: message("two", nil, "")}, nil)
+			if out.State != a2a.TaskStateFailed || messageText(out) != tt.want || !errors.Is(out.Err, context.DeadlineExceeded) {
+				t.Errorf("outcome %v %q (%v), want failed %q", out.State, messageText(out), out.Err, tt.want)
+			}
+		})
+	}
+}
+
+// hang answers when the caller gives up.
+func hang(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+
+// Polls are retried as the poll's retry (by default the request's, else
+// three attempts on 502, 503 and 504 and transport errors) says: a poll
+// that fails once does not end the job, and one that keeps failing is
+// not the job's answer.
+func TestPollRetries(t *testing.T) {
+	unavailable := func(w http.ResponseWriter) { jsonAnswer(w, http.StatusServiceUnavailable, `{"error": "busy"}`) }
+	reset := func(w http.ResponseWriter) { // the connection breaks before an answer
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}
+	for _, tt := range []struct {
+		name, method, retry, poll string
+		answer                    func(n int, w http.ResponseWriter)
+		wantState                 a2a.TaskState
+		wantText                  string
+		wantPolls                 int
+	}{
+		{name: "a 503, then done", poll: "        interval: 10ms",
+			answer: failFirst(1, unavailable), wantState: a2a.TaskStateCompleted, wantPolls: 2},
+		// The transport itself sends a GET again once when a kept-alive
+		// connection breaks, and not when a new one does.
+		{name: "connection resets, then done", poll: "        interval: 10ms",
+			answer: failFirst(2, reset), wantState: a2a.TaskStateCompleted, wantPolls: 3},
+		{name: "503 after every attempt", poll: "        interval: 10ms",
+			answer:    func(n int, w http.ResponseWriter) { unavailable(w) },
+			wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service is unavailable.`, wantPolls: 3},
+		{name: "poll.retry", poll: "        interval: 10ms\n        retry: {attempts: 2, backoff: 1ms, statuses: [500]}",
+			answer: func(n int, w http.ResponseWriter) {
+				if n == 1 {
+					w.WriteHeader(http.StatusInternalServerError)
+					return
+				}
+				unavailable(w) // not a status this retry names: the job's answer
+			}, wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service answered HTTP 503 Service Unavailable.`, wantPolls: 2},
+		{name: "the request's retry", method: "PUT", retry: "{attempts: 4, backoff: 1ms}", poll: "        interval: 10ms",
+			answer: failFirst(3, unavailable), wantState: a2a.TaskStateCompleted, wantPolls: 4},
+		{name: "no retry", poll: "        interval: 10ms\n        retry: {attempts: 1}",
+			answer:    func(n int, w http.ResponseWriter) { unavailable(w) },
+			wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service is unavailable.`, wantPolls: 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newJobAPI(t, accepted("/jobs/1"), tt.answer)
+			src := fmt.Sprintf(jobSkill, tt.poll)
+			if tt.method == "" {
+				tt.method = "POST"
+			} else {
+				src = strings.Replace(src, "method: POST", "method: "+tt.method+"\n      retry: "+tt.retry, 1)
+			}
+			s := load(t, src, api.URL, mapping.Options{})
+			out := s.ByID("job").Run(context.Background(), mapping.Call{Message: message("job", nil, "")}, nil)
+			if out.State != tt.wantState || (tt.wantText != "" && messageText(out) != tt.wantText) {
+				t.Errorf("outcome %v %q (%v), want %v %q", out.State, messageText(out), out.Err, tt.wantState, tt.wantText)
+			}
+			if want := tt.method + " /jobs" + strings.Repeat(", GET /jobs/1", tt.wantPolls); strings.Join(api.log(), ", ") != want {
+				t.Errorf("requests %v, want %s", api.log(), want)
+			}
+		})
+	}
+}
+
+// failFirst answers the first k polls with fail, then says the job is done.
+func failFirst(k int, fail func(http.ResponseWriter)) func(n int, w http.ResponseWriter) {
+	return func(n int, w http.ResponseWriter) {
+		if n <= k {
+			fail(w)
+			return
+		}
+		jsonAnswer(w, http.StatusOK, `{"answer": 42}`)
+	}
+}
+
+// The result's GET is retried as the polls are; its last answer is the
+// one mapped, as a request's is.
+func TestPollResultRetried(t *testing.T) {
+	var results atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/jobs":
+			accepted("/jobs/1")(w, r)
+		case "/jobs/1":
+			jsonAnswer(w, http.StatusOK, `{"result": "/jobs/1/result"}`)
+		default:
+			if results.Add(1) == 1 {
+				w.WriteHeader(http.StatusBadGateway)
+				return
+			}
+			jsonAnswer(w, http.StatusOK, `{"rows": 3}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	out := runJob(t, &jobAPI{Server: srv}, `        interval: 10ms
+        result: "{response.body.result}"`, nil)
+	if out.State != a2a.TaskStateCompleted || results.Load() != 2 {
+		t.Errorf("outcome %v (%v) after %d GETs of the result; want completed after 2", out.State, out.Err, results.Load())
+	}
+}
+
+// The log tells a failed poll, and a failed result GET, from the request.
+func TestPollErrorsSayWhere(t *testing.T) {
+	for _, tt := range []struct {
+		name, poll string
+		job        func(n int, w http.ResponseWriter)
+		want       string
+	}{
+		{"a poll", "        interval: 10ms",
+			func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{"state": "done"}`) },
+			`mapping: skill "job": upstream: poll: response body: larger than the limit (10 bytes)`},
+		{"a poll that answers 503", "        interval: 10ms\n        retry: {attempts: 1}",
+			func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) },
+			`mapping: skill "job": upstream: poll: the job's URL answered HTTP 503`},
+		{"the result", "        interval: 10ms\n        result: /jobs/1/result", // {"rows": 3}
+			func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{}`) },
+			`mapping: skill "job": upstream: poll.result: response body: larger than the limit (10 bytes)`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newJobAPI(t, accepted("/jobs/1"), tt.job)
+			s := load(t, fmt.Sprintf(jobSkill, tt.poll)+"    max_response_bytes: 10\n", api.URL, mapping.Options{})
+			out := s.ByID("job").Run(context.Background(), mapping.Call{Message: message("job", nil, "")}, nil)
+			if out.State != a2a.TaskStateFailed || out.Err == nil || out.Err.Error() != tt.want {
+				t.Errorf("outcome %v, error %v; want failed, %s", out.State, out.Err, tt.want)
+			}
+		})
+	}
+}
+
+// Polling that stops on a failure, not the job's, cancels the job: the
+// agent will not look at it again.
+func TestPollFailureCancelsTheJob(t *testing.T) {
+	for _, tt := range []struct {
+		name, poll string
+		job        func(n int, w http.ResponseWriter)
+	}{
+		{"the service is unavailable", "        retry: {attempts: 1}",
+			func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) }},
+		{"an expression fails", `        message: '{response.body.percent + 1}%'`,
+			func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusAccepted, `{"percent": "ten"}`) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newJobAPI(t, accepted("/jobs/1"), tt.job)
+			out := runJob(t, api, "        interval: 10ms\n        cancel: DELETE\n"+tt.poll, &recordProgress{})
+			if out.State != a2a.TaskStateFailed {
+				t.Errorf("state %v (%v), want failed", out.State, out.Err)
+			}
+			if got, want := strings.Join(api.log(), ", "), "POST /jobs, GET /jobs/1, DELETE /jobs/1"; got != want {
+				t.Errorf("requests %s, want %s", got, want)
+			}
+		})
+	}
+	// A job that fails is not canceled.
+	api := newJobAPI(t, accepted("/jobs/1"), func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{"state": "failed"}`) })
+	out := runJob(t, api, "        interval: 10ms\n        cancel: DELETE\n        failed: response.body.state == \"failed\"", nil)
+	if got, want := strings.Join(api.log(), ", "), "POST /jobs, GET /jobs/1"; out.State != a2a.TaskStateFailed || got != want {
+		t.Errorf("a failed job: %v, requests %s; want failed, %s", out.State, got, want)
 	}
 }

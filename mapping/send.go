@@ -135,14 +135,15 @@ func (sk *Skill) bodyFailure(parent, callCtx context.Context, err error) failure
 // that cannot be reached. The upstream's address stays in the log.
 func (sk *Skill) transportFailure(parent, callCtx context.Context, err error) failure {
 	f := failure{state: a2a.TaskStateFailed, stage: "upstream", err: err}
+	var limit *timeLimit
 	switch {
 	case errors.Is(parent.Err(), context.Canceled):
 		f.state, f.public = a2a.TaskStateCanceled, "was canceled."
 		f.err = fmt.Errorf("%w (cause: %v)", err, context.Cause(parent))
 	case parent.Err() != nil:
 		f.public = "timed out: the service did not answer in time."
-	case callCtx.Err() != nil:
-		f.public = fmt.Sprintf("timed out: the service did not answer within %s.", sk.Timeout)
+	case errors.As(context.Cause(callCtx), &limit): // nil while callCtx runs
+		f.public = fmt.Sprintf("timed out: the service did not answer within %s.", limit.d)
 	default:
 		var nerr net.Error
 		if errors.As(err, &nerr) && nerr.Timeout() {
@@ -155,6 +156,20 @@ func (sk *Skill) transportFailure(parent, callCtx context.Context, err error) fa
 }
 
 var errTooLarge = errors.New("larger than the limit")
+
+// timeLimit is why a context made by withLimit ended: its limit passed. A
+// call's context may end by its own limit (timeout) or by the run's (which
+// has room for polled jobs), and the caller is told which.
+type timeLimit struct{ d time.Duration }
+
+func (e *timeLimit) Error() string { return fmt.Sprintf("the time limit of %s passed", e.d) }
+
+func (e *timeLimit) Unwrap() error { return context.DeadlineExceeded }
+
+// withLimit is ctx with a deadline d from now, whose cause says d.
+func withLimit(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, &timeLimit{d})
+}
 
 // readBody reads at most limit bytes of a body, and closes it.
 func readBody(resp *http.Response, limit int64) ([]byte, error) {

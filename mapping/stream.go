@@ -57,12 +57,17 @@ var streamMediaTypes = map[string]streamFormat{
 	"application/json-lines": streamLines,
 }
 
-// accepts says whether an answer is read as a stream. It binds the answer's
-// status and headers as response.
+// accepts says whether an answer is read as a stream. An answer it
+// accepts is bound (its status and headers) as response, once for when and
+// the whole stream.
 func (s *streamRule) accepts(sk *Skill, m *vm.VM, vars *exprVars, resp *http.Response) (bool, error) {
 	if s.when == nil {
 		_, known := streamMediaTypes[mediaTypeOf(resp.Header.Get("Content-Type"))]
-		return resp.StatusCode >= 200 && resp.StatusCode <= 299 && (known || s.format != streamAuto), nil
+		ok := resp.StatusCode >= 200 && resp.StatusCode <= 299 && (known || s.format != streamAuto)
+		if ok {
+			sk.bindAnswer(vars, resp, nil)
+		}
+		return ok, nil
 	}
 	sk.bindAnswer(vars, resp, nil)
 	v, err := m.Run(s.when, vars)
@@ -76,11 +81,11 @@ func (s *streamRule) accepts(sk *Skill, m *vm.VM, vars *exprVars, resp *http.Res
 // streamOutcome reads a streamed answer to its end, or until done holds,
 // reporting each event's chunk through progress as it comes. Without
 // progress (a skill that answers with a message) the chunks are gathered
-// into the outcome's artifact.
+// into the outcome's artifact. The answer is bound as response (accepts
+// bound it).
 func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, call *Call, resp *http.Response, progress Progress) Outcome {
 	defer resp.Body.Close()
 	s := sk.stream
-	sk.bindAnswer(vars, resp, nil)
 	body := &limitedReader{r: resp.Body, left: s.maxBytes}
 	events := s.reader(body, mediaTypeOf(resp.Header.Get("Content-Type")))
 	out := streamed{sk: sk, progress: progress}
@@ -234,7 +239,7 @@ func (sk *Skill) streamFailure(ctx, callCtx context.Context, err error) failure 
 		return failure{state: a2a.TaskStateFailed, stage: "upstream", public: "failed: the service's stream broke off.",
 			err: fmt.Errorf("stream: %w", err)}
 	}
-	return sk.transportFailure(ctx, callCtx, err)
+	return sk.transportFailure(ctx, callCtx, fmt.Errorf("stream: %w", err))
 }
 
 // limitedReader reads at most left bytes, then fails with errTooLarge.

@@ -304,8 +304,9 @@ func TestStreamStops(t *testing.T) {
 	<-progress.got
 	<-progress.got
 	cancel()
-	if out := <-done; out.State != a2a.TaskStateCanceled || messageText(out) != `Skill "s" was canceled.` {
-		t.Errorf("canceled run: %v %q (%v)", out.State, messageText(out), out.Err)
+	if out := <-done; out.State != a2a.TaskStateCanceled || messageText(out) != `Skill "s" was canceled.` ||
+		!strings.Contains(out.Err.Error(), "upstream: stream: ") {
+		t.Errorf("canceled run: %v %q (%v), want canceled, the log saying it was the stream", out.State, messageText(out), out.Err)
 	}
 
 	refusing := &refusingProgress{chunkProgress: *newChunkProgress()}
