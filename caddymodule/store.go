@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -70,8 +71,9 @@ type RedisConfig struct {
 	// KeyPrefix starts every key, so that several agents can share one
 	// Redis (default "a2a").
 	KeyPrefix string `json:"key_prefix,omitempty"`
-	// Timeout bounds each command (default 3s): a caller whose request
-	// needs a Redis that does not answer gets -32603 UNAVAILABLE then.
+	// Timeout bounds each command (default 3s), its wait for a batch of
+	// concurrent changes included: a caller whose request needs a Redis
+	// that does not answer gets -32603 UNAVAILABLE then.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 }
 
@@ -88,6 +90,11 @@ func (c *RedisConfig) validate() error {
 	return nil
 }
 
+// timeout is the configured timeout, or its default.
+func (c *RedisConfig) timeout() time.Duration {
+	return cmp.Or(time.Duration(c.Timeout), redisstore.DefaultTimeout)
+}
+
 // client makes the Redis client; nothing is dialed yet.
 func (c *RedisConfig) client() (redis.UniversalClient, error) {
 	repl := caddy.NewReplacer()
@@ -99,10 +106,7 @@ func (c *RedisConfig) client() (redis.UniversalClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis: password: %w", err)
 	}
-	timeout := time.Duration(c.Timeout)
-	if timeout == 0 {
-		timeout = 3 * time.Second
-	}
+	timeout := c.timeout()
 	opts := &redis.UniversalOptions{
 		Addrs: c.Addresses, MasterName: c.MasterName, Username: username, Password: password, DB: c.DB,
 		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout,
@@ -162,7 +166,7 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 				return nil, err
 			}
 			rs, err := redisstore.New(redisstore.Options{Client: client, Prefix: r.KeyPrefix,
-				Limits: opts.StoreLimits(), Logger: h.logger.Named("redis")})
+				Limits: opts.StoreLimits(), Logger: h.logger.Named("redis"), Timeout: r.timeout()})
 			if err != nil {
 				client.Close()
 				return nil, err

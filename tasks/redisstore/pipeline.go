@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -18,12 +20,15 @@ import (
 // task at a time (Store.lock), and an insert returns before its task can
 // change.
 //
-// A script runs to its end once queued, bounded by the client's own
-// timeouts (the redis block's timeout), as a lone command would: a caller
-// whose context ends meanwhile still waits for the answer, so that what it
-// is told is what Redis did.
+// A caller waits at most wait for its answer, its turn in a batch included,
+// so that a slow Redis (and the queue it makes grow) fails each caller
+// within the redis block's timeout; the script itself, once sent, is
+// bounded by the client's own timeouts. A caller that gave up is told so,
+// although Redis may yet run its script, as with any command that times
+// out.
 type pipeline struct {
 	client redis.UniversalClient
+	wait   time.Duration
 	queue  chan *scriptCall
 	done   sync.WaitGroup
 
@@ -32,14 +37,19 @@ type pipeline struct {
 	stop   chan struct{}
 }
 
-// A scriptCall is one script queued to run, and its answer once done is
-// closed.
+// A scriptCall is one script queued to run; done receives once its answer
+// is in cmd. Calls are reused, each with its timer.
 type scriptCall struct {
 	script *redis.Script
 	keys   []string
 	args   []any
+	buf    *encodedTask // in args: given back once the script is sent or dropped
 	cmd    *redis.Cmd
 	done   chan struct{}
+	timer  *time.Timer
+	// settled is set once, by the batch that answers the call or by the
+	// caller that gives up waiting: whichever comes first owns it.
+	settled atomic.Bool
 }
 
 const (
@@ -53,8 +63,8 @@ const (
 	queueDepth = 4 * maxBatch
 )
 
-func newPipeline(client redis.UniversalClient) *pipeline {
-	p := &pipeline{client: client, queue: make(chan *scriptCall, queueDepth), stop: make(chan struct{})}
+func newPipeline(client redis.UniversalClient, wait time.Duration) *pipeline {
+	p := &pipeline{client: client, wait: wait, queue: make(chan *scriptCall, queueDepth), stop: make(chan struct{})}
 	p.done.Add(pipelinesInFlight)
 	for range pipelinesInFlight {
 		go p.send()
@@ -71,31 +81,68 @@ func (p *pipeline) close() {
 	p.done.Wait()
 }
 
-var errClosed = errors.New("tasks/redis: the store is closed")
+var (
+	errClosed = errors.New("tasks/redis: the store is closed")
+	errWait   = errors.New("tasks/redis: no answer from Redis within the timeout")
+)
 
-var callPool = sync.Pool{New: func() any { return &scriptCall{done: make(chan struct{}, 1)} }}
+var callPool = sync.Pool{New: func() any {
+	c := &scriptCall{done: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
+	c.timer.Stop()
+	return c
+}}
 
 // run runs script in the next batch and returns its answer; a context
-// that has ended already runs nothing.
-func (p *pipeline) run(ctx context.Context, script *redis.Script, keys []string, args ...any) (any, error) {
+// that has ended already runs nothing. buf (nil, or the task in args)
+// goes back to its pool once Redis no longer needs it.
+func (p *pipeline) run(ctx context.Context, script *redis.Script, keys []string, buf *encodedTask, args ...any) (any, error) {
 	if err := ctx.Err(); err != nil {
+		buf.release()
 		return nil, err
 	}
 	c := callPool.Get().(*scriptCall)
-	c.script, c.keys, c.args = script, keys, args
+	c.script, c.keys, c.args, c.buf = script, keys, args, buf
+	c.timer.Reset(p.wait)
 	p.mu.RLock()
-	if p.closed {
-		p.mu.RUnlock()
-		callPool.Put(c)
-		return nil, errClosed
+	queued := !p.closed
+	if queued {
+		select {
+		case p.queue <- c:
+		case <-c.timer.C:
+			queued = false
+		}
 	}
-	p.queue <- c
+	closed := p.closed
 	p.mu.RUnlock()
-	<-c.done
+	if !queued {
+		c.timer.Stop()
+		c.reuse()
+		if closed {
+			return nil, errClosed
+		}
+		return nil, errWait
+	}
+	select {
+	case <-c.done:
+	case <-c.timer.C:
+		if c.settled.CompareAndSwap(false, true) {
+			return nil, errWait // the batch drops c, or gives its buffer back
+		}
+		<-c.done // answered meanwhile
+	}
+	c.timer.Stop()
 	val, err := c.cmd.Result()
-	*c = scriptCall{done: c.done}
-	callPool.Put(c)
+	c.reuse()
 	return val, err
+}
+
+// reuse gives a call that is done with, and its buffer, back to their
+// pools.
+func (c *scriptCall) reuse() {
+	c.buf.release()
+	c.script, c.keys, c.args, c.buf, c.cmd = nil, nil, nil, nil, nil
+	c.settled.Store(false)
+	callPool.Put(c)
 }
 
 // send runs batches until the pipeline stops, and then what is left.
@@ -127,25 +174,42 @@ func (p *pipeline) send() {
 	}
 }
 
-// exec runs one batch. A script Redis does not hold (it restarted, or
-// SCRIPT FLUSH) is loaded by running it once more alone.
+// exec runs one batch, but not the calls whose callers gave up waiting.
+// A script Redis does not hold (it restarted, or SCRIPT FLUSH) is loaded by
+// running it once more alone.
 func (p *pipeline) exec(batch []*scriptCall) {
 	ctx := context.Background() // each command is bounded by the client's timeouts
-	if len(batch) == 1 {
-		c := batch[0]
-		c.cmd = c.script.Run(ctx, p.client, c.keys, c.args...)
-		c.done <- struct{}{}
-		return
-	}
-	pipe := p.client.Pipeline()
+	kept := batch[:0]
 	for _, c := range batch {
-		c.cmd = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
-	}
-	_, _ = pipe.Exec(ctx) // each command holds its own error
-	for _, c := range batch {
-		if err := c.cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			c.cmd = c.script.Run(ctx, p.client, c.keys, c.args...)
+		if c.settled.Load() {
+			c.buf.release() // its caller left, and nothing reuses c
+			continue
 		}
-		c.done <- struct{}{}
+		kept = append(kept, c)
+	}
+	switch len(kept) {
+	case 0:
+		return
+	case 1:
+		c := kept[0]
+		c.cmd = c.script.Run(ctx, p.client, c.keys, c.args...)
+	default:
+		pipe := p.client.Pipeline()
+		for _, c := range kept {
+			c.cmd = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
+		}
+		_, _ = pipe.Exec(ctx) // each command holds its own error
+		for _, c := range kept {
+			if err := c.cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+				c.cmd = c.script.Run(ctx, p.client, c.keys, c.args...)
+			}
+		}
+	}
+	for _, c := range kept {
+		if c.settled.CompareAndSwap(false, true) {
+			c.done <- struct{}{}
+		} else {
+			c.buf.release() // its caller left while the batch ran
+		}
 	}
 }

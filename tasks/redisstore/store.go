@@ -27,6 +27,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -60,6 +61,10 @@ type Options struct {
 	Limits tasks.Limits
 	// Logger reports faults, once each rather than per request.
 	Logger *zap.Logger
+	// Timeout bounds how long a change waits for Redis's answer (default
+	// 3s), its turn among the changes other requests send at the same
+	// time included. The client's own timeouts should be the same.
+	Timeout time.Duration
 }
 
 // Store is a tasks.Store on Redis. It is safe for concurrent use.
@@ -118,6 +123,9 @@ const (
 	maxCachedBytes = 32 << 20
 )
 
+// DefaultTimeout is Options.Timeout's default, and the redis block's.
+const DefaultTimeout = 3 * time.Second
+
 // New returns a Store and starts its event subscription in the background:
 // nothing here waits on the network.
 func New(opts Options) (*Store, error) {
@@ -138,7 +146,7 @@ func New(opts Options) (*Store, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Store{
 		client:   opts.Client,
-		scripts:  newPipeline(opts.Client),
+		scripts:  newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout)),
 		replica:  strconv.FormatUint(rand.Uint64(), 36),
 		prefix:   "{" + prefix + "}",
 		limits:   opts.Limits,
@@ -249,9 +257,9 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if err != nil {
 		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
 	}
-	defer task.release()
 	push, err := encodePush(rec.Push)
 	if err != nil {
+		task.release()
 		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
 	}
 	quota := rec.Quota
@@ -259,7 +267,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 		quota = rec.Owner
 	}
 	a := &s.arg
-	answer, err := s.scripts.run(ctx, insertScript, []string{s.taskKey(rec.Task.ID)},
+	answer, err := s.scripts.run(ctx, insertScript, []string{s.taskKey(rec.Task.ID)}, task,
 		a.prefix, rec.Task.ID, rec.Owner, s.indexKey("owner", rec.Owner), s.indexKey("q", quota),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task.b, score(rec.Updated),
 		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push)
@@ -399,8 +407,9 @@ func encodeTask(t *a2a.Task) (*encodedTask, error) {
 	return e, nil
 }
 
+// release gives e's buffer back to the pool; nil is released already.
 func (e *encodedTask) release() {
-	if cap(e.b) <= maxPooledTask {
+	if e != nil && cap(e.b) <= maxPooledTask {
 		taskBuffers.Put(e)
 	}
 }
@@ -490,18 +499,15 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			}
 			return err
 		}
-		task, err := encodeTask(&rec.Task)
-		if err != nil {
-			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
-		}
 		push := pushUnchanged
+		var err error
 		if !samePush(rec.Push, c.rec.Push) {
 			if push, err = encodePush(rec.Push); err != nil {
 				return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 			}
 		}
 		a := &s.arg
-		args := []any{a.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task.b,
+		args := []any{a.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), nil,
 			rec.Bytes - c.rec.Bytes, score(rec.Updated), a.maxLiveBytes, a.maxBytes, a.channel,
 			int(rec.Task.Status.State), a.replica, s.lease(rec.Updated), push, eventsUnbuilt}
 		if watched {
@@ -514,8 +520,12 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 				args = append(args, payload)
 			}
 		}
-		answer, err := s.scripts.run(ctx, updateScript, []string{s.taskKey(id)}, args...)
-		task.release()
+		task, err := encodeTask(&rec.Task)
+		if err != nil {
+			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
+		}
+		args[5] = task.b // encoded last, as run gives its buffer back
+		answer, err := s.scripts.run(ctx, updateScript, []string{s.taskKey(id)}, task, args...)
 		res, _ := answer.([]any)
 		if err == nil && len(res) == 0 {
 			err = fmt.Errorf("unexpected answer %v", answer)

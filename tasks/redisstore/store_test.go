@@ -484,3 +484,50 @@ func TestRunnerKnowsItsTaskIsWatchedElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// A Redis too slow to answer fails each change within the store's timeout,
+// its wait for a batch included, however many changes queue behind it:
+// 3,000 changes sent in batches of 64, two at a time, would otherwise take
+// 24 turns of the timeout.
+func TestSlowRedisFailsWithinTheTimeout(t *testing.T) {
+	srv := redistest.Start(t)
+	const timeout = 100 * time.Millisecond
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, // as the redis block makes it
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, MaxRetries: 1})
+	t.Cleanup(func() { client.Close() })
+	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "slow", Timeout: timeout,
+		Limits: tasks.Options{}.StoreLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	m := tasks.NewManager(tasks.Options{Store: store, SweepInterval: -1})
+	t.Cleanup(m.Close)
+	if _, err := m.Start("", userMsg("warm up"), tasks.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Redis holds every write for 4s, longer than the test waits.
+	if err := srv.Client(t).Do(t.Context(), "CLIENT", "PAUSE", 4000, "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Client(t).Do(context.Background(), "CLIENT", "UNPAUSE") })
+	errs := make(chan error, 3000)
+	for i := range cap(errs) {
+		go func() {
+			_, err := m.Start("", userMsg(strconv.Itoa(i)), tasks.StartOptions{})
+			errs <- err
+		}()
+	}
+	deadline := time.After(1500 * time.Millisecond) // well before 24 turns, and Redis's answer
+	for range cap(errs) {
+		select {
+		case err := <-errs:
+			var e *a2a.Error
+			if !errors.As(err, &e) || e.Reason != "UNAVAILABLE" {
+				t.Fatalf("a change while Redis is paused: %v, want UNAVAILABLE", err)
+			}
+		case <-deadline:
+			t.Fatal("changes still waiting for a paused Redis after 1.5s, with a 100ms timeout")
+		}
+	}
+}
