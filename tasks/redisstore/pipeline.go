@@ -75,8 +75,10 @@ func newPipeline(client redis.UniversalClient, wait time.Duration) *pipeline {
 // close stops the pipeline once the scripts queued so far have run.
 func (p *pipeline) close() {
 	p.mu.Lock()
-	p.closed = true
-	close(p.stop)
+	if !p.closed {
+		p.closed = true
+		close(p.stop)
+	}
 	p.mu.Unlock()
 	p.done.Wait()
 }
@@ -92,9 +94,9 @@ var callPool = sync.Pool{New: func() any {
 	return c
 }}
 
-// run runs script in the next batch and returns its answer; a context
-// that has ended already runs nothing. buf (nil, or the task in args)
-// goes back to its pool once Redis no longer needs it.
+// run runs script in the next batch and returns its answer, or gives up
+// when ctx ends or the pipeline's wait passes. buf (nil, or the task in
+// args) goes back to its pool once Redis no longer needs it.
 func (p *pipeline) run(ctx context.Context, script *redis.Script, keys []string, buf *encodedTask, args ...any) (any, error) {
 	if err := ctx.Err(); err != nil {
 		buf.release()
@@ -104,29 +106,34 @@ func (p *pipeline) run(ctx context.Context, script *redis.Script, keys []string,
 	c.script, c.keys, c.args, c.buf = script, keys, args, buf
 	c.timer.Reset(p.wait)
 	p.mu.RLock()
-	queued := !p.closed
-	if queued {
+	var err error
+	if p.closed {
+		err = errClosed
+	} else {
 		select {
 		case p.queue <- c:
 		case <-c.timer.C:
-			queued = false
+			err = errWait
+		case <-ctx.Done():
+			err = ctx.Err()
 		}
 	}
-	closed := p.closed
 	p.mu.RUnlock()
-	if !queued {
+	if err != nil {
 		c.timer.Stop()
 		c.reuse()
-		if closed {
-			return nil, errClosed
-		}
-		return nil, errWait
+		return nil, err
 	}
 	select {
 	case <-c.done:
 	case <-c.timer.C:
+		err = errWait
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
 		if c.settled.CompareAndSwap(false, true) {
-			return nil, errWait // the batch drops c, or gives its buffer back
+			return nil, err // the batch drops c, or gives its buffer back
 		}
 		<-c.done // answered meanwhile
 	}

@@ -531,3 +531,39 @@ func TestSlowRedisFailsWithinTheTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A change whose context ends stops waiting for a Redis that does not
+// answer, before the store's timeout; and closing a store twice is no
+// fault.
+func TestChangeEndsWithItsContext(t *testing.T) {
+	srv := redistest.Start(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, ReadTimeout: 10 * time.Second})
+	t.Cleanup(func() { client.Close() })
+	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "ctx", Timeout: 10 * time.Second,
+		Limits: tasks.Options{}.StoreLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	defer store.Close()
+	if err := srv.Client(t).Do(t.Context(), "CLIENT", "PAUSE", 8000, "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Client(t).Do(context.Background(), "CLIENT", "UNPAUSE") })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		now := time.Now()
+		done <- store.Insert(ctx, tasks.Record{Owner: "alice", Updated: now,
+			Task: a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now}}})
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("an insert whose context ended succeeded against a paused Redis")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the insert still waits for Redis 5s after its context ended")
+	}
+}
