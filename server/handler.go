@@ -242,16 +242,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	versionParam := r.Header.Get(a2a.VersionParameter)
-	if versionParam == "" {
-		versionParam = r.URL.Query().Get(a2a.VersionParameter)
-	}
-	version, versionErr := a2a.ParseVersion(versionParam)
+	version, versionErr := requestVersion(r)
 	if h.obs != nil {
 		h.serveObserved(w, r, version, versionErr)
 		return
 	}
 	h.serveRPC(w, r, version, versionErr)
+}
+
+// requestVersion is the version a JSON-RPC or HTTP+JSON request speaks:
+// its A2A-Version header, or else its A2A-Version query parameter.
+func requestVersion(r *http.Request) (a2a.Version, *a2a.Error) {
+	s := r.Header.Get(a2a.VersionParameter)
+	if s == "" {
+		s = r.URL.Query().Get(a2a.VersionParameter)
+	}
+	return a2a.ParseVersion(s)
 }
 
 // serveRPC serves a JSON-RPC request.

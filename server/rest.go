@@ -36,11 +36,7 @@ func (h *Handler) restTarget(r *http.Request) (t a2a.RESTTarget, allow, path str
 // serveREST answers an HTTP+JSON request for t (MethodUnknown: its path
 // names no operation, or none for its HTTP method, which allow lists).
 func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, t a2a.RESTTarget, allow, path string) {
-	versionParam := r.Header.Get(a2a.VersionParameter)
-	if versionParam == "" {
-		versionParam = r.URL.Query().Get(a2a.VersionParameter)
-	}
-	version, versionErr := a2a.ParseVersion(versionParam)
+	version, versionErr := requestVersion(r)
 	if h.obs != nil {
 		o := h.observe(w, r)
 		defer h.endObserved(o, version)
