@@ -21,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -99,7 +98,7 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	caller, f := h.authenticate(r)
 	if f != nil {
-		call.code = h.grpcRefusal(w.Header(), f).Code
+		call.code = h.refusal(w.Header(), f).Code
 		writeGRPCStatus(w, pbconv.Status(f.RPCError()))
 		return
 	}
@@ -130,18 +129,6 @@ func grpcVersion(s string) *a2a.Error {
 	e.Description = "A2A-Version " + strconv.Quote(s) + " is not supported by the gRPC binding, which speaks 1.0 (" +
 		a2apb.A2AService_ServiceDesc.ServiceName + "); 0.3 clients can use JSON-RPC"
 	return e
-}
-
-// grpcRefusal notes an authentication or authorization failure and adds
-// its challenges to the answer's headers (gRPC metadata), as JSON-RPC's
-// WWW-Authenticate headers.
-func (h *Handler) grpcRefusal(hdr http.Header, f *authn.Failure) *a2a.Error {
-	h.log.Debug("request refused", zap.Int("status", f.Status), zap.String("reason", f.Reason), zap.String("detail", f.Detail))
-	if h.obs != nil {
-		h.obs.AuthFailure(f)
-	}
-	f.SetHeaders(hdr)
-	return f.RPCError()
 }
 
 // writeGRPCStatus answers a call with st alone (a Trailers-Only response).
@@ -225,7 +212,7 @@ func (s *grpcService) fail(ctx context.Context, call *grpcCall, m a2a.Method, er
 	var e *a2a.Error
 	if errors.As(err, &f) {
 		hdr := make(http.Header)
-		e = s.h.grpcRefusal(hdr, f)
+		e = s.h.refusal(hdr, f)
 		if c := hdr.Values("WWW-Authenticate"); len(c) > 0 {
 			_ = grpc.SetHeader(ctx, metadata.MD{"www-authenticate": c})
 		}
