@@ -279,38 +279,30 @@ func (s *grpcService) SubscribeToTask(in *a2apb.SubscribeToTaskRequest, stream g
 }
 
 func (s *grpcService) CreateTaskPushNotificationConfig(ctx context.Context, in *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
-	return unary(s, ctx, a2a.MethodCreatePushConfig, in, pushAnswer[*a2apb.TaskPushNotificationConfig])
+	return unary(s, ctx, a2a.MethodCreatePushConfig, in, infallible(pbconv.PushConfig))
 }
 
 func (s *grpcService) GetTaskPushNotificationConfig(ctx context.Context, in *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
-	return unary(s, ctx, a2a.MethodGetPushConfig, in, pushAnswer[*a2apb.TaskPushNotificationConfig])
+	return unary(s, ctx, a2a.MethodGetPushConfig, in, infallible(pbconv.PushConfig))
 }
 
 func (s *grpcService) ListTaskPushNotificationConfigs(ctx context.Context, in *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
-	return unary(s, ctx, a2a.MethodListPushConfigs, in, pushAnswer[*a2apb.ListTaskPushNotificationConfigsResponse])
+	return unary(s, ctx, a2a.MethodListPushConfigs, in, infallible(pbconv.PushConfigs))
 }
 
 func (s *grpcService) DeleteTaskPushNotificationConfig(ctx context.Context, in *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	return unary(s, ctx, a2a.MethodDeletePushConfig, in, pushAnswer[*emptypb.Empty])
+	return unary(s, ctx, a2a.MethodDeletePushConfig, in, infallible(func(*a2a.Empty) *emptypb.Empty { return new(emptypb.Empty) }))
 }
 
-// pushAnswer converts the result of a push config method to its answer, a
-// T.
-func pushAnswer[T proto.Message](result any) (T, error) {
-	out, err := pbconv.PushResult(result)
-	if err != nil {
-		var none T
-		return none, err
-	}
-	return out.(T), nil
+// infallible makes a conversion that cannot fail one unary takes.
+func infallible[R, T any](convert func(R) T) func(R) (T, error) {
+	return func(r R) (T, error) { return convert(r), nil }
 }
 
 // GetExtendedAgentCard answers the card in its proto form, made once by
 // newGRPC, when the engine lets the caller have it.
 func (s *grpcService) GetExtendedAgentCard(ctx context.Context, in *a2apb.GetExtendedAgentCardRequest) (*a2apb.AgentCard, error) {
-	return unary(s, ctx, a2a.MethodGetExtendedAgentCard, in, func(any) (*a2apb.AgentCard, error) {
-		return s.extendedCard, nil
-	})
+	return unary(s, ctx, a2a.MethodGetExtendedAgentCard, in, infallible(func(any) *a2apb.AgentCard { return s.extendedCard }))
 }
 
 // grpcSink writes a stream's events as gRPC messages. The HTTP/2 stream
