@@ -277,7 +277,8 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version a2a.V
 	}
 
 	if req, ok := h.decode(w, r, version, versionErr); ok {
-		h.dispatch(w, h.startMethod(w, r, req.Method, version), version, req, caller)
+		r = h.startMethod(w, r, req.Method, version)
+		h.answer(w, r, wire{v: version, id: req.ID}, req.Method, h.invoke(r, version, req, caller))
 	}
 }
 
@@ -295,13 +296,14 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Ver
 	}
 
 	if versionErr != nil {
-		h.fail(w, version, a2a.PeekRequest(body), versionErr)
+		req := a2a.PeekRequest(body)
+		h.fail(w, wire{v: version, id: req.ID}, req.Method, versionErr)
 		return nil, false
 	}
 	req, protoErr := a2a.DecodeRequest(version, body)
 	if protoErr != nil {
 		if req != nil {
-			h.fail(w, version, req, protoErr)
+			h.fail(w, wire{v: version, id: req.ID}, req.Method, protoErr)
 		} else {
 			h.writeError(w, http.StatusOK, wire{v: version}, protoErr)
 		}
