@@ -68,9 +68,9 @@ func (h *Handler) newGRPC() error {
 type grpcCall struct {
 	r      *http.Request
 	caller *authn.Identity
-	// code is the protocol error code the call ended with (0: none), for
-	// the observer.
-	code int
+	// w is the call's writer as ServeHTTP observes it: noteCode records
+	// the call's end there.
+	w http.ResponseWriter
 }
 
 type grpcCallKey struct{}
@@ -83,35 +83,29 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	if name, ok := strings.CutPrefix(r.URL.Path, grpcMethodPrefix); ok {
 		m = a2a.LookupMethod(a2a.V10, name)
 	}
-	call := &grpcCall{r: r}
-	ctx := r.Context()
-	// As for JSON-RPC, a call refused before its method is served is
-	// observed as MethodUnknown.
-	observed := a2a.MethodUnknown
-	if h.obs != nil {
-		defer func() { h.obs.EndRequest(ctx, observed, a2a.V10, call.code) }()
+	var caller *authn.Identity
+	e := grpcVersion(r.Header.Get(a2a.VersionParameter))
+	if e == nil {
+		var f *authn.Failure
+		if caller, f = h.authenticate(r); f != nil {
+			e = h.refusal(w.Header(), f)
+		}
 	}
-	if e := grpcVersion(r.Header.Get(a2a.VersionParameter)); e != nil {
-		call.code = e.Code
+	if e != nil {
+		noteCode(w, e.Code)
 		writeGRPCStatus(w, pbconv.Status(e))
 		return
 	}
-	caller, f := h.authenticate(r)
-	if f != nil {
-		call.code = h.refusal(w.Header(), f).Code
-		writeGRPCStatus(w, pbconv.Status(f.RPCError()))
-		return
+	// As for JSON-RPC, a call refused before its method is served is
+	// observed as MethodUnknown.
+	if m != a2a.MethodUnknown {
+		r = h.startMethod(w, r, m, a2a.V10)
 	}
-	call.caller = caller
-	if h.obs != nil && m != a2a.MethodUnknown {
-		observed = m
-		ctx = h.obs.StartMethod(r, m, a2a.V10)
-		call.r = r.WithContext(ctx)
-	}
+	call := &grpcCall{r: r, caller: caller, w: w}
 	rc := http.NewResponseController(w)
 	h.setDeadline(rc.SetReadDeadline, h.readBody)
 	h.grpc.ServeHTTP(&grpcWriter{ResponseWriter: w, h: h, rc: rc},
-		call.r.WithContext(context.WithValue(ctx, grpcCallKey{}, call)))
+		r.WithContext(context.WithValue(r.Context(), grpcCallKey{}, call)))
 }
 
 // grpcVersion checks the A2A-Version of a gRPC call. The service is 1.0's
@@ -220,7 +214,7 @@ func (s *grpcService) fail(ctx context.Context, call *grpcCall, m a2a.Method, er
 		e = s.h.protocolError(m, err)
 	}
 	if call != nil {
-		call.code = e.Code
+		noteCode(call.w, e.Code)
 	}
 	return pbconv.Status(e).Err()
 }

@@ -226,28 +226,41 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.jwks.ServeHTTP(w, r)
 		return
 	}
+	// Which binding serves the request; each is observed the same way.
+	binding := a2a.BindingJSONRPC
+	var target a2a.RESTTarget
+	var allow, path string
 	if h.grpc != nil && isGRPC(r) {
-		h.serveGRPC(w, r)
-		return
-	}
-	if h.restPath != "" {
-		if t, allow, path, ok := h.restTarget(r); ok {
-			h.serveREST(w, r, t, allow, path)
-			return
+		binding = a2a.BindingGRPC
+	} else if h.restPath != "" {
+		var ok bool
+		if target, allow, path, ok = h.restTarget(r); ok {
+			binding = a2a.BindingHTTPJSON
 		}
 	}
-	if r.Method != http.MethodPost {
+	if binding == a2a.BindingJSONRPC && r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "A2A JSON-RPC endpoint: use POST with Content-Type: application/json", http.StatusMethodNotAllowed)
 		return
 	}
-
-	version, versionErr := requestVersion(r)
-	if h.obs != nil {
-		h.serveObserved(w, r, version, versionErr)
-		return
+	// gRPC speaks 1.0 only, and serveGRPC checks what the call names.
+	version, versionErr := a2a.V10, (*a2a.Error)(nil)
+	if binding != a2a.BindingGRPC {
+		version, versionErr = requestVersion(r)
 	}
-	h.serveRPC(w, r, version, versionErr)
+	if h.obs != nil {
+		o := h.observe(w, r, version)
+		defer h.endObserved(o)
+		w = o
+	}
+	switch binding {
+	case a2a.BindingGRPC:
+		h.serveGRPC(w, r)
+	case a2a.BindingHTTPJSON:
+		h.serveREST(w, r, version, versionErr, target, allow, path)
+	default:
+		h.serveRPC(w, r, version, versionErr)
+	}
 }
 
 // requestVersion is the version a JSON-RPC or HTTP+JSON request speaks:

@@ -50,13 +50,15 @@ type Observer interface {
 	Annotate(ctx context.Context, skill, taskID string)
 }
 
-// observed is the ResponseWriter of an observed request: it keeps what
-// EndRequest is told. Pooled, so that observing allocates nothing.
+// observed is the ResponseWriter of a request served under h.obs, of any
+// binding: it keeps what EndRequest is told. Pooled, so that observing
+// allocates nothing.
 type observed struct {
 	http.ResponseWriter
-	ctx    context.Context
-	method a2a.Method
-	code   int
+	ctx     context.Context
+	method  a2a.Method
+	version a2a.Version
+	code    int
 }
 
 // Unwrap lets http.ResponseController reach the deadlines and flushing of
@@ -65,25 +67,18 @@ func (o *observed) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
 var observedPool = sync.Pool{New: func() any { return new(observed) }}
 
-// serveObserved serves a JSON-RPC request under h.obs.
-func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) {
-	o := h.observe(w, r)
-	defer h.endObserved(o, version)
-	h.serveRPC(o, r, version, versionErr)
-}
-
-// observe wraps w for a request of any binding served under h.obs;
+// observe wraps w for a request in version v served under h.obs;
 // endObserved must follow once it is answered (also when the handler
 // panics to abort a cut answer).
-func (h *Handler) observe(w http.ResponseWriter, r *http.Request) *observed {
+func (h *Handler) observe(w http.ResponseWriter, r *http.Request, v a2a.Version) *observed {
 	o := observedPool.Get().(*observed)
-	*o = observed{ResponseWriter: w, ctx: r.Context()}
+	*o = observed{ResponseWriter: w, ctx: r.Context(), version: v}
 	return o
 }
 
 // endObserved tells the observer how the request of o ended.
-func (h *Handler) endObserved(o *observed, version a2a.Version) {
-	h.obs.EndRequest(o.ctx, o.method, version, o.code)
+func (h *Handler) endObserved(o *observed) {
+	h.obs.EndRequest(o.ctx, o.method, o.version, o.code)
 	*o = observed{}
 	observedPool.Put(o)
 }

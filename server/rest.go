@@ -33,13 +33,8 @@ func (h *Handler) restTarget(r *http.Request) (t a2a.RESTTarget, allow, path str
 
 // serveREST answers an HTTP+JSON request for t (MethodUnknown: its path
 // names no operation, or none for its HTTP method, which allow lists).
-func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, t a2a.RESTTarget, allow, path string) {
-	version, versionErr := requestVersion(r)
-	if h.obs != nil {
-		o := h.observe(w, r)
-		defer h.endObserved(o, version)
-		w = o
-	}
+func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error,
+	t a2a.RESTTarget, allow, path string) {
 	form := wire{v: version, rest: true, mediaType: restMediaType(r)}
 	switch {
 	case t.Method == a2a.MethodUnknown && allow != "":
