@@ -104,8 +104,10 @@ func (observer) StartMethod(r *http.Request, m a2a.Method, v a2a.Version) contex
 func (observer) EndRequest(ctx context.Context, m a2a.Method, v a2a.Version, code int) {
 	countRequest(m, v, code)
 	if span, ok := ctx.Value(methodSpan{}).(trace.Span); ok {
-		if code != 0 {
+		if code < 0 {
 			span.SetAttributes(attribute.Int("rpc.jsonrpc.error_code", code))
+		}
+		if code != 0 { // an error answer, or the request's context ended first
 			span.SetStatus(codes.Error, codeLabel(code))
 		}
 		span.End()

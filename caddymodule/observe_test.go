@@ -8,13 +8,16 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
 // traceparentUpstream answers 200 and reports the traceparent of each
@@ -104,6 +107,47 @@ func TestTracingSpans(t *testing.T) {
 	if tp := <-got; tp != want {
 		t.Errorf("the upstream got traceparent %q; want the upstream span's, %q", tp, want)
 	}
+}
+
+// A request whose context ended before it was answered (a client gone,
+// a gRPC deadline passed) is counted and traced as ended so, not as ok.
+func TestRequestEndedByContext(t *testing.T) {
+	initMetrics()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	for _, tc := range []struct {
+		code  int
+		label string
+	}{{server.CodeCanceled, "canceled"}, {server.CodeDeadlineExceeded, "deadline_exceeded"}} {
+		ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
+		r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
+		counter := metrics.requests.WithLabelValues("SendStreamingMessage", "1.0", tc.label)
+		before := counterValue(t, counter)
+		var o observer
+		o.EndRequest(o.StartMethod(r, a2a.MethodSendStreamingMessage, a2a.V10), a2a.MethodSendStreamingMessage, a2a.V10, tc.code)
+		handler.End()
+		if after := counterValue(t, counter); after != before+1 {
+			t.Errorf("code %s counted from %v to %v; want one more", tc.label, before, after)
+		}
+		spans := rec.Ended()
+		span := spans[len(spans)-2] // the method's, ended before the handler's
+		if st := span.Status(); st.Code != codes.Error || st.Description != tc.label {
+			t.Errorf("span %s status %v; want an error %q", span.Name(), st, tc.label)
+		}
+		if got := attr(span, "rpc.jsonrpc.error_code"); got != "" {
+			t.Errorf("span %s has rpc.jsonrpc.error_code %s; want none", span.Name(), got)
+		}
+	}
+}
+
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
 
 // Without tracing in Caddy, the caller's trace context reaches the

@@ -17,7 +17,10 @@ import (
 type outcome struct {
 	// err is an *authn.Failure (refused: 401 or 403), an *a2a.Error, or
 	// any other error, which the caller sees as an internal error.
-	err    error
+	err error
+	// ended is the error of the request's context when it ended before
+	// the request was answered: nobody is left to answer.
+	ended  error
 	first  *a2a.StreamResponse
 	sub    *tasks.Subscription
 	result any

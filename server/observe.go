@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
@@ -26,10 +29,11 @@ type Observer interface {
 	// method's upstream calls continue.
 	StartMethod(r *http.Request, m a2a.Method, v a2a.Version) context.Context
 	// EndRequest is called once a request (of any binding) is answered: m is
-	// MethodUnknown when it did not decode; code is 0 for a result, else
-	// the JSON-RPC error code of the answer (for a stream, of the error
-	// event that ended it). ctx is what StartMethod returned, or the
-	// request's own.
+	// MethodUnknown when it did not decode; code is 0 for a result, the
+	// JSON-RPC error code of the answer (for a stream, of the error event
+	// that ended it), or CodeCanceled or CodeDeadlineExceeded when the
+	// request's context ended first (a stream the client left). ctx is
+	// what StartMethod returned, or the request's own.
 	EndRequest(ctx context.Context, m a2a.Method, v a2a.Version, code int)
 	// Detach carries what a task run keeps of its request's context (the
 	// trace span) into the run's own context, which outlives the request.
@@ -49,6 +53,17 @@ type Observer interface {
 	// skill chosen and the task's id, each "" when there is none.
 	Annotate(ctx context.Context, skill, taskID string)
 }
+
+// Codes EndRequest is told for a request that ended unanswered because its
+// context did: gRPC's status codes for these ends (the protocol's error
+// codes are all negative).
+const (
+	// CodeCanceled: the caller went away (hung up, or canceled the call).
+	CodeCanceled = int(codes.Canceled)
+	// CodeDeadlineExceeded: the caller's deadline (a gRPC call's
+	// grpc-timeout) passed.
+	CodeDeadlineExceeded = int(codes.DeadlineExceeded)
+)
 
 // observed is the ResponseWriter of a request served under h.obs, of any
 // binding: it keeps what EndRequest is told. Pooled, so that observing
@@ -103,6 +118,16 @@ func noteCode(w http.ResponseWriter, code int) {
 	if o, ok := w.(*observed); ok {
 		o.code = code
 	}
+}
+
+// noteEnded records on an observed answer that the request's context
+// ended, with err (its Err), before the request was answered in full.
+func noteEnded(w http.ResponseWriter, err error) {
+	code := CodeCanceled
+	if errors.Is(err, context.DeadlineExceeded) {
+		code = CodeDeadlineExceeded
+	}
+	noteCode(w, code)
 }
 
 // annotate tells the observer what r is about: a skill ("": none) and a
