@@ -89,10 +89,12 @@ func answered[T any](result *T, err error) outcome {
 
 // answer writes out, the outcome of a request for method m, in form, for
 // JSON-RPC and HTTP+JSON alike: a refusal, a protocol error, a stream or a
-// result.
+// result; nothing when the request's context ended first.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, form wire, m a2a.Method, out outcome) {
 	var f *authn.Failure
 	switch {
+	case out.ended != nil:
+		noteEnded(w, out.ended) // nobody is left to answer
 	case errors.As(out.err, &f):
 		h.refuse(w, form, f)
 	case out.err != nil:
