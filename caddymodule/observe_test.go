@@ -75,7 +75,7 @@ func TestTracingSpans(t *testing.T) {
 	ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
 	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
 	var o observer
-	methodCtx := o.StartMethod(r, a2a.MethodSendMessage, a2a.V10)
+	methodCtx := o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10)
 	o.Annotate(methodCtx, "weather", "task-1")
 	upstreamCall(t, o.Detach(methodCtx, context.Background()), "weather", url)
 	o.EndRequest(methodCtx, a2a.MethodSendMessage, a2a.V10, a2a.CodeTaskNotFound)
@@ -109,6 +109,30 @@ func TestTracingSpans(t *testing.T) {
 	}
 }
 
+// Each binding's span says its binding, and rpc.system where
+// OpenTelemetry's conventions name one: none for HTTP+JSON.
+func TestSpanBinding(t *testing.T) {
+	initMetrics()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	for binding, system := range map[string]string{a2a.BindingJSONRPC: "jsonrpc", a2a.BindingGRPC: "grpc", a2a.BindingHTTPJSON: ""} {
+		ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
+		r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
+		var o observer
+		o.EndRequest(o.StartMethod(r, binding, a2a.MethodGetTask, a2a.V10), a2a.MethodGetTask, a2a.V10, 0)
+		handler.End()
+		spans := rec.Ended()
+		span := spans[len(spans)-2] // the method's, ended before the handler's
+		if got := attr(span, "rpc.system"); got != system {
+			t.Errorf("%s: rpc.system %q; want %q", binding, got, system)
+		}
+		if got := attr(span, "a2a.protocol_binding"); got != binding {
+			t.Errorf("%s: a2a.protocol_binding %q", binding, got)
+		}
+	}
+}
+
 // A request whose context ended before it was answered (a client gone,
 // a gRPC deadline passed) is counted and traced as ended so, not as ok.
 func TestRequestEndedByContext(t *testing.T) {
@@ -125,7 +149,7 @@ func TestRequestEndedByContext(t *testing.T) {
 		counter := metrics.requests.WithLabelValues("SendStreamingMessage", "1.0", tc.label)
 		before := counterValue(t, counter)
 		var o observer
-		o.EndRequest(o.StartMethod(r, a2a.MethodSendStreamingMessage, a2a.V10), a2a.MethodSendStreamingMessage, a2a.V10, tc.code)
+		o.EndRequest(o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendStreamingMessage, a2a.V10), a2a.MethodSendStreamingMessage, a2a.V10, tc.code)
 		handler.End()
 		if after := counterValue(t, counter); after != before+1 {
 			t.Errorf("code %s counted from %v to %v; want one more", tc.label, before, after)
@@ -159,7 +183,7 @@ func TestTracingPassesTheCallersContext(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Header.Set("Traceparent", callers)
 	var o observer
-	methodCtx := o.StartMethod(r, a2a.MethodSendMessage, a2a.V10)
+	methodCtx := o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10)
 	if trace.SpanFromContext(methodCtx).IsRecording() {
 		t.Error("a span is recorded without Caddy's tracing")
 	}
@@ -171,7 +195,7 @@ func TestTracingPassesTheCallersContext(t *testing.T) {
 
 	// And a caller without one sends none.
 	plain := httptest.NewRequest(http.MethodPost, "/", nil)
-	if ctx := o.StartMethod(plain, a2a.MethodSendMessage, a2a.V10); ctx != plain.Context() {
+	if ctx := o.StartMethod(plain, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10); ctx != plain.Context() {
 		t.Error("a context was made for a request without a trace")
 	}
 	upstreamCall(t, context.Background(), "weather", url)
@@ -222,7 +246,7 @@ func BenchmarkObserver(b *testing.B) {
 		ctx = context.WithValue(ctx, caddyhttp.ExtraLogFieldsCtxKey, new(caddyhttp.ExtraLogFields))
 		r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
 		b.StartTimer()
-		methodCtx := o.StartMethod(r, a2a.MethodSendMessage, a2a.V10)
+		methodCtx := o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10)
 		o.Annotate(methodCtx, "weather", "0b7c4f0e-8a57-4f57-9d0c-3bb2f1e7c0de")
 		o.Detach(methodCtx, context.Background())
 		if _, err := rt.RoundTrip(upstream); err != nil {

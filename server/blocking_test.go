@@ -27,8 +27,8 @@ func TestBlockingSendEndsWithCaller(t *testing.T) {
 	a := newAgent(t, func(c *server.Config) { c.GRPC, c.RESTPath, c.Observer = true, "/rest", obs })
 	a.cancelOnCleanup()
 	slow := map[string]any{"seconds": 30}
-	answered := func(code int) []string {
-		return []string{"start SendMessage 1.0", "annotate slow true", "detach span=SendMessage",
+	answered := func(binding string, code int) []string {
+		return []string{"start " + binding + " SendMessage 1.0", "annotate slow true", "detach span=SendMessage",
 			fmt.Sprintf("end SendMessage 1.0 %d span=SendMessage", code)}
 	}
 
@@ -56,11 +56,11 @@ func TestBlockingSendEndsWithCaller(t *testing.T) {
 
 	t.Run("JSON-RPC", func(t *testing.T) {
 		hangUp(t, "/", rpcBody("SendMessage", map[string]any{"message": message("1.0", "slow", slow)}))
-		obs.expect(t, answered(server.CodeCanceled)...)
+		obs.expect(t, answered(a2a.BindingJSONRPC, server.CodeCanceled)...)
 	})
 	t.Run("HTTP+JSON", func(t *testing.T) {
 		hangUp(t, "/rest/message:send", sendBody(t, message("1.0", "slow", slow), nil))
-		obs.expect(t, answered(server.CodeCanceled)...)
+		obs.expect(t, answered(a2a.BindingHTTPJSON, server.CodeCanceled)...)
 	})
 	t.Run("gRPC", func(t *testing.T) {
 		// A client that waits past its own deadline reads the status the
@@ -73,7 +73,7 @@ func TestBlockingSendEndsWithCaller(t *testing.T) {
 		if got := cmp.Or(resp.Header.Get("Grpc-Status"), resp.Trailer.Get("Grpc-Status")); got != fmt.Sprint(int(codes.DeadlineExceeded)) {
 			t.Errorf("grpc-status %q; want DEADLINE_EXCEEDED", got)
 		}
-		obs.expect(t, answered(server.CodeDeadlineExceeded)...)
+		obs.expect(t, answered(a2a.BindingGRPC, server.CodeDeadlineExceeded)...)
 	})
 
 	// The tasks run on.

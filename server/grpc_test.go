@@ -356,12 +356,12 @@ func TestGRPCObserver(t *testing.T) {
 	if _, err := c.SendMessage(ctx, &a2apb.SendMessageRequest{Message: pbMessage(t, "weather", "", map[string]any{"city": "Paris"})}); err != nil {
 		t.Fatal(err)
 	}
-	obs.expect(t, "start SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
+	obs.expect(t, "start GRPC SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
 		"ended weather completed", "run weather true", "end SendMessage 1.0 0 span=SendMessage")
 	if _, err := c.GetTask(ctx, &a2apb.GetTaskRequest{Id: "no-such-task"}); err == nil {
 		t.Fatal("GetTask of no task answered")
 	}
-	obs.expect(t, "start GetTask 1.0", fmt.Sprintf("end GetTask 1.0 %d span=GetTask", a2a.CodeTaskNotFound))
+	obs.expect(t, "start GRPC GetTask 1.0", fmt.Sprintf("end GetTask 1.0 %d span=GetTask", a2a.CodeTaskNotFound))
 
 	obs = make(observations, 64)
 	auth := newAuthAgent(t, nil, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
@@ -422,7 +422,10 @@ func TestStreamEndedByContext(t *testing.T) {
 	a := newAgent(t, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
 	a.cancelOnCleanup()
 	slow := &a2apb.SendMessageRequest{Message: pbMessage(t, "slow", "", map[string]any{"seconds": 30})}
-	opened := []string{"start SendStreamingMessage 1.0", "annotate slow true", "detach span=SendStreamingMessage"}
+	ended := func(binding string, code int) []string {
+		return []string{"start " + binding + " SendStreamingMessage 1.0", "annotate slow true", "detach span=SendStreamingMessage",
+			fmt.Sprintf("end SendStreamingMessage 1.0 %d span=SendStreamingMessage", code)}
+	}
 
 	t.Run("canceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(v10(t.Context()))
@@ -435,7 +438,7 @@ func TestStreamEndedByContext(t *testing.T) {
 			t.Fatalf("the first event: %v", err)
 		}
 		cancel()
-		obs.expect(t, append(opened, fmt.Sprintf("end SendStreamingMessage 1.0 %d span=SendStreamingMessage", server.CodeCanceled))...)
+		obs.expect(t, ended("GRPC", server.CodeCanceled)...)
 	})
 
 	t.Run("SSE canceled", func(t *testing.T) {
@@ -444,7 +447,7 @@ func TestStreamEndedByContext(t *testing.T) {
 		_, events := a.stream(ctx, "1.0", "SendStreamingMessage", map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 30})})
 		<-events
 		cancel()
-		obs.expect(t, append(opened, fmt.Sprintf("end SendStreamingMessage 1.0 %d span=SendStreamingMessage", server.CodeCanceled))...)
+		obs.expect(t, ended("JSONRPC", server.CodeCanceled)...)
 	})
 
 	// A client that waits past its own deadline (grpc-timeout) reads the
@@ -457,7 +460,7 @@ func TestStreamEndedByContext(t *testing.T) {
 		if got := resp.Trailer.Get("Grpc-Status"); got != fmt.Sprint(int(codes.DeadlineExceeded)) {
 			t.Errorf("grpc-status %q; want DEADLINE_EXCEEDED", got)
 		}
-		obs.expect(t, append(opened, fmt.Sprintf("end SendStreamingMessage 1.0 %d span=SendStreamingMessage", server.CodeDeadlineExceeded))...)
+		obs.expect(t, ended("GRPC", server.CodeDeadlineExceeded)...)
 	})
 }
 

@@ -249,7 +249,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		version, versionErr = requestVersion(r)
 	}
 	if h.obs != nil {
-		o := h.observe(w, r, version)
+		o := h.observe(w, r, binding, version)
 		defer h.endObserved(o)
 		w = o
 	}

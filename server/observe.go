@@ -23,11 +23,12 @@ import (
 // protocol's error codes, schemes the configuration's and causes authn's
 // fixed phrases. Task ids reach only Annotate, which is for the access log.
 type Observer interface {
-	// StartMethod is called once a request has decoded as method m in
-	// version v. It returns the context the request is then served with:
+	// StartMethod is called once a request of binding (a2a.BindingJSONRPC,
+	// BindingHTTPJSON or BindingGRPC) has decoded as method m in version v.
+	// It returns the context the request is then served with:
 	// r's own, or one that carries a trace span for the method, which the
 	// method's upstream calls continue.
-	StartMethod(r *http.Request, m a2a.Method, v a2a.Version) context.Context
+	StartMethod(r *http.Request, binding string, m a2a.Method, v a2a.Version) context.Context
 	// EndRequest is called once a request (of any binding) is answered: m is
 	// MethodUnknown when it did not decode; code is 0 for a result, the
 	// JSON-RPC error code of the answer (for a stream, of the error event
@@ -71,6 +72,7 @@ const (
 type observed struct {
 	http.ResponseWriter
 	ctx     context.Context
+	binding string
 	method  a2a.Method
 	version a2a.Version
 	code    int
@@ -82,12 +84,12 @@ func (o *observed) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
 var observedPool = sync.Pool{New: func() any { return new(observed) }}
 
-// observe wraps w for a request in version v served under h.obs;
+// observe wraps w for a request of binding in version v served under h.obs;
 // endObserved must follow once it is answered (also when the handler
 // panics to abort a cut answer).
-func (h *Handler) observe(w http.ResponseWriter, r *http.Request, v a2a.Version) *observed {
+func (h *Handler) observe(w http.ResponseWriter, r *http.Request, binding string, v a2a.Version) *observed {
 	o := observedPool.Get().(*observed)
-	*o = observed{ResponseWriter: w, ctx: r.Context(), version: v}
+	*o = observed{ResponseWriter: w, ctx: r.Context(), binding: binding, version: v}
 	return o
 }
 
@@ -106,7 +108,7 @@ func (h *Handler) startMethod(w http.ResponseWriter, r *http.Request, m a2a.Meth
 		return r
 	}
 	o.method = m
-	if ctx := h.obs.StartMethod(r, m, v); ctx != r.Context() {
+	if ctx := h.obs.StartMethod(r, o.binding, m, v); ctx != r.Context() {
 		o.ctx = ctx
 		r = r.WithContext(ctx)
 	}
