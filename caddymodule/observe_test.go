@@ -109,21 +109,28 @@ func TestTracingSpans(t *testing.T) {
 	}
 }
 
-// Each binding's span says its binding, and rpc.system where
-// OpenTelemetry's conventions name one: none for HTTP+JSON.
-func TestSpanBinding(t *testing.T) {
+// observedSpan is the span of one request of binding for method m, under
+// a span of Caddy's tracing handler, observed from start to its end with
+// code.
+func observedSpan(t *testing.T, binding string, m a2a.Method, code int) sdktrace.ReadOnlySpan {
+	t.Helper()
 	initMetrics()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
+	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
+	var o observer
+	o.EndRequest(o.StartMethod(r, binding, m, a2a.V10), m, a2a.V10, code)
+	handler.End()
+	return rec.Ended()[0] // the method's, ended before the handler's
+}
+
+// Each binding's span says its binding, and rpc.system where
+// OpenTelemetry's conventions name one: none for HTTP+JSON.
+func TestSpanBinding(t *testing.T) {
 	for binding, system := range map[string]string{a2a.BindingJSONRPC: "jsonrpc", a2a.BindingGRPC: "grpc", a2a.BindingHTTPJSON: ""} {
-		ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
-		r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
-		var o observer
-		o.EndRequest(o.StartMethod(r, binding, a2a.MethodGetTask, a2a.V10), a2a.MethodGetTask, a2a.V10, 0)
-		handler.End()
-		spans := rec.Ended()
-		span := spans[len(spans)-2] // the method's, ended before the handler's
+		span := observedSpan(t, binding, a2a.MethodGetTask, 0)
 		if got := attr(span, "rpc.system"); got != system {
 			t.Errorf("%s: rpc.system %q; want %q", binding, got, system)
 		}
@@ -136,26 +143,17 @@ func TestSpanBinding(t *testing.T) {
 // A request whose context ended before it was answered (a client gone,
 // a gRPC deadline passed) is counted and traced as ended so, not as ok.
 func TestRequestEndedByContext(t *testing.T) {
-	initMetrics()
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	t.Cleanup(func() { tp.Shutdown(context.Background()) })
 	for _, tc := range []struct {
 		code  int
 		label string
 	}{{server.CodeCanceled, "canceled"}, {server.CodeDeadlineExceeded, "deadline_exceeded"}} {
-		ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
-		r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
+		initMetrics()
 		counter := metrics.requests.WithLabelValues("SendStreamingMessage", "1.0", tc.label)
 		before := counterValue(t, counter)
-		var o observer
-		o.EndRequest(o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendStreamingMessage, a2a.V10), a2a.MethodSendStreamingMessage, a2a.V10, tc.code)
-		handler.End()
+		span := observedSpan(t, a2a.BindingJSONRPC, a2a.MethodSendStreamingMessage, tc.code)
 		if after := counterValue(t, counter); after != before+1 {
 			t.Errorf("code %s counted from %v to %v; want one more", tc.label, before, after)
 		}
-		spans := rec.Ended()
-		span := spans[len(spans)-2] // the method's, ended before the handler's
 		if st := span.Status(); st.Code != codes.Error || st.Description != tc.label {
 			t.Errorf("span %s status %v; want an error %q", span.Name(), st, tc.label)
 		}
