@@ -13,6 +13,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/push"
+	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
 // The module's metrics, on the registry Caddy's metrics endpoints serve
@@ -22,8 +23,9 @@ import (
 // docs/observability.md.
 var metrics struct {
 	once sync.Once
-	// requests: method (1.0 name, or "unknown"), version, code ("ok" or
-	// the JSON-RPC error code).
+	// requests: method (1.0 name, or "unknown"), version, code ("ok", the
+	// JSON-RPC error code, or "canceled" / "deadline_exceeded" when the
+	// request's context ended first).
 	requests *prometheus.CounterVec
 	// tasks: skill, state; taskDuration (of a run): skill.
 	tasks        *prometheus.CounterVec
@@ -52,7 +54,7 @@ func initMetrics() {
 				Buckets: buckets}
 		}
 		metrics.requests = prometheus.NewCounterVec(prometheus.CounterOpts(opts("requests_total",
-			"A2A requests answered, of every binding, by method, protocol version and code (ok, or the JSON-RPC error code).")),
+			"A2A requests answered, of every binding, by method, protocol version and code (ok, the JSON-RPC error code, or canceled or deadline_exceeded when the request's context ended first).")),
 			[]string{"method", "version", "code"})
 		metrics.tasks = prometheus.NewCounterVec(prometheus.CounterOpts(opts("tasks_total",
 			"Tasks reaching a terminal or interrupted state, as a run of their skill left them or by CancelTask, by skill and state.")),
@@ -168,6 +170,8 @@ func init() {
 		codeLabels[code] = strconv.Itoa(code)
 	}
 	codeLabels[0] = "ok"
+	codeLabels[server.CodeCanceled] = "canceled"
+	codeLabels[server.CodeDeadlineExceeded] = "deadline_exceeded"
 	for i, l := range methodLabels {
 		methodValues[i] = l
 	}

@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -72,7 +71,7 @@ var (
 // methodSpan marks, in a request's context, the span StartMethod began.
 type methodSpan struct{}
 
-func (observer) StartMethod(r *http.Request, m a2a.Method, v a2a.Version) context.Context {
+func (observer) StartMethod(r *http.Request, binding string, m a2a.Method, v a2a.Version) context.Context {
 	ctx := r.Context()
 	method, version := methodLabel(m), versionLabel(v)
 	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok && int(m) < len(methodValues) && int(v) < len(versionValues) {
@@ -94,18 +93,23 @@ func (observer) StartMethod(r *http.Request, m a2a.Method, v a2a.Version) contex
 	case !parent.IsRecording():
 		return ctx // sampled out: the upstream gets the context, no spans are made
 	}
+	attrs := []attribute.KeyValue{attribute.String("rpc.method", method), attribute.String("a2a.protocol_version", version),
+		attribute.String("a2a.protocol_binding", binding)}
+	if system := rpcSystem(binding); system != "" {
+		attrs = append(attrs, attribute.String("rpc.system", system))
+	}
 	ctx, span := parent.TracerProvider().Tracer(tracerName).Start(ctx, "A2A "+method,
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attribute.String("rpc.system", rpcSystem(r)), attribute.String("rpc.method", method),
-			attribute.String("a2a.protocol_version", version)))
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return context.WithValue(ctx, methodSpan{}, span)
 }
 
 func (observer) EndRequest(ctx context.Context, m a2a.Method, v a2a.Version, code int) {
 	countRequest(m, v, code)
 	if span, ok := ctx.Value(methodSpan{}).(trace.Span); ok {
-		if code != 0 {
+		if code < 0 {
 			span.SetAttributes(attribute.Int("rpc.jsonrpc.error_code", code))
+		}
+		if code != 0 { // an error answer, or the request's context ended first
 			span.SetStatus(codes.Error, codeLabel(code))
 		}
 		span.End()
@@ -197,11 +201,16 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 // Interface guard
 var _ server.Observer = observer{}
 
-// rpcSystem is the span's rpc.system: grpc for the gRPC binding, jsonrpc
-// for the others (HTTP+JSON has no value of its own in the conventions).
-func rpcSystem(r *http.Request) string {
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+// rpcSystem is the span's rpc.system for a binding: grpc and jsonrpc, as
+// OpenTelemetry's semantic conventions name them; none for HTTP+JSON,
+// which is no RPC system the conventions know (its spans say their
+// binding in a2a.protocol_binding, as every span does).
+func rpcSystem(binding string) string {
+	switch binding {
+	case a2a.BindingGRPC:
 		return "grpc"
+	case a2a.BindingJSONRPC:
+		return "jsonrpc"
 	}
-	return "jsonrpc"
+	return ""
 }

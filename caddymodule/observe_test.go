@@ -8,13 +8,16 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
 // traceparentUpstream answers 200 and reports the traceparent of each
@@ -72,7 +75,7 @@ func TestTracingSpans(t *testing.T) {
 	ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
 	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
 	var o observer
-	methodCtx := o.StartMethod(r, a2a.MethodSendMessage, a2a.V10)
+	methodCtx := o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10)
 	o.Annotate(methodCtx, "weather", "task-1")
 	upstreamCall(t, o.Detach(methodCtx, context.Background()), "weather", url)
 	o.EndRequest(methodCtx, a2a.MethodSendMessage, a2a.V10, a2a.CodeTaskNotFound)
@@ -106,6 +109,69 @@ func TestTracingSpans(t *testing.T) {
 	}
 }
 
+// observedSpan is the span of one request of binding for method m, under
+// a span of Caddy's tracing handler, observed from start to its end with
+// code.
+func observedSpan(t *testing.T, binding string, m a2a.Method, code int) sdktrace.ReadOnlySpan {
+	t.Helper()
+	initMetrics()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
+	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
+	var o observer
+	o.EndRequest(o.StartMethod(r, binding, m, a2a.V10), m, a2a.V10, code)
+	handler.End()
+	return rec.Ended()[0] // the method's, ended before the handler's
+}
+
+// Each binding's span says its binding, and rpc.system where
+// OpenTelemetry's conventions name one: none for HTTP+JSON.
+func TestSpanBinding(t *testing.T) {
+	for binding, system := range map[string]string{a2a.BindingJSONRPC: "jsonrpc", a2a.BindingGRPC: "grpc", a2a.BindingHTTPJSON: ""} {
+		span := observedSpan(t, binding, a2a.MethodGetTask, 0)
+		if got := attr(span, "rpc.system"); got != system {
+			t.Errorf("%s: rpc.system %q; want %q", binding, got, system)
+		}
+		if got := attr(span, "a2a.protocol_binding"); got != binding {
+			t.Errorf("%s: a2a.protocol_binding %q", binding, got)
+		}
+	}
+}
+
+// A request whose context ended before it was answered (a client gone,
+// a gRPC deadline passed) is counted and traced as ended so, not as ok.
+func TestRequestEndedByContext(t *testing.T) {
+	for _, tc := range []struct {
+		code  int
+		label string
+	}{{server.CodeCanceled, "canceled"}, {server.CodeDeadlineExceeded, "deadline_exceeded"}} {
+		initMetrics()
+		counter := metrics.requests.WithLabelValues("SendStreamingMessage", "1.0", tc.label)
+		before := counterValue(t, counter)
+		span := observedSpan(t, a2a.BindingJSONRPC, a2a.MethodSendStreamingMessage, tc.code)
+		if after := counterValue(t, counter); after != before+1 {
+			t.Errorf("code %s counted from %v to %v; want one more", tc.label, before, after)
+		}
+		if st := span.Status(); st.Code != codes.Error || st.Description != tc.label {
+			t.Errorf("span %s status %v; want an error %q", span.Name(), st, tc.label)
+		}
+		if got := attr(span, "rpc.jsonrpc.error_code"); got != "" {
+			t.Errorf("span %s has rpc.jsonrpc.error_code %s; want none", span.Name(), got)
+		}
+	}
+}
+
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
 // Without tracing in Caddy, the caller's trace context reaches the
 // upstream as it came, and no span is made.
 func TestTracingPassesTheCallersContext(t *testing.T) {
@@ -115,7 +181,7 @@ func TestTracingPassesTheCallersContext(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Header.Set("Traceparent", callers)
 	var o observer
-	methodCtx := o.StartMethod(r, a2a.MethodSendMessage, a2a.V10)
+	methodCtx := o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10)
 	if trace.SpanFromContext(methodCtx).IsRecording() {
 		t.Error("a span is recorded without Caddy's tracing")
 	}
@@ -127,7 +193,7 @@ func TestTracingPassesTheCallersContext(t *testing.T) {
 
 	// And a caller without one sends none.
 	plain := httptest.NewRequest(http.MethodPost, "/", nil)
-	if ctx := o.StartMethod(plain, a2a.MethodSendMessage, a2a.V10); ctx != plain.Context() {
+	if ctx := o.StartMethod(plain, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10); ctx != plain.Context() {
 		t.Error("a context was made for a request without a trace")
 	}
 	upstreamCall(t, context.Background(), "weather", url)
@@ -178,7 +244,7 @@ func BenchmarkObserver(b *testing.B) {
 		ctx = context.WithValue(ctx, caddyhttp.ExtraLogFieldsCtxKey, new(caddyhttp.ExtraLogFields))
 		r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
 		b.StartTimer()
-		methodCtx := o.StartMethod(r, a2a.MethodSendMessage, a2a.V10)
+		methodCtx := o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10)
 		o.Annotate(methodCtx, "weather", "0b7c4f0e-8a57-4f57-9d0c-3bb2f1e7c0de")
 		o.Detach(methodCtx, context.Background())
 		if _, err := rt.RoundTrip(upstream); err != nil {

@@ -79,12 +79,19 @@ func compileSkillRequirements(auth Authenticator, skills *mapping.Skills) (map[*
 // client can read why. A JSON-RPC id is null when the request was refused
 // unread.
 func (h *Handler) refuse(w http.ResponseWriter, form wire, f *authn.Failure) {
+	h.writeError(w, f.Status, form, h.refusal(w.Header(), f))
+}
+
+// refusal notes an authentication or authorization failure of any binding
+// (logged, observed), adds its challenges to hdr (HTTP headers, or gRPC
+// metadata) and returns the protocol error to answer.
+func (h *Handler) refusal(hdr http.Header, f *authn.Failure) *a2a.Error {
 	h.log.Debug("request refused", zap.Int("status", f.Status), zap.String("reason", f.Reason), zap.String("detail", f.Detail))
 	if h.obs != nil {
 		h.obs.AuthFailure(f)
 	}
-	f.SetHeaders(w.Header())
-	h.writeError(w, f.Status, form, f.RPCError())
+	f.SetHeaders(hdr)
+	return f.RPCError()
 }
 
 // callerOf is what the skill's expressions see of the caller as caller.*.

@@ -138,7 +138,7 @@ func BenchmarkSendMessage(b *testing.B) {
 // nopObserver is a server.Observer that does nothing.
 type nopObserver struct{}
 
-func (nopObserver) StartMethod(r *http.Request, _ a2a.Method, _ a2a.Version) context.Context {
+func (nopObserver) StartMethod(r *http.Request, _ string, _ a2a.Method, _ a2a.Version) context.Context {
 	return r.Context()
 }
 func (nopObserver) EndRequest(context.Context, a2a.Method, a2a.Version, int) {}

@@ -17,7 +17,10 @@ import (
 type outcome struct {
 	// err is an *authn.Failure (refused: 401 or 403), an *a2a.Error, or
 	// any other error, which the caller sees as an internal error.
-	err    error
+	err error
+	// ended is the error of the request's context when it ended before
+	// the request was answered: nobody is left to answer.
+	ended  error
 	first  *a2a.StreamResponse
 	sub    *tasks.Subscription
 	result any
@@ -84,32 +87,36 @@ func answered[T any](result *T, err error) outcome {
 	return outcome{result: result}
 }
 
-// dispatch runs one decoded JSON-RPC request and answers it.
-func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) {
-	out := h.invoke(r, v, req, caller)
-	form := wire{v: v, id: req.ID}
+// answer writes out, the outcome of a request for method m, in form, for
+// JSON-RPC and HTTP+JSON alike: a refusal, a protocol error, a stream or a
+// result; nothing when the request's context ended first.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, form wire, m a2a.Method, out outcome) {
 	var f *authn.Failure
 	switch {
+	case out.ended != nil:
+		noteEnded(w, out.ended) // nobody is left to answer
 	case errors.As(out.err, &f):
 		h.refuse(w, form, f)
 	case out.err != nil:
-		h.fail(w, v, req, h.protocolError(req.Method, out.err))
+		h.fail(w, form, m, h.protocolError(m, out.err))
 	default:
 		h.writeOutcome(w, r, form, out)
 	}
 }
 
-// fail answers a protocol error in the form the caller reads: one SSE error
-// event for a streaming method (the official SDKs read any 200 answer to a
-// streaming call as a stream), a JSON-RPC error object otherwise.
-func (h *Handler) fail(w http.ResponseWriter, v a2a.Version, req *a2a.Request, e *a2a.Error) {
-	if req.Method.Streaming() {
-		s := h.startSSE(w, wire{v: v, id: req.ID})
+// fail answers a protocol error of a request for method m in the form the
+// caller reads: over JSON-RPC, one SSE error event for a streaming method
+// (the official SDKs read any 200 answer to a streaming call as a stream)
+// and an error object otherwise; over HTTP+JSON, an error object with the
+// error's HTTP status.
+func (h *Handler) fail(w http.ResponseWriter, form wire, m a2a.Method, e *a2a.Error) {
+	if m.Streaming() && !form.rest {
+		s := h.startSSE(w, form)
 		defer s.end()
 		h.logStreamEnd(s.error(e))
 		return
 	}
-	h.writeError(w, http.StatusOK, wire{v: v, id: req.ID}, e)
+	h.writeError(w, form.errorStatus(e), form, e)
 }
 
 // writeOutcome writes a stream or a result in form.

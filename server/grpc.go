@@ -13,6 +13,7 @@ package server
 // A2A methods do not need.
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -20,8 +21,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -69,9 +70,48 @@ func (h *Handler) newGRPC() error {
 type grpcCall struct {
 	r      *http.Request
 	caller *authn.Identity
-	// code is the protocol error code the call ended with (0: none), for
-	// the observer.
-	code int
+	// w is the call's writer as ServeHTTP observes it: noteCode records
+	// the call's end there.
+	w http.ResponseWriter
+
+	// grpc-go runs the service's method in a goroutine of its own, and
+	// its ServeHTTP returns as soon as the call's context ends, maybe
+	// before the method does: serveGRPC waits (close) for a method that
+	// entered, so that the request is observed as it ended, and one that
+	// enters later finds the call over.
+	mu      sync.Mutex
+	over    bool
+	methods sync.WaitGroup
+	// ended is the error of the call's context when the method gave up on
+	// the call because it ended (see grpcService.end).
+	ended error
+}
+
+// enter is called by the method that serves the call as it starts; false:
+// the call is over, and the method must not touch it.
+func (c *grpcCall) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.over {
+		c.methods.Add(1)
+	}
+	return !c.over
+}
+
+// leave is called by a method that entered c once its answer is given.
+func (c *grpcCall) leave() {
+	if c != nil {
+		c.methods.Done()
+	}
+}
+
+// close ends the call, once grpc-go is done with it, after the method
+// that entered it.
+func (c *grpcCall) close() {
+	c.mu.Lock()
+	c.over = true
+	c.mu.Unlock()
+	c.methods.Wait()
 }
 
 type grpcCallKey struct{}
@@ -84,35 +124,33 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	if name, ok := strings.CutPrefix(r.URL.Path, grpcMethodPrefix); ok {
 		m = a2a.LookupMethod(a2a.V10, name)
 	}
-	call := &grpcCall{r: r}
-	ctx := r.Context()
-	// As for JSON-RPC, a call refused before its method is served is
-	// observed as MethodUnknown.
-	observed := a2a.MethodUnknown
-	if h.obs != nil {
-		defer func() { h.obs.EndRequest(ctx, observed, a2a.V10, call.code) }()
+	var caller *authn.Identity
+	e := grpcVersion(r.Header.Get(a2a.VersionParameter))
+	if e == nil {
+		var f *authn.Failure
+		if caller, f = h.authenticate(r); f != nil {
+			e = h.refusal(w.Header(), f)
+		}
 	}
-	if e := grpcVersion(r.Header.Get(a2a.VersionParameter)); e != nil {
-		call.code = e.Code
+	if e != nil {
+		noteCode(w, e.Code)
 		writeGRPCStatus(w, pbconv.Status(e))
 		return
 	}
-	caller, f := h.authenticate(r)
-	if f != nil {
-		call.code = h.grpcRefusal(w.Header(), f).Code
-		writeGRPCStatus(w, pbconv.Status(f.RPCError()))
-		return
+	// As for JSON-RPC, a call refused before its method is served is
+	// observed as MethodUnknown.
+	if m != a2a.MethodUnknown {
+		r = h.startMethod(w, r, m, a2a.V10)
 	}
-	call.caller = caller
-	if h.obs != nil && m != a2a.MethodUnknown {
-		observed = m
-		ctx = h.obs.StartMethod(r, m, a2a.V10)
-		call.r = r.WithContext(ctx)
-	}
+	call := &grpcCall{r: r, caller: caller, w: w}
 	rc := http.NewResponseController(w)
 	h.setDeadline(rc.SetReadDeadline, h.readBody)
-	h.grpc.ServeHTTP(&grpcWriter{ResponseWriter: w, h: h, rc: rc},
-		call.r.WithContext(context.WithValue(ctx, grpcCallKey{}, call)))
+	gw := &grpcWriter{ResponseWriter: w, h: h, rc: rc}
+	h.grpc.ServeHTTP(gw, r.WithContext(context.WithValue(r.Context(), grpcCallKey{}, call)))
+	call.close()
+	if call.ended != nil {
+		gw.endWith(status.FromContextError(call.ended))
+	}
 }
 
 // grpcVersion checks the A2A-Version of a gRPC call. The service is 1.0's
@@ -132,22 +170,16 @@ func grpcVersion(s string) *a2a.Error {
 	return e
 }
 
-// grpcRefusal notes an authentication or authorization failure and adds
-// its challenges to the answer's headers (gRPC metadata), as JSON-RPC's
-// WWW-Authenticate headers.
-func (h *Handler) grpcRefusal(hdr http.Header, f *authn.Failure) *a2a.Error {
-	h.log.Debug("request refused", zap.Int("status", f.Status), zap.String("reason", f.Reason), zap.String("detail", f.Detail))
-	if h.obs != nil {
-		h.obs.AuthFailure(f)
-	}
-	f.SetHeaders(hdr)
-	return f.RPCError()
-}
-
 // writeGRPCStatus answers a call with st alone (a Trailers-Only response).
 func writeGRPCStatus(w http.ResponseWriter, st *status.Status) {
-	hdr := w.Header()
-	hdr.Set("Content-Type", "application/grpc")
+	w.Header().Set("Content-Type", "application/grpc")
+	setGRPCStatus(w.Header(), st)
+	w.WriteHeader(http.StatusOK)
+}
+
+// setGRPCStatus sets the status fields of a gRPC answer: headers of a
+// Trailers-Only one, or the trailers its headers declared.
+func setGRPCStatus(hdr http.Header, st *status.Status) {
 	hdr.Set("Grpc-Status", strconv.Itoa(int(st.Code())))
 	hdr.Set("Grpc-Message", grpcPercentEncode(st.Message()))
 	if p := st.Proto(); len(p.Details) > 0 {
@@ -155,7 +187,6 @@ func writeGRPCStatus(w http.ResponseWriter, st *status.Status) {
 			hdr.Set("Grpc-Status-Details-Bin", base64.RawStdEncoding.EncodeToString(b))
 		}
 	}
-	w.WriteHeader(http.StatusOK)
 }
 
 // grpcPercentEncode encodes a grpc-message value as the gRPC HTTP/2
@@ -179,11 +210,32 @@ func grpcPercentEncode(s string) string {
 // stream that is merely idle.
 type grpcWriter struct {
 	http.ResponseWriter
-	h  *Handler
-	rc *http.ResponseController
+	h       *Handler
+	rc      *http.ResponseController
+	started bool // the answer's headers are out
+}
+
+func (w *grpcWriter) WriteHeader(code int) {
+	w.started = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// endWith gives a call whose context ended its status st, once grpc-go's
+// ServeHTTP has returned: it gives up on such a call at once and writes no
+// status, yet a client still there (its own copy of the deadline passed
+// first) and the access log should read how the call ended.
+func (w *grpcWriter) endWith(st *status.Status) {
+	switch {
+	case w.Header().Get("Grpc-Status") != "": // grpc-go wrote the method's status after all
+	case w.started:
+		setGRPCStatus(w.Header(), st) // grpc-go declared these trailers
+	default:
+		writeGRPCStatus(w.ResponseWriter, st)
+	}
 }
 
 func (w *grpcWriter) Write(b []byte) (n int, err error) {
+	w.started = true
 	err = w.h.withWriteDeadline(w.rc, func() error {
 		n, err = w.ResponseWriter.Write(b)
 		return err
@@ -203,18 +255,36 @@ type grpcService struct {
 }
 
 // run decodes in as a request of method m and runs it on the engine
-// (invoke), as JSON-RPC and HTTP+JSON do. call is nil only when ctx is not
-// a call that serveGRPC let through.
+// (invoke), as JSON-RPC and HTTP+JSON do, under the method's context (a
+// client's deadline, grpc-timeout, is there). The call it returns (nil:
+// none, or one that is over) is entered: the method leaves it once it has
+// answered.
 func (s *grpcService) run(ctx context.Context, m a2a.Method, in proto.Message) (*grpcCall, outcome) {
 	call, _ := ctx.Value(grpcCallKey{}).(*grpcCall)
-	if call == nil {
+	switch {
+	case call == nil:
 		return nil, failed(errors.New("the call did not come through the A2A handler"))
+	case !call.enter():
+		return nil, outcome{ended: cmp.Or(ctx.Err(), context.Canceled)}
 	}
 	req, e := pbconv.DecodeRequest(m, in)
 	if e != nil {
 		return call, failed(e)
 	}
-	return call, s.h.invoke(call.r, a2a.V10, req, call.caller)
+	return call, s.h.invoke(call.r.WithContext(ctx), a2a.V10, req, call.caller)
+}
+
+// end turns an outcome that is no result into the call's status: the end
+// of its context (CANCELLED or DEADLINE_EXCEEDED), or an error (see fail).
+func (s *grpcService) end(ctx context.Context, call *grpcCall, m a2a.Method, out outcome) error {
+	if out.ended != nil {
+		if call != nil {
+			call.ended = out.ended
+			noteEnded(call.w, out.ended)
+		}
+		return status.FromContextError(out.ended).Err()
+	}
+	return s.fail(ctx, call, m, out.err)
 }
 
 // fail turns an error of the engine into the call's gRPC status: a refusal
@@ -225,7 +295,7 @@ func (s *grpcService) fail(ctx context.Context, call *grpcCall, m a2a.Method, er
 	var e *a2a.Error
 	if errors.As(err, &f) {
 		hdr := make(http.Header)
-		e = s.h.grpcRefusal(hdr, f)
+		e = s.h.refusal(hdr, f)
 		if c := hdr.Values("WWW-Authenticate"); len(c) > 0 {
 			_ = grpc.SetHeader(ctx, metadata.MD{"www-authenticate": c})
 		}
@@ -233,7 +303,7 @@ func (s *grpcService) fail(ctx context.Context, call *grpcCall, m a2a.Method, er
 		e = s.h.protocolError(m, err)
 	}
 	if call != nil {
-		call.code = e.Code
+		noteCode(call.w, e.Code)
 	}
 	return pbconv.Status(e).Err()
 }
@@ -243,8 +313,9 @@ func (s *grpcService) fail(ctx context.Context, call *grpcCall, m a2a.Method, er
 func unary[R any, T proto.Message](s *grpcService, ctx context.Context, m a2a.Method, in proto.Message, convert func(R) (T, error)) (T, error) {
 	var none T
 	call, out := s.run(ctx, m, in)
-	if out.err != nil {
-		return none, s.fail(ctx, call, m, out.err)
+	defer call.leave()
+	if out.err != nil || out.ended != nil {
+		return none, s.end(ctx, call, m, out)
 	}
 	answer, err := convert(out.result.(R))
 	if err != nil {
@@ -255,15 +326,18 @@ func unary[R any, T proto.Message](s *grpcService, ctx context.Context, m a2a.Me
 
 // streaming runs a streaming method m and sends its events (see
 // Handler.relay); the error that ends the stream, if any, is the call's
-// status.
+// status: CANCELLED or DEADLINE_EXCEEDED when the call's context ended.
 func (s *grpcService) streaming(m a2a.Method, in proto.Message, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
 	ctx := stream.Context()
 	call, out := s.run(ctx, m, in)
-	if out.err != nil {
-		return s.fail(ctx, call, m, out.err)
+	defer call.leave()
+	if out.err != nil || out.ended != nil {
+		return s.end(ctx, call, m, out)
 	}
 	sink := &grpcSink{s: s, call: call, m: m, stream: stream}
-	s.h.relay(ctx, sink, out.first, out.sub)
+	if err := s.h.relay(ctx, sink, out.first, out.sub); err != nil {
+		return s.end(ctx, call, m, outcome{ended: err})
+	}
 	return sink.end
 }
 
@@ -292,38 +366,30 @@ func (s *grpcService) SubscribeToTask(in *a2apb.SubscribeToTaskRequest, stream g
 }
 
 func (s *grpcService) CreateTaskPushNotificationConfig(ctx context.Context, in *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
-	return unary(s, ctx, a2a.MethodCreatePushConfig, in, pushAnswer[*a2apb.TaskPushNotificationConfig])
+	return unary(s, ctx, a2a.MethodCreatePushConfig, in, infallible(pbconv.PushConfig))
 }
 
 func (s *grpcService) GetTaskPushNotificationConfig(ctx context.Context, in *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
-	return unary(s, ctx, a2a.MethodGetPushConfig, in, pushAnswer[*a2apb.TaskPushNotificationConfig])
+	return unary(s, ctx, a2a.MethodGetPushConfig, in, infallible(pbconv.PushConfig))
 }
 
 func (s *grpcService) ListTaskPushNotificationConfigs(ctx context.Context, in *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
-	return unary(s, ctx, a2a.MethodListPushConfigs, in, pushAnswer[*a2apb.ListTaskPushNotificationConfigsResponse])
+	return unary(s, ctx, a2a.MethodListPushConfigs, in, infallible(pbconv.PushConfigs))
 }
 
 func (s *grpcService) DeleteTaskPushNotificationConfig(ctx context.Context, in *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	return unary(s, ctx, a2a.MethodDeletePushConfig, in, pushAnswer[*emptypb.Empty])
+	return unary(s, ctx, a2a.MethodDeletePushConfig, in, infallible(func(*a2a.Empty) *emptypb.Empty { return new(emptypb.Empty) }))
 }
 
-// pushAnswer converts the result of a push config method to its answer, a
-// T.
-func pushAnswer[T proto.Message](result any) (T, error) {
-	out, err := pbconv.PushResult(result)
-	if err != nil {
-		var none T
-		return none, err
-	}
-	return out.(T), nil
+// infallible makes a conversion that cannot fail one unary takes.
+func infallible[R, T any](convert func(R) T) func(R) (T, error) {
+	return func(r R) (T, error) { return convert(r), nil }
 }
 
 // GetExtendedAgentCard answers the card in its proto form, made once by
 // newGRPC, when the engine lets the caller have it.
 func (s *grpcService) GetExtendedAgentCard(ctx context.Context, in *a2apb.GetExtendedAgentCardRequest) (*a2apb.AgentCard, error) {
-	return unary(s, ctx, a2a.MethodGetExtendedAgentCard, in, func(any) (*a2apb.AgentCard, error) {
-		return s.extendedCard, nil
-	})
+	return unary(s, ctx, a2a.MethodGetExtendedAgentCard, in, infallible(func(any) *a2apb.AgentCard { return s.extendedCard }))
 }
 
 // grpcSink writes a stream's events as gRPC messages. The HTTP/2 stream

@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
@@ -353,12 +356,12 @@ func TestGRPCObserver(t *testing.T) {
 	if _, err := c.SendMessage(ctx, &a2apb.SendMessageRequest{Message: pbMessage(t, "weather", "", map[string]any{"city": "Paris"})}); err != nil {
 		t.Fatal(err)
 	}
-	obs.expect(t, "start SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
+	obs.expect(t, "start GRPC SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
 		"ended weather completed", "run weather true", "end SendMessage 1.0 0 span=SendMessage")
 	if _, err := c.GetTask(ctx, &a2apb.GetTaskRequest{Id: "no-such-task"}); err == nil {
 		t.Fatal("GetTask of no task answered")
 	}
-	obs.expect(t, "start GetTask 1.0", fmt.Sprintf("end GetTask 1.0 %d span=GetTask", a2a.CodeTaskNotFound))
+	obs.expect(t, "start GRPC GetTask 1.0", fmt.Sprintf("end GetTask 1.0 %d span=GetTask", a2a.CodeTaskNotFound))
 
 	obs = make(observations, 64)
 	auth := newAuthAgent(t, nil, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
@@ -409,4 +412,87 @@ func TestGRPCPushConfigs(t *testing.T) {
 	if _, err := c.CreateTaskPushNotificationConfig(alice, bad); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("a refused URL: %v", err)
 	}
+}
+
+// TestStreamEndedByContext: a stream whose request's context ends, by a
+// gRPC deadline or canceled by the client, ends with that status, and is
+// observed so, not as an answered request.
+func TestStreamEndedByContext(t *testing.T) {
+	obs := make(observations, 64)
+	a := newAgent(t, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
+	a.cancelOnCleanup()
+	slow := &a2apb.SendMessageRequest{Message: pbMessage(t, "slow", "", map[string]any{"seconds": 30})}
+	ended := func(binding string, code int) []string {
+		return []string{"start " + binding + " SendStreamingMessage 1.0", "annotate slow true", "detach span=SendStreamingMessage",
+			fmt.Sprintf("end SendStreamingMessage 1.0 %d span=SendStreamingMessage", code)}
+	}
+
+	t.Run("canceled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(v10(t.Context()))
+		defer cancel()
+		stream, err := grpcClient(t, a.url).SendStreamingMessage(ctx, slow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stream.Recv(); err != nil {
+			t.Fatalf("the first event: %v", err)
+		}
+		cancel()
+		obs.expect(t, ended("GRPC", server.CodeCanceled)...)
+	})
+
+	t.Run("SSE canceled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		_, events := a.stream(ctx, "1.0", "SendStreamingMessage", map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 30})})
+		<-events
+		cancel()
+		obs.expect(t, ended("JSONRPC", server.CodeCanceled)...)
+	})
+
+	// A client that waits past its own deadline (grpc-timeout) reads the
+	// status the agent gives the call when it passes.
+	t.Run("deadline", func(t *testing.T) {
+		resp := rawGRPC(t, a.url, "SendStreamingMessage", slow, "grpc-timeout", "300m")
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Trailer.Get("Grpc-Status"); got != fmt.Sprint(int(codes.DeadlineExceeded)) {
+			t.Errorf("grpc-status %q; want DEADLINE_EXCEEDED", got)
+		}
+		obs.expect(t, ended("GRPC", server.CodeDeadlineExceeded)...)
+	})
+}
+
+// rawGRPC calls method of the agent at url with in and the given metadata
+// (name, value, …) over h2c as a plain HTTP/2 client, one that enforces
+// no deadline of its own, and returns the answer.
+func rawGRPC(t *testing.T, url, method string, in proto.Message, md ...string) *http.Response {
+	t.Helper()
+	msg, err := proto.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := append([]byte{0, 0, 0, 0, 0}, msg...)
+	binary.BigEndian.PutUint32(body[1:], uint32(len(msg)))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
+		url+"/"+a2apb.A2AService_ServiceDesc.ServiceName+"/"+method, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("TE", "trailers")
+	req.Header.Set("A2A-Version", "1.0")
+	for i := 0; i+1 < len(md); i += 2 {
+		req.Header.Set(md[i], md[i+1])
+	}
+	transport := &http.Transport{Protocols: new(http.Protocols)}
+	transport.Protocols.SetUnencryptedHTTP2(true)
+	t.Cleanup(transport.CloseIdleConnections)
+	resp, err := (&http.Client{Transport: transport}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
 }

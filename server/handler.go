@@ -226,32 +226,51 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.jwks.ServeHTTP(w, r)
 		return
 	}
+	// Which binding serves the request; each is observed the same way.
+	binding := a2a.BindingJSONRPC
+	var target a2a.RESTTarget
+	var allow, path string
 	if h.grpc != nil && isGRPC(r) {
-		h.serveGRPC(w, r)
-		return
-	}
-	if h.restPath != "" {
-		if t, allow, path, ok := h.restTarget(r); ok {
-			h.serveREST(w, r, t, allow, path)
-			return
+		binding = a2a.BindingGRPC
+	} else if h.restPath != "" {
+		var ok bool
+		if target, allow, path, ok = h.restTarget(r); ok {
+			binding = a2a.BindingHTTPJSON
 		}
 	}
-	if r.Method != http.MethodPost {
+	if binding == a2a.BindingJSONRPC && r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "A2A JSON-RPC endpoint: use POST with Content-Type: application/json", http.StatusMethodNotAllowed)
 		return
 	}
-
-	versionParam := r.Header.Get(a2a.VersionParameter)
-	if versionParam == "" {
-		versionParam = r.URL.Query().Get(a2a.VersionParameter)
+	// gRPC speaks 1.0 only, and serveGRPC checks what the call names.
+	version, versionErr := a2a.V10, (*a2a.Error)(nil)
+	if binding != a2a.BindingGRPC {
+		version, versionErr = requestVersion(r)
 	}
-	version, versionErr := a2a.ParseVersion(versionParam)
 	if h.obs != nil {
-		h.serveObserved(w, r, version, versionErr)
-		return
+		o := h.observe(w, r, binding, version)
+		defer h.endObserved(o)
+		w = o
 	}
-	h.serveRPC(w, r, version, versionErr)
+	switch binding {
+	case a2a.BindingGRPC:
+		h.serveGRPC(w, r)
+	case a2a.BindingHTTPJSON:
+		h.serveREST(w, r, version, versionErr, target, allow, path)
+	default:
+		h.serveRPC(w, r, version, versionErr)
+	}
+}
+
+// requestVersion is the version a JSON-RPC or HTTP+JSON request speaks:
+// its A2A-Version header, or else its A2A-Version query parameter.
+func requestVersion(r *http.Request) (a2a.Version, *a2a.Error) {
+	s := r.Header.Get(a2a.VersionParameter)
+	if s == "" {
+		s = r.URL.Query().Get(a2a.VersionParameter)
+	}
+	return a2a.ParseVersion(s)
 }
 
 // serveRPC serves a JSON-RPC request.
@@ -271,7 +290,8 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version a2a.V
 	}
 
 	if req, ok := h.decode(w, r, version, versionErr); ok {
-		h.dispatch(w, h.startMethod(w, r, req.Method, version), version, req, caller)
+		r = h.startMethod(w, r, req.Method, version)
+		h.answer(w, r, wire{v: version, id: req.ID}, req.Method, h.invoke(r, version, req, caller))
 	}
 }
 
@@ -289,13 +309,14 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Ver
 	}
 
 	if versionErr != nil {
-		h.fail(w, version, a2a.PeekRequest(body), versionErr)
+		req := a2a.PeekRequest(body)
+		h.fail(w, wire{v: version, id: req.ID}, req.Method, versionErr)
 		return nil, false
 	}
 	req, protoErr := a2a.DecodeRequest(version, body)
 	if protoErr != nil {
 		if req != nil {
-			h.fail(w, version, req, protoErr)
+			h.fail(w, wire{v: version, id: req.ID}, req.Method, protoErr)
 		} else {
 			h.writeError(w, http.StatusOK, wire{v: version}, protoErr)
 		}

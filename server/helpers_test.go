@@ -89,6 +89,24 @@ func newAgent(t *testing.T, tune func(*server.Config)) *agent {
 	return &agent{t: t, url: front.URL, api: api, http: front.Client(), tasks: manager, handler: h}
 }
 
+// cancelOnCleanup cancels, when the test ends, the tasks still running
+// (of the anonymous owner): a test that leaves slow tasks behind does not
+// wait for them to end.
+func (a *agent) cancelOnCleanup() {
+	a.t.Cleanup(func() {
+		list, err := a.tasks.List("", &a2a.ListTasksRequest{})
+		if err != nil {
+			a.t.Error(err)
+			return
+		}
+		for _, task := range list.Tasks {
+			if !task.Status.State.Terminal() {
+				_, _ = a.tasks.Cancel("", task.ID)
+			}
+		}
+	})
+}
+
 // rpcAnswer is a JSON-RPC answer, kept loose so tests see the wire.
 type rpcAnswer struct {
 	ID     json.RawMessage `json:"id"`

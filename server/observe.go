@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
@@ -20,16 +23,18 @@ import (
 // protocol's error codes, schemes the configuration's and causes authn's
 // fixed phrases. Task ids reach only Annotate, which is for the access log.
 type Observer interface {
-	// StartMethod is called once a request has decoded as method m in
-	// version v. It returns the context the request is then served with:
+	// StartMethod is called once a request of binding (a2a.BindingJSONRPC,
+	// BindingHTTPJSON or BindingGRPC) has decoded as method m in version v.
+	// It returns the context the request is then served with:
 	// r's own, or one that carries a trace span for the method, which the
 	// method's upstream calls continue.
-	StartMethod(r *http.Request, m a2a.Method, v a2a.Version) context.Context
+	StartMethod(r *http.Request, binding string, m a2a.Method, v a2a.Version) context.Context
 	// EndRequest is called once a request (of any binding) is answered: m is
-	// MethodUnknown when it did not decode; code is 0 for a result, else
-	// the JSON-RPC error code of the answer (for a stream, of the error
-	// event that ended it). ctx is what StartMethod returned, or the
-	// request's own.
+	// MethodUnknown when it did not decode; code is 0 for a result, the
+	// JSON-RPC error code of the answer (for a stream, of the error event
+	// that ended it), or CodeCanceled or CodeDeadlineExceeded when the
+	// request's context ended first (a stream the client left). ctx is
+	// what StartMethod returned, or the request's own.
 	EndRequest(ctx context.Context, m a2a.Method, v a2a.Version, code int)
 	// Detach carries what a task run keeps of its request's context (the
 	// trace span) into the run's own context, which outlives the request.
@@ -50,13 +55,27 @@ type Observer interface {
 	Annotate(ctx context.Context, skill, taskID string)
 }
 
-// observed is the ResponseWriter of an observed request: it keeps what
-// EndRequest is told. Pooled, so that observing allocates nothing.
+// Codes EndRequest is told for a request that ended unanswered because its
+// context did: gRPC's status codes for these ends (the protocol's error
+// codes are all negative).
+const (
+	// CodeCanceled: the caller went away (hung up, or canceled the call).
+	CodeCanceled = int(codes.Canceled)
+	// CodeDeadlineExceeded: the caller's deadline (a gRPC call's
+	// grpc-timeout) passed.
+	CodeDeadlineExceeded = int(codes.DeadlineExceeded)
+)
+
+// observed is the ResponseWriter of a request served under h.obs, of any
+// binding: it keeps what EndRequest is told. Pooled, so that observing
+// allocates nothing.
 type observed struct {
 	http.ResponseWriter
-	ctx    context.Context
-	method a2a.Method
-	code   int
+	ctx     context.Context
+	binding string
+	method  a2a.Method
+	version a2a.Version
+	code    int
 }
 
 // Unwrap lets http.ResponseController reach the deadlines and flushing of
@@ -65,25 +84,18 @@ func (o *observed) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
 var observedPool = sync.Pool{New: func() any { return new(observed) }}
 
-// serveObserved serves a JSON-RPC request under h.obs.
-func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) {
-	o := h.observe(w, r)
-	defer h.endObserved(o, version)
-	h.serveRPC(o, r, version, versionErr)
-}
-
-// observe wraps w for a request of any binding served under h.obs;
+// observe wraps w for a request of binding in version v served under h.obs;
 // endObserved must follow once it is answered (also when the handler
 // panics to abort a cut answer).
-func (h *Handler) observe(w http.ResponseWriter, r *http.Request) *observed {
+func (h *Handler) observe(w http.ResponseWriter, r *http.Request, binding string, v a2a.Version) *observed {
 	o := observedPool.Get().(*observed)
-	*o = observed{ResponseWriter: w, ctx: r.Context()}
+	*o = observed{ResponseWriter: w, ctx: r.Context(), binding: binding, version: v}
 	return o
 }
 
 // endObserved tells the observer how the request of o ended.
-func (h *Handler) endObserved(o *observed, version a2a.Version) {
-	h.obs.EndRequest(o.ctx, o.method, version, o.code)
+func (h *Handler) endObserved(o *observed) {
+	h.obs.EndRequest(o.ctx, o.method, o.version, o.code)
 	*o = observed{}
 	observedPool.Put(o)
 }
@@ -96,7 +108,7 @@ func (h *Handler) startMethod(w http.ResponseWriter, r *http.Request, m a2a.Meth
 		return r
 	}
 	o.method = m
-	if ctx := h.obs.StartMethod(r, m, v); ctx != r.Context() {
+	if ctx := h.obs.StartMethod(r, o.binding, m, v); ctx != r.Context() {
 		o.ctx = ctx
 		r = r.WithContext(ctx)
 	}
@@ -108,6 +120,16 @@ func noteCode(w http.ResponseWriter, code int) {
 	if o, ok := w.(*observed); ok {
 		o.code = code
 	}
+}
+
+// noteEnded records on an observed answer that the request's context
+// ended, with err (its Err), before the request was answered in full.
+func noteEnded(w http.ResponseWriter, err error) {
+	code := CodeCanceled
+	if errors.Is(err, context.DeadlineExceeded) {
+		code = CodeDeadlineExceeded
+	}
+	noteCode(w, code)
 }
 
 // annotate tells the observer what r is about: a skill ("": none) and a

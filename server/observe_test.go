@@ -18,8 +18,8 @@ type observations chan string
 
 type spanKey struct{}
 
-func (o observations) StartMethod(r *http.Request, m a2a.Method, v a2a.Version) context.Context {
-	o <- fmt.Sprintf("start %s %s", m.Name(a2a.V10), v)
+func (o observations) StartMethod(r *http.Request, binding string, m a2a.Method, v a2a.Version) context.Context {
+	o <- fmt.Sprintf("start %s %s %s", binding, m.Name(a2a.V10), v)
 	return context.WithValue(r.Context(), spanKey{}, m.Name(a2a.V10))
 }
 
@@ -77,17 +77,17 @@ func TestObserver(t *testing.T) {
 	// A task run: its skill and state, the request's span carried into
 	// the run, the task for the log, and the request's end without error.
 	a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})})
-	obs.expect(t, "start SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
+	obs.expect(t, "start JSONRPC SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
 		"ended weather completed", "run weather true", "end SendMessage 1.0 0 span=SendMessage")
 
 	// A task waiting for input, then canceled: each state once, the
 	// cancellation with the task's skill.
 	ans := a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{})})
 	id, _ := taskOf("1.0", ans.Result)["id"].(string)
-	obs.expect(t, "start SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
+	obs.expect(t, "start JSONRPC SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
 		"ended weather input-required", "run weather true", "end SendMessage 1.0 0 span=SendMessage")
 	a.call("1.0", "CancelTask", map[string]any{"id": id})
-	obs.expect(t, "start CancelTask 1.0", "annotate weather true", "ended weather canceled", "end CancelTask 1.0 0 span=CancelTask")
+	obs.expect(t, "start JSONRPC CancelTask 1.0", "annotate weather true", "ended weather canceled", "end CancelTask 1.0 0 span=CancelTask")
 
 	// An unknown method is not a method: one value, with its error code.
 	a.call("", "tasks/frobnicate", map[string]any{})
@@ -98,7 +98,7 @@ func TestObserver(t *testing.T) {
 	_, events := a.stream(t.Context(), "1.0", "SubscribeToTask", map[string]any{"id": "no-such-task"})
 	for range events {
 	}
-	obs.expect(t, "start SubscribeToTask 1.0",
+	obs.expect(t, "start JSONRPC SubscribeToTask 1.0",
 		fmt.Sprintf("end SubscribeToTask 1.0 %d span=SubscribeToTask", a2a.CodeTaskNotFound))
 }
 

@@ -1,13 +1,11 @@
 package server
 
 import (
-	"errors"
 	"mime"
 	"net/http"
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
-	"github.com/caddy-a2a/caddy-a2a/authn"
 )
 
 // The HTTP+JSON binding (spec 1.0 §11, and the same paths in 0.3): the
@@ -35,17 +33,8 @@ func (h *Handler) restTarget(r *http.Request) (t a2a.RESTTarget, allow, path str
 
 // serveREST answers an HTTP+JSON request for t (MethodUnknown: its path
 // names no operation, or none for its HTTP method, which allow lists).
-func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, t a2a.RESTTarget, allow, path string) {
-	versionParam := r.Header.Get(a2a.VersionParameter)
-	if versionParam == "" {
-		versionParam = r.URL.Query().Get(a2a.VersionParameter)
-	}
-	version, versionErr := a2a.ParseVersion(versionParam)
-	if h.obs != nil {
-		o := h.observe(w, r)
-		defer h.endObserved(o, version)
-		w = o
-	}
+func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error,
+	t a2a.RESTTarget, allow, path string) {
 	form := wire{v: version, rest: true, mediaType: restMediaType(r)}
 	switch {
 	case t.Method == a2a.MethodUnknown && allow != "":
@@ -76,18 +65,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, t a2a.RESTTa
 		return
 	}
 	r = h.startMethod(w, r, req.Method, version)
-	out := h.invoke(r, version, req, caller)
-	var f *authn.Failure
-	switch {
-	case errors.As(out.err, &f):
-		h.refuse(w, form, f)
-	case out.err != nil:
-		e := h.protocolError(req.Method, out.err)
-		status, _ := a2a.RESTStatus(e)
-		h.writeError(w, status, form, e)
-	default:
-		h.writeOutcome(w, r, form, out)
-	}
+	h.answer(w, r, form, req.Method, h.invoke(r, version, req, caller))
 }
 
 // decodeREST reads the body of a POST and decodes the request's
@@ -121,8 +99,7 @@ func (h *Handler) decodeREST(w http.ResponseWriter, r *http.Request, t a2a.RESTT
 	}
 	req, e := a2a.DecodeRESTRequest(form.v, t, r.URL.Query(), body)
 	if e != nil {
-		status, _ := a2a.RESTStatus(e)
-		h.writeError(w, status, form, e)
+		h.fail(w, form, t.Method, e)
 		return nil, false
 	}
 	return req, true

@@ -204,7 +204,10 @@ func (h *Handler) sendMessage(r *http.Request, v a2a.Version, p *a2a.SendMessage
 			return outcome{result: &a2a.StreamResponse{Task: withHistory(in.run.run.Task, historyLength)}}
 		}
 	}
-	task := h.execute(in.run)
+	task, ended := h.await(r.Context(), in.run)
+	if ended != nil {
+		return outcome{ended: ended}
+	}
 	if task == nil {
 		// The task moved on while the skill ran: answer with where it is.
 		if task, err = h.tasks.Get(caller.Owner(), in.run.run.Task.ID, nil); err != nil {
@@ -212,6 +215,22 @@ func (h *Handler) sendMessage(r *http.Request, v a2a.Version, p *a2a.SendMessage
 		}
 	}
 	return outcome{result: &a2a.StreamResponse{Task: withHistory(task, historyLength)}}
+}
+
+// await runs a blocking SendMessage's skill and waits for the task to end
+// or be interrupted, or for the request's context to end (the client hangs
+// up, a gRPC deadline passes): then it returns the context's error and
+// the task runs on, for GetTask to find (spec 1.0 §3.5.2: a task's
+// lifecycle is independent of any connection's).
+func (h *Handler) await(ctx context.Context, e *execution) (*a2a.Task, error) {
+	done := make(chan *a2a.Task, 1)
+	go func() { done <- h.execute(e) }()
+	select {
+	case task := <-done:
+		return task, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // sendStreamingMessage runs SendStreamingMessage: a stream of the task

@@ -113,23 +113,25 @@ type eventSink interface {
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, form wire, first *a2a.StreamResponse, sub *tasks.Subscription) {
 	s := h.startSSE(w, form)
 	defer s.end()
-	h.relay(r.Context(), s, first, sub)
+	if err := h.relay(r.Context(), s, first, sub); err != nil {
+		noteEnded(w, err)
+	}
 }
 
 // relay sends first, then the subscription's events (none when sub is
 // nil) until the task ends or is interrupted, the client goes away (ctx is
-// done), or the client falls too far behind (see tasks.ErrSlowConsumer):
-// then it gets an error and can resubscribe to pick up the current task.
+// done: relay returns ctx's error), or the client falls too far behind
+// (see tasks.ErrSlowConsumer): then it gets an error and can resubscribe
+// to pick up the current task.
 //
 // Events already queued when one arrives are written with it and flushed
 // once.
-func (h *Handler) relay(ctx context.Context, s eventSink, first *a2a.StreamResponse, sub *tasks.Subscription) {
+func (h *Handler) relay(ctx context.Context, s eventSink, first *a2a.StreamResponse, sub *tasks.Subscription) error {
 	if sub != nil {
 		defer sub.Close()
 	}
 	if err := s.event(first); err != nil || sub == nil {
-		h.logStreamEnd(err)
-		return
+		return h.cut(ctx, err)
 	}
 	heartbeat := time.NewTicker(h.heartbeat)
 	defer heartbeat.Stop()
@@ -146,11 +148,10 @@ func (h *Handler) relay(ctx context.Context, s eventSink, first *a2a.StreamRespo
 					case err != nil:
 						h.logStreamEnd(s.error(a2a.InternalError("the stream was interrupted; subscribe again to resume")))
 					}
-					return
+					return nil
 				}
 				if err := s.put(&ev); err != nil {
-					h.logStreamEnd(err)
-					return
+					return h.cut(ctx, err)
 				}
 				select {
 				case ev, open = <-sub.Events():
@@ -160,18 +161,26 @@ func (h *Handler) relay(ctx context.Context, s eventSink, first *a2a.StreamRespo
 				break
 			}
 			if err := s.flush(); err != nil {
-				h.logStreamEnd(err)
-				return
+				return h.cut(ctx, err)
 			}
 		case <-heartbeat.C:
 			if err := s.heartbeat(); err != nil {
-				h.logStreamEnd(err)
-				return
+				return h.cut(ctx, err)
 			}
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		}
 	}
+}
+
+// cut ends a stream whose write failed with err (nil: none did): when the
+// client went away (ctx is done) that is why, and cut returns ctx's error.
+func (h *Handler) cut(ctx context.Context, err error) error {
+	h.logStreamEnd(err)
+	if err != nil {
+		return ctx.Err()
+	}
+	return nil
 }
 
 // endForShutdown writes the last event of a stream the task manager ended

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"net/http"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
@@ -51,6 +52,16 @@ func (f wire) appendError(dst []byte, status int, e *a2a.Error) []byte {
 		return a2a.AppendRESTError(dst, status, e)
 	}
 	return a2a.AppendError(dst, f.v, f.id, e)
+}
+
+// errorStatus is the HTTP status of an error answer: JSON-RPC errors
+// travel with 200, HTTP+JSON ones with their own.
+func (f wire) errorStatus(e *a2a.Error) int {
+	if f.rest {
+		status, _ := a2a.RESTStatus(e)
+		return status
+	}
+	return http.StatusOK
 }
 
 // errorEvent opens a stream's error event: an HTTP+JSON one is of type

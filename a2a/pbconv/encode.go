@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -250,18 +248,4 @@ func value(v any) (*structpb.Value, error) {
 	}
 	out = new(structpb.Value)
 	return out, protojson.Unmarshal(doc, out)
-}
-
-// PushResult converts the answer of a push config method: a config, a list
-// of configs, or nothing (Delete).
-func PushResult(result any) (proto.Message, error) {
-	switch r := result.(type) {
-	case *a2a.TaskPushNotificationConfig:
-		return PushConfig(r), nil
-	case *a2a.ListTaskPushNotificationConfigsResponse:
-		return PushConfigs(r), nil
-	case *a2a.Empty:
-		return new(emptypb.Empty), nil
-	}
-	return nil, fmt.Errorf("pbconv: %T is not the answer of a push config method", result)
 }

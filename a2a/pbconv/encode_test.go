@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
@@ -101,17 +100,11 @@ func TestAnswers(t *testing.T) {
 
 	cfg := &a2a.TaskPushNotificationConfig{ID: "p1", TaskID: "t1", URL: "https://hooks.example.com/a", Token: "tok",
 		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "secret"}}
-	for _, result := range []any{cfg, &a2a.ListTaskPushNotificationConfigsResponse{Configs: []a2a.TaskPushNotificationConfig{*cfg}}, &a2a.Empty{}} {
-		got, err := pbconv.PushResult(result)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := viaJSON(t, got.ProtoReflect().New().Interface(), result)
-		if !proto.Equal(got, want) {
-			t.Errorf("%T:\n got %v\nwant %v", result, got, want)
-		}
+	if got, want := pbconv.PushConfig(cfg), viaJSON(t, new(a2apb.TaskPushNotificationConfig), cfg); !proto.Equal(got, want) {
+		t.Errorf("push config:\n got %v\nwant %v", got, want)
 	}
-	if got, _ := pbconv.PushResult(&a2a.Empty{}); !proto.Equal(got, new(emptypb.Empty)) {
-		t.Errorf("Delete answers %v", got)
+	configs := &a2a.ListTaskPushNotificationConfigsResponse{Configs: []a2a.TaskPushNotificationConfig{*cfg}}
+	if got, want := pbconv.PushConfigs(configs), viaJSON(t, new(a2apb.ListTaskPushNotificationConfigsResponse), configs); !proto.Equal(got, want) {
+		t.Errorf("push configs:\n got %v\nwant %v", got, want)
 	}
 }

@@ -232,11 +232,19 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(a2a.VersionParameter, v.String())
 	// When the samples run out, the run is canceled as CancelTask would
-	// (or, without a task, as a caller hanging up), so that no retry waits
-	// for an answer that will not come.
+	// (or, without a task, as a caller hanging up: with a task, that would
+	// end the request unanswered while the task ran on), so that no retry
+	// waits for an answer that will not come. What the cancellation sends
+	// (a job's cancel request) finds the run stopped already.
+	stopped := false
 	t.stop = func() {
-		cancel()
-		_, _ = manager.Cancel(dryRunCaller.Owner(), ids.taskID())
+		if stopped {
+			return
+		}
+		stopped = true
+		if _, err := manager.Cancel(dryRunCaller.Owner(), ids.taskID()); err != nil {
+			cancel()
+		}
 	}
 	answer := httptest.NewRecorder()
 	h.ServeHTTP(answer, req)
