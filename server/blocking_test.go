@@ -32,7 +32,12 @@ func TestBlockingSendEndsWithCaller(t *testing.T) {
 			fmt.Sprintf("end SendMessage 1.0 %d span=SendMessage", code)}
 	}
 
-	// hangUp sends req and hangs up once the upstream call has started.
+	// hangUp sends req over HTTP/2 (h2c), where a request holds a stream
+	// of a shared connection, and resets it once the upstream call has
+	// started.
+	h2c := &http.Transport{Protocols: new(http.Protocols)}
+	h2c.Protocols.SetUnencryptedHTTP2(true)
+	t.Cleanup(h2c.CloseIdleConnections)
 	hangUp := func(t *testing.T, path, body string) {
 		t.Helper()
 		before := a.api.Stats().SlowStarted
@@ -45,7 +50,7 @@ func TestBlockingSendEndsWithCaller(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("A2A-Version", "1.0")
 		go func() {
-			if resp, err := a.http.Do(req); err == nil {
+			if resp, err := (&http.Client{Transport: h2c}).Do(req); err == nil {
 				resp.Body.Close()
 			}
 		}()

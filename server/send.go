@@ -204,7 +204,7 @@ func (h *Handler) sendMessage(r *http.Request, v a2a.Version, p *a2a.SendMessage
 			return outcome{result: &a2a.StreamResponse{Task: withHistory(in.run.run.Task, historyLength)}}
 		}
 	}
-	task, ended := h.await(r.Context(), in.run)
+	task, ended := h.await(r, in.run)
 	if ended != nil {
 		return outcome{ended: ended}
 	}
@@ -218,11 +218,20 @@ func (h *Handler) sendMessage(r *http.Request, v a2a.Version, p *a2a.SendMessage
 }
 
 // await runs a blocking SendMessage's skill and waits for the task to end
-// or be interrupted, or for the request's context to end (the client hangs
-// up, a gRPC deadline passes): then it returns the context's error and
-// the task runs on, for GetTask to find (spec 1.0 §3.5.2: a task's
-// lifecycle is independent of any connection's).
-func (h *Handler) await(ctx context.Context, e *execution) (*a2a.Task, error) {
+// or be interrupted. Over HTTP/2 (gRPC, and JSON-RPC or HTTP+JSON over h2
+// or h2c) it also stops waiting when the request's context ends (the
+// client resets the stream, a gRPC deadline passes), since the request
+// holds a stream of a connection that other calls share: it returns the
+// context's error and the task runs on, for GetTask to find (spec 1.0
+// §3.5.2: a task's lifecycle is independent of any connection's). Over
+// HTTP/1.x a connection carries one request at a time, so a caller that
+// left holds nothing another could use: the skill runs on the request's
+// own goroutine, the hot path's, without a hand-off.
+func (h *Handler) await(r *http.Request, e *execution) (*a2a.Task, error) {
+	if r.ProtoMajor < 2 {
+		return h.execute(e), nil
+	}
+	ctx := r.Context()
 	done := make(chan *a2a.Task, 1)
 	go func() { done <- h.execute(e) }()
 	select {
