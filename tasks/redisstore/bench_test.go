@@ -6,6 +6,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
+	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
 )
 
 // BenchmarkStoredTaskBytes reports what one small completed task takes in
@@ -26,7 +27,7 @@ func BenchmarkStoredTaskBytes(b *testing.B) {
 	if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: reply}, []a2a.Artifact{art}); err != nil {
 		b.Fatal(err)
 	}
-	used, err := client.MemoryUsage(b.Context(), "{bench}:t:"+run.Task.ID).Result()
+	used, err := client.MemoryUsage(b.Context(), redisstore.KeyPrefix("bench")+":t:"+run.Task.ID).Result()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -28,7 +28,7 @@ import (
 // use: each script's change is atomic, and so is the snapshot.
 func checkBookkeeping(t testing.TB, client redis.UniversalClient, prefix string) {
 	t.Helper()
-	keys, err := readKeys(client, "{"+prefix+"}")
+	keys, err := readKeys(client, redisstore.KeyPrefix(prefix))
 	if err != nil {
 		t.Errorf("bookkeeping of %s: %v", prefix, err)
 		return
@@ -296,7 +296,7 @@ func TestBookkeepingCheck(t *testing.T) {
 			if _, err := done.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, nil); err != nil {
 				t.Fatal(err)
 			}
-			p := "{" + prefix + "}"
+			p := redisstore.KeyPrefix(prefix)
 			if c.change != nil {
 				if err := client.Do(t.Context(), c.change(p, running.Task.ID, done.Task.ID)...).Err(); err != nil {
 					t.Fatal(err)

@@ -3,13 +3,17 @@ package redisstore
 import "github.com/redis/go-redis/v9"
 
 // The Lua scripts that make each change one atomic step in Redis. Every key
-// of a store shares the hash tag {prefix}, so that a script may touch a
+// of a store starts with "{prefix}:v2" (keyPrefix: the store's hash tag,
+// then the layout's version), so that a script may touch a
 // task, the age lists, the owner's index and the counters at once, also on
 // Redis Cluster (where the whole store then lives on one shard).
 //
 // A task is a hash: t (the task, 1.0 ProtoJSON), o (owner), q (quota), ok
 // (the owner's index key), qk (its quota's key), u (updated, Unix
-// nanoseconds), b (its bytes), v (version, bumped by every write), s (its
+// nanoseconds), b (its bytes), v (its version: a token unique to each
+// write, chosen by the replica that makes it, so that a script that runs
+// twice, when go-redis sends it again after its answer was lost, knows its
+// own write and answers as the first run did), s (its
 // events so far), st (r running, i interrupted, t terminal), r (the
 // replica that made it running, by the insert or a follow-up: the one that
 // runs it), p (its push
@@ -30,7 +34,7 @@ import "github.com/redis/go-redis/v9"
 // the store's counters are the hash stats (count, bytes).
 
 // prelude holds the functions the scripts share. ARGV[1] is always the
-// key prefix, "{prefix}".
+// key prefix, keyPrefix's.
 const prelude = `
 local P = ARGV[1]
 local STATS = P .. ':stats'
@@ -67,13 +71,19 @@ end
 -- so that eviction moves on; its bytes stay counted, unknown, and Scan
 -- takes it out of its owner's index. popped says that evict took the id
 -- out of the terminal list already.
+-- forget takes the id of a task whose hash is gone out of the lists and,
+-- if it was in one (or counted says it was), out of the count.
+local function forget(id, counted)
+	local n = 0
+	for _, st in ipairs({'t', 'i', 'r'}) do n = n + redis.call('ZREM', list(st), id) end
+	redis.call('ZREM', P .. ':leases', id)
+	if counted or n > 0 then dcount = dcount - 1 end
+end
 local function drop(id, popped)
 	local tk = P .. ':t:' .. id
 	local f = redis.call('HMGET', tk, 'ok', 'qk', 'b', 'st')
 	if not f[1] then
-		for _, st in ipairs({'t', 'i', 'r'}) do redis.call('ZREM', list(st), id) end
-		redis.call('ZREM', P .. ':leases', id)
-		dcount = dcount - 1
+		forget(id, popped)
 		return
 	end
 	redis.call('SREM', f[1], id)
@@ -111,14 +121,19 @@ end
 // insertScript stores a new task. ARGV: prefix, id, owner, owner key,
 // quota key, updated, bytes, state, task, score, max tasks, max live per
 // quota, max live bytes per quota, max bytes, quota, lease, replica, push
-// configs. It answers "ok", "dup", "quota-tasks", "quota-bytes",
+// configs, version. It answers "ok" (also when it finds the task it stored
+// itself, run a second time), "dup", "quota-tasks", "quota-bytes",
 // "full-tasks" or "full-bytes".
 var insertScript = redis.NewScript(prelude + `
 local id, owner, ok, qk = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local updated, size, st, task, score = ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10]
 local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
 local tk = P .. ':t:' .. id
-if redis.call('EXISTS', tk) == 1 then return 'dup' end
+local stored = redis.call('HGET', tk, 'v')
+if stored then
+	if stored == ARGV[19] then return 'ok' end
+	return 'dup'
+end
 local q
 if st ~= 't' then
 	q = redis.call('HMGET', qk, 'live', 'bytes')
@@ -127,7 +142,7 @@ if st ~= 't' then
 end
 if readStats() >= maxTasks and not evict('') then return 'full-tasks' end
 if not room(size, '', maxBytes) then saveStats() return 'full-bytes' end
-redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', size, 'v', 1, 's', 0, 'st', st, 'r', ARGV[17])
+redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', size, 'v', ARGV[19], 's', 0, 'st', st, 'r', ARGV[17])
 if ARGV[18] ~= '' then redis.call('HSET', tk, 'p', ARGV[18]) end
 redis.call('ZADD', list(st), score, id)
 redis.call('SADD', ok, id)
@@ -145,9 +160,10 @@ return 'ok'
 // bytes per quota, max bytes, channel, the task's state number, the
 // replica's id, the lease, the push configs ("" for none, "=" when the
 // change left them as they were), how many events the change has (-1:
-// none were built, since the caller guessed nobody watches the task), then
-// their payloads. It answers {"ok", events so far, how many replicas
-// stream the task}, or {"watched"} (events
+// none were built, since the caller guessed nobody watches the task), the
+// new version, then the events' payloads. It answers {"ok", events so far, how many replicas
+// stream the task} (also when it finds its own write, run a second time),
+// or {"watched"} (events
 // are wanted: nothing was written), {"missing"}, {"conflict"},
 // {"quota-bytes"} or {"full-bytes"}.
 var updateScript = redis.NewScript(prelude + `
@@ -155,8 +171,16 @@ local id, version, updated, st, task = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[
 local delta, score, maxLiveBytes, maxBytes, channel = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
 local tk = P .. ':t:' .. id
 local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qk', 's', 'r', 'w')
-if not f[1] then return {'missing'} end
-if f[1] ~= version then return {'conflict'} end
+if not f[1] then
+	-- Dropped, or removed behind the store's back: then out of the lists.
+	forget(id, false)
+	saveStats()
+	return {'missing'}
+end
+if f[1] ~= version then
+	if f[1] == ARGV[17] then return {'ok', num(f[5]), num(f[7])} end
+	return {'conflict'}
+end
 local oldst, oldb, qk, seq = f[2], num(f[3]), f[4], num(f[5])
 local n = tonumber(ARGV[16])
 if n < 0 then
@@ -172,11 +196,11 @@ if delta > 0 then
 	end
 	if not room(delta, id, maxBytes) then saveStats() return {'full-bytes'} end
 end
-local sent = #ARGV - 16
+local sent = #ARGV - 17
 if st == 'r' and oldst ~= 'r' then -- it starts running here: this replica runs it
-	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st, 'r', ARGV[13])
+	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', ARGV[17], 's', seq + n, 'st', st, 'r', ARGV[13])
 else
-	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', num(version) + 1, 's', seq + n, 'st', st)
+	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', ARGV[17], 's', seq + n, 'st', st)
 end
 if ARGV[15] == '' then redis.call('HDEL', tk, 'p') elseif ARGV[15] ~= '=' then redis.call('HSET', tk, 'p', ARGV[15]) end
 if oldst ~= st then redis.call('ZREM', list(oldst), id) end
@@ -197,7 +221,7 @@ if oldst ~= 't' then
 	end
 end
 for i = 1, sent do
-	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[16 + i])
+	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[17 + i])
 end
 if oldst ~= 't' and st == 't' and f[6] ~= ARGV[13] then
 	redis.call('PUBLISH', channel, id .. ' ' .. (seq + n) .. ' end:' .. ARGV[12] .. ':' .. ARGV[13] .. '\n')

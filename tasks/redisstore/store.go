@@ -72,7 +72,7 @@ type Store struct {
 	client  redis.UniversalClient
 	scripts *pipeline // runs the inserts and updates, batched
 	replica string    // this replica's id, in the ends it announces
-	prefix  string    // "{prefix}": the hash tag every key starts with
+	prefix  string    // what every key starts with: see keyPrefix
 	channel string
 	limits  tasks.Limits
 	arg     fixedArgs
@@ -89,6 +89,7 @@ type Store struct {
 	watching  map[string]*watch // tasks this replica streams, as counted in Redis (the task's w)
 	lastSweep time.Time
 	failing   atomic.Bool // Redis did not answer the last call
+	writes    atomic.Uint64
 
 	// The last PING that Ready sent: when, and how it went.
 	pingMu  sync.Mutex
@@ -123,6 +124,16 @@ const (
 	maxCachedBytes = 32 << 20
 )
 
+// layout is the version of the key layout (scripts.go). A change that code
+// of another version would misread gives every key a new name, so that the
+// replicas of two versions (during a rolling upgrade) never touch each
+// other's keys: an agent upgraded across it starts from an empty store.
+const layout = "v2"
+
+// keyPrefix starts every key of a store: its hash tag, "{prefix}", so that
+// on Redis Cluster all its keys share a slot, then the layout's version.
+func keyPrefix(prefix string) string { return "{" + prefix + "}:" + layout }
+
 // DefaultTimeout is Options.Timeout's default, and the redis block's.
 const DefaultTimeout = 3 * time.Second
 
@@ -148,7 +159,7 @@ func New(opts Options) (*Store, error) {
 		client:   opts.Client,
 		scripts:  newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout)),
 		replica:  strconv.FormatUint(rand.Uint64(), 36),
-		prefix:   "{" + prefix + "}",
+		prefix:   keyPrefix(prefix),
 		limits:   opts.Limits,
 		log:      log,
 		bus:      tasks.NewBus(opts.Limits.StreamBuffer),
@@ -196,6 +207,12 @@ func (s *Store) lease(now time.Time) any {
 		return "+inf"
 	}
 	return score(now.Add(s.limits.LeaseTTL))
+}
+
+// newVersion is the version of a task that a write makes: unique to the
+// write, across replicas and retries.
+func (s *Store) newVersion() string {
+	return s.replica + "." + strconv.FormatUint(s.writes.Add(1), 36)
 }
 
 // Renew implements tasks.Store: one command for all of this replica's
@@ -266,11 +283,11 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if quota == "" {
 		quota = rec.Owner
 	}
-	a := &s.arg
+	a, version := &s.arg, s.newVersion()
 	answer, err := s.scripts.run(ctx, insertScript, []string{s.taskKey(rec.Task.ID)}, task,
 		a.prefix, rec.Task.ID, rec.Owner, s.indexKey("owner", rec.Owner), s.indexKey("q", quota),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task.b, score(rec.Updated),
-		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push)
+		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push, version)
 	res, _ := answer.(string)
 	if err != nil {
 		return s.unavailable("insert", err)
@@ -282,7 +299,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if res == "dup" {
 		return fmt.Errorf("tasks/redis: insert task %s: id already stored", rec.Task.ID)
 	}
-	s.remember(cached{rec: rec, version: "1"})
+	s.remember(cached{rec: rec, version: version})
 	return nil
 }
 
@@ -506,12 +523,12 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 				return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 			}
 		}
-		a := &s.arg
+		a, version := &s.arg, s.newVersion()
 		args := []any{a.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), nil,
 			rec.Bytes - c.rec.Bytes, score(rec.Updated), a.maxLiveBytes, a.maxBytes, a.channel,
-			int(rec.Task.Status.State), a.replica, s.lease(rec.Updated), push, eventsUnbuilt}
+			int(rec.Task.Status.State), a.replica, s.lease(rec.Updated), push, eventsUnbuilt, version}
 		if watched {
-			args[len(args)-1] = len(tx.events)
+			args[15] = len(tx.events)
 			for i := range tx.events {
 				payload, err := a2a.AppendEvent(nil, &tx.events[i])
 				if err != nil {
@@ -536,9 +553,8 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		s.reachable()
 		switch answer, _ := res[0].(string); answer {
 		case "ok":
-			version, _ := strconv.ParseUint(c.version, 10, 64)
 			watchers, _ := res[2].(int64)
-			s.remember(cached{rec: rec, version: strconv.FormatUint(version+1, 10), watched: watchers > 0})
+			s.remember(cached{rec: rec, version: version, watched: watchers > 0})
 			if state := rec.Task.Status.State; state.Terminal() && !c.rec.Task.Status.State.Terminal() {
 				s.ended(id, state) // the other replicas hear it on the channel
 			}

@@ -362,15 +362,15 @@ func TestEvictionPassesOverAMissingTask(t *testing.T) {
 		}
 	}
 	// The task eviction picks first: the oldest, ties by id.
-	oldest, err := srv.Client(t).ZRange(t.Context(), "{test}:terminal", 0, 0).Result()
+	oldest, err := srv.Client(t).ZRange(t.Context(), redisstore.KeyPrefix("test")+":terminal", 0, 0).Result()
 	if err != nil || len(oldest) != 1 {
 		t.Fatalf("the terminal list: %v, %v", oldest, err)
 	}
-	lostBytes, err := srv.Client(t).HGet(t.Context(), "{test}:t:"+oldest[0], "b").Int64()
+	lostBytes, err := srv.Client(t).HGet(t.Context(), redisstore.KeyPrefix("test")+":t:"+oldest[0], "b").Int64()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Client(t).Del(t.Context(), "{test}:t:"+oldest[0]).Err(); err != nil {
+	if err := srv.Client(t).Del(t.Context(), redisstore.KeyPrefix("test")+":t:"+oldest[0]).Err(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -388,23 +388,23 @@ func TestEvictionPassesOverAMissingTask(t *testing.T) {
 	}
 	// Left in the list, the id would be picked again by every eviction
 	// (and, when the bytes budget is what is short, for ever).
-	if err := srv.Client(t).ZScore(t.Context(), "{test}:terminal", oldest[0]).Err(); !errors.Is(err, redis.Nil) {
+	if err := srv.Client(t).ZScore(t.Context(), redisstore.KeyPrefix("test")+":terminal", oldest[0]).Err(); !errors.Is(err, redis.Nil) {
 		t.Errorf("the missing task is still in the terminal list (%v)", err)
 	}
 	// It is no longer counted, and the first listing takes it out of its
 	// owner's index.
-	if n, err := srv.Client(t).HGet(t.Context(), "{test}:stats", "count").Int(); err != nil || n != 3 {
+	if n, err := srv.Client(t).HGet(t.Context(), redisstore.KeyPrefix("test")+":stats", "count").Int(); err != nil || n != 3 {
 		t.Errorf("tasks counted = %d, %v; want the 3 stored", n, err)
 	}
 	if list, err := m.List("", nil); err != nil || len(list.Tasks) != 3 {
 		t.Fatalf("List: %v, %v; want 3 tasks", list, err)
 	}
-	if n, err := srv.Client(t).SCard(t.Context(), "{test}:owner:").Result(); err != nil || n != 3 {
+	if n, err := srv.Client(t).SCard(t.Context(), redisstore.KeyPrefix("test")+":owner:").Result(); err != nil || n != 3 {
 		t.Errorf("the owner's index holds %d ids (%v), want 3", n, err)
 	}
 	// Its bytes stay counted, as documented: taken back here, so that the
 	// bookkeeping check finds the rest consistent.
-	if err := srv.Client(t).HIncrBy(t.Context(), "{test}:stats", "bytes", -lostBytes).Err(); err != nil {
+	if err := srv.Client(t).HIncrBy(t.Context(), redisstore.KeyPrefix("test")+":stats", "bytes", -lostBytes).Err(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -441,7 +441,7 @@ func TestScriptsLoadedAgainInABatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	lifecycles()
-	if n, err := srv.Client(t).HGet(t.Context(), "{test}:stats", "count").Int(); err != nil || n != 128 {
+	if n, err := srv.Client(t).HGet(t.Context(), redisstore.KeyPrefix("test")+":stats", "count").Int(); err != nil || n != 128 {
 		t.Fatalf("tasks stored = %d, %v; want 128", n, err)
 	}
 }
@@ -565,5 +565,63 @@ func TestChangeEndsWithItsContext(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the insert still waits for Redis 5s after its context ended")
+	}
+}
+
+// Live tasks whose hashes were removed behind the store's back are taken
+// out of the lists, the leases and the count by the sweep that meets them,
+// so that they never hide the real tasks' expiry.
+func TestSweepForgetsLiveTasksRemovedOutside(t *testing.T) {
+	srv := redistest.Start(t)
+	clk := &clock{}
+	clk.now.Store(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano())
+	m := replica(t, srv, tasks.Options{Now: clk.Now, MaxAge: time.Hour})
+	client := srv.Client(t)
+	var lostBytes int64
+	for i := range 3 {
+		run, err := m.Start("", userMsg(strconv.Itoa(i)), tasks.StartOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := client.HGet(t.Context(), redisstore.KeyPrefix("test")+":t:"+run.Task.ID, "b").Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lostBytes += b
+		if err := client.Del(t.Context(), redisstore.KeyPrefix("test")+":t:"+run.Task.ID).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	real, err := m.Start("", userMsg("real"), tasks.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Hour) // every task past max_age
+	if _, err := m.Start("", userMsg("sweeps"), tasks.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.Get("", real.Task.ID, nil); err != nil || got.Status.State != a2a.TaskStateFailed {
+		t.Errorf("the real task: %+v, %v; want failed at max_age", got, err)
+	}
+	for key, want := range map[string]int64{redisstore.KeyPrefix("test") + ":running": 1, redisstore.KeyPrefix("test") + ":leases": 1} { // the new task alone
+		if n, err := client.ZCard(t.Context(), key).Result(); err != nil || n != want {
+			t.Errorf("%s holds %d ids (%v), want %d", key, n, err, want)
+		}
+	}
+	if n, err := client.HGet(t.Context(), redisstore.KeyPrefix("test")+":stats", "count").Int(); err != nil || n != 2 {
+		t.Errorf("tasks counted = %d, %v; want the 2 stored", n, err)
+	}
+	// A listing takes them out of their owner's index. Their bytes, and
+	// their places in their owner's quota, stay counted, as documented:
+	// taken back here, so that the bookkeeping check finds the rest
+	// consistent.
+	if _, err := m.List("", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]any{{"HINCRBY", redisstore.KeyPrefix("test") + ":stats", "bytes", -lostBytes},
+		{"HINCRBY", redisstore.KeyPrefix("test") + ":q:", "bytes", -lostBytes}, {"HINCRBY", redisstore.KeyPrefix("test") + ":q:", "live", -3}} {
+		if err := client.Do(t.Context(), cmd...).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

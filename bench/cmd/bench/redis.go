@@ -79,7 +79,8 @@ func redisTasks(addr, more string) string {
 // meanTaskHash is the mean MEMORY USAGE of up to n task hashes picked with
 // RANDOMKEY, and how many it sampled.
 func (c *respConn) meanTaskHash(n int) (float64, int, error) {
-	prefix := "{" + redisKeyPrefix + "}:t:"
+	// A task's key is {prefix}:<layout version>:t:<id> (tasks/redisstore).
+	prefix := "{" + redisKeyPrefix + "}:"
 	var sum int64
 	seen := map[string]bool{}
 	for range 4 * n {
@@ -90,7 +91,7 @@ func (c *respConn) meanTaskHash(n int) (float64, int, error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		if !strings.HasPrefix(key, prefix) || seen[key] {
+		if !strings.HasPrefix(key, prefix) || !strings.Contains(key, ":t:") || seen[key] {
 			continue
 		}
 		seen[key] = true

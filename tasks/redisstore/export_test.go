@@ -1,0 +1,5 @@
+package redisstore
+
+// KeyPrefix is what every key of a store with the given prefix starts
+// with, for tests that look at the keys.
+var KeyPrefix = keyPrefix

@@ -1,0 +1,126 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
+)
+
+// answerCutter forwards connections to Redis; once armed, it lets the next
+// script through but closes the connection instead of passing on Redis's
+// answer, as a failover or a reset connection does after Redis ran it.
+type answerCutter struct {
+	to    string
+	armed atomic.Bool
+}
+
+func (p *answerCutter) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go p.forward(c)
+	}
+}
+
+func (p *answerCutter) forward(client net.Conn) {
+	redisConn, err := net.Dial("tcp", p.to)
+	if err != nil {
+		client.Close()
+		return
+	}
+	var once sync.Once
+	closeBoth := func() { once.Do(func() { client.Close(); redisConn.Close() }) }
+	var cut atomic.Bool
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := client.Read(buf)
+			if n > 0 {
+				if bytes.Contains(bytes.ToLower(buf[:n]), []byte("evalsha")) && p.armed.CompareAndSwap(true, false) {
+					cut.Store(true)
+				}
+				redisConn.Write(buf[:n])
+			}
+			if err != nil {
+				closeBoth()
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := redisConn.Read(buf)
+		if n > 0 && cut.Load() {
+			closeBoth() // Redis ran the script; the client never hears
+			return
+		}
+		if n > 0 {
+			client.Write(buf[:n])
+		}
+		if err != nil {
+			closeBoth()
+			return
+		}
+	}
+}
+
+// go-redis sends a command again when its answer is lost. A script that
+// ran already then finds its own write and answers as the first run did:
+// a change is made once, and a new task stored once and reported stored.
+func TestLostAnswerChangesOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	cutter := &answerCutter{to: srv.Addr()}
+	go cutter.serve(ln)
+	client := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: 1}) // as the redis block makes it
+	t.Cleanup(func() { client.Close() })
+	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "cut", Limits: tasks.Options{}.StoreLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	t.Cleanup(func() { checkBookkeeping(t, srv.Client(t), "cut") })
+	m := tasks.NewManager(tasks.Options{Store: store, SweepInterval: -1})
+	t.Cleanup(m.Close)
+
+	run, err := m.Start("alice", userMsg("go"), tasks.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Working(agentMsg("step one")); err != nil {
+		t.Fatal(err)
+	}
+	cutter.armed.Store(true)
+	if err := run.Working(agentMsg("step two")); err != nil {
+		t.Fatalf("a change whose first answer was lost: %v", err)
+	}
+	task, err := m.Get("alice", run.Task.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(task.History); n != 3 {
+		t.Errorf("the history holds %d messages, want the question and two steps", n)
+	}
+
+	cutter.armed.Store(true)
+	if _, err := m.Start("alice", userMsg("again"), tasks.StartOptions{}); err != nil {
+		t.Fatalf("a new task whose first answer was lost: %v", err)
+	}
+	if list, err := m.List("alice", nil); err != nil || list.TotalSize != 2 {
+		t.Errorf("alice lists %v tasks (%v), want 2", list, err)
+	}
+}
