@@ -40,7 +40,7 @@ func richTask() *a2a.Task {
 func TestTaskRoundTrip(t *testing.T) {
 	for _, v := range []a2a.Version{a2a.V10, a2a.V03} {
 		t.Run(v.String(), func(t *testing.T) {
-			b, err := a2a.MarshalTask(v, richTask())
+			b, err := a2a.AppendTask(nil, v, richTask())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +124,7 @@ func TestUnmarshalErrors(t *testing.T) {
 	if _, err := a2a.UnmarshalMessage(a2a.V03, []byte(`{"role":"user","parts":[{"kind":"file","file":{"bytes":"%%"}}]}`)); err == nil {
 		t.Error("bad base64 in a message: no error")
 	}
-	if _, err := a2a.MarshalTask(a2a.V10, nil); err == nil {
+	if _, err := a2a.AppendTask(nil, a2a.V10, nil); err == nil {
 		t.Error("nil task: no error")
 	}
 	if _, err := a2a.MarshalMessage(a2a.V03, nil); err == nil {

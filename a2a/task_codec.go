@@ -99,11 +99,8 @@ func decodeArtifact[P wirePart](w *wireArtifact[P], a *Artifact) *Error {
 	return nil
 }
 
-// MarshalTask encodes t as version v writes it.
-func MarshalTask(v Version, t *Task) ([]byte, error) { return AppendTask(nil, v, t) }
-
-// AppendTask appends t encoded as version v writes it, so that a caller
-// that encodes many tasks can reuse one buffer.
+// AppendTask appends t encoded as version v writes it (a shared store's
+// form of a task): dst may be a buffer reused from task to task.
 func AppendTask(dst []byte, v Version, t *Task) ([]byte, error) {
 	if t == nil {
 		return dst, fmt.Errorf("a2a: marshal %s task: nil task", v)
