@@ -239,7 +239,9 @@ func (sk *Skill) mayCall(p *pollRule, u *url.URL) bool {
 	return o == sk.set.up.origin || slices.Contains(p.origins, o)
 }
 
-// fetchResult GETs the result link of a finished job.
+// fetchResult GETs the result link of a finished job. An answer with a
+// status of the poll's retry, after the retries, is the service's trouble,
+// never the job's result.
 func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, p *pollRule, j *job) (*http.Response, []byte, *failure) {
 	u, f := sk.jobLink(m, vars, p, p.result, j.url, "", "poll.result")
 	if f != nil {
@@ -248,10 +250,16 @@ func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprV
 	resultCtx, cancel := withLimit(callCtx, sk.Timeout)
 	defer cancel()
 	resp, body, f := sk.send(ctx, resultCtx, j.get(resultCtx, u), p.retry, nil)
+	if f == nil && slices.Contains(p.retry.statuses, resp.StatusCode) {
+		f = failed(failure{state: a2a.TaskStateFailed, stage: "upstream",
+			public: "failed: the result of the service's job could not be fetched: " + serviceAnswered(resp.StatusCode) + ".",
+			err:    fmt.Errorf("the result's URL answered HTTP %d", resp.StatusCode)})
+	}
 	if f != nil {
 		f.err = fmt.Errorf("poll.result: %w", f.err)
+		return nil, nil, f
 	}
-	return resp, body, f
+	return resp, body, nil
 }
 
 // jobFailure is a job its poll answer says has failed.

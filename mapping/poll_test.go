@@ -481,28 +481,55 @@ func failFirst(k int, fail func(http.ResponseWriter)) func(n int, w http.Respons
 }
 
 // The result's GET is retried as the polls are; its last answer is the
-// one mapped, as a request's is.
+// one mapped, as a request's is, unless it has a retry status: that is the
+// service's trouble, never the job's result, even for a rule that would
+// claim it.
 func TestPollResultRetried(t *testing.T) {
-	var results atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/jobs":
-			accepted("/jobs/1")(w, r)
-		case "/jobs/1":
-			jsonAnswer(w, http.StatusOK, `{"result": "/jobs/1/result"}`)
-		default:
-			if results.Add(1) == 1 {
-				w.WriteHeader(http.StatusBadGateway)
-				return
+	for _, tt := range []struct {
+		name        string
+		fail        int // the result GETs that answer 503
+		wantState   a2a.TaskState
+		wantText    string
+		wantErr     string
+		wantResults int32
+	}{
+		{name: "a 503, then the result", fail: 1, wantState: a2a.TaskStateCompleted, wantResults: 2},
+		{name: "503 after every attempt", fail: 3, wantState: a2a.TaskStateFailed, wantResults: 3,
+			wantText: `Skill "job" failed: the result of the service's job could not be fetched: the service answered HTTP 503 Service Unavailable.`,
+			wantErr:  `mapping: skill "job": upstream: poll.result: the result's URL answered HTTP 503`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var results atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/jobs":
+					accepted("/jobs/1")(w, r)
+				case "/jobs/1":
+					jsonAnswer(w, http.StatusOK, `{"result": "/jobs/1/result"}`)
+				default:
+					if results.Add(1) <= int32(tt.fail) {
+						jsonAnswer(w, http.StatusServiceUnavailable, `{"error": "busy"}`)
+						return
+					}
+					jsonAnswer(w, http.StatusOK, `{"rows": 3}`)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			out := runJob(t, &jobAPI{Server: srv}, `        interval: 10ms
+        retry: {attempts: 3, backoff: 1ms}
+        result: "{response.body.result}"
+    response:
+      - when: response.status == 503
+        state: completed
+        message: the result is "busy"`, nil)
+			if out.State != tt.wantState || (tt.wantText != "" && messageText(out) != tt.wantText) || results.Load() != tt.wantResults {
+				t.Errorf("outcome %v %q (%v) after %d GETs of the result; want %v %q after %d",
+					out.State, messageText(out), out.Err, results.Load(), tt.wantState, tt.wantText, tt.wantResults)
 			}
-			jsonAnswer(w, http.StatusOK, `{"rows": 3}`)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	out := runJob(t, &jobAPI{Server: srv}, `        interval: 10ms
-        result: "{response.body.result}"`, nil)
-	if out.State != a2a.TaskStateCompleted || results.Load() != 2 {
-		t.Errorf("outcome %v (%v) after %d GETs of the result; want completed after 2", out.State, out.Err, results.Load())
+			if tt.wantErr != "" && (out.Err == nil || out.Err.Error() != tt.wantErr) {
+				t.Errorf("error %v, want %s", out.Err, tt.wantErr)
+			}
+		})
 	}
 }
 
