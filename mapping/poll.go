@@ -84,23 +84,23 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 	next := p.interval
 	wait := max(next, retryAfterOf(resp))
 	var said string
+	var unread *noNews // why the last poll, if it failed, told nothing of the job
 	for {
 		if !sleep(jobCtx, wait) {
-			return nil, nil, sk.abandonJob(ctx, m, vars, p, j, sk.jobStopped(ctx, p, context.Cause(jobCtx)))
+			return nil, nil, sk.abandonJob(ctx, m, vars, p, j, sk.jobStopped(ctx, p, context.Cause(jobCtx), unread))
 		}
-		pollCtx, cancelPoll := withLimit(jobCtx, sk.Timeout)
-		resp, body, f := sk.send(ctx, pollCtx, j.get(pollCtx, j.url), p.retry, nil)
-		cancelPoll()
-		if f == nil && slices.Contains(p.retry.statuses, resp.StatusCode) {
-			f = failed(failure{state: a2a.TaskStateFailed, stage: "upstream", public: "failed: the service is unavailable.",
-				err: fmt.Errorf("the job's URL answered HTTP %d", resp.StatusCode)})
-		}
+		resp, body, nn, f := sk.pollJob(ctx, jobCtx, p, j)
 		if f != nil {
 			if jobCtx.Err() != nil {
-				return nil, nil, sk.abandonJob(ctx, m, vars, p, j, sk.jobStopped(ctx, p, f.err))
+				return nil, nil, sk.abandonJob(ctx, m, vars, p, j, sk.jobStopped(ctx, p, f.err, unread))
 			}
 			f.err = fmt.Errorf("poll: %w", f.err)
 			return nil, nil, sk.abandonJob(ctx, m, vars, p, j, *f)
+		}
+		next = min(time.Duration(float64(next)*p.backoff), p.maxInterval)
+		wait = max(next, retryAfterOf(resp))
+		if unread = nn; unread != nil {
+			continue // no news: the job may be fine, and is polled again
 		}
 		sk.bindAnswer(vars, resp, body)
 		switch state, err := p.state(m, vars, resp); {
@@ -124,12 +124,38 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 				progress.Working(agentMessage(call, []a2a.Part{a2a.TextPart(text)}))
 			}
 		}
-		next = min(time.Duration(float64(next)*p.backoff), p.maxInterval)
-		wait = max(next, retryAfterOf(resp))
 	}
 }
 
 func failed(f failure) *failure { return &f }
+
+// noNews is why a poll told nothing of the job.
+type noNews struct {
+	public string // for the caller: "the service answered HTTP 503 Service Unavailable"
+	err    error
+}
+
+// pollJob sends one poll. An answer with a status of the poll's retry, or
+// none at all (the connection refused, reset or cut short before the
+// poll's timeout), after the retries, is the service's trouble and says
+// nothing of the job: nn says why, and resp (if any) is only read for its
+// Retry-After. Other failures (an answer too large, a poll past its
+// timeout, the job's or the run's time over) are f.
+func (sk *Skill) pollJob(ctx, jobCtx context.Context, p *pollRule, j *job) (resp *http.Response, body []byte, nn *noNews, f *failure) {
+	pollCtx, cancel := withLimit(jobCtx, sk.Timeout)
+	defer cancel()
+	resp, body, f = sk.send(ctx, pollCtx, j.get(pollCtx, j.url), p.retry, nil)
+	switch {
+	case f != nil && (pollCtx.Err() != nil || errors.Is(f.err, errTooLarge)):
+		return nil, nil, nil, f
+	case f != nil:
+		return nil, nil, &noNews{public: "the service is unavailable", err: f.err}, nil
+	case slices.Contains(p.retry.statuses, resp.StatusCode):
+		return resp, nil, &noNews{public: serviceAnswered(resp.StatusCode),
+			err: fmt.Errorf("the job's URL answered HTTP %d", resp.StatusCode)}, nil
+	}
+	return resp, body, nil, nil
+}
 
 // retryAfterOf is the answer's Retry-After, or zero.
 func retryAfterOf(resp *http.Response) time.Duration {
@@ -213,7 +239,9 @@ func (sk *Skill) mayCall(p *pollRule, u *url.URL) bool {
 	return o == sk.set.up.origin || slices.Contains(p.origins, o)
 }
 
-// fetchResult GETs the result link of a finished job.
+// fetchResult GETs the result link of a finished job. An answer with a
+// status of the poll's retry, after the retries, is the service's trouble,
+// never the job's result.
 func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, p *pollRule, j *job) (*http.Response, []byte, *failure) {
 	u, f := sk.jobLink(m, vars, p, p.result, j.url, "", "poll.result")
 	if f != nil {
@@ -222,10 +250,16 @@ func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprV
 	resultCtx, cancel := withLimit(callCtx, sk.Timeout)
 	defer cancel()
 	resp, body, f := sk.send(ctx, resultCtx, j.get(resultCtx, u), p.retry, nil)
+	if f == nil && slices.Contains(p.retry.statuses, resp.StatusCode) {
+		f = failed(failure{state: a2a.TaskStateFailed, stage: "upstream",
+			public: "failed: the result of the service's job could not be fetched: " + serviceAnswered(resp.StatusCode) + ".",
+			err:    fmt.Errorf("the result's URL answered HTTP %d", resp.StatusCode)})
+	}
 	if f != nil {
 		f.err = fmt.Errorf("poll.result: %w", f.err)
+		return nil, nil, f
 	}
-	return resp, body, f
+	return resp, body, nil
 }
 
 // jobFailure is a job its poll answer says has failed.
@@ -241,14 +275,21 @@ func (sk *Skill) jobFailure(resp *http.Response, body []byte) failure {
 }
 
 // jobStopped is why polling stopped before the job ended: the task was
-// canceled, or the job ran past max_wait (or the run past its deadline).
-func (sk *Skill) jobStopped(ctx context.Context, p *pollRule, cause error) failure {
+// canceled, or the job ran past max_wait (or the run past its deadline),
+// with its status unread if the last poll told nothing of it.
+func (sk *Skill) jobStopped(ctx context.Context, p *pollRule, cause error, unread *noNews) failure {
 	if ctx.Err() != nil {
 		return sk.transportFailure(ctx, ctx, cause)
 	}
-	return failure{state: a2a.TaskStateFailed, stage: "upstream",
+	f := failure{state: a2a.TaskStateFailed, stage: "upstream",
 		public: fmt.Sprintf("failed: the service's job did not finish within %s.", p.maxWait),
 		err:    fmt.Errorf("poll: %w", cause)}
+	if unread != nil {
+		f.public = fmt.Sprintf("failed: the service's job did not finish within %s, and its status could not be read: %s.",
+			p.maxWait, unread.public)
+		f.err = fmt.Errorf("poll: %w; the job's status could not be read: %w", cause, unread.err)
+	}
+	return f
 }
 
 // abandonJob stops following a job that has not ended, for f: the task was

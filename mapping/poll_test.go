@@ -173,6 +173,20 @@ func TestPollHonoursRetryAfter(t *testing.T) {
 	if gaps := api.gaps(start); len(gaps) != 1 || gaps[0] < time.Second {
 		t.Errorf("the first poll came after %v; want it after the second Retry-After asks for", gaps)
 	}
+
+	// So is a Retry-After on a poll that tells nothing of the job.
+	api = newJobAPI(t, accepted("/jobs/1"), failFirst(1, func(w http.ResponseWriter) {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	start = time.Now()
+	out = runJob(t, api, "        interval: 10ms\n        retry: {attempts: 1}", nil)
+	if out.State != a2a.TaskStateCompleted {
+		t.Fatalf("state %v (%v)", out.State, out.Err)
+	}
+	if gaps := api.gaps(start); len(gaps) != 2 || gaps[1] < time.Second {
+		t.Errorf("the waits before the polls were %v; want the second one as long as the 503's Retry-After asks", gaps)
+	}
 }
 
 func TestPollBodyLinkResultAndFailure(t *testing.T) {
@@ -398,9 +412,9 @@ skills:
 func hang(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
 
 // Polls are retried as the poll's retry (by default the request's, else
-// three attempts on 502, 503 and 504 and transport errors) says: a poll
-// that fails once does not end the job, and one that keeps failing is
-// not the job's answer.
+// three attempts on 502, 503 and 504 and transport errors) says, and a
+// poll that still fails is not the job's answer: the next poll comes at
+// the interval (see TestPollOutageIsNoNews).
 func TestPollRetries(t *testing.T) {
 	unavailable := func(w http.ResponseWriter) { jsonAnswer(w, http.StatusServiceUnavailable, `{"error": "busy"}`) }
 	reset := func(w http.ResponseWriter) { // the connection breaks before an answer
@@ -420,9 +434,8 @@ func TestPollRetries(t *testing.T) {
 		// connection breaks, and not when a new one does.
 		{name: "connection resets, then done", poll: "        interval: 10ms",
 			answer: failFirst(2, reset), wantState: a2a.TaskStateCompleted, wantPolls: 3},
-		{name: "503 after every attempt", poll: "        interval: 10ms",
-			answer:    func(n int, w http.ResponseWriter) { unavailable(w) },
-			wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service is unavailable.`, wantPolls: 3},
+		{name: "503 after every attempt, then done", poll: "        interval: 10ms",
+			answer: failFirst(3, unavailable), wantState: a2a.TaskStateCompleted, wantPolls: 4},
 		{name: "poll.retry", poll: "        interval: 10ms\n        retry: {attempts: 2, backoff: 1ms, statuses: [500]}",
 			answer: func(n int, w http.ResponseWriter) {
 				if n == 1 {
@@ -434,8 +447,7 @@ func TestPollRetries(t *testing.T) {
 		{name: "the request's retry", method: "PUT", retry: "{attempts: 4, backoff: 1ms}", poll: "        interval: 10ms",
 			answer: failFirst(3, unavailable), wantState: a2a.TaskStateCompleted, wantPolls: 4},
 		{name: "no retry", poll: "        interval: 10ms\n        retry: {attempts: 1}",
-			answer:    func(n int, w http.ResponseWriter) { unavailable(w) },
-			wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service is unavailable.`, wantPolls: 1},
+			answer: failFirst(1, unavailable), wantState: a2a.TaskStateCompleted, wantPolls: 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			api := newJobAPI(t, accepted("/jobs/1"), tt.answer)
@@ -469,28 +481,55 @@ func failFirst(k int, fail func(http.ResponseWriter)) func(n int, w http.Respons
 }
 
 // The result's GET is retried as the polls are; its last answer is the
-// one mapped, as a request's is.
+// one mapped, as a request's is, unless it has a retry status: that is the
+// service's trouble, never the job's result, even for a rule that would
+// claim it.
 func TestPollResultRetried(t *testing.T) {
-	var results atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/jobs":
-			accepted("/jobs/1")(w, r)
-		case "/jobs/1":
-			jsonAnswer(w, http.StatusOK, `{"result": "/jobs/1/result"}`)
-		default:
-			if results.Add(1) == 1 {
-				w.WriteHeader(http.StatusBadGateway)
-				return
+	for _, tt := range []struct {
+		name        string
+		fail        int // the result GETs that answer 503
+		wantState   a2a.TaskState
+		wantText    string
+		wantErr     string
+		wantResults int32
+	}{
+		{name: "a 503, then the result", fail: 1, wantState: a2a.TaskStateCompleted, wantResults: 2},
+		{name: "503 after every attempt", fail: 3, wantState: a2a.TaskStateFailed, wantResults: 3,
+			wantText: `Skill "job" failed: the result of the service's job could not be fetched: the service answered HTTP 503 Service Unavailable.`,
+			wantErr:  `mapping: skill "job": upstream: poll.result: the result's URL answered HTTP 503`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var results atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/jobs":
+					accepted("/jobs/1")(w, r)
+				case "/jobs/1":
+					jsonAnswer(w, http.StatusOK, `{"result": "/jobs/1/result"}`)
+				default:
+					if results.Add(1) <= int32(tt.fail) {
+						jsonAnswer(w, http.StatusServiceUnavailable, `{"error": "busy"}`)
+						return
+					}
+					jsonAnswer(w, http.StatusOK, `{"rows": 3}`)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			out := runJob(t, &jobAPI{Server: srv}, `        interval: 10ms
+        retry: {attempts: 3, backoff: 1ms}
+        result: "{response.body.result}"
+    response:
+      - when: response.status == 503
+        state: completed
+        message: the result is "busy"`, nil)
+			if out.State != tt.wantState || (tt.wantText != "" && messageText(out) != tt.wantText) || results.Load() != tt.wantResults {
+				t.Errorf("outcome %v %q (%v) after %d GETs of the result; want %v %q after %d",
+					out.State, messageText(out), out.Err, results.Load(), tt.wantState, tt.wantText, tt.wantResults)
 			}
-			jsonAnswer(w, http.StatusOK, `{"rows": 3}`)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	out := runJob(t, &jobAPI{Server: srv}, `        interval: 10ms
-        result: "{response.body.result}"`, nil)
-	if out.State != a2a.TaskStateCompleted || results.Load() != 2 {
-		t.Errorf("outcome %v (%v) after %d GETs of the result; want completed after 2", out.State, out.Err, results.Load())
+			if tt.wantErr != "" && (out.Err == nil || out.Err.Error() != tt.wantErr) {
+				t.Errorf("error %v, want %s", out.Err, tt.wantErr)
+			}
+		})
 	}
 }
 
@@ -504,9 +543,9 @@ func TestPollErrorsSayWhere(t *testing.T) {
 		{"a poll", "        interval: 10ms",
 			func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{"state": "done"}`) },
 			`mapping: skill "job": upstream: poll: response body: larger than the limit (10 bytes)`},
-		{"a poll that answers 503", "        interval: 10ms\n        retry: {attempts: 1}",
+		{"a poll that answers 503 until max_wait", "        interval: 10ms\n        retry: {attempts: 1}\n        max_wait: 100ms",
 			func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) },
-			`mapping: skill "job": upstream: poll: the job's URL answered HTTP 503`},
+			`mapping: skill "job": upstream: poll: context deadline exceeded; the job's status could not be read: the job's URL answered HTTP 503`},
 		{"the result", "        interval: 10ms\n        result: /jobs/1/result", // {"rows": 3}
 			func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{}`) },
 			`mapping: skill "job": upstream: poll.result: response body: larger than the limit (10 bytes)`},
@@ -529,8 +568,8 @@ func TestPollFailureCancelsTheJob(t *testing.T) {
 		name, poll string
 		job        func(n int, w http.ResponseWriter)
 	}{
-		{"the service is unavailable", "        retry: {attempts: 1}",
-			func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) }},
+		{"an answer too large", "    max_response_bytes: 10",
+			func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusAccepted, `{"percent": 10}`) }},
 		{"an expression fails", `        message: '{response.body.percent + 1}%'`,
 			func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusAccepted, `{"percent": "ten"}`) }},
 	} {
@@ -550,5 +589,64 @@ func TestPollFailureCancelsTheJob(t *testing.T) {
 	out := runJob(t, api, "        interval: 10ms\n        cancel: DELETE\n        failed: response.body.state == \"failed\"", nil)
 	if got, want := strings.Join(api.log(), ", "), "POST /jobs, GET /jobs/1"; out.State != a2a.TaskStateFailed || got != want {
 		t.Errorf("a failed job: %v, requests %s; want failed, %s", out.State, got, want)
+	}
+}
+
+// A poll that tells nothing of the job — a retry status, or no answer, after
+// its retries — is no news: the job, which may be fine (its service being
+// deployed, say), is polled again at the next interval, and is neither
+// failed nor canceled for it. Only when max_wait passes does the task fail,
+// saying why the job's status could not be read, and the job is canceled.
+func TestPollOutageIsNoNews(t *testing.T) {
+	unavailable := func(w http.ResponseWriter) { jsonAnswer(w, http.StatusServiceUnavailable, `{"error": "deploying"}`) }
+	reset := func(w http.ResponseWriter) {
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}
+	const quick = "        retry: {attempts: 2, backoff: 1ms}\n"
+	for _, tt := range []struct {
+		name, poll string
+		answer     func(n int, w http.ResponseWriter)
+		wantState  a2a.TaskState
+		wantText   string
+	}{
+		{name: "503s, then done", poll: quick,
+			answer: failFirst(6, unavailable), wantState: a2a.TaskStateCompleted},
+		{name: "503s with the default retry, then done",
+			answer: failFirst(4, unavailable), wantState: a2a.TaskStateCompleted},
+		{name: "dropped connections, then done", poll: quick,
+			answer: failFirst(6, reset), wantState: a2a.TaskStateCompleted},
+		{name: "503 until max_wait", poll: quick + "        max_wait: 200ms\n",
+			answer:    func(n int, w http.ResponseWriter) { unavailable(w) },
+			wantState: a2a.TaskStateFailed,
+			wantText:  `Skill "job" failed: the service's job did not finish within 200ms, and its status could not be read: the service answered HTTP 503 Service Unavailable.`},
+		{name: "dropped connections until max_wait", poll: quick + "        max_wait: 200ms\n",
+			answer:    func(n int, w http.ResponseWriter) { reset(w) },
+			wantState: a2a.TaskStateFailed,
+			wantText:  `Skill "job" failed: the service's job did not finish within 200ms, and its status could not be read: the service is unavailable.`},
+		{name: "503s, then working until max_wait", poll: quick + "        max_wait: 200ms\n",
+			answer: func(n int, w http.ResponseWriter) {
+				if n <= 2 {
+					unavailable(w)
+					return
+				}
+				w.WriteHeader(http.StatusAccepted)
+			},
+			wantState: a2a.TaskStateFailed, wantText: `Skill "job" failed: the service's job did not finish within 200ms.`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newJobAPI(t, accepted("/jobs/1"), tt.answer)
+			out := runJob(t, api, "        interval: 10ms\n        cancel: DELETE\n"+tt.poll, nil)
+			if out.State != tt.wantState || (tt.wantText != "" && messageText(out) != tt.wantText) {
+				t.Fatalf("outcome %v %q (%v), want %v %q", out.State, messageText(out), out.Err, tt.wantState, tt.wantText)
+			}
+			log := api.log()
+			if canceled := log[len(log)-1] == "DELETE /jobs/1"; canceled != (tt.wantState == a2a.TaskStateFailed) {
+				t.Errorf("requests %v; want the job canceled (last) only when the task failed", log)
+			}
+			if tt.wantState == a2a.TaskStateFailed && !errors.Is(out.Err, context.DeadlineExceeded) {
+				t.Errorf("error %v, want max_wait's deadline in it", out.Err)
+			}
+		})
 	}
 }

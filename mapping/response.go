@@ -340,11 +340,7 @@ func (sk *Skill) defaultOutcome(call *Call, resp *http.Response, body []byte, me
 		}
 		return sk.finish(call, a2a.TaskStateCompleted, "", []a2a.Artifact{{Name: "result", Parts: []a2a.Part{part}}})
 	}
-	name := http.StatusText(status)
-	if name != "" {
-		name = " " + name
-	}
-	answered := fmt.Sprintf("the service answered HTTP %d%s.", status, name)
+	answered := serviceAnswered(status) + "."
 	detail := ""
 	if sk.errorDetail {
 		if d := errorDetail(body, mediaType); d != "" {
@@ -366,6 +362,15 @@ func (sk *Skill) defaultOutcome(call *Call, resp *http.Response, body []byte, me
 			public: "cannot do this: " + answered + detail, err: err})
 	}
 	return sk.fail(call, failure{state: a2a.TaskStateFailed, stage: "response", public: "failed: " + answered + detail, err: err})
+}
+
+// serviceAnswered says which status the service answered, for the caller:
+// "the service answered HTTP 503 Service Unavailable".
+func serviceAnswered(status int) string {
+	if name := http.StatusText(status); name != "" {
+		return fmt.Sprintf("the service answered HTTP %d %s", status, name)
+	}
+	return fmt.Sprintf("the service answered HTTP %d", status)
 }
 
 // bodyPart is a body as a part: JSON as data, text as text, the rest as
