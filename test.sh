@@ -84,10 +84,18 @@ format_and_vet() {
 }
 
 fuzz_smoke() {
-	local target
+	local target log
+	log=$(mktemp)
 	for target in ./a2a:FuzzDecodeRequest ./a2a:FuzzDecodeRESTRequest ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
-		go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" "${target%%:*}" >/dev/null
+		# Quiet when it passes; the whole output, failing input included, when not.
+		if ! go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" "${target%%:*}" >"$log" 2>&1; then
+			echo "test.sh: fuzz target $target failed:" >&2
+			cat "$log" >&2
+			rm -f "$log"
+			return 1
+		fi
 	done
+	rm -f "$log"
 }
 
 benchmark_smoke() {
