@@ -81,6 +81,7 @@ type grpcCall struct {
 	// enters later finds the call over.
 	mu      sync.Mutex
 	over    bool
+	entered bool
 	methods sync.WaitGroup
 	// ended is the error of the call's context when the method gave up on
 	// the call because it ended (see grpcService.end).
@@ -94,6 +95,7 @@ func (c *grpcCall) enter() bool {
 	defer c.mu.Unlock()
 	if !c.over {
 		c.methods.Add(1)
+		c.entered = true
 	}
 	return !c.over
 }
@@ -107,11 +109,13 @@ func (c *grpcCall) leave() {
 
 // close ends the call, once grpc-go is done with it, after the method
 // that entered it.
-func (c *grpcCall) close() {
+func (c *grpcCall) close() (entered bool) {
 	c.mu.Lock()
 	c.over = true
+	entered = c.entered
 	c.mu.Unlock()
 	c.methods.Wait()
+	return entered
 }
 
 type grpcCallKey struct{}
@@ -147,7 +151,20 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	h.setDeadline(rc.SetReadDeadline, h.readBody)
 	gw := &grpcWriter{ResponseWriter: w, h: h, rc: rc}
 	h.grpc.ServeHTTP(gw, r.WithContext(context.WithValue(r.Context(), grpcCallKey{}, call)))
-	call.close()
+	if !call.close() && call.ended == nil {
+		// grpc-go ended the call without the method: the status it wrote,
+		// or else the end of the request's context.
+		switch st := gw.Header().Get("Grpc-Status"); st {
+		case "":
+			if err := r.Context().Err(); err != nil {
+				call.ended = err
+				noteEnded(w, err)
+			}
+		case strconv.Itoa(CodeCanceled), strconv.Itoa(CodeDeadlineExceeded):
+			n, _ := strconv.Atoi(st)
+			noteCode(w, n)
+		}
+	}
 	if call.ended != nil {
 		gw.endWith(status.FromContextError(call.ended))
 	}

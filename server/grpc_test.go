@@ -143,6 +143,9 @@ func TestGRPCFlow(t *testing.T) {
 	})
 
 	t.Run("cancel and subscribe", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		before := a.api.Stats().SlowStarted
 		started, err := c.SendMessage(ctx, &a2apb.SendMessageRequest{
 			Message:       pbMessage(t, "slow", "", map[string]any{"seconds": 30}),
 			Configuration: &a2apb.SendMessageConfiguration{ReturnImmediately: true}})
@@ -157,6 +160,11 @@ func TestGRPCFlow(t *testing.T) {
 		first, err := sub.Recv()
 		if err != nil || first.GetTask().GetId() != id {
 			t.Fatalf("first event of the subscription: %v %v", first, err)
+		}
+		// Canceled once the upstream call runs, so that its cancellation
+		// is there to see.
+		if _, err := a.api.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > before }); err != nil {
+			t.Fatal(err)
 		}
 		canceled, err := c.CancelTask(ctx, &a2apb.CancelTaskRequest{Id: id})
 		if err != nil || canceled.Status.State != a2apb.TaskState_TASK_STATE_CANCELED {
