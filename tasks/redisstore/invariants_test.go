@@ -135,6 +135,16 @@ func (k *storeKeys) problems() []string {
 			}
 		}
 		sum += num(f["b"])
+		// The watchers: w counts the replicas marked w:<replica>.
+		marks := 0
+		for field := range f {
+			if strings.HasPrefix(field, "w:") {
+				marks++
+			}
+		}
+		if num(f["w"]) != int64(marks) {
+			add("task %s counts %s watchers, but %d replicas are marked", id, f["w"], marks)
+		}
 	}
 	if count := num(k.stats["count"]); count != int64(len(k.tasks)) {
 		add("stats count %d, but %d task hashes", count, len(k.tasks))
@@ -275,6 +285,7 @@ func TestBookkeepingCheck(t *testing.T) {
 		{"lease gone", func(p, id, _ string) []any { return []any{"ZREM", p + ":leases", id} }, "in the leases: false"},
 		{"lease kept", func(p, _, done string) []any { return []any{"ZADD", p + ":leases", 1, done} }, "in the leases: true"},
 		{"stray key", func(p, _, _ string) []any { return []any{"SET", p + ":stray", 1} }, "a key the layout does not have"},
+		{"watchers", func(p, id, _ string) []any { return []any{"HINCRBY", p + ":t:" + id, "w", 1} }, "watchers"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prefix := fmt.Sprint("check", i)

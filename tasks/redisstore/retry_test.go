@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -122,5 +123,66 @@ func TestLostAnswerChangesOnce(t *testing.T) {
 	}
 	if list, err := m.List("alice", nil); err != nil || list.TotalSize != 2 {
 		t.Errorf("alice lists %v tasks (%v), want 2", list, err)
+	}
+}
+
+// A replica that stops streaming a task is counted out once, even when its
+// script runs twice: the task's other watchers still get its events.
+func TestLostAnswerCountsAWatcherOutOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	cutter := &answerCutter{to: srv.Addr()}
+	go cutter.serve(ln)
+	cut := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: 1})
+	t.Cleanup(func() { cut.Close() })
+	store, err := redisstore.New(redisstore.Options{Client: cut, Prefix: "test", Limits: tasks.Options{}.StoreLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	leaving := tasks.NewManager(tasks.Options{Store: store, SweepInterval: -1})
+	t.Cleanup(leaving.Close)
+	runner := replica(t, srv, tasks.Options{})
+	staying := replica(t, srv, tasks.Options{})
+
+	run, err := runner.Start("alice", userMsg("go"), tasks.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, kept, err := staying.Subscribe("alice", run.Task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	_, gone, err := leaving.Subscribe("alice", run.Task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := redisstore.KeyPrefix("test") + ":t:" + run.Task.ID
+	watchers := func() int {
+		n, _ := srv.Client(t).HGet(t.Context(), key, "w").Int()
+		return n
+	}
+	if n := watchers(); n != 2 {
+		t.Fatalf("%d replicas counted as watching, want 2", n)
+	}
+	cutter.armed.Store(true)
+	gone.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for watchers() == 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // observing Redis
+	}
+	if n := watchers(); n != 1 {
+		t.Fatalf("%d replicas counted as watching after one left, want 1", n)
+	}
+	if err := run.Working(agentMsg("step")); err != nil {
+		t.Fatal(err)
+	}
+	if ev := recv(t, kept); ev.StatusUpdate == nil {
+		t.Fatalf("the staying replica got %+v, want the status update", ev)
 	}
 }

@@ -239,14 +239,19 @@ return #ids
 `)
 
 // watchScript counts a replica in or out of those that stream a task (KEYS:
-// the task; ARGV: 1 or -1), in the task's own hash, so that the update
-// script reads it with the task and it goes when the task goes; a task
-// that is gone is not brought back by it, and the count never goes below
-// 0 (a -1 whose +1 never arrived). It answers the new count, or 0 for a
-// task that is gone.
+// the task; ARGV: 1 or -1, the replica), in the task's own hash, so that
+// the update script reads it with the task and it goes when the task goes:
+// w counts the replicas, each marked by a field w:<replica>, so that a
+// script run twice (go-redis sends it again when its answer is lost)
+// counts a replica once. A task that is gone is not brought back by it. It
+// answers the new count, or 0 for a task that is gone.
 var watchScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local n = redis.call('HINCRBY', KEYS[1], 'w', ARGV[1])
-if n < 0 then redis.call('HSET', KEYS[1], 'w', 0) return 0 end
-return n
+local mark = 'w:' .. ARGV[2]
+if ARGV[1] == '1' then
+	if redis.call('HSETNX', KEYS[1], mark, 1) == 1 then return redis.call('HINCRBY', KEYS[1], 'w', 1) end
+elseif redis.call('HDEL', KEYS[1], mark) == 1 then
+	return redis.call('HINCRBY', KEYS[1], 'w', -1)
+end
+return tonumber(redis.call('HGET', KEYS[1], 'w')) or 0
 `)

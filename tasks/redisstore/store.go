@@ -227,7 +227,7 @@ func (s *Store) Renew(ctx context.Context, now time.Time, ids []string) error {
 		members[i] = redis.Z{Score: until, Member: id}
 	}
 	if err := s.client.ZAddArgs(ctx, s.prefix+":leases", redis.ZAddArgs{XX: true, GT: true, Members: members}).Err(); err != nil {
-		return s.unavailable("renew", err)
+		return s.failed(ctx, "renew", err)
 	}
 	return nil
 }
@@ -261,6 +261,16 @@ func (s *Store) unavailable(op string, err error) error {
 	return e
 }
 
+// failed is what a caller is told when a call to Redis failed: the end of
+// its own context as such (a caller that left is no outage), anything else
+// as Redis being unavailable.
+func (s *Store) failed(ctx context.Context, op string, err error) error {
+	if done := ctx.Err(); done != nil && errors.Is(err, done) {
+		return fmt.Errorf("tasks/redis: %s: %w", op, err)
+	}
+	return s.unavailable(op, err)
+}
+
 // reachable notes that Redis answered.
 func (s *Store) reachable() {
 	if s.failing.CompareAndSwap(true, false) {
@@ -284,13 +294,20 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 		quota = rec.Owner
 	}
 	a, version := &s.arg, s.newVersion()
-	answer, err := s.scripts.run(ctx, insertScript, []string{s.taskKey(rec.Task.ID)}, task,
+	if err := ctx.Err(); err != nil {
+		task.release()
+		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
+	}
+	// Once sent, an insert is waited for (within the store's timeout) even
+	// if its caller leaves: a caller told it failed must not find its task
+	// stored, holding a place in its owner's quota.
+	answer, err := s.scripts.run(context.WithoutCancel(ctx), insertScript, []string{s.taskKey(rec.Task.ID)}, task,
 		a.prefix, rec.Task.ID, rec.Owner, s.indexKey("owner", rec.Owner), s.indexKey("q", quota),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task.b, score(rec.Updated),
 		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push, version)
 	res, _ := answer.(string)
 	if err != nil {
-		return s.unavailable("insert", err)
+		return s.failed(ctx, "insert", err)
 	}
 	s.reachable()
 	if err := s.refusal(res); err != nil {
@@ -372,7 +389,7 @@ func (s *Store) Get(ctx context.Context, id string) (tasks.Record, error) {
 func (s *Store) load(ctx context.Context, id string) (cached, uint64, error) {
 	fields, err := s.client.HGetAll(ctx, s.taskKey(id)).Result()
 	if err != nil {
-		return cached{}, 0, s.unavailable("get", err)
+		return cached{}, 0, s.failed(ctx, "get", err)
 	}
 	s.reachable()
 	if len(fields) == 0 {
@@ -548,7 +565,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			err = fmt.Errorf("unexpected answer %v", answer)
 		}
 		if err != nil {
-			return s.unavailable("update", err)
+			return s.failed(ctx, "update", err)
 		}
 		s.reachable()
 		switch answer, _ := res[0].(string); answer {
@@ -621,7 +638,7 @@ func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq
 	index := s.indexKey("owner", owner)
 	ids, err := s.client.SMembers(ctx, index).Result()
 	if err != nil {
-		return s.unavailable("scan", err)
+		return s.failed(ctx, "scan", err)
 	}
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
 	if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -630,7 +647,7 @@ func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq
 		}
 		return nil
 	}); err != nil {
-		return s.unavailable("scan", err)
+		return s.failed(ctx, "scan", err)
 	}
 	records := make([]tasks.Record, 0, len(ids))
 	var lost []any // ids whose hash was removed outside the store
@@ -684,9 +701,9 @@ func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.
 	select {
 	case <-live:
 	case <-wait.C:
-		return tasks.Record{}, nil, s.unavailable("subscribe", errors.New("the event subscription is not up"))
+		return tasks.Record{}, nil, s.failed(ctx, "subscribe", errors.New("the event subscription is not up"))
 	case <-ctx.Done():
-		return tasks.Record{}, nil, s.unavailable("subscribe", ctx.Err())
+		return tasks.Record{}, nil, s.failed(ctx, "subscribe", ctx.Err())
 	}
 	s.mu.Lock() // with unwatch: the count in Redis follows whether a stream is open here
 	sub := s.bus.SubscribeHeld(id)
@@ -699,7 +716,7 @@ func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.
 	s.mu.Unlock()
 	if first {
 		// Watched before the read: every change after it sends its events.
-		if w.err = watchScript.Run(ctx, s.client, []string{s.taskKey(id)}, 1).Err(); w.err != nil {
+		if w.err = watchScript.Run(ctx, s.client, []string{s.taskKey(id)}, 1, s.replica).Err(); w.err != nil {
 			s.mu.Lock() // not counted in Redis: nothing for unwatch to take back
 			if s.watching[id] == w {
 				delete(s.watching, id)
@@ -714,12 +731,12 @@ func (s *Store) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.
 		case <-w.ready:
 		case <-ctx.Done():
 			sub.Close()
-			return tasks.Record{}, nil, s.unavailable("subscribe", ctx.Err())
+			return tasks.Record{}, nil, s.failed(ctx, "subscribe", ctx.Err())
 		}
 	}
 	if w.err != nil {
 		sub.Close()
-		return tasks.Record{}, nil, s.unavailable("subscribe", w.err)
+		return tasks.Record{}, nil, s.failed(ctx, "subscribe", w.err)
 	}
 	c, seq, err := s.load(ctx, id)
 	if err != nil {
@@ -745,7 +762,7 @@ func (s *Store) unwatch(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), subscribeWait)
 	defer cancel()
 	// A count left too high only sends events nobody reads.
-	if err := watchScript.Run(ctx, s.client, []string{s.taskKey(id)}, -1).Err(); err != nil {
+	if err := watchScript.Run(ctx, s.client, []string{s.taskKey(id)}, -1, s.replica).Err(); err != nil {
 		s.log.Debug("lowering a task's watch count in Redis failed", zap.String("task", id), zap.Error(err))
 	}
 }
@@ -768,7 +785,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 	const batch = 256
 	if err := dropOldScript.Run(ctx, s.client, []string{s.prefix + ":terminal"},
 		s.prefix, score(now.Add(-s.limits.MaxAge)), batch).Err(); err != nil {
-		return s.unavailable("sweep", err)
+		return s.failed(ctx, "sweep", err)
 	}
 	for _, age := range []struct {
 		list   string
@@ -782,7 +799,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 		ids, err := s.client.ZRangeByScore(ctx, age.list, &redis.ZRangeBy{
 			Min: "-inf", Max: "(" + strconv.FormatInt(score(age.cutoff), 10), Count: batch}).Result()
 		if err != nil {
-			return s.unavailable("sweep", err)
+			return s.failed(ctx, "sweep", err)
 		}
 		for _, id := range ids {
 			err := s.Update(ctx, id, func(rec *tasks.Record, tx tasks.Tx) error {
@@ -841,7 +858,7 @@ func (s *Store) Len(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, s.unavailable("counting the tasks", err)
+		return 0, s.failed(ctx, "counting the tasks", err)
 	}
 	s.reachable()
 	return n, nil

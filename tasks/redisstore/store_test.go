@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
@@ -532,39 +535,82 @@ func TestSlowRedisFailsWithinTheTimeout(t *testing.T) {
 	}
 }
 
-// A change whose context ends stops waiting for a Redis that does not
-// answer, before the store's timeout; and closing a store twice is no
-// fault.
-func TestChangeEndsWithItsContext(t *testing.T) {
+// A caller that leaves is no outage: an update whose context ends stops
+// waiting for a Redis that does not answer, before the store's timeout,
+// and says its context ended (not UNAVAILABLE, nothing logged); an insert
+// already sent is waited for, so that a caller told it failed never finds
+// its task stored. Closing a store twice is no fault.
+func TestCallerThatLeaves(t *testing.T) {
 	srv := redistest.Start(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, ReadTimeout: 10 * time.Second})
 	t.Cleanup(func() { client.Close() })
+	core, logs := observer.New(zapcore.InfoLevel)
 	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "ctx", Timeout: 10 * time.Second,
-		Limits: tasks.Options{}.StoreLimits()})
+		Limits: tasks.Options{}.StoreLimits(), Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
 	defer store.Close()
-	if err := srv.Client(t).Do(t.Context(), "CLIENT", "PAUSE", 8000, "WRITE").Err(); err != nil {
+	record := func(id string) tasks.Record {
+		now := time.Now()
+		return tasks.Record{Owner: "alice", Updated: now,
+			Task: a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now}}}
+	}
+	if err := store.Insert(t.Context(), record("t1")); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Client(t).Do(context.Background(), "CLIENT", "UNPAUSE") })
+	pause := func(ms int) {
+		t.Helper()
+		if err := srv.Client(t).Do(t.Context(), "CLIENT", "PAUSE", ms, "WRITE").Err(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Client(t).Do(context.Background(), "CLIENT", "UNPAUSE") })
+	}
+
+	pause(8000)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
+	time.AfterFunc(100*time.Millisecond, cancel) // once the change is sent
 	go func() {
-		now := time.Now()
-		done <- store.Insert(ctx, tasks.Record{Owner: "alice", Updated: now,
-			Task: a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now}}})
+		done <- store.Update(ctx, "t1", func(rec *tasks.Record, _ tasks.Tx) error {
+			rec.Task.Metadata = map[string]any{"note": "left"}
+			return nil
+		})
 	}()
-	cancel()
 	select {
 	case err := <-done:
-		if err == nil {
-			t.Fatal("an insert whose context ended succeeded against a paused Redis")
+		var e *a2a.Error
+		if !errors.Is(err, context.Canceled) || errors.As(err, &e) {
+			t.Errorf("an update whose caller left: %v; want its context's end, not an a2a error", err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("the insert still waits for Redis 5s after its context ended")
+		t.Fatal("the update still waits for Redis 5s after its context ended")
+	}
+	if got := logs.FilterLevelExact(zapcore.ErrorLevel).Len(); got != 0 {
+		t.Errorf("%d errors logged for a caller that left; want none", got)
+	}
+	if err := srv.Client(t).Do(t.Context(), "CLIENT", "UNPAUSE").Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	pause(300)
+	ctx, cancel = context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel) // once the insert is sent
+	if err := store.Insert(ctx, record("t2")); err != nil {
+		// Told it failed: the task must not appear once Redis runs what
+		// was sent (the pause ends at 300ms).
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := store.Get(t.Context(), "t2"); err == nil {
+				t.Fatal("an insert whose caller left was reported failed, yet its task is stored")
+			}
+			time.Sleep(20 * time.Millisecond) // observing another process
+		}
+		return
+	}
+	if _, err := store.Get(t.Context(), "t2"); err != nil {
+		t.Errorf("an insert reported stored: Get %v", err)
 	}
 }
 
