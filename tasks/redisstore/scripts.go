@@ -13,7 +13,9 @@ import "github.com/redis/go-redis/v9"
 // nanoseconds), b (its bytes), v (its version: a token unique to each
 // write, chosen by the replica that makes it, so that a script that runs
 // twice, when go-redis sends it again after its answer was lost, knows its
-// own write and answers as the first run did), s (its
+// own write and answers as the first run did; if another replica wrote the
+// task in between, the retry is a conflict and the change is made again on
+// what that replica wrote), s (its
 // events so far), st (r running, i interrupted, t terminal), r (the
 // replica that made it running, by the insert or a follow-up: the one that
 // runs it), p (its push
