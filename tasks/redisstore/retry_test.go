@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
@@ -75,11 +73,10 @@ func (p *answerCutter) forward(client net.Conn) {
 	}
 }
 
-// go-redis sends a command again when its answer is lost. A script that
-// ran already then finds its own write and answers as the first run did:
-// a change is made once, and a new task stored once and reported stored.
-func TestLostAnswerChangesOnce(t *testing.T) {
-	srv := redistest.Start(t)
+// replicaBehindCutter is a replica whose connections to Redis pass through
+// an answerCutter, disarmed.
+func replicaBehindCutter(t *testing.T, srv *redistest.Server, prefix string) (*tasks.Manager, *answerCutter) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -87,16 +84,14 @@ func TestLostAnswerChangesOnce(t *testing.T) {
 	t.Cleanup(func() { ln.Close() })
 	cutter := &answerCutter{to: srv.Addr()}
 	go cutter.serve(ln)
-	client := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: 1}) // as the redis block makes it
-	t.Cleanup(func() { client.Close() })
-	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "cut", Limits: tasks.Options{}.StoreLimits()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
-	t.Cleanup(func() { checkBookkeeping(t, srv.Client(t), "cut") })
-	m := tasks.NewManager(tasks.Options{Store: store, SweepInterval: -1})
-	t.Cleanup(m.Close)
+	return replicaAt(t, ln.Addr().String(), prefix, tasks.Options{}), cutter
+}
+
+// go-redis sends a command again when its answer is lost. A script that
+// ran already then finds its own write and answers as the first run did:
+// a change is made once, and a new task stored once and reported stored.
+func TestLostAnswerChangesOnce(t *testing.T) {
+	m, cutter := replicaBehindCutter(t, redistest.Start(t), "cut")
 
 	run, err := m.Start("alice", userMsg("go"), tasks.StartOptions{})
 	if err != nil {
@@ -130,22 +125,7 @@ func TestLostAnswerChangesOnce(t *testing.T) {
 // script runs twice: the task's other watchers still get its events.
 func TestLostAnswerCountsAWatcherOutOnce(t *testing.T) {
 	srv := redistest.Start(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	cutter := &answerCutter{to: srv.Addr()}
-	go cutter.serve(ln)
-	cut := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: 1})
-	t.Cleanup(func() { cut.Close() })
-	store, err := redisstore.New(redisstore.Options{Client: cut, Prefix: "test", Limits: tasks.Options{}.StoreLimits()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
-	leaving := tasks.NewManager(tasks.Options{Store: store, SweepInterval: -1})
-	t.Cleanup(leaving.Close)
+	leaving, cutter := replicaBehindCutter(t, srv, "test")
 	runner := replica(t, srv, tasks.Options{})
 	staying := replica(t, srv, tasks.Options{})
 

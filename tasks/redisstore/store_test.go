@@ -33,7 +33,14 @@ func replica(t *testing.T, srv *redistest.Server, opts tasks.Options) *tasks.Man
 
 func replicaWith(t testing.TB, srv *redistest.Server, prefix string, opts tasks.Options) *tasks.Manager {
 	t.Helper()
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, // as the Caddyfile's redis block makes it
+	return replicaAt(t, srv.Addr(), prefix, opts)
+}
+
+// replicaAt is a replica whose connections go to addr: Redis, or a proxy
+// in front of it. Its keys' bookkeeping is checked once it closes.
+func replicaAt(t testing.TB, addr, prefix string, opts tasks.Options) *tasks.Manager {
+	t.Helper()
+	client := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: 1, // as the Caddyfile's redis block makes it
 		Dialer: redisstore.Dialer(time.Second)})
 	t.Cleanup(func() { client.Close() })
 	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: prefix, Limits: opts.StoreLimits()})
