@@ -540,25 +540,25 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 				return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 			}
 		}
-		a, version := &s.arg, s.newVersion()
-		args := []any{a.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), nil,
-			rec.Bytes - c.rec.Bytes, score(rec.Updated), a.maxLiveBytes, a.maxBytes, a.channel,
-			int(rec.Task.Status.State), a.replica, s.lease(rec.Updated), push, eventsUnbuilt, version}
+		events, payloads := eventsUnbuilt, []any(nil)
 		if watched {
-			args[15] = len(tx.events)
+			events = len(tx.events)
 			for i := range tx.events {
 				payload, err := a2a.AppendEvent(nil, &tx.events[i])
 				if err != nil {
 					return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 				}
-				args = append(args, payload)
+				payloads = append(payloads, payload)
 			}
 		}
-		task, err := encodeTask(&rec.Task)
+		task, err := encodeTask(&rec.Task) // encoded last: run gives its buffer back
 		if err != nil {
 			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 		}
-		args[5] = task.b // encoded last, as run gives its buffer back
+		a, version := &s.arg, s.newVersion()
+		args := append([]any{a.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task.b,
+			rec.Bytes - c.rec.Bytes, score(rec.Updated), a.maxLiveBytes, a.maxBytes, a.channel,
+			int(rec.Task.Status.State), a.replica, s.lease(rec.Updated), push, events, version}, payloads...)
 		answer, err := s.scripts.run(ctx, updateScript, []string{s.taskKey(id)}, task, args...)
 		res, _ := answer.([]any)
 		if err == nil && len(res) == 0 {
