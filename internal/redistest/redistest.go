@@ -239,6 +239,28 @@ func (s *Server) waitReady(p *process) error {
 	}
 }
 
+// CPU is the processor time the server has used so far (INFO's
+// used_cpu_sys and used_cpu_user), so that a benchmark can report what its
+// work cost Redis.
+func (s *Server) CPU(t testing.TB) time.Duration {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), PoolSize: 1})
+	defer c.Close()
+	info, err := c.Info(t.Context(), "cpu").Result()
+	if err != nil {
+		t.Fatalf("redistest: INFO cpu: %v", err)
+	}
+	var seconds float64
+	for _, name := range []string{"used_cpu_sys", "used_cpu_user"} {
+		v, err := strconv.ParseFloat(infoField(info, name), 64)
+		if err != nil {
+			t.Fatalf("redistest: INFO cpu has no %s: %v", name, err)
+		}
+		seconds += v
+	}
+	return time.Duration(seconds * float64(time.Second))
+}
+
 // infoField returns the value of one "name:value" line of an INFO answer.
 func infoField(info, name string) string {
 	for line := range strings.Lines(info) {

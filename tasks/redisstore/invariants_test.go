@@ -61,8 +61,7 @@ return out
 type storeKeys struct {
 	prefix string
 	tasks  map[string]map[string]string // by task id: the task hash
-	stats  map[string]string
-	quotas map[string]map[string]string // by key
+	stats  map[string]string            // the counters and the quotas' fields
 	owners map[string]map[string]string // by key: the owner index's members
 	lists  map[string]map[string]string // "running", "interrupted", "terminal", "leases"
 	other  []string                     // keys the layout does not have
@@ -77,7 +76,7 @@ func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
 		return nil, fmt.Errorf("reading the keys: %w", err)
 	}
 	k := &storeKeys{prefix: prefix, tasks: map[string]map[string]string{}, stats: map[string]string{},
-		quotas: map[string]map[string]string{}, owners: map[string]map[string]string{}, lists: map[string]map[string]string{}}
+		owners: map[string]map[string]string{}, lists: map[string]map[string]string{}}
 	for _, entry := range res {
 		e, _ := entry.([]any)
 		if len(e) != 3 {
@@ -96,8 +95,6 @@ func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
 			k.tasks[strings.TrimPrefix(name, "t:")] = contents
 		case kind == "hash" && name == "stats":
 			k.stats = contents
-		case kind == "hash" && strings.HasPrefix(name, "q:"):
-			k.quotas[key] = contents
 		case kind == "set" && strings.HasPrefix(name, "owner:"):
 			k.owners[key] = contents
 		case kind == "zset" && (slices.Contains(ageLists, name) || isLeases(name)):
@@ -129,7 +126,7 @@ func (k *storeKeys) problems() []string {
 	// The counters.
 	var sum int64
 	for id, f := range k.tasks {
-		for _, field := range []string{"t", "o", "ok", "qk", "u", "b", "v", "s", "st", "r"} {
+		for _, field := range []string{"t", "o", "ok", "qh", "u", "b", "v", "s", "st", "r"} {
 			if _, ok := f[field]; !ok {
 				add("task %s has no field %s", id, field)
 			}
@@ -181,7 +178,7 @@ func (k *storeKeys) problems() []string {
 	// The owner indexes: each holds exactly its owner's tasks.
 	owned := map[string][]string{} // by index key, from the hashes
 	for id, f := range k.tasks {
-		if want := k.indexKey("owner", f["o"]); f["ok"] != want {
+		if want := k.ownerKey(f["o"]); f["ok"] != want {
 			add("task %s of owner %q names the index %s, want %s", id, f["o"], f["ok"], want)
 		}
 		owned[f["ok"]] = append(owned[f["ok"]], id)
@@ -193,24 +190,37 @@ func (k *storeKeys) problems() []string {
 		}
 	}
 
-	// The quotas: live and bytes of each are the count and the bytes of
-	// its tasks that are not terminal; a quota with none has no key.
+	// The quotas: the fields l:<qh> and b:<qh> of stats are the count and
+	// the bytes of its tasks that are not terminal; a quota with none has
+	// no fields.
 	type usage struct{ live, bytes int64 }
 	used := map[string]usage{}
 	for id, f := range k.tasks {
-		if want := k.indexKey("q", cmp.Or(f["q"], f["o"])); f["qk"] != want {
-			add("task %s of owner %q, quota %q names the quota %s, want %s", id, f["o"], f["q"], f["qk"], want)
+		if want := hex.EncodeToString([]byte(cmp.Or(f["q"], f["o"]))); f["qh"] != want {
+			add("task %s of owner %q, quota %q names the quota %s, want %s", id, f["o"], f["q"], f["qh"], want)
 		}
 		if f["st"] != "t" {
-			u := used[f["qk"]]
-			used[f["qk"]] = usage{u.live + 1, u.bytes + num(f["b"])}
+			u := used[f["qh"]]
+			used[f["qh"]] = usage{u.live + 1, u.bytes + num(f["b"])}
 		}
 	}
-	for _, key := range sortedKeys(used, k.quotas) {
-		q, want := k.quotas[key], used[key]
-		if got := (usage{num(q["live"]), num(q["bytes"])}); got != want {
-			add("quota %s holds live %d, bytes %d (key there: %v); its live tasks are %d of %d bytes",
-				key, got.live, got.bytes, q != nil, want.live, want.bytes)
+	quotas := map[string]usage{}
+	for field, v := range k.stats {
+		if qh, ok := strings.CutPrefix(field, "l:"); ok {
+			u := quotas[qh]
+			quotas[qh] = usage{num(v), u.bytes}
+		} else if qh, ok := strings.CutPrefix(field, "b:"); ok {
+			u := quotas[qh]
+			quotas[qh] = usage{u.live, num(v)}
+		} else if field != "count" && field != "bytes" {
+			add("stats has a field the layout does not have: %s", field)
+		}
+	}
+	for _, qh := range sortedKeys(used, quotas) {
+		_, there := k.stats["l:"+qh]
+		if got, want := quotas[qh], used[qh]; got != want || there != (want.live > 0) {
+			add("quota %s holds live %d, bytes %d (fields there: %v); its live tasks are %d of %d bytes",
+				qh, got.live, got.bytes, there, want.live, want.bytes)
 		}
 	}
 	return p
@@ -233,10 +243,9 @@ func (k *storeKeys) checkLeases() []string {
 	return p
 }
 
-// indexKey is the key of an owner's index or a quota, as the store names
-// them.
-func (k *storeKeys) indexKey(kind, name string) string {
-	return k.prefix + ":" + kind + ":" + hex.EncodeToString([]byte(name))
+// ownerKey is the key of an owner's index, as the store names it.
+func (k *storeKeys) ownerKey(owner string) string {
+	return k.prefix + ":owner:" + hex.EncodeToString([]byte(owner))
 }
 
 // sortedKeys are the keys of a and b together, sorted.
@@ -277,11 +286,13 @@ func TestBookkeepingCheck(t *testing.T) {
 		{"state", func(p, id, _ string) []any { return []any{"HSET", p + ":t:" + id, "st", "i"} }, "is not in interrupted"},
 		{"list", func(p, id, _ string) []any { return []any{"ZADD", p + ":terminal", 1, id} }, "terminal holds"},
 		{"score", func(p, id, _ string) []any { return []any{"ZADD", p + ":running", 1, id} }, "is scored"},
-		{"owner index", func(p, id, _ string) []any { return []any{"SREM", alices(p, "owner"), id} }, "owner index"},
+		{"owner index", func(p, id, _ string) []any { return []any{"SREM", alicesIndex(p), id} }, "owner index"},
 		{"owner key", func(p, id, _ string) []any { return []any{"HSET", p + ":t:" + id, "ok", p + ":owner:00"} }, "names the index"},
-		{"quota live", func(p, _, _ string) []any { return []any{"HINCRBY", alices(p, "q"), "live", 1} }, "quota"},
-		{"quota bytes", func(p, _, _ string) []any { return []any{"HINCRBY", alices(p, "q"), "bytes", -1} }, "quota"},
-		{"quota gone", func(p, _, _ string) []any { return []any{"DEL", alices(p, "q")} }, "quota"},
+		{"quota live", func(p, _, _ string) []any { return []any{"HINCRBY", p + ":stats", alicesQuota("l"), 1} }, "quota"},
+		{"quota bytes", func(p, _, _ string) []any { return []any{"HINCRBY", p + ":stats", alicesQuota("b"), -1} }, "quota"},
+		{"quota gone", func(p, _, _ string) []any { return []any{"HDEL", p + ":stats", alicesQuota("l"), alicesQuota("b")} }, "quota"},
+		{"quota kept", func(p, _, _ string) []any { return []any{"HSET", p + ":stats", "l:00", 0, "b:00", 0} }, "quota 00"},
+		{"stray counter", func(p, _, _ string) []any { return []any{"HSET", p + ":stats", "x", 1} }, "stats has a field"},
 		{"lease gone", func(p, id, _ string) []any { return []any{"ZREM", p + ":leases", id} }, "in the leases: false"},
 		{"lease kept", func(p, _, done string) []any { return []any{"ZADD", p + ":leases", 1, done} }, "in the leases: true"},
 		{"stray key", func(p, _, _ string) []any { return []any{"SET", p + ":stray", 1} }, "a key the layout does not have"},
@@ -328,7 +339,11 @@ func TestBookkeepingCheck(t *testing.T) {
 	}
 }
 
-// alices is the key of alice's owner index ("owner") or quota ("q").
-func alices(prefix, kind string) string {
-	return prefix + ":" + kind + ":" + hex.EncodeToString([]byte("alice"))
+// alicesIndex is the key of alice's owner index.
+func alicesIndex(prefix string) string {
+	return prefix + ":owner:" + hex.EncodeToString([]byte("alice"))
 }
+
+// alicesQuota is the field of stats that counts alice's live tasks ("l")
+// or their bytes ("b").
+func alicesQuota(kind string) string { return kind + ":" + hex.EncodeToString([]byte("alice")) }

@@ -3,13 +3,13 @@ package redisstore
 import "github.com/redis/go-redis/v9"
 
 // The Lua scripts that make each change one atomic step in Redis. Every key
-// of a store starts with "{prefix}:v2" (keyPrefix: the store's hash tag,
+// of a store starts with "{prefix}:v3" (keyPrefix: the store's hash tag,
 // then the layout's version), so that a script may touch a
 // task, the age lists, the owner's index and the counters at once, also on
 // Redis Cluster (where the whole store then lives on one shard).
 //
 // A task is a hash: t (the task, 1.0 ProtoJSON), o (owner), q (quota), ok
-// (the owner's index key), qk (its quota's key), u (updated, Unix
+// (the owner's index key), qh (its quota's name in hex, see stats), u (updated, Unix
 // nanoseconds), b (its bytes), v (its version: a token unique to each
 // write, chosen by the replica that makes it, so that a script that runs
 // twice, when go-redis sends it again after its answer was lost, knows its
@@ -32,8 +32,11 @@ import "github.com/redis/go-redis/v9"
 // scored by the update time in milliseconds; leases holds the running
 // tasks, scored by when their replica's lease runs out; an owner's index
 // is a set of ids (ListTasks orders the page itself, and a set costs Redis
-// a fraction of a sorted set's work); a quota is a hash of live and bytes;
-// the store's counters are the hash stats (count, bytes).
+// a fraction of a sorted set's work). The hash stats holds the store's
+// counters (count, bytes) and each quota's, l:<qh> (its live tasks) and
+// b:<qh> (their bytes), absent for a quota with no live task: one hash, so
+// that a script reads and writes all the counters it checks with one
+// command each way (each redis.call costs more than the command it runs).
 
 // prelude holds the functions the scripts share. ARGV[1] is always the
 // key prefix, keyPrefix's.
@@ -45,34 +48,46 @@ local function list(st)
 	return P .. ':running'
 end
 local function num(x) return tonumber(x) or 0 end
--- The store's counters as readStats found them, and the script's changes
--- to them, written once by saveStats: each redis.call costs more than the
--- command it runs.
-local count, bytes, dcount, dbytes
-dcount, dbytes = 0, 0
-local function readStats()
-	if not count then
+-- The store's counters, and one quota's when the script checks or changes
+-- it, as readStats found them, and the script's changes to them (dcount,
+-- dbytes, dlive, dused), written once by saveStats.
+local count, bytes, dcount, dbytes = nil, nil, 0, 0
+local ql, qb, live, used, dlive, dused -- the quota's fields and values
+local function readStats(qh)
+	if count then return end
+	if qh then
+		ql, qb, dlive, dused = 'l:' .. qh, 'b:' .. qh, 0, 0
+		local st = redis.call('HMGET', STATS, 'count', 'bytes', ql, qb)
+		count, bytes, live, used = num(st[1]), num(st[2]), num(st[3]), num(st[4])
+	else
 		local st = redis.call('HMGET', STATS, 'count', 'bytes')
 		count, bytes = num(st[1]), num(st[2])
 	end
-	return count, bytes
 end
 local function saveStats()
-	if dcount == 0 and dbytes == 0 then return end
-	if count then
-		redis.call('HSET', STATS, 'count', count + dcount, 'bytes', bytes + dbytes)
+	local store = dcount ~= 0 or dbytes ~= 0
+	if not count then -- only drops: nothing was read
+		if dcount ~= 0 then redis.call('HINCRBY', STATS, 'count', dcount) end
+		if dbytes ~= 0 then redis.call('HINCRBY', STATS, 'bytes', dbytes) end
 		return
 	end
-	if dcount ~= 0 then redis.call('HINCRBY', STATS, 'count', dcount) end
-	if dbytes ~= 0 then redis.call('HINCRBY', STATS, 'bytes', dbytes) end
+	if ql and (dlive ~= 0 or dused ~= 0) then
+		if live + dlive > 0 then
+			redis.call('HSET', STATS, 'count', count + dcount, 'bytes', bytes + dbytes, ql, live + dlive, qb, used + dused)
+			return
+		end
+		redis.call('HDEL', STATS, ql, qb) -- its last live task
+	end
+	if store then redis.call('HSET', STATS, 'count', count + dcount, 'bytes', bytes + dbytes) end
 end
--- drop removes a stored task and everything that counts it (the store's
--- counters through saveStats). An id whose hash is gone (removed outside
--- the store: an operator's DEL, maxmemory eviction under a policy that
--- may evict any key) is taken out of the lists and the count all the same,
--- so that eviction moves on; its bytes stay counted, unknown, and Scan
--- takes it out of its owner's index. popped says that evict took the id
--- out of the terminal list already.
+-- drop removes a stored terminal task (evictions and sweeps drop no other:
+-- it holds no lease and no place in a quota) and everything that counts it
+-- (the store's counters through saveStats). An id whose hash is gone
+-- (removed outside the store: an operator's DEL, maxmemory eviction under
+-- a policy that may evict any key) is taken out of the lists and the count
+-- all the same, so that eviction moves on; its bytes stay counted,
+-- unknown, and Scan takes it out of its owner's index. popped says that
+-- evict took the id out of the terminal list already.
 -- forget takes the id of a task whose hash is gone out of the lists and,
 -- if it was in one (or counted says it was), out of the count.
 local function forget(id, counted)
@@ -83,20 +98,15 @@ local function forget(id, counted)
 end
 local function drop(id, popped)
 	local tk = P .. ':t:' .. id
-	local f = redis.call('HMGET', tk, 'ok', 'qk', 'b', 'st')
+	local f = redis.call('HMGET', tk, 'ok', 'b')
 	if not f[1] then
 		forget(id, popped)
 		return
 	end
 	redis.call('SREM', f[1], id)
-	dcount, dbytes = dcount - 1, dbytes - num(f[3])
-	if f[4] ~= 't' then
-		if redis.call('HINCRBY', f[2], 'live', -1) <= 0 then redis.call('DEL', f[2])
-		else redis.call('HINCRBY', f[2], 'bytes', -num(f[3])) end
-	end
-	if f[4] == 'r' then redis.call('ZREM', P .. ':leases', id) end
+	dcount, dbytes = dcount - 1, dbytes - num(f[2])
 	redis.call('DEL', tk)
-	if not (popped and f[4] == 't') then redis.call('ZREM', list(f[4]), id) end
+	if not popped then redis.call('ZREM', P .. ':terminal', id) end
 end
 -- evict drops the terminal task updated longest ago, but never keep.
 local function evict(keep)
@@ -110,10 +120,9 @@ local function evict(keep)
 	drop(oldest[1], true)
 	return true
 end
--- room makes delta more bytes fit the store's budget.
+-- room makes delta more bytes fit the store's budget (readStats first).
 local function room(delta, keep, maxBytes)
-	local _, stored = readStats()
-	while stored + dbytes + delta > maxBytes do
+	while bytes + dbytes + delta > maxBytes do
 		if not evict(keep) then return false end
 	end
 	return true
@@ -121,13 +130,13 @@ end
 `
 
 // insertScript stores a new task. ARGV: prefix, id, owner, owner key,
-// quota key, updated, bytes, state, task, score, max tasks, max live per
+// quota (hex), updated, bytes, state, task, score, max tasks, max live per
 // quota, max live bytes per quota, max bytes, quota, lease, replica, push
 // configs, version. It answers "ok" (also when it finds the task it stored
 // itself, run a second time), "dup", "quota-tasks", "quota-bytes",
 // "full-tasks" or "full-bytes".
 var insertScript = redis.NewScript(prelude + `
-local id, owner, ok, qk = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local id, owner, ok, qh = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local updated, size, st, task, score = ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10]
 local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
 local tk = P .. ':t:' .. id
@@ -136,22 +145,24 @@ if stored then
 	if stored == ARGV[19] then return 'ok' end
 	return 'dup'
 end
-local q
-if st ~= 't' then
-	q = redis.call('HMGET', qk, 'live', 'bytes')
-	if num(q[1]) >= maxLive then return 'quota-tasks' end
-	if num(q[2]) + size > maxLiveBytes then return 'quota-bytes' end
+local isLive = st ~= 't'
+if isLive then
+	readStats(qh)
+	if live >= maxLive then return 'quota-tasks' end
+	if used + size > maxLiveBytes then return 'quota-bytes' end
+else
+	readStats()
 end
-if readStats() >= maxTasks and not evict('') then return 'full-tasks' end
+if count >= maxTasks and not evict('') then return 'full-tasks' end
 if not room(size, '', maxBytes) then saveStats() return 'full-bytes' end
-redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qk', qk, 'u', updated, 'b', size, 'v', ARGV[19], 's', 0, 'st', st, 'r', ARGV[17])
+redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qh', qh, 'u', updated, 'b', size, 'v', ARGV[19], 's', 0, 'st', st, 'r', ARGV[17])
 if ARGV[18] ~= '' then redis.call('HSET', tk, 'p', ARGV[18]) end
 redis.call('ZADD', list(st), score, id)
 redis.call('SADD', ok, id)
 if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[16], id) end
 dcount, dbytes = dcount + 1, dbytes + size
+if isLive then dlive, dused = 1, size end
 saveStats()
-if q then redis.call('HSET', qk, 'live', num(q[1]) + 1, 'bytes', num(q[2]) + size) end
 return 'ok'
 `)
 
@@ -172,7 +183,7 @@ var updateScript = redis.NewScript(prelude + `
 local id, version, updated, st, task = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local delta, score, maxLiveBytes, maxBytes, channel = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
 local tk = P .. ':t:' .. id
-local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qk', 's', 'r', 'w')
+local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qh', 's', 'r', 'w')
 if not f[1] then
 	-- Dropped, or removed behind the store's back: then out of the lists.
 	forget(id, false)
@@ -183,19 +194,21 @@ if f[1] ~= version then
 	if f[1] == ARGV[17] then return {'ok', num(f[5]), num(f[7])} end
 	return {'conflict'}
 end
-local oldst, oldb, qk, seq = f[2], num(f[3]), f[4], num(f[5])
+local oldst, oldb, seq = f[2], num(f[3]), num(f[5])
+local wasLive = oldst ~= 't'
 local n = tonumber(ARGV[16])
 if n < 0 then
 	-- Before any eviction: nothing is written this time.
 	if num(f[7]) > 0 then return {'watched'} end
 	n = 0
 end
-local q -- the quota's live and bytes, when read
+-- The counters, read when the change is checked against them or changes
+-- them: the quota's with the store's while the task is live.
+if delta > 0 or (wasLive and (st == 't' or delta ~= 0)) then
+	if wasLive then readStats(f[4]) else readStats() end
+end
 if delta > 0 then
-	if oldst ~= 't' then
-		q = redis.call('HMGET', qk, 'live', 'bytes')
-		if num(q[2]) + delta > maxLiveBytes then return {'quota-bytes'} end
-	end
+	if wasLive and used + delta > maxLiveBytes then return {'quota-bytes'} end
 	if not room(delta, id, maxBytes) then saveStats() return {'full-bytes'} end
 end
 local sent = #ARGV - 17
@@ -212,16 +225,10 @@ redis.call('ZADD', list(st), score, id)
 if st == 'r' and oldst ~= 'r' then redis.call('ZADD', P .. ':leases', 'GT', ARGV[14], id)
 elseif st ~= 'r' and oldst == 'r' then redis.call('ZREM', P .. ':leases', id) end
 dbytes = dbytes + delta
-saveStats()
-if oldst ~= 't' then
-	if st == 't' then
-		q = q or redis.call('HMGET', qk, 'live', 'bytes')
-		if num(q[1]) <= 1 then redis.call('DEL', qk)
-		else redis.call('HSET', qk, 'live', num(q[1]) - 1, 'bytes', num(q[2]) - oldb) end
-	elseif delta ~= 0 then
-		redis.call('HINCRBY', qk, 'bytes', delta)
-	end
+if wasLive then
+	if st == 't' then dlive, dused = -1, -oldb else dused = delta end
 end
+saveStats()
 for i = 1, sent do
 	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[17 + i])
 end

@@ -128,7 +128,7 @@ const (
 // of another version would misread gives every key a new name, so that the
 // replicas of two versions (during a rolling upgrade) never touch each
 // other's keys: an agent upgraded across it starts from an empty store.
-const layout = "v2"
+const layout = "v3"
 
 // keyPrefix starts every key of a store: its hash tag, "{prefix}", so that
 // on Redis Cluster all its keys share a slot, then the layout's version.
@@ -191,10 +191,10 @@ func (s *Store) Close() {
 
 func (s *Store) taskKey(id string) string { return s.prefix + ":t:" + id }
 
-// indexKey names the index of an owner's tasks, or a quota's counters:
-// hex, so that any string can be a key.
-func (s *Store) indexKey(kind, name string) string {
-	return s.prefix + ":" + kind + ":" + hex.EncodeToString([]byte(name))
+// ownerKey names the index of an owner's tasks: hex, so that any string
+// can be a key.
+func (s *Store) ownerKey(owner string) string {
+	return s.prefix + ":owner:" + hex.EncodeToString([]byte(owner))
 }
 
 // score is t as a score of the sorted sets: Unix milliseconds.
@@ -302,7 +302,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	// if its caller leaves: a caller told it failed must not find its task
 	// stored, holding a place in its owner's quota.
 	answer, err := s.scripts.run(context.WithoutCancel(ctx), insertScript, []string{s.taskKey(rec.Task.ID)}, task,
-		a.prefix, rec.Task.ID, rec.Owner, s.indexKey("owner", rec.Owner), s.indexKey("q", quota),
+		a.prefix, rec.Task.ID, rec.Owner, s.ownerKey(rec.Owner), hex.EncodeToString([]byte(quota)),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task.b, score(rec.Updated),
 		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push, version)
 	res, _ := answer.(string)
@@ -635,7 +635,7 @@ func (t *redisTx) Publish(ev a2a.StreamResponse) { t.events = append(t.events, e
 
 // Scan implements tasks.Store.
 func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq[*tasks.Record])) error {
-	index := s.indexKey("owner", owner)
+	index := s.ownerKey(owner)
 	ids, err := s.client.SMembers(ctx, index).Result()
 	if err != nil {
 		return s.failed(ctx, "scan", err)

@@ -671,8 +671,9 @@ func TestSweepForgetsLiveTasksRemovedOutside(t *testing.T) {
 	if _, err := m.List("", nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range [][]any{{"HINCRBY", redisstore.KeyPrefix("test") + ":stats", "bytes", -lostBytes},
-		{"HINCRBY", redisstore.KeyPrefix("test") + ":q:", "bytes", -lostBytes}, {"HINCRBY", redisstore.KeyPrefix("test") + ":q:", "live", -3}} {
+	stats := redisstore.KeyPrefix("test") + ":stats"
+	for _, cmd := range [][]any{{"HINCRBY", stats, "bytes", -lostBytes},
+		{"HINCRBY", stats, "b:", -lostBytes}, {"HINCRBY", stats, "l:", -3}} { // the quota of owner "" (hex "")
 		if err := client.Do(t.Context(), cmd...).Err(); err != nil {
 			t.Fatal(err)
 		}
