@@ -3,7 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"strings"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,23 +11,25 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A pipeline sends the scripts that concurrent requests run to Redis
-// together: whatever queued while the last batch was on the wire goes in
-// the next one, as one write and one read, so that a busy replica spends
-// one pair of system calls (and Redis one) on many scripts rather than on
-// each. A quiet replica sends each script at once, alone. The order of two
-// scripts in one batch is of no matter: a replica runs one change of a
-// task at a time (Store.lock), and an insert returns before its task can
-// change.
+// A pipeline sends the changes (inserts and updates) that concurrent
+// requests make to Redis together: whatever queued while the last batch was
+// on the wire goes in the next one, one run of changeScript, so that a busy
+// replica spends one command, one pair of system calls and one script's
+// start in Redis on many changes rather than on each. A quiet replica sends
+// each change at once, alone. The order of two changes in one batch is of
+// no matter: a replica runs one change of a task at a time (Store.lock),
+// and an insert returns before its task can change.
 //
 // A caller waits at most wait for its answer, its turn in a batch included,
 // so that a slow Redis (and the queue it makes grow) fails each caller
-// within the redis block's timeout; the script itself, once sent, is
+// within the redis block's timeout; the batch itself, once sent, is
 // bounded by the client's own timeouts. A caller that gave up is told so,
-// although Redis may yet run its script, as with any command that times
+// although Redis may yet make its change, as with any command that times
 // out.
 type pipeline struct {
 	client redis.UniversalClient
+	key    []string // the key that routes the script (on Cluster)
+	fixed  []any    // changeScript's arguments before the changes
 	wait   time.Duration
 	queue  chan *scriptCall
 	done   sync.WaitGroup
@@ -37,14 +39,14 @@ type pipeline struct {
 	stop   chan struct{}
 }
 
-// A scriptCall is one script queued to run; done receives once its answer
-// is in cmd. Calls are reused, each with its timer.
+// A scriptCall is one change queued to be made; done receives once its
+// answer is in answer and err. Calls are reused, each with its timer.
 type scriptCall struct {
-	script *redis.Script
-	keys   []string
+	kind   string // "i" (insert) or "u" (update), as changeScript reads it
 	args   []any
-	buf    *encodedTask // in args: given back once the script is sent or dropped
-	cmd    *redis.Cmd
+	buf    *encodedTask // in args: given back once the change is sent or dropped
+	answer []any
+	err    error
 	done   chan struct{}
 	timer  *time.Timer
 	// settled is set once, by the batch that answers the call or by the
@@ -56,15 +58,18 @@ const (
 	// pipelinesInFlight is how many batches may be on the wire at once:
 	// two keep Redis busy while the last batch's answers are handed out.
 	pipelinesInFlight = 2
-	// maxBatch bounds one batch, so that one write stays small.
+	// maxBatch bounds one batch, so that one script run stays short.
 	maxBatch = 64
-	// queueDepth is how many scripts may wait for a batch; a caller beyond
+	// queueDepth is how many changes may wait for a batch; a caller beyond
 	// it waits for room.
 	queueDepth = 4 * maxBatch
 )
 
-func newPipeline(client redis.UniversalClient, wait time.Duration) *pipeline {
-	p := &pipeline{client: client, wait: wait, queue: make(chan *scriptCall, queueDepth), stop: make(chan struct{})}
+// newPipeline starts a pipeline that runs changeScript with the given
+// key and arguments before the changes.
+func newPipeline(client redis.UniversalClient, wait time.Duration, key string, fixed ...any) *pipeline {
+	p := &pipeline{client: client, key: []string{key}, fixed: fixed, wait: wait,
+		queue: make(chan *scriptCall, queueDepth), stop: make(chan struct{})}
 	p.done.Add(pipelinesInFlight)
 	for range pipelinesInFlight {
 		go p.send()
@@ -94,16 +99,17 @@ var callPool = sync.Pool{New: func() any {
 	return c
 }}
 
-// run runs script in the next batch and returns its answer, or gives up
-// when ctx ends or the pipeline's wait passes. buf (nil, or the task in
-// args) goes back to its pool once Redis no longer needs it.
-func (p *pipeline) run(ctx context.Context, script *redis.Script, keys []string, buf *encodedTask, args ...any) (any, error) {
+// run makes a change of the given kind in the next batch and returns its
+// answer, or gives up when ctx ends or the pipeline's wait passes. buf
+// (nil, or the task in args) goes back to its pool once Redis no longer
+// needs it.
+func (p *pipeline) run(ctx context.Context, kind string, buf *encodedTask, args ...any) ([]any, error) {
 	if err := ctx.Err(); err != nil {
 		buf.release()
 		return nil, err
 	}
 	c := callPool.Get().(*scriptCall)
-	c.script, c.keys, c.args, c.buf = script, keys, args, buf
+	c.kind, c.args, c.buf = kind, args, buf
 	c.timer.Reset(p.wait)
 	p.mu.RLock()
 	var err error
@@ -138,16 +144,16 @@ func (p *pipeline) run(ctx context.Context, script *redis.Script, keys []string,
 		<-c.done // answered meanwhile
 	}
 	c.timer.Stop()
-	val, err := c.cmd.Result()
+	answer, err := c.answer, c.err
 	c.reuse()
-	return val, err
+	return answer, err
 }
 
 // reuse gives a call that is done with, and its buffer, back to their
 // pools.
 func (c *scriptCall) reuse() {
 	c.buf.release()
-	c.script, c.keys, c.args, c.buf, c.cmd = nil, nil, nil, nil, nil
+	c.args, c.buf, c.answer, c.err = nil, nil, nil, nil
 	c.settled.Store(false)
 	callPool.Put(c)
 }
@@ -182,41 +188,52 @@ func (p *pipeline) send() {
 }
 
 // exec runs one batch, but not the calls whose callers gave up waiting.
-// A script Redis does not hold (it restarted, or SCRIPT FLUSH) is loaded by
-// running it once more alone.
+// Script.Run loads the script when Redis does not hold it (it restarted,
+// or SCRIPT FLUSH).
 func (p *pipeline) exec(batch []*scriptCall) {
-	ctx := context.Background() // each command is bounded by the client's timeouts
 	kept := batch[:0]
+	n := len(p.fixed)
 	for _, c := range batch {
 		if c.settled.Load() {
 			c.buf.release() // its caller left, and nothing reuses c
 			continue
 		}
 		kept = append(kept, c)
+		n += 2 + len(c.args)
 	}
-	switch len(kept) {
-	case 0:
+	if len(kept) == 0 {
 		return
-	case 1:
-		c := kept[0]
-		c.cmd = c.script.Run(ctx, p.client, c.keys, c.args...)
-	default:
-		pipe := p.client.Pipeline()
-		for _, c := range kept {
-			c.cmd = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
-		}
-		_, _ = pipe.Exec(ctx) // each command holds its own error
-		for _, c := range kept {
-			if err := c.cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-				c.cmd = c.script.Run(ctx, p.client, c.keys, c.args...)
-			}
-		}
 	}
+	args := append(make([]any, 0, n), p.fixed...)
 	for _, c := range kept {
+		args = append(append(args, c.kind, len(c.args)), c.args...)
+	}
+	// Each command is bounded by the client's timeouts.
+	answers, err := changeScript.Run(context.Background(), p.client, p.key, args...).Slice()
+	if err == nil && len(answers) != len(kept) {
+		err = fmt.Errorf("tasks/redis: %d answers to %d changes", len(answers), len(kept))
+	}
+	for i, c := range kept {
+		if c.err = err; err == nil {
+			c.answer, c.err = changeAnswer(answers[i])
+		}
 		if c.settled.CompareAndSwap(false, true) {
 			c.done <- struct{}{}
 		} else {
 			c.buf.release() // its caller left while the batch ran
 		}
 	}
+}
+
+// changeAnswer is one change's answer in a batch's: a list that starts with
+// its outcome, or the error that made it fail.
+func changeAnswer(v any) ([]any, error) {
+	answer, _ := v.([]any)
+	if len(answer) == 0 {
+		return nil, fmt.Errorf("tasks/redis: unexpected answer %v", v)
+	}
+	if answer[0] == "error" && len(answer) == 2 {
+		return nil, fmt.Errorf("tasks/redis: %v", answer[1])
+	}
+	return answer, nil
 }

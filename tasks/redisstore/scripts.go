@@ -2,7 +2,10 @@ package redisstore
 
 import "github.com/redis/go-redis/v9"
 
-// The Lua scripts that make each change one atomic step in Redis. Every key
+// The Lua scripts that make each change one atomic step in Redis: the
+// changes that concurrent requests make go together, in one run of
+// changeScript (see pipeline.go), each its own step in it, so that a batch
+// pays once what running a script costs Redis. Every key
 // of a store starts with "{prefix}:v3" (keyPrefix: the store's hash tag,
 // then the layout's version), so that a script may touch a
 // task, the age lists, the owner's index and the counters at once, also on
@@ -48,37 +51,59 @@ local function list(st)
 	return P .. ':running'
 end
 local function num(x) return tonumber(x) or 0 end
--- The store's counters, and one quota's when the script checks or changes
--- it, as readStats found them, and the script's changes to them (dcount,
--- dbytes, dlive, dused), written once by saveStats.
+-- The store's counters and the quotas' that the script checks or changes,
+-- as readStats found them, with the script's changes to them (dcount,
+-- dbytes, and each quota's dlive and dused), written once by saveStats.
 local count, bytes, dcount, dbytes = nil, nil, 0, 0
-local ql, qb, live, used, dlive, dused -- the quota's fields and values
+local quotas = {} -- by qh: {l, b (its fields), live, used, dlive, dused}
+-- readStats reads the store's counters, and quota qh's (when given), unless
+-- read already; it answers the quota.
 local function readStats(qh)
-	if count then return end
-	if qh then
-		ql, qb, dlive, dused = 'l:' .. qh, 'b:' .. qh, 0, 0
-		local st = redis.call('HMGET', STATS, 'count', 'bytes', ql, qb)
-		count, bytes, live, used = num(st[1]), num(st[2]), num(st[3]), num(st[4])
-	else
+	local q = qh and quotas[qh]
+	if qh and not q then
+		q = {l = 'l:' .. qh, b = 'b:' .. qh, dlive = 0, dused = 0}
+		quotas[qh] = q
+		if count then
+			local st = redis.call('HMGET', STATS, q.l, q.b)
+			q.live, q.used = num(st[1]), num(st[2])
+		else
+			local st = redis.call('HMGET', STATS, 'count', 'bytes', q.l, q.b)
+			count, bytes, q.live, q.used = num(st[1]), num(st[2]), num(st[3]), num(st[4])
+		end
+	elseif not count then
 		local st = redis.call('HMGET', STATS, 'count', 'bytes')
 		count, bytes = num(st[1]), num(st[2])
 	end
+	return q
 end
 local function saveStats()
-	local store = dcount ~= 0 or dbytes ~= 0
 	if not count then -- only drops: nothing was read
 		if dcount ~= 0 then redis.call('HINCRBY', STATS, 'count', dcount) end
 		if dbytes ~= 0 then redis.call('HINCRBY', STATS, 'bytes', dbytes) end
 		return
 	end
-	if ql and (dlive ~= 0 or dused ~= 0) then
-		if live + dlive > 0 then
-			redis.call('HSET', STATS, 'count', count + dcount, 'bytes', bytes + dbytes, ql, live + dlive, qb, used + dused)
-			return
+	local set, gone = {}, {}
+	if dcount ~= 0 or dbytes ~= 0 then set = {'count', count + dcount, 'bytes', bytes + dbytes} end
+	for _, q in pairs(quotas) do
+		if q.dlive ~= 0 or q.dused ~= 0 then
+			if q.live + q.dlive > 0 then
+				local n = #set
+				set[n + 1], set[n + 2], set[n + 3], set[n + 4] = q.l, q.live + q.dlive, q.b, q.used + q.dused
+			else -- its last live task ended
+				gone[#gone + 1], gone[#gone + 2] = q.l, q.b
+			end
 		end
-		redis.call('HDEL', STATS, ql, qb) -- its last live task
 	end
-	if store then redis.call('HSET', STATS, 'count', count + dcount, 'bytes', bytes + dbytes) end
+	if #set > 0 then redis.call('HSET', STATS, unpack(set)) end
+	if #gone > 0 then redis.call('HDEL', STATS, unpack(gone)) end
+end
+-- forget takes the id of a task whose hash is gone out of the lists and,
+-- if it was in one (or counted says it was), out of the count.
+local function forget(id, counted)
+	local n = 0
+	for _, st in ipairs({'t', 'i', 'r'}) do n = n + redis.call('ZREM', list(st), id) end
+	redis.call('ZREM', P .. ':leases', id)
+	if counted or n > 0 then dcount = dcount - 1 end
 end
 -- drop removes a stored terminal task (evictions and sweeps drop no other:
 -- it holds no lease and no place in a quota) and everything that counts it
@@ -88,14 +113,6 @@ end
 -- all the same, so that eviction moves on; its bytes stay counted,
 -- unknown, and Scan takes it out of its owner's index. popped says that
 -- evict took the id out of the terminal list already.
--- forget takes the id of a task whose hash is gone out of the lists and,
--- if it was in one (or counted says it was), out of the count.
-local function forget(id, counted)
-	local n = 0
-	for _, st in ipairs({'t', 'i', 'r'}) do n = n + redis.call('ZREM', list(st), id) end
-	redis.call('ZREM', P .. ':leases', id)
-	if counted or n > 0 then dcount = dcount - 1 end
-end
 local function drop(id, popped)
 	local tk = P .. ':t:' .. id
 	local f = redis.call('HMGET', tk, 'ok', 'b')
@@ -108,6 +125,40 @@ local function drop(id, popped)
 	redis.call('DEL', tk)
 	if not popped then redis.call('ZREM', P .. ':terminal', id) end
 end
+`
+
+// changeScript makes a batch of inserts and updates, one after the other,
+// and answers each one's outcome, in order. ARGV: prefix, max tasks, max
+// live per quota, max live bytes per quota, max bytes, channel, replica,
+// then each change: "i" or "u", how many arguments it has, its arguments.
+//
+// An insert's arguments: id, owner, owner key, quota (hex), updated,
+// bytes, state mark, task, score, quota, lease, push configs, version. It
+// answers {"ok"} (also when it finds the task it stored itself, run a
+// second time), {"dup"}, {"quota-tasks"}, {"quota-bytes"}, {"full-tasks"}
+// or {"full-bytes"}.
+//
+// An update writes a task changed by a callback, if nobody wrote it since
+// version, and publishes its events, then its end when it became terminal
+// (and another replica than its runner ended it). Its arguments: id,
+// version, updated, state mark, task, bytes added, score, the task's state
+// number, the lease, the push configs ("" for none, "=" when the change
+// left them as they were), how many events the change has (-1: none were
+// built, since the caller guessed nobody watches the task), the new
+// version, then the events' payloads. It answers {"ok", events so far, how
+// many replicas stream the task} (also when it finds its own write, run a
+// second time), or {"watched"} (events are wanted: nothing was written),
+// {"missing"}, {"conflict"}, {"quota-bytes"} or {"full-bytes"}.
+//
+// A change that fails (a key of another type where the store's should be)
+// answers {"error", why}; the others are made all the same. But a refusal
+// of the server's own (a read-only replica, no memory left, a failed save)
+// fails the whole batch with it, so that go-redis sees it (to follow a
+// failover): it comes at the batch's first write, before anything is
+// written.
+var changeScript = redis.NewScript(prelude + `
+local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local channel, replica = ARGV[6], ARGV[7]
 -- evict drops the terminal task updated longest ago, but never keep.
 local function evict(keep)
 	local oldest = redis.call('ZPOPMIN', P .. ':terminal')
@@ -121,121 +172,114 @@ local function evict(keep)
 	return true
 end
 -- room makes delta more bytes fit the store's budget (readStats first).
-local function room(delta, keep, maxBytes)
+local function room(delta, keep)
 	while bytes + dbytes + delta > maxBytes do
 		if not evict(keep) then return false end
 	end
 	return true
 end
-`
-
-// insertScript stores a new task. ARGV: prefix, id, owner, owner key,
-// quota (hex), updated, bytes, state, task, score, max tasks, max live per
-// quota, max live bytes per quota, max bytes, quota, lease, replica, push
-// configs, version. It answers "ok" (also when it finds the task it stored
-// itself, run a second time), "dup", "quota-tasks", "quota-bytes",
-// "full-tasks" or "full-bytes".
-var insertScript = redis.NewScript(prelude + `
-local id, owner, ok, qh = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local updated, size, st, task, score = ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10]
-local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
-local tk = P .. ':t:' .. id
-local stored = redis.call('HGET', tk, 'v')
-if stored then
-	if stored == ARGV[19] then return 'ok' end
-	return 'dup'
+-- insert: its arguments are ARGV[o + 1] on.
+local function insert(o)
+	local id, ok, qh, size, st = ARGV[o + 1], ARGV[o + 3], ARGV[o + 4], tonumber(ARGV[o + 6]), ARGV[o + 7]
+	local tk = P .. ':t:' .. id
+	local stored = redis.call('HGET', tk, 'v')
+	if stored then
+		if stored == ARGV[o + 13] then return {'ok'} end
+		return {'dup'}
+	end
+	local q
+	if st ~= 't' then
+		q = readStats(qh)
+		if q.live + q.dlive >= maxLive then return {'quota-tasks'} end
+		if q.used + q.dused + size > maxLiveBytes then return {'quota-bytes'} end
+	else
+		readStats()
+	end
+	if count + dcount >= maxTasks and not evict('') then return {'full-tasks'} end
+	if not room(size, '') then return {'full-bytes'} end
+	redis.call('HSET', tk, 't', ARGV[o + 8], 'o', ARGV[o + 2], 'q', ARGV[o + 10], 'ok', ok, 'qh', qh, 'u', ARGV[o + 5],
+		'b', ARGV[o + 6], 'v', ARGV[o + 13], 's', '0', 'st', st, 'r', replica)
+	if ARGV[o + 12] ~= '' then redis.call('HSET', tk, 'p', ARGV[o + 12]) end
+	redis.call('ZADD', list(st), ARGV[o + 9], id)
+	redis.call('SADD', ok, id)
+	if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[o + 11], id) end
+	dcount, dbytes = dcount + 1, dbytes + size
+	if q then q.dlive, q.dused = q.dlive + 1, q.dused + size end
+	return {'ok'}
 end
-local isLive = st ~= 't'
-if isLive then
-	readStats(qh)
-	if live >= maxLive then return 'quota-tasks' end
-	if used + size > maxLiveBytes then return 'quota-bytes' end
-else
-	readStats()
+-- update: its arguments are ARGV[o + 1] to ARGV[o + n].
+local function update(o, n)
+	local id, version, st, delta = ARGV[o + 1], ARGV[o + 2], ARGV[o + 4], tonumber(ARGV[o + 6])
+	local tk = P .. ':t:' .. id
+	local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qh', 's', 'r', 'w')
+	if not f[1] then
+		-- Dropped, or removed behind the store's back: then out of the lists.
+		forget(id, false)
+		return {'missing'}
+	end
+	if f[1] ~= version then
+		if f[1] == ARGV[o + 12] then return {'ok', num(f[5]), num(f[7])} end
+		return {'conflict'}
+	end
+	local oldst, oldb, seq = f[2], num(f[3]), num(f[5])
+	local events = tonumber(ARGV[o + 11])
+	if events < 0 then
+		-- Before any eviction: nothing is written this time.
+		if num(f[7]) > 0 then return {'watched'} end
+		events = 0
+	end
+	-- The counters, read when the change is checked against them or
+	-- changes them: its quota's too while the task is live.
+	local wasLive, q = oldst ~= 't'
+	if delta > 0 or (wasLive and (st == 't' or delta ~= 0)) then
+		if wasLive then q = readStats(f[4]) else readStats() end
+	end
+	if delta > 0 then
+		if q and q.used + q.dused + delta > maxLiveBytes then return {'quota-bytes'} end
+		if not room(delta, id) then return {'full-bytes'} end
+	end
+	if st == 'r' and oldst ~= 'r' then -- it starts running here: this replica runs it
+		redis.call('HSET', tk, 't', ARGV[o + 5], 'u', ARGV[o + 3], 'b', oldb + delta, 'v', ARGV[o + 12], 's', seq + events, 'st', st, 'r', replica)
+	else
+		redis.call('HSET', tk, 't', ARGV[o + 5], 'u', ARGV[o + 3], 'b', oldb + delta, 'v', ARGV[o + 12], 's', seq + events, 'st', st)
+	end
+	local push = ARGV[o + 10]
+	if push == '' then redis.call('HDEL', tk, 'p') elseif push ~= '=' then redis.call('HSET', tk, 'p', push) end
+	if oldst ~= st then redis.call('ZREM', list(oldst), id) end
+	redis.call('ZADD', list(st), ARGV[o + 7], id)
+	-- A running task's lease moves on with Renew; it is taken when the task
+	-- starts running here, and given up when it stops.
+	if st == 'r' and oldst ~= 'r' then redis.call('ZADD', P .. ':leases', 'GT', ARGV[o + 9], id)
+	elseif st ~= 'r' and oldst == 'r' then redis.call('ZREM', P .. ':leases', id) end
+	dbytes = dbytes + delta
+	if q then
+		if st == 't' then q.dlive, q.dused = q.dlive - 1, q.dused - oldb else q.dused = q.dused + delta end
+	end
+	for i = 1, n - 12 do
+		redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[o + 12 + i])
+	end
+	if wasLive and st == 't' and f[6] ~= replica then
+		redis.call('PUBLISH', channel, id .. ' ' .. (seq + events) .. ' end:' .. ARGV[o + 8] .. ':' .. replica .. '\n')
+	end
+	return {'ok', seq + events, num(f[7])}
 end
-if count >= maxTasks and not evict('') then return 'full-tasks' end
-if not room(size, '', maxBytes) then saveStats() return 'full-bytes' end
-redis.call('HSET', tk, 't', task, 'o', owner, 'q', ARGV[15], 'ok', ok, 'qh', qh, 'u', updated, 'b', size, 'v', ARGV[19], 's', 0, 'st', st, 'r', ARGV[17])
-if ARGV[18] ~= '' then redis.call('HSET', tk, 'p', ARGV[18]) end
-redis.call('ZADD', list(st), score, id)
-redis.call('SADD', ok, id)
-if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[16], id) end
-dcount, dbytes = dcount + 1, dbytes + size
-if isLive then dlive, dused = 1, size end
+local refusals = {READONLY = true, OOM = true, MISCONF = true, MASTERDOWN = true, NOREPLICAS = true}
+local out, o = {}, 7
+while o < #ARGV do
+	local n = tonumber(ARGV[o + 2])
+	local change = insert
+	if ARGV[o + 1] == 'u' then change = update end
+	local done, answer = pcall(change, o + 2, n)
+	if not done then
+		local why = type(answer) == 'table' and answer.err or tostring(answer)
+		if refusals[why:match('^%u+')] then return redis.error_reply(why) end
+		answer = {'error', why}
+	end
+	out[#out + 1] = answer
+	o = o + 2 + n
+end
 saveStats()
-return 'ok'
-`)
-
-// updateScript writes a task changed by a callback, if nobody wrote it
-// since version, and publishes its events, then its end when it became
-// terminal (and another replica than its runner ended it). ARGV: prefix,
-// id, version, updated, state mark, task, bytes added, score, max live
-// bytes per quota, max bytes, channel, the task's state number, the
-// replica's id, the lease, the push configs ("" for none, "=" when the
-// change left them as they were), how many events the change has (-1:
-// none were built, since the caller guessed nobody watches the task), the
-// new version, then the events' payloads. It answers {"ok", events so far, how many replicas
-// stream the task} (also when it finds its own write, run a second time),
-// or {"watched"} (events
-// are wanted: nothing was written), {"missing"}, {"conflict"},
-// {"quota-bytes"} or {"full-bytes"}.
-var updateScript = redis.NewScript(prelude + `
-local id, version, updated, st, task = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-local delta, score, maxLiveBytes, maxBytes, channel = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
-local tk = P .. ':t:' .. id
-local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qh', 's', 'r', 'w')
-if not f[1] then
-	-- Dropped, or removed behind the store's back: then out of the lists.
-	forget(id, false)
-	saveStats()
-	return {'missing'}
-end
-if f[1] ~= version then
-	if f[1] == ARGV[17] then return {'ok', num(f[5]), num(f[7])} end
-	return {'conflict'}
-end
-local oldst, oldb, seq = f[2], num(f[3]), num(f[5])
-local wasLive = oldst ~= 't'
-local n = tonumber(ARGV[16])
-if n < 0 then
-	-- Before any eviction: nothing is written this time.
-	if num(f[7]) > 0 then return {'watched'} end
-	n = 0
-end
--- The counters, read when the change is checked against them or changes
--- them: the quota's with the store's while the task is live.
-if delta > 0 or (wasLive and (st == 't' or delta ~= 0)) then
-	if wasLive then readStats(f[4]) else readStats() end
-end
-if delta > 0 then
-	if wasLive and used + delta > maxLiveBytes then return {'quota-bytes'} end
-	if not room(delta, id, maxBytes) then saveStats() return {'full-bytes'} end
-end
-local sent = #ARGV - 17
-if st == 'r' and oldst ~= 'r' then -- it starts running here: this replica runs it
-	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', ARGV[17], 's', seq + n, 'st', st, 'r', ARGV[13])
-else
-	redis.call('HSET', tk, 't', task, 'u', updated, 'b', oldb + delta, 'v', ARGV[17], 's', seq + n, 'st', st)
-end
-if ARGV[15] == '' then redis.call('HDEL', tk, 'p') elseif ARGV[15] ~= '=' then redis.call('HSET', tk, 'p', ARGV[15]) end
-if oldst ~= st then redis.call('ZREM', list(oldst), id) end
-redis.call('ZADD', list(st), score, id)
--- A running task's lease moves on with Renew; it is taken when the task
--- starts running here, and given up when it stops.
-if st == 'r' and oldst ~= 'r' then redis.call('ZADD', P .. ':leases', 'GT', ARGV[14], id)
-elseif st ~= 'r' and oldst == 'r' then redis.call('ZREM', P .. ':leases', id) end
-dbytes = dbytes + delta
-if wasLive then
-	if st == 't' then dlive, dused = -1, -oldb else dused = delta end
-end
-saveStats()
-for i = 1, sent do
-	redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[17 + i])
-end
-if oldst ~= 't' and st == 't' and f[6] ~= ARGV[13] then
-	redis.call('PUBLISH', channel, id .. ' ' .. (seq + n) .. ' end:' .. ARGV[12] .. ':' .. ARGV[13] .. '\n')
-end
-return {'ok', seq + n, num(f[7])}
+return out
 `)
 
 // dropOldScript drops terminal tasks updated before a time. ARGV: prefix,

@@ -75,7 +75,6 @@ type Store struct {
 	prefix  string    // what every key starts with: see keyPrefix
 	channel string
 	limits  tasks.Limits
-	arg     fixedArgs
 	log     *zap.Logger
 	bus     *tasks.Bus
 
@@ -102,13 +101,6 @@ type Store struct {
 	events *redis.PubSub
 	stop   context.CancelFunc
 	closed chan struct{}
-}
-
-// fixedArgs are the scripts' arguments that never change, made interface
-// values once rather than on every call.
-type fixedArgs struct {
-	prefix, channel, replica                  any
-	maxTasks, maxLive, maxLiveBytes, maxBytes any
 }
 
 type cached struct {
@@ -157,7 +149,6 @@ func New(opts Options) (*Store, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Store{
 		client:   opts.Client,
-		scripts:  newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout)),
 		replica:  strconv.FormatUint(rand.Uint64(), 36),
 		prefix:   keyPrefix(prefix),
 		limits:   opts.Limits,
@@ -172,8 +163,8 @@ func New(opts Options) (*Store, error) {
 	}
 	s.channel = s.prefix + ":events"
 	l := opts.Limits
-	s.arg = fixedArgs{prefix: s.prefix, channel: s.channel, replica: s.replica,
-		maxTasks: l.MaxTasks, maxLive: l.MaxLivePerOwner, maxLiveBytes: l.MaxLiveBytesPerOwner, maxBytes: l.MaxBytes}
+	s.scripts = newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout), s.prefix+":stats",
+		s.prefix, l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, s.channel, s.replica)
 	s.bus.OnIdle(s.unwatch)
 	s.events = s.client.Subscribe(ctx) // no channel yet: nothing goes to the network here
 	go s.listen(ctx)
@@ -231,6 +222,12 @@ func (s *Store) Renew(ctx context.Context, now time.Time, ids []string) error {
 	}
 	return nil
 }
+
+// The kinds of change that changeScript makes.
+const (
+	changeInsert = "i"
+	changeUpdate = "u"
+)
 
 // The state marks of the scripts' lists, as interface values made once.
 var (
@@ -293,7 +290,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if quota == "" {
 		quota = rec.Owner
 	}
-	a, version := &s.arg, s.newVersion()
+	version := s.newVersion()
 	if err := ctx.Err(); err != nil {
 		task.release()
 		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
@@ -301,15 +298,15 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	// Once sent, an insert is waited for (within the store's timeout) even
 	// if its caller leaves: a caller told it failed must not find its task
 	// stored, holding a place in its owner's quota.
-	answer, err := s.scripts.run(context.WithoutCancel(ctx), insertScript, []string{s.taskKey(rec.Task.ID)}, task,
-		a.prefix, rec.Task.ID, rec.Owner, s.ownerKey(rec.Owner), hex.EncodeToString([]byte(quota)),
+	answer, err := s.scripts.run(context.WithoutCancel(ctx), changeInsert, task,
+		rec.Task.ID, rec.Owner, s.ownerKey(rec.Owner), hex.EncodeToString([]byte(quota)),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task.b, score(rec.Updated),
-		a.maxTasks, a.maxLive, a.maxLiveBytes, a.maxBytes, rec.Quota, s.lease(rec.Updated), a.replica, push, version)
-	res, _ := answer.(string)
+		rec.Quota, s.lease(rec.Updated), push, version)
 	if err != nil {
 		return s.failed(ctx, "insert", err)
 	}
 	s.reachable()
+	res, _ := answer[0].(string)
 	if err := s.refusal(res); err != nil {
 		return err
 	}
@@ -555,22 +552,21 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		if err != nil {
 			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 		}
-		a, version := &s.arg, s.newVersion()
-		args := append([]any{a.prefix, id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task.b,
-			rec.Bytes - c.rec.Bytes, score(rec.Updated), a.maxLiveBytes, a.maxBytes, a.channel,
-			int(rec.Task.Status.State), a.replica, s.lease(rec.Updated), push, events, version}, payloads...)
-		answer, err := s.scripts.run(ctx, updateScript, []string{s.taskKey(id)}, task, args...)
-		res, _ := answer.([]any)
-		if err == nil && len(res) == 0 {
-			err = fmt.Errorf("unexpected answer %v", answer)
-		}
+		version := s.newVersion()
+		args := append([]any{id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task.b,
+			rec.Bytes - c.rec.Bytes, score(rec.Updated), int(rec.Task.Status.State), s.lease(rec.Updated),
+			push, events, version}, payloads...)
+		res, err := s.scripts.run(ctx, changeUpdate, task, args...)
 		if err != nil {
 			return s.failed(ctx, "update", err)
 		}
 		s.reachable()
 		switch answer, _ := res[0].(string); answer {
 		case "ok":
-			watchers, _ := res[2].(int64)
+			var watchers int64
+			if len(res) == 3 {
+				watchers, _ = res[2].(int64)
+			}
 			s.remember(cached{rec: rec, version: version, watched: watchers > 0})
 			if state := rec.Task.Status.State; state.Terminal() && !c.rec.Task.Status.State.Terminal() {
 				s.ended(id, state) // the other replicas hear it on the channel

@@ -471,22 +471,12 @@ func TestRunnerKnowsItsTaskIsWatchedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	scripts := func() int64 {
-		t.Helper()
-		stats, err := srv.Client(t).Info(t.Context(), "commandstats").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, rest, _ := strings.Cut(stats, "cmdstat_evalsha:calls=")
-		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-		return n
-	}
 	for i, want := range []int64{2, 1, 1} { // the first finds out it is watched
-		before := scripts()
+		before := scriptRuns(t, srv)
 		if err := run.Working(agentMsg(strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
 		}
-		if got := scripts() - before; got != want {
+		if got := scriptRuns(t, srv) - before; got != want {
 			t.Errorf("change %d took %d scripts, want %d", i, got, want)
 		}
 		if ev := recv(t, sub); ev.StatusUpdate == nil {
