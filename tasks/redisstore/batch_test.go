@@ -72,34 +72,12 @@ func TestFailedChangeLeavesItsBatchAlone(t *testing.T) {
 		}
 	}
 	before := scriptRuns(t, srv)
-	if err := client.Do(t.Context(), "CLIENT", "PAUSE", 10000, "WRITE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Do(context.Background(), "CLIENT", "UNPAUSE") })
-	errs := make([]error, len(ids))
-	var wg sync.WaitGroup
-	complete := func(i int) {
-		wg.Go(func() {
-			errs[i] = store.Update(t.Context(), ids[i], func(rec *tasks.Record, _ tasks.Tx) error {
-				rec.Task.Status.State = a2a.TaskStateCompleted
-				return nil
-			})
+	errs := queueBehindHeldBatches(t, client, store, len(ids), func(i int) error {
+		return store.Update(t.Context(), ids[i], func(rec *tasks.Record, _ tasks.Tx) error {
+			rec.Task.Status.State = a2a.TaskStateCompleted
+			return nil
 		})
-	}
-	// The first two changes hold both batches that may be on the wire;
-	// the others, the broken one among them, then queue for the next.
-	for i := range 2 {
-		complete(i)
-		waitFor(t, "a batch held by Redis", func() bool { return blockedClients(t, client) == i+1 })
-	}
-	for i := 2; i < len(ids); i++ {
-		complete(i)
-	}
-	waitFor(t, "the other changes queued", func() bool { return redisstore.QueuedChanges(store) == len(ids)-2 })
-	if err := client.Do(t.Context(), "CLIENT", "UNPAUSE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
+	})
 	for i, err := range errs[:len(errs)-1] {
 		if err != nil {
 			t.Errorf("task %d, sent with a change that fails: %v", i, err)
@@ -114,6 +92,62 @@ func TestFailedChangeLeavesItsBatchAlone(t *testing.T) {
 		if err := client.Do(t.Context(), cmd...).Err(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// queueBehindHeldBatches makes n changes, change(0) to change(n-1), so
+// that the first two are each a batch that a paused Redis holds and the
+// others queue behind them, and returns their errors once Redis made them
+// all. The others then go in as few batches as the pipeline's bounds let.
+func queueBehindHeldBatches(t *testing.T, client redis.UniversalClient, store *redisstore.Store, n int, change func(i int) error) []error {
+	t.Helper()
+	if err := client.Do(t.Context(), "CLIENT", "PAUSE", 10000, "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Do(context.Background(), "CLIENT", "UNPAUSE") })
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = change(i) })
+		if i < 2 {
+			waitFor(t, "a batch held by Redis", func() bool { return blockedClients(t, client) == i+1 })
+		}
+	}
+	waitFor(t, "the other changes queued", func() bool { return redisstore.QueuedChanges(store) == n-2 })
+	if err := client.Do(t.Context(), "CLIENT", "UNPAUSE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	return errs
+}
+
+// Changes with large tasks are sent a few at a time, so that one command
+// to Redis stays within a megabyte or so: a task may take 16 MiB.
+func TestLargeChangesSplitTheBatch(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client(t)
+	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "test", Limits: tasks.Options{}.StoreLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	t.Cleanup(func() { checkBookkeeping(t, client, "test") })
+	large := strings.Repeat("x", 600<<10) // two do not fit one batch
+	before := scriptRuns(t, srv)
+	const n = 8
+	errs := queueBehindHeldBatches(t, client, store, n, func(i int) error {
+		now := time.Now()
+		return store.Insert(t.Context(), tasks.Record{Owner: "alice", Updated: now, Bytes: int64(len(large)),
+			Task: a2a.Task{ID: "t" + strconv.Itoa(i), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now},
+				History: []a2a.Message{userMsg(large)}}})
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("insert %d: %v", i, err)
+		}
+	}
+	if got := scriptRuns(t, srv) - before; got != n {
+		t.Errorf("%d inserts of 600 KiB took %d scripts; want one each", n, got)
 	}
 }
 

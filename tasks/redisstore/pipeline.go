@@ -44,6 +44,7 @@ type pipeline struct {
 type scriptCall struct {
 	kind   string // "i" (insert) or "u" (update), as changeScript reads it
 	args   []any
+	size   int          // the bytes of its strings in args
 	buf    *encodedTask // in args: given back once the change is sent or dropped
 	answer []any
 	err    error
@@ -58,8 +59,11 @@ const (
 	// pipelinesInFlight is how many batches may be on the wire at once:
 	// two keep Redis busy while the last batch's answers are handed out.
 	pipelinesInFlight = 2
-	// maxBatch bounds one batch, so that one script run stays short.
-	maxBatch = 64
+	// maxBatch bounds one batch, so that one script run stays short, and
+	// maxBatchBytes the tasks and events it carries (a larger change goes
+	// alone), so that one command stays small: a task may take 16 MiB.
+	maxBatch      = 64
+	maxBatchBytes = 1 << 20
 	// queueDepth is how many changes may wait for a batch; a caller beyond
 	// it waits for room.
 	queueDepth = 4 * maxBatch
@@ -109,7 +113,15 @@ func (p *pipeline) run(ctx context.Context, kind string, buf *encodedTask, args 
 		return nil, err
 	}
 	c := callPool.Get().(*scriptCall)
-	c.kind, c.args, c.buf = kind, args, buf
+	c.kind, c.args, c.buf, c.size = kind, args, buf, 0
+	for _, a := range args {
+		switch a := a.(type) {
+		case []byte:
+			c.size += len(a)
+		case string:
+			c.size += len(a)
+		}
+	}
 	c.timer.Reset(p.wait)
 	p.mu.RLock()
 	var err error
@@ -162,23 +174,31 @@ func (c *scriptCall) reuse() {
 func (p *pipeline) send() {
 	defer p.done.Done()
 	batch := make([]*scriptCall, 0, maxBatch)
+	var next *scriptCall // taken from the queue, but too large for the last batch
 	for {
-		var first *scriptCall
-		select {
-		case first = <-p.queue:
-		case <-p.stop:
+		first := next
+		if first == nil {
 			select {
 			case first = <-p.queue:
-			default:
-				return
+			case <-p.stop:
+				select {
+				case first = <-p.queue:
+				default:
+					return
+				}
 			}
 		}
-		batch = append(batch[:0], first)
+		batch, next = append(batch[:0], first), nil
+		size := first.size
 	fill:
 		for len(batch) < maxBatch {
 			select {
 			case c := <-p.queue:
-				batch = append(batch, c)
+				if size+c.size > maxBatchBytes {
+					next = c
+					break fill
+				}
+				batch, size = append(batch, c), size+c.size
 			default:
 				break fill
 			}

@@ -263,7 +263,6 @@ local function update(o, n)
 	end
 	return {'ok', seq + events, num(f[7])}
 end
-local refusals = {READONLY = true, OOM = true, MISCONF = true, MASTERDOWN = true, NOREPLICAS = true}
 local out, o = {}, 7
 while o < #ARGV do
 	local n = tonumber(ARGV[o + 2])
@@ -272,6 +271,7 @@ while o < #ARGV do
 	local done, answer = pcall(change, o + 2, n)
 	if not done then
 		local why = type(answer) == 'table' and answer.err or tostring(answer)
+		local refusals = {READONLY = true, OOM = true, MISCONF = true, MASTERDOWN = true, NOREPLICAS = true}
 		if refusals[why:match('^%u+')] then return redis.error_reply(why) end
 		answer = {'error', why}
 	end
