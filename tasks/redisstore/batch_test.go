@@ -77,7 +77,7 @@ func TestFailedChangeLeavesItsBatchAlone(t *testing.T) {
 			rec.Task.Status.State = a2a.TaskStateCompleted
 			return nil
 		})
-	})
+	}, nil)
 	for i, err := range errs[:len(errs)-1] {
 		if err != nil {
 			t.Errorf("task %d, sent with a change that fails: %v", i, err)
@@ -97,9 +97,12 @@ func TestFailedChangeLeavesItsBatchAlone(t *testing.T) {
 
 // queueBehindHeldBatches makes n changes, change(0) to change(n-1), so
 // that the first two are each a batch that a paused Redis holds and the
-// others queue behind them, and returns their errors once Redis made them
-// all. The others then go in as few batches as the pipeline's bounds let.
-func queueBehindHeldBatches(t *testing.T, client redis.UniversalClient, store *redisstore.Store, n int, change func(i int) error) []error {
+// others queue behind them, in order, and returns their errors once Redis
+// made them all. The others then go in as few batches as the pipeline's
+// bounds let. queued (if not nil) runs once they wait, before Redis goes
+// on.
+func queueBehindHeldBatches(t *testing.T, client redis.UniversalClient, store *redisstore.Store, n int,
+	change func(i int) error, queued func()) []error {
 	t.Helper()
 	if err := client.Do(t.Context(), "CLIENT", "PAUSE", 10000, "WRITE").Err(); err != nil {
 		t.Fatal(err)
@@ -111,9 +114,13 @@ func queueBehindHeldBatches(t *testing.T, client redis.UniversalClient, store *r
 		wg.Go(func() { errs[i] = change(i) })
 		if i < 2 {
 			waitFor(t, "a batch held by Redis", func() bool { return blockedClients(t, client) == i+1 })
+		} else {
+			waitFor(t, "a change queued", func() bool { return redisstore.QueuedChanges(store) == i-1 })
 		}
 	}
-	waitFor(t, "the other changes queued", func() bool { return redisstore.QueuedChanges(store) == n-2 })
+	if queued != nil {
+		queued()
+	}
 	if err := client.Do(t.Context(), "CLIENT", "UNPAUSE").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +147,7 @@ func TestLargeChangesSplitTheBatch(t *testing.T) {
 		return store.Insert(t.Context(), tasks.Record{Owner: "alice", Updated: now, Bytes: int64(len(large)),
 			Task: a2a.Task{ID: "t" + strconv.Itoa(i), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now},
 				History: []a2a.Message{userMsg(large)}}})
-	})
+	}, nil)
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("insert %d: %v", i, err)
@@ -224,5 +231,31 @@ func TestServerRefusalFailsTheBatch(t *testing.T) {
 	}
 	if n, err := store.Len(t.Context()); err != nil || n != 1 {
 		t.Errorf("the store holds %d tasks (%v), want the one taken", n, err)
+	}
+}
+
+// Redis's own refusals are told from a change's failure in each shape a
+// version of Redis raises them with: 6.2's string that names the script's
+// line and keeps the reply's "-" and line end, 7.0's plain string, and
+// 7.2's table.
+func TestRefusalShapes(t *testing.T) {
+	client := redistest.Start(t).Client(t)
+	probe := redis.NewScript(redisstore.Prelude + `
+local raised = ARGV[2]
+if ARGV[3] == 'table' then raised = {err = ARGV[2]} end
+return refusal(raised) or ''`)
+	const readOnly = "READONLY You can't write against a read only replica."
+	for _, c := range []struct{ raised, shape, want string }{
+		{"@user_script: 164: -" + readOnly + "\r\n", "string", readOnly},
+		{readOnly, "string", readOnly},
+		{"OOM command not allowed when used memory > 'maxmemory'.", "table", "OOM command not allowed when used memory > 'maxmemory'."},
+		{"@user_script: 12: -WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "string", ""},
+		{"WRONGTYPE Operation against a key holding the wrong kind of value", "table", ""},
+		{"user_script:40: attempt to perform arithmetic on a nil value", "string", ""},
+	} {
+		got, err := probe.Run(t.Context(), client, []string{"x"}, "x", c.raised, c.shape).Text()
+		if err != nil || got != c.want {
+			t.Errorf("refusal(%q as a %s) = %q, %v; want %q", c.raised, c.shape, got, err, c.want)
+		}
 	}
 }

@@ -6,3 +6,6 @@ var KeyPrefix = keyPrefix
 
 // QueuedChanges is how many changes wait for a batch.
 func QueuedChanges(s *Store) int { return len(s.scripts.queue) }
+
+// Prelude is the functions every script starts with (ARGV[1] the prefix).
+const Prelude = prelude

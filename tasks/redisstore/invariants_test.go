@@ -217,10 +217,11 @@ func (k *storeKeys) problems() []string {
 		}
 	}
 	for _, qh := range sortedKeys(used, quotas) {
-		_, there := k.stats["l:"+qh]
-		if got, want := quotas[qh], used[qh]; got != want || there != (want.live > 0) {
-			add("quota %s holds live %d, bytes %d (fields there: %v); its live tasks are %d of %d bytes",
-				qh, got.live, got.bytes, there, want.live, want.bytes)
+		_, live := k.stats["l:"+qh]
+		_, bytes := k.stats["b:"+qh]
+		if got, want := quotas[qh], used[qh]; got != want || live != (want.live > 0) || bytes != live {
+			add("quota %s holds live %d, bytes %d (fields there: %v, %v); its live tasks are %d of %d bytes",
+				qh, got.live, got.bytes, live, bytes, want.live, want.bytes)
 		}
 	}
 	return p
@@ -292,6 +293,8 @@ func TestBookkeepingCheck(t *testing.T) {
 		{"quota bytes", func(p, _, _ string) []any { return []any{"HINCRBY", p + ":stats", alicesQuota("b"), -1} }, "quota"},
 		{"quota gone", func(p, _, _ string) []any { return []any{"HDEL", p + ":stats", alicesQuota("l"), alicesQuota("b")} }, "quota"},
 		{"quota kept", func(p, _, _ string) []any { return []any{"HSET", p + ":stats", "l:00", 0, "b:00", 0} }, "quota 00"},
+		{"quota bytes kept", func(p, _, _ string) []any { return []any{"HSET", p + ":stats", "b:00", 0} }, "quota 00"},
+		{"quota bytes gone", func(p, _, _ string) []any { return []any{"HDEL", p + ":stats", alicesQuota("b")} }, "quota"},
 		{"stray counter", func(p, _, _ string) []any { return []any{"HSET", p + ":stats", "x", 1} }, "stats has a field"},
 		{"lease gone", func(p, id, _ string) []any { return []any{"ZREM", p + ":leases", id} }, "in the leases: false"},
 		{"lease kept", func(p, _, done string) []any { return []any{"ZADD", p + ":leases", 1, done} }, "in the leases: true"},

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
@@ -77,6 +80,14 @@ func (p *answerCutter) forward(client net.Conn) {
 // an answerCutter, disarmed.
 func replicaBehindCutter(t *testing.T, srv *redistest.Server, prefix string) (*tasks.Manager, *answerCutter) {
 	t.Helper()
+	addr, cutter := cutterFor(t, srv)
+	return replicaAt(t, addr, prefix, tasks.Options{}), cutter
+}
+
+// cutterFor starts an answerCutter, disarmed, in front of srv, and returns
+// its address.
+func cutterFor(t *testing.T, srv *redistest.Server) (string, *answerCutter) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +95,7 @@ func replicaBehindCutter(t *testing.T, srv *redistest.Server, prefix string) (*t
 	t.Cleanup(func() { ln.Close() })
 	cutter := &answerCutter{to: srv.Addr()}
 	go cutter.serve(ln)
-	return replicaAt(t, ln.Addr().String(), prefix, tasks.Options{}), cutter
+	return ln.Addr().String(), cutter
 }
 
 // go-redis sends a command again when its answer is lost. A script that
@@ -164,5 +175,64 @@ func TestLostAnswerCountsAWatcherOutOnce(t *testing.T) {
 	}
 	if ev := recv(t, kept); ev.StatusUpdate == nil {
 		t.Fatalf("the staying replica got %+v, want the status update", ev)
+	}
+}
+
+// When go-redis sends a batch again because its answer was lost, every
+// change answers as in the first run, also when a later change of the
+// batch needed room: an eviction passes over the tasks the batch wrote, so
+// that the change that wrote one does not find it gone (and report a task
+// it ended as not found) the second time.
+func TestLostBatchAnswerKeepsWhatItWrote(t *testing.T) {
+	srv := redistest.Start(t)
+	addr, cutter := cutterFor(t, srv)
+	client := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: 1, Dialer: redisstore.Dialer(time.Second)})
+	t.Cleanup(func() { client.Close() })
+	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "test", Limits: tasks.Options{MaxTasks: 4, MaxLivePerOwner: 4}.StoreLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	t.Cleanup(func() { checkBookkeeping(t, srv.Client(t), "test") })
+	insert := func(id string) error {
+		now := time.Now()
+		return store.Insert(t.Context(), tasks.Record{Owner: "alice", Updated: now,
+			Task: a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: now}}})
+	}
+	change := func(id string, state a2a.TaskState) error {
+		return store.Update(t.Context(), id, func(rec *tasks.Record, _ tasks.Tx) error {
+			rec.Task.Status.State, rec.Updated = state, time.Now()
+			return nil
+		})
+	}
+	for _, id := range []string{"a", "b", "c", "x"} { // the store full of live tasks
+		if err := insert(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two changes hold the batches on the wire; x's end, then an insert
+	// that needs room (x the only terminal task), go in the next batch,
+	// whose answer is lost.
+	steps := []func() error{
+		func() error { return change("a", a2a.TaskStateWorking) },
+		func() error { return change("b", a2a.TaskStateWorking) },
+		func() error { return change("x", a2a.TaskStateCompleted) },
+		func() error { return insert("y") },
+	}
+	errs := queueBehindHeldBatches(t, srv.Client(t), store, len(steps), func(i int) error { return steps[i]() },
+		func() { cutter.armed.Store(true) })
+	for i, err := range errs[:3] {
+		if err != nil {
+			t.Errorf("change %d: %v", i, err)
+		}
+	}
+	if errs[3] == nil {
+		t.Error("an insert into a store full of live tasks and the task its batch ended: stored, want refused")
+	}
+	if cutter.armed.Load() {
+		t.Error("no batch's answer was cut")
+	}
+	if rec, err := store.Get(t.Context(), "x"); err != nil || rec.Task.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("x: %v, %v; want it completed", rec.Task.Status.State, err)
 	}
 }

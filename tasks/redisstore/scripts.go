@@ -62,7 +62,6 @@ local function readStats(qh)
 	local q = qh and quotas[qh]
 	if qh and not q then
 		q = {l = 'l:' .. qh, b = 'b:' .. qh, dlive = 0, dused = 0}
-		quotas[qh] = q
 		if count then
 			local st = redis.call('HMGET', STATS, q.l, q.b)
 			q.live, q.used = num(st[1]), num(st[2])
@@ -70,6 +69,7 @@ local function readStats(qh)
 			local st = redis.call('HMGET', STATS, 'count', 'bytes', q.l, q.b)
 			count, bytes, q.live, q.used = num(st[1]), num(st[2]), num(st[3]), num(st[4])
 		end
+		quotas[qh] = q
 	elseif not count then
 		local st = redis.call('HMGET', STATS, 'count', 'bytes')
 		count, bytes = num(st[1]), num(st[2])
@@ -125,6 +125,18 @@ local function drop(id, popped)
 	redis.call('DEL', tk)
 	if not popped then redis.call('ZREM', P .. ':terminal', id) end
 end
+-- refusal is the error a failed redis.call raised (Redis 6.2: a string
+-- "@user_script: <line>: -CODE ...\r\n"; 7.0: "CODE ..."; 7.2 on: a
+-- table {err = "CODE ..."}) as Redis's own reply, when it is a refusal of
+-- the server's (a read-only replica, no memory left, a failed save), not
+-- about the data; nil otherwise.
+local function refusal(raised)
+	local why = type(raised) == 'table' and raised.err or tostring(raised)
+	local code, rest = why:match('^%-?(%u+)(.*)')
+	if not code then code, rest = why:match('^@?[%w_]+:%s*%d+:%s*%-?(%u+)(.*)') end
+	local refusals = {READONLY = true, OOM = true, MISCONF = true, MASTERDOWN = true, NOREPLICAS = true}
+	if code and refusals[code] then return code .. rest:gsub('%s+$', '') end
+end
 `
 
 // changeScript makes a batch of inserts and updates, one after the other,
@@ -159,22 +171,27 @@ end
 var changeScript = redis.NewScript(prelude + `
 local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local channel, replica = ARGV[6], ARGV[7]
--- evict drops the terminal task updated longest ago, but never keep.
-local function evict(keep)
+-- written holds the tasks this run writes: an eviction passes over them,
+-- so that when go-redis sends the batch again (its answer lost), each
+-- change finds its own write and answers as the first run did.
+local written = {}
+-- evict drops the terminal task updated longest ago, but none in written.
+local function evict()
+	local skipped = {}
 	local oldest = redis.call('ZPOPMIN', P .. ':terminal')
-	if oldest[1] and oldest[1] == keep then
-		local next = redis.call('ZPOPMIN', P .. ':terminal')
-		redis.call('ZADD', P .. ':terminal', oldest[2], keep)
-		oldest = next
+	while oldest[1] and written[oldest[1]] do
+		skipped[#skipped + 1] = oldest
+		oldest = redis.call('ZPOPMIN', P .. ':terminal')
 	end
+	for _, s in ipairs(skipped) do redis.call('ZADD', P .. ':terminal', s[2], s[1]) end
 	if not oldest[1] then return false end
 	drop(oldest[1], true)
 	return true
 end
 -- room makes delta more bytes fit the store's budget (readStats first).
-local function room(delta, keep)
+local function room(delta)
 	while bytes + dbytes + delta > maxBytes do
-		if not evict(keep) then return false end
+		if not evict() then return false end
 	end
 	return true
 end
@@ -184,7 +201,10 @@ local function insert(o)
 	local tk = P .. ':t:' .. id
 	local stored = redis.call('HGET', tk, 'v')
 	if stored then
-		if stored == ARGV[o + 13] then return {'ok'} end
+		if stored == ARGV[o + 13] then
+			written[id] = true -- as in the run that wrote it
+			return {'ok'}
+		end
 		return {'dup'}
 	end
 	local q
@@ -195,8 +215,9 @@ local function insert(o)
 	else
 		readStats()
 	end
-	if count + dcount >= maxTasks and not evict('') then return {'full-tasks'} end
-	if not room(size, '') then return {'full-bytes'} end
+	if count + dcount >= maxTasks and not evict() then return {'full-tasks'} end
+	if not room(size) then return {'full-bytes'} end
+	written[id] = true
 	redis.call('HSET', tk, 't', ARGV[o + 8], 'o', ARGV[o + 2], 'q', ARGV[o + 10], 'ok', ok, 'qh', qh, 'u', ARGV[o + 5],
 		'b', ARGV[o + 6], 'v', ARGV[o + 13], 's', '0', 'st', st, 'r', replica)
 	if ARGV[o + 12] ~= '' then redis.call('HSET', tk, 'p', ARGV[o + 12]) end
@@ -218,7 +239,10 @@ local function update(o, n)
 		return {'missing'}
 	end
 	if f[1] ~= version then
-		if f[1] == ARGV[o + 12] then return {'ok', num(f[5]), num(f[7])} end
+		if f[1] == ARGV[o + 12] then
+			written[id] = true -- as in the run that wrote it
+			return {'ok', num(f[5]), num(f[7])}
+		end
 		return {'conflict'}
 	end
 	local oldst, oldb, seq = f[2], num(f[3]), num(f[5])
@@ -231,12 +255,13 @@ local function update(o, n)
 	-- The counters, read when the change is checked against them or
 	-- changes them: its quota's too while the task is live.
 	local wasLive, q = oldst ~= 't'
+	written[id] = true -- from here on: it may be written, and must not be evicted for room
 	if delta > 0 or (wasLive and (st == 't' or delta ~= 0)) then
 		if wasLive then q = readStats(f[4]) else readStats() end
 	end
 	if delta > 0 then
 		if q and q.used + q.dused + delta > maxLiveBytes then return {'quota-bytes'} end
-		if not room(delta, id) then return {'full-bytes'} end
+		if not room(delta) then return {'full-bytes'} end
 	end
 	if st == 'r' and oldst ~= 'r' then -- it starts running here: this replica runs it
 		redis.call('HSET', tk, 't', ARGV[o + 5], 'u', ARGV[o + 3], 'b', oldb + delta, 'v', ARGV[o + 12], 's', seq + events, 'st', st, 'r', replica)
@@ -270,10 +295,9 @@ while o < #ARGV do
 	if ARGV[o + 1] == 'u' then change = update end
 	local done, answer = pcall(change, o + 2, n)
 	if not done then
-		local why = type(answer) == 'table' and answer.err or tostring(answer)
-		local refusals = {READONLY = true, OOM = true, MISCONF = true, MASTERDOWN = true, NOREPLICAS = true}
-		if refusals[why:match('^%u+')] then return redis.error_reply(why) end
-		answer = {'error', why}
+		local refused = refusal(answer)
+		if refused then return redis.error_reply(refused) end
+		answer = {'error', type(answer) == 'table' and answer.err or tostring(answer)}
 	end
 	out[#out + 1] = answer
 	o = o + 2 + n
