@@ -27,7 +27,7 @@ func BenchmarkStoredTaskBytes(b *testing.B) {
 	if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: reply}, []a2a.Artifact{art}); err != nil {
 		b.Fatal(err)
 	}
-	used, err := client.MemoryUsage(b.Context(), redisstore.KeyPrefix("bench")+":t:"+run.Task.ID).Result()
+	used, err := client.MemoryUsage(b.Context(), redisstore.KeyPrefix("bench")+":t:"+run.Task.ID, 0).Result() // every field, not a sample
 	if err != nil {
 		b.Fatal(err)
 	}
