@@ -35,7 +35,22 @@ func scriptRuns(t *testing.T, srv *redistest.Server) int64 {
 	return n
 }
 
-// unavailable fails t unless err is the store's UNAVAILABLE.
+// newStore is a store with the given options (Client set) under the
+// prefix "test", closed when the test ends; its bookkeeping is checked
+// then.
+func newStore(t *testing.T, opts redisstore.Options) *redisstore.Store {
+	t.Helper()
+	opts.Prefix = "test"
+	store, err := redisstore.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	t.Cleanup(func() { checkBookkeeping(t, opts.Client, "test") })
+	return store
+}
+
+// wantUnavailable fails t unless err is the store's UNAVAILABLE.
 func wantUnavailable(t *testing.T, what string, err error) {
 	t.Helper()
 	var e *a2a.Error
@@ -50,12 +65,7 @@ func wantUnavailable(t *testing.T, what string, err error) {
 func TestFailedChangeLeavesItsBatchAlone(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
-	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "test", Limits: tasks.Options{}.StoreLimits()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
-	t.Cleanup(func() { checkBookkeeping(t, client, "test") })
+	store := newStore(t, redisstore.Options{Client: client, Limits: tasks.Options{}.StoreLimits()})
 	ids := make([]string, 16)
 	for i := range ids {
 		ids[i] = "t" + strconv.Itoa(i)
@@ -133,12 +143,7 @@ func queueBehindHeldBatches(t *testing.T, client redis.UniversalClient, store *r
 func TestLargeChangesSplitTheBatch(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
-	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "test", Limits: tasks.Options{}.StoreLimits()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
-	t.Cleanup(func() { checkBookkeeping(t, client, "test") })
+	store := newStore(t, redisstore.Options{Client: client, Limits: tasks.Options{}.StoreLimits()})
 	large := strings.Repeat("x", 600<<10) // two do not fit one batch
 	before := scriptRuns(t, srv)
 	const n = 8
@@ -193,13 +198,7 @@ func TestServerRefusalFailsTheBatch(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, MaxRetries: 1})
 	t.Cleanup(func() { client.Close() })
 	core, logs := observer.New(zapcore.ErrorLevel)
-	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "test", Limits: tasks.Options{}.StoreLimits(),
-		Logger: zap.New(core)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
-	t.Cleanup(func() { checkBookkeeping(t, client, "test") })
+	store := newStore(t, redisstore.Options{Client: client, Limits: tasks.Options{}.StoreLimits(), Logger: zap.New(core)})
 	m := tasks.NewManager(tasks.Options{Store: store, SweepInterval: -1})
 	t.Cleanup(m.Close)
 
@@ -208,7 +207,7 @@ func TestServerRefusalFailsTheBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Client(t).Do(context.Background(), "REPLICAOF", "NO", "ONE") })
-	_, err = m.Start("alice", userMsg("refused"), tasks.StartOptions{})
+	_, err := m.Start("alice", userMsg("refused"), tasks.StartOptions{})
 	wantUnavailable(t, "an insert into a read-only replica", err)
 	var logged error
 	for _, entry := range logs.All() {

@@ -188,12 +188,7 @@ func TestLostBatchAnswerKeepsWhatItWrote(t *testing.T) {
 	addr, cutter := cutterFor(t, srv)
 	client := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: 1, Dialer: redisstore.Dialer(time.Second)})
 	t.Cleanup(func() { client.Close() })
-	store, err := redisstore.New(redisstore.Options{Client: client, Prefix: "test", Limits: tasks.Options{MaxTasks: 4, MaxLivePerOwner: 4}.StoreLimits()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
-	t.Cleanup(func() { checkBookkeeping(t, srv.Client(t), "test") })
+	store := newStore(t, redisstore.Options{Client: client, Limits: tasks.Options{MaxTasks: 4, MaxLivePerOwner: 4}.StoreLimits()})
 	insert := func(id string) error {
 		now := time.Now()
 		return store.Insert(t.Context(), tasks.Record{Owner: "alice", Updated: now,
