@@ -4,6 +4,15 @@ package redisstore
 // with, for tests that look at the keys.
 var KeyPrefix = keyPrefix
 
+// OneBatchInFlight makes a new store send one batch at a time, so that a
+// test that holds that batch in Redis knows which batch each later change
+// goes in: all of them, in order, in the next.
+func OneBatchInFlight(s *Store) {
+	old := s.scripts
+	old.close()
+	s.scripts = newPipeline(old.client, old.wait, 1, old.key[0], old.fixed...)
+}
+
 // QueuedChanges is how many changes wait for a batch.
 func QueuedChanges(s *Store) int { return len(s.scripts.queue) }
 

@@ -70,12 +70,12 @@ const (
 )
 
 // newPipeline starts a pipeline that runs changeScript with the given
-// key and arguments before the changes.
-func newPipeline(client redis.UniversalClient, wait time.Duration, key string, fixed ...any) *pipeline {
+// key and arguments before the changes, inFlight batches at a time.
+func newPipeline(client redis.UniversalClient, wait time.Duration, inFlight int, key string, fixed ...any) *pipeline {
 	p := &pipeline{client: client, key: []string{key}, fixed: fixed, wait: wait,
 		queue: make(chan *scriptCall, queueDepth), stop: make(chan struct{})}
-	p.done.Add(pipelinesInFlight)
-	for range pipelinesInFlight {
+	p.done.Add(inFlight)
+	for range inFlight {
 		go p.send()
 	}
 	return p

@@ -163,7 +163,7 @@ func New(opts Options) (*Store, error) {
 	}
 	s.channel = s.prefix + ":events"
 	l := opts.Limits
-	s.scripts = newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout), s.prefix+":stats",
+	s.scripts = newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout), pipelinesInFlight, s.prefix+":stats",
 		s.prefix, l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, s.channel, s.replica)
 	s.bus.OnIdle(s.unwatch)
 	s.events = s.client.Subscribe(ctx) // no channel yet: nothing goes to the network here
