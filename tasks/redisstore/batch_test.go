@@ -243,7 +243,7 @@ func TestRefusalShapes(t *testing.T) {
 	probe := redis.NewScript(redisstore.Prelude + `
 local raised = ARGV[2]
 if ARGV[3] == 'table' then raised = {err = ARGV[2]} end
-return refusal(raised) or ''`)
+return refusal(errorText(raised)) or ''`)
 	const readOnly = "READONLY You can't write against a read only replica."
 	for _, c := range []struct{ raised, shape, want string }{
 		{"@user_script: 164: -" + readOnly + "\r\n", "string", readOnly},

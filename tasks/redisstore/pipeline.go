@@ -81,7 +81,7 @@ func newPipeline(client redis.UniversalClient, wait time.Duration, inFlight int,
 	return p
 }
 
-// close stops the pipeline once the scripts queued so far have run.
+// close stops the pipeline once the changes queued so far are made.
 func (p *pipeline) close() {
 	p.mu.Lock()
 	if !p.closed {

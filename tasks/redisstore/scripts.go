@@ -125,13 +125,16 @@ local function drop(id, popped)
 	redis.call('DEL', tk)
 	if not popped then redis.call('ZREM', P .. ':terminal', id) end
 end
--- refusal is the error a failed redis.call raised (Redis 6.2: a string
--- "@user_script: <line>: -CODE ...\r\n"; 7.0: "CODE ..."; 7.2 on: a
--- table {err = "CODE ..."}) as Redis's own reply, when it is a refusal of
--- the server's (a read-only replica, no memory left, a failed save), not
--- about the data; nil otherwise.
-local function refusal(raised)
-	local why = type(raised) == 'table' and raised.err or tostring(raised)
+-- errorText is the text of an error a failed redis.call raised: Redis 7.2
+-- on raises a table {err = "CODE ..."}, earlier versions a string.
+local function errorText(raised)
+	return type(raised) == 'table' and raised.err or tostring(raised)
+end
+-- refusal is an error's text (Redis 6.2: "@user_script: <line>: -CODE
+-- ...\r\n"; 7.0 on: "CODE ...") as Redis's own reply, when it is a
+-- refusal of the server's (a read-only replica, no memory left, a failed
+-- save), not about the data; nil otherwise.
+local function refusal(why)
 	local code, rest = why:match('^%-?(%u+)(.*)')
 	if not code then code, rest = why:match('^@?[%w_]+:%s*%d+:%s*%-?(%u+)(.*)') end
 	local refusals = {READONLY = true, OOM = true, MISCONF = true, MASTERDOWN = true, NOREPLICAS = true}
@@ -163,7 +166,8 @@ end
 // {"missing"}, {"conflict"}, {"quota-bytes"} or {"full-bytes"}.
 //
 // A change that fails (a key of another type where the store's should be)
-// answers {"error", why}; the others are made all the same. But a refusal
+// answers {"error", why}, and may be half made, as a script that fails
+// is; the others are made all the same. But a refusal
 // of the server's own (a read-only replica, no memory left, a failed save)
 // fails the whole batch with it, so that go-redis sees it (to follow a
 // failover): it comes at the batch's first write, before anything is
@@ -295,9 +299,10 @@ while o < #ARGV do
 	if ARGV[o + 1] == 'u' then change = update end
 	local done, answer = pcall(change, o + 2, n)
 	if not done then
-		local refused = refusal(answer)
+		local why = errorText(answer)
+		local refused = refusal(why)
 		if refused then return redis.error_reply(refused) end
-		answer = {'error', type(answer) == 'table' and answer.err or tostring(answer)}
+		answer = {'error', why}
 	end
 	out[#out + 1] = answer
 	o = o + 2 + n
