@@ -54,11 +54,15 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    tasks {
 //	        max_tasks          <count>
 //	        max_live_per_owner <count>
+//	        max_live_anonymous <count>
+//	        max_live_per_client <count>
 //	        max_history        <count>
 //	        max_age            <duration>
 //	        max_input_wait     <duration>
 //	        max_bytes          <size>
 //	        max_live_bytes_per_owner <size>
+//	        max_live_bytes_anonymous <size>
+//	        max_live_bytes_per_client <size>
 //	        max_task_bytes     <size>
 //	        stream_buffer      <count>
 //	        redis {
@@ -274,6 +278,10 @@ func parseTasks(d *caddyfile.Dispenser, where string) (*TasksConfig, error) {
 			t.MaxTasks, err = countArg(d, at)
 		case "max_live_per_owner":
 			t.MaxLivePerOwner, err = countArg(d, at)
+		case "max_live_anonymous":
+			t.MaxLiveAnonymous, err = countArg(d, at)
+		case "max_live_per_client":
+			t.MaxLivePerClient, err = countArg(d, at)
 		case "max_history":
 			t.MaxHistory, err = countArg(d, at)
 		case "max_age":
@@ -284,6 +292,10 @@ func parseTasks(d *caddyfile.Dispenser, where string) (*TasksConfig, error) {
 			t.MaxBytes, err = sizeArg(d, at)
 		case "max_live_bytes_per_owner":
 			t.MaxLiveBytesPerOwner, err = sizeArg(d, at)
+		case "max_live_bytes_anonymous":
+			t.MaxLiveBytesAnonymous, err = sizeArg(d, at)
+		case "max_live_bytes_per_client":
+			t.MaxLiveBytesPerClient, err = sizeArg(d, at)
 		case "max_task_bytes":
 			t.MaxTaskBytes, err = sizeArg(d, at)
 		case "redis":
@@ -475,7 +487,7 @@ func countArg(d *caddyfile.Dispenser, at string) (int, error) {
 var handlerSubdirectives = []string{"skills", "upstream", "url", "name", "description", "version", "provider", "documentation_url", "icon_url", "default_input_modes", "default_output_modes", "max_request_body", "heartbeat", "read_body_timeout", "write_timeout", "card_max_age", "card_format", "card_bare_scopes", "drain_timeout", "tasks", "signing", "security", "extended_card", "push", "rest", "grpc"}
 
 // tasksSubdirectives are the subdirectives of the tasks block.
-var tasksSubdirectives = []string{"max_tasks", "max_live_per_owner", "max_history", "max_age", "max_input_wait", "max_bytes", "max_live_bytes_per_owner", "max_task_bytes", "redis", "stream_buffer"}
+var tasksSubdirectives = []string{"max_tasks", "max_live_per_owner", "max_live_anonymous", "max_live_per_client", "max_history", "max_age", "max_input_wait", "max_bytes", "max_live_bytes_per_owner", "max_live_bytes_anonymous", "max_live_bytes_per_client", "max_task_bytes", "redis", "stream_buffer"}
 
 // redisSubdirectives are the subdirectives of the redis block.
 var redisSubdirectives = []string{"address", "master_name", "username", "password", "db", "tls", "tls_ca", "key_prefix", "timeout"}

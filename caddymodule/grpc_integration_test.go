@@ -77,6 +77,7 @@ func TestGRPCThroughCaddy(t *testing.T) {
 		t.Fatalf("SendMessage: %v", sent)
 	}
 
+	msg.MessageId = "g2" // a new message: g1 sent again would not run again
 	stream, err := c.SendStreamingMessage(ctx, &a2apb.SendMessageRequest{Message: msg})
 	if err != nil {
 		t.Fatal(err)

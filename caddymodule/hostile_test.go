@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,10 +70,17 @@ func (a *agent) postFrom(addr, body string) rpcResponse {
 	return r
 }
 
+// sendMessage is a 1.0 SendMessage of a new message (a message id of its
+// own: one sent again would not run again) for skill with data.
 func sendMessage(skill, data string) string {
-	return `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","metadata":{"skill":"` +
-		skill + `"},"parts":[{"data":` + data + `}]}}}`
+	return `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"` + newMessageID() +
+		`","role":"ROLE_USER","metadata":{"skill":"` + skill + `"},"parts":[{"data":` + data + `}]}}}`
 }
+
+// messageIDs numbers the messages that tests make.
+var messageIDs atomic.Int64
+
+func newMessageID() string { return fmt.Sprint("msg-", messageIDs.Add(1)) }
 
 // What one anonymous caller can make the agent hold, or do to others, is
 // bounded: each case failed before the limits it tests were there.
@@ -113,16 +121,16 @@ func TestIntegrationHostileInput(t *testing.T) {
 	})
 
 	t.Run("one anonymous client cannot lock out the others", func(t *testing.T) {
-		ask := sendMessage("weather", `{}`) // no city: the task waits for input
+		ask := func() string { return sendMessage("weather", `{}`) } // no city: the task waits for input
 		for range 2 {
-			if r := a.postFrom("192.0.2.20", ask); r.Error != nil {
+			if r := a.postFrom("192.0.2.20", ask()); r.Error != nil {
 				t.Fatalf("first tasks of a client: %+v", r.Error)
 			}
 		}
-		if r := a.postFrom("192.0.2.20", ask); r.Error == nil || r.Error.Code != -32603 {
+		if r := a.postFrom("192.0.2.20", ask()); r.Error == nil || r.Error.Code != -32603 {
 			t.Fatalf("a client past its share: %+v, want -32603 RESOURCE_EXHAUSTED", r.Error)
 		}
-		if r := a.postFrom("192.0.2.21", ask); r.Error != nil {
+		if r := a.postFrom("192.0.2.21", ask()); r.Error != nil {
 			t.Fatalf("another client was locked out: %+v", r.Error)
 		}
 	})

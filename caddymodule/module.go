@@ -213,11 +213,20 @@ type Provider struct {
 type TasksConfig struct {
 	// MaxTasks is how many tasks the store keeps. Default: 10000.
 	MaxTasks int `json:"max_tasks,omitempty"`
-	// MaxLivePerOwner is how many running or interrupted tasks one caller
-	// may have; anonymous callers share one owner, so each client address
-	// (Caddy's client IP, IPv6 by /64) has this share of its own.
-	// Default: a quarter of max_tasks.
+	// MaxLivePerOwner is how many running or interrupted tasks one
+	// authenticated caller may have. Default: a quarter of max_tasks.
 	MaxLivePerOwner int `json:"max_live_per_owner,omitempty"`
+	// MaxLiveAnonymous is how many running or interrupted tasks anonymous
+	// callers may have together, so that they cannot lock authenticated
+	// callers out. Default: half of max_tasks; all of it when the agent
+	// declares no security scheme (nobody can authenticate).
+	MaxLiveAnonymous int `json:"max_live_anonymous,omitempty"`
+	// MaxLivePerClient is how many running or interrupted tasks the
+	// anonymous callers of one client address (Caddy's client IP; IPv6 by
+	// /48, a site's usual allocation) may have, so that it takes many
+	// addresses to fill the anonymous share. Default: max_tasks/100 (at
+	// least 1, at most max_live_per_owner and max_live_anonymous).
+	MaxLivePerClient int `json:"max_live_per_client,omitempty"`
 	// MaxHistory is how many messages one task may hold; a follow-up past
 	// that is refused. Default: 100.
 	MaxHistory int `json:"max_history,omitempty"`
@@ -233,10 +242,19 @@ type TasksConfig struct {
 	// oldest first, and is refused when every stored task is live. The
 	// Caddyfile takes a size such as 256MiB. Default: 256 MiB.
 	MaxBytes int64 `json:"max_bytes,omitempty"`
-	// MaxLiveBytesPerOwner bounds the memory of one caller's running or
-	// interrupted tasks (for anonymous callers: of one client address).
-	// Default: a quarter of max_bytes.
+	// MaxLiveBytesPerOwner bounds the memory of one authenticated
+	// caller's running or interrupted tasks. Default: a quarter of
+	// max_bytes.
 	MaxLiveBytesPerOwner int64 `json:"max_live_bytes_per_owner,omitempty"`
+	// MaxLiveBytesAnonymous bounds the memory of the running or
+	// interrupted tasks of all anonymous callers. Default: half of
+	// max_bytes; all of it when the agent declares no security scheme.
+	MaxLiveBytesAnonymous int64 `json:"max_live_bytes_anonymous,omitempty"`
+	// MaxLiveBytesPerClient bounds the memory of the running or
+	// interrupted tasks of one anonymous client address. Default:
+	// max_bytes/64 (at most max_live_bytes_per_owner and
+	// max_live_bytes_anonymous).
+	MaxLiveBytesPerClient int64 `json:"max_live_bytes_per_client,omitempty"`
 	// MaxTaskBytes bounds the memory of one task: a message that would
 	// take more is refused with -32602 before anything is kept, and an
 	// upstream result that would take more fails the task. It also bounds
@@ -544,6 +562,14 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("tasks: max_tasks %d is negative", t.MaxTasks)
 		case t.MaxLivePerOwner < 0:
 			return fmt.Errorf("tasks: max_live_per_owner %d is negative", t.MaxLivePerOwner)
+		case t.MaxLiveAnonymous < 0:
+			return fmt.Errorf("tasks: max_live_anonymous %d is negative", t.MaxLiveAnonymous)
+		case t.MaxLivePerClient < 0:
+			return fmt.Errorf("tasks: max_live_per_client %d is negative", t.MaxLivePerClient)
+		case t.MaxLiveBytesAnonymous < 0:
+			return fmt.Errorf("tasks: max_live_bytes_anonymous %d is negative", t.MaxLiveBytesAnonymous)
+		case t.MaxLiveBytesPerClient < 0:
+			return fmt.Errorf("tasks: max_live_bytes_per_client %d is negative", t.MaxLiveBytesPerClient)
 		case t.MaxHistory < 0:
 			return fmt.Errorf("tasks: max_history %d is negative", t.MaxHistory)
 		case t.MaxAge < 0:

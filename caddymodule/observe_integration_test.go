@@ -209,8 +209,8 @@ func TestIntegrationObservability(t *testing.T) {
 		if version == "1.0" {
 			method, role, kind, dataKind = "SendMessage", "ROLE_USER", "", ""
 		}
-		return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"message":{%s"messageId":"m-%s","role":%q,"metadata":{"skill":%q},"parts":[{%s"data":{"city":"Paris"}}]}%s}}`,
-			method, kind, skill, role, skill, dataKind, config)
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"message":{%s"messageId":%q,"role":%q,"metadata":{"skill":%q},"parts":[{%s"data":{"city":"Paris"}}]}%s}}`,
+			method, kind, newMessageID(), role, skill, dataKind, config)
 	}
 
 	before := scrape(t)

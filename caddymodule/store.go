@@ -155,6 +155,17 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 			MaxLiveBytesPerOwner: limits.MaxLiveBytesPerOwner,
 			MaxTaskBytes:         limits.MaxTaskBytes,
 			StreamBuffer:         limits.StreamBuffer,
+
+			MaxLiveAnonymous:      limits.MaxLiveAnonymous,
+			MaxLiveBytesAnonymous: limits.MaxLiveBytesAnonymous,
+			MaxLivePerClient:      limits.MaxLivePerClient,
+			MaxLiveBytesPerClient: limits.MaxLiveBytesPerClient,
+		}
+		if h.auth == nil {
+			// Nobody can authenticate: there is no one to keep a share
+			// for, and anonymous callers may use the whole store.
+			opts.MaxLiveAnonymous = cmp.Or(opts.MaxLiveAnonymous, opts.MaxTasks, tasks.DefaultMaxTasks)
+			opts.MaxLiveBytesAnonymous = cmp.Or(opts.MaxLiveBytesAnonymous, opts.MaxBytes, tasks.DefaultMaxBytes)
 		}
 		if h.Push != nil {
 			opts.MaxPushConfigs = h.Push.MaxConfigsPerTask

@@ -203,7 +203,7 @@ func TestIntegrationPolledJob(t *testing.T) {
 			}
 		}()
 		r := a.call("", `{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":
-			{"kind":"message","messageId":"j2","role":"user","parts":[{"kind":"text","text":"report"}]}}}`)
+			{"kind":"message","messageId":"j3","role":"user","parts":[{"kind":"text","text":"report"}]}}}`)
 		if r.Error != nil {
 			t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
 		}

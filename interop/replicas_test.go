@@ -247,7 +247,7 @@ func TestReplicaKilledMidTask(t *testing.T) {
 	if got.Status.State != a2a.TaskStateFailed {
 		t.Fatalf("state %s, want failed: %s", got.Status.State, jsonString(got))
 	}
-	const want = "The agent stopped while this task ran; send the message again."
+	const want = "The agent stopped while this task ran, so whether its work was done is unknown; to try again, send a new message (a new messageId)."
 	if got.Status.Message == nil || messageText(got.Status.Message) != want {
 		t.Fatalf("status message %s, want the text %q", jsonString(got.Status.Message), want)
 	}

@@ -14,7 +14,7 @@ import (
 // Anonymous callers share one owner, but each client address holds its
 // own share of the store: one client that fills its share with tasks
 // waiting for input does not lock out the others. IPv6 clients count by
-// their /64.
+// their /48: one host holds many /64s.
 func TestAnonymousShareIsPerClient(t *testing.T) {
 	a := newAgent(t, func(cfg *server.Config) {
 		cfg.Tasks = tasks.NewManager(tasks.Options{MaxLivePerOwner: 2})
@@ -50,13 +50,13 @@ func TestAnonymousShareIsPerClient(t *testing.T) {
 			}
 		}
 	}
-	for _, client := range []string{"192.0.2.1", "2001:db8::2"} { // the same /64 as 2001:db8::1
+	for _, client := range []string{"192.0.2.1", "2001:db8::2", "2001:db8:0:1::1"} { // the same /48 as 2001:db8::1
 		if ans := ask(client); ans.Error == nil || ans.Error.Code != a2a.CodeInternalError ||
 			!strings.Contains(string(ans.Error.Data), "RESOURCE_EXHAUSTED") {
 			t.Errorf("client %s past its share: %+v, want RESOURCE_EXHAUSTED", client, ans)
 		}
 	}
-	for _, client := range []string{"192.0.2.2", "2001:db8:0:1::1"} {
+	for _, client := range []string{"192.0.2.2", "2001:db8:1::1"} {
 		if ans := ask(client); ans.Error != nil {
 			t.Errorf("another client %s was locked out: %+v", client, ans.Error)
 		}

@@ -59,7 +59,7 @@ func pbMessage(t *testing.T, skill, taskID string, data map[string]any) *a2apb.M
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &a2apb.Message{MessageId: "m-" + time.Now().Format(time.RFC3339Nano), Role: a2apb.Role_ROLE_USER, TaskId: taskID,
+	m := &a2apb.Message{MessageId: newMessageID(), Role: a2apb.Role_ROLE_USER, TaskId: taskID,
 		Parts: []*a2apb.Part{{Content: &a2apb.Part_Data{Data: value}}}}
 	if skill != "" {
 		m.Metadata, _ = structpb.NewStruct(map[string]any{"skill": skill})
@@ -429,7 +429,10 @@ func TestStreamEndedByContext(t *testing.T) {
 	obs := make(observations, 64)
 	a := newAgent(t, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
 	a.cancelOnCleanup()
-	slow := &a2apb.SendMessageRequest{Message: pbMessage(t, "slow", "", map[string]any{"seconds": 30})}
+	// A new message each call: the same one sent again would not run again.
+	slow := func() *a2apb.SendMessageRequest {
+		return &a2apb.SendMessageRequest{Message: pbMessage(t, "slow", "", map[string]any{"seconds": 30})}
+	}
 	ended := func(binding string, code int) []string {
 		return []string{"start " + binding + " SendStreamingMessage 1.0", "annotate slow true", "detach span=SendStreamingMessage",
 			fmt.Sprintf("end SendStreamingMessage 1.0 %d span=SendStreamingMessage", code)}
@@ -438,7 +441,7 @@ func TestStreamEndedByContext(t *testing.T) {
 	t.Run("canceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(v10(t.Context()))
 		defer cancel()
-		stream, err := grpcClient(t, a.url).SendStreamingMessage(ctx, slow)
+		stream, err := grpcClient(t, a.url).SendStreamingMessage(ctx, slow())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -461,7 +464,7 @@ func TestStreamEndedByContext(t *testing.T) {
 	// A client that waits past its own deadline (grpc-timeout) reads the
 	// status the agent gives the call when it passes.
 	t.Run("deadline", func(t *testing.T) {
-		resp := rawGRPC(t, a.url, "SendStreamingMessage", slow, "grpc-timeout", "300m")
+		resp := rawGRPC(t, a.url, "SendStreamingMessage", slow(), "grpc-timeout", "300m")
 		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 			t.Fatal(err)
 		}

@@ -97,8 +97,8 @@ type Config struct {
 	// store each anonymous client may hold (default, and when it answers
 	// "": the remote address's IP; behind proxies the adapter gives the
 	// client IP they forwarded).
-	// IPv6 addresses count by their /64 prefix, as one host usually has
-	// a whole /64.
+	// IPv6 addresses count by their /48 prefix: one host usually has a
+	// whole /64, and one site a /48 (or a /56) of them.
 	ClientAddress func(*http.Request) string
 	// Observer is told what the handler does, for metrics, traces and the
 	// access log. Nil: nothing is observed.
@@ -479,7 +479,7 @@ func putBuffer(b *[]byte) {
 }
 
 // clientAddress names the client of r for its share of the store: its IP,
-// or the /64 prefix of an IPv6 address.
+// or the /48 prefix of an IPv6 address (see Config.ClientAddress).
 func (h *Handler) clientAddress(r *http.Request) string {
 	var addr string
 	if h.clientAddr != nil {
@@ -493,7 +493,7 @@ func (h *Handler) clientAddress(r *http.Request) string {
 		return addr
 	}
 	if ip = ip.Unmap(); ip.Is6() {
-		prefix, _ := ip.Prefix(64)
+		prefix, _ := ip.Prefix(48)
 		return prefix.String()
 	}
 	return ip.String()

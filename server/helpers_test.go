@@ -11,8 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
@@ -208,9 +208,15 @@ func sseEvents(ctx context.Context, resp *http.Response) <-chan map[string]any {
 }
 
 // message builds a user message for a skill, in the wire form of version.
+// messageIDs numbers the messages the tests make: each is a new message,
+// since one sent again does not run again.
+var messageIDs atomic.Int64
+
+func newMessageID() string { return fmt.Sprint("msg-", messageIDs.Add(1)) }
+
 func message(version, skill string, data map[string]any) map[string]any {
 	m := map[string]any{
-		"messageId": fmt.Sprintf("msg-%d", time.Now().UnixNano()),
+		"messageId": newMessageID(),
 		"metadata":  map[string]any{"skill": skill},
 	}
 	if version == "1.0" {

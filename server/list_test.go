@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -37,8 +38,8 @@ func TestLargeListIsWrittenInPieces(t *testing.T) {
 	manager := tasks.NewManager(tasks.Options{})
 	t.Cleanup(manager.Close)
 	const n, size = 20, 100 << 10
-	for range n {
-		msg := a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart(strings.Repeat("x", size))}}
+	for i := range n {
+		msg := a2a.Message{MessageID: fmt.Sprint("m", i), Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart(strings.Repeat("x", size))}}
 		if _, err := manager.Start("", msg, tasks.StartOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -91,6 +91,9 @@ func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Messag
 	}
 	task := run.Task
 	h.annotate(r, skillOf(task), task.ID)
+	if run.Resent {
+		return &execution{run: run}, nil
+	}
 	ctx := run.Context()
 	if h.obs != nil {
 		ctx = h.obs.Detach(r.Context(), ctx)
@@ -102,8 +105,9 @@ func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Messag
 }
 
 // execute runs the skill and records its outcome on the task, returning the
-// task as it ended (nil when the task had moved on, e.g. was canceled).
-func (h *Handler) execute(e *execution) *a2a.Task {
+// task as it ended (nil when the task had moved on, e.g. was canceled), or
+// tasks.OutcomeUnknown when the store failed to take the outcome.
+func (h *Handler) execute(e *execution) (*a2a.Task, error) {
 	var started time.Time
 	if h.obs != nil {
 		started = time.Now()
@@ -113,17 +117,15 @@ func (h *Handler) execute(e *execution) *a2a.Task {
 		out = mapping.Outcome{State: a2a.TaskStateRejected, Message: agentText(e.rejection)}
 	} else {
 		out = e.skill.Run(e.ctx, e.call, progress{h: h, run: e.run})
-		switch {
-		case out.Err == nil:
-		case errors.Is(context.Cause(e.run.Context()), tasks.ErrShutdown):
-			// Stopped by the drain, which failed the task and said why.
-			h.log.Debug("skill run stopped by the drain", zap.String("skill", e.skill.ID), zap.String("task", e.run.Task.ID))
-		default:
-			h.log.Warn("skill run failed", zap.String("skill", e.skill.ID), zap.String("task", e.run.Task.ID), zap.Error(out.Err))
-		}
+		h.logRunError(e, out.Err)
 	}
 	task, err := e.run.Finish(a2a.TaskStatus{State: out.State, Message: out.Message}, out.Artifacts)
 	if err != nil {
+		if protoErr, ok := errors.AsType[*a2a.Error](err); ok {
+			h.log.Warn("a task's outcome is not stored yet: the task store failed; it is being retried",
+				zap.String("task", e.run.Task.ID))
+			return nil, protoErr
+		}
 		h.logLateUpdate(e.run.Task.ID, err)
 	}
 	if h.obs != nil && task != nil {
@@ -136,7 +138,25 @@ func (h *Handler) execute(e *execution) *a2a.Task {
 		h.obs.TaskEnded(skill, task.Status.State)
 		h.obs.TaskRun(skill, time.Since(started))
 	}
-	return task
+	return task, nil
+}
+
+// logRunError logs why a skill's run failed, at a level that fits: a task
+// canceled by its client, expired, or stopped by the drain was ended on
+// purpose, and said why on the task.
+func (h *Handler) logRunError(e *execution, err error) {
+	if err == nil {
+		return
+	}
+	fields := []zap.Field{zap.String("skill", e.skill.ID), zap.String("task", e.run.Task.ID)}
+	switch cause := context.Cause(e.run.Context()); {
+	case errors.Is(cause, tasks.ErrShutdown):
+		h.log.Debug("skill run stopped by the drain", fields...)
+	case errors.Is(cause, tasks.ErrCanceled), errors.Is(cause, tasks.ErrExpired):
+		h.log.Debug("skill run stopped: its task ended", append(fields, zap.NamedError("cause", cause))...)
+	default:
+		h.log.Warn("skill run failed", append(fields, zap.Error(err))...)
+	}
 }
 
 // logLateUpdate notes an update refused because the task moved on (most
@@ -197,24 +217,76 @@ func (h *Handler) sendMessage(r *http.Request, v a2a.Version, p *a2a.SendMessage
 		return outcome{result: &a2a.StreamResponse{Message: in.reply}}
 	}
 	var historyLength *int32
+	returnImmediately := false
 	if c := p.Configuration; c != nil {
-		historyLength = c.HistoryLength
-		if c.ReturnImmediately {
-			go h.execute(in.run)
-			return outcome{result: &a2a.StreamResponse{Task: withHistory(in.run.run.Task, historyLength)}}
-		}
+		historyLength, returnImmediately = c.HistoryLength, c.ReturnImmediately
 	}
-	task, ended := h.await(r, in.run)
-	if ended != nil {
-		return outcome{ended: ended}
+	run := in.run.run
+	if run.Resent {
+		return h.answerResent(r, caller, run, returnImmediately, historyLength)
+	}
+	if returnImmediately {
+		go h.execute(in.run)
+		return outcome{result: &a2a.StreamResponse{Task: withHistory(run.Task, historyLength)}}
+	}
+	task, err := h.await(r, in.run)
+	if err != nil {
+		return h.unanswered(r, err)
 	}
 	if task == nil {
 		// The task moved on while the skill ran: answer with where it is.
-		if task, err = h.tasks.Get(caller.Owner(), in.run.run.Task.ID, nil); err != nil {
+		if task, err = h.tasks.Get(caller.Owner(), run.Task.ID, nil); err != nil {
 			return failed(err)
 		}
 	}
 	return outcome{result: &a2a.StreamResponse{Task: withHistory(task, historyLength)}}
+}
+
+// unanswered is the outcome of a blocking call that got no task: the
+// request's context ended (nobody is left to answer), or the store failed
+// to take the outcome (the caller is told to send the message again).
+func (h *Handler) unanswered(r *http.Request, err error) outcome {
+	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+		return outcome{ended: err}
+	}
+	return failed(err)
+}
+
+// answerResent answers a SendMessage whose message the caller sent
+// before, with the task it made: at once when the caller asks, or else
+// once the task settles (ends or asks for input), as the first call would
+// have; nothing runs again.
+func (h *Handler) answerResent(r *http.Request, caller *authn.Identity, run *tasks.Run, returnImmediately bool, historyLength *int32) outcome {
+	if sub := run.Subscription; sub != nil {
+		settled := returnImmediately || awaitSettled(r.Context(), sub)
+		sub.Close()
+		if !settled {
+			return h.unanswered(r, r.Context().Err())
+		}
+		task, err := h.tasks.Get(caller.Owner(), run.Task.ID, nil)
+		if err != nil {
+			return failed(err)
+		}
+		run.Task = task
+	}
+	return outcome{result: &a2a.StreamResponse{Task: withHistory(run.Task, historyLength)}}
+}
+
+// awaitSettled waits for the final event of a task's subscription (the
+// task ended or asks for input) and reports whether it came before ctx
+// ended; a subscription that ends early (the agent stops, the subscriber
+// fell behind) counts as settled: the task is read again as it is.
+func awaitSettled(ctx context.Context, sub *tasks.Subscription) bool {
+	for {
+		select {
+		case ev, open := <-sub.Events():
+			if !open || (ev.StatusUpdate != nil && ev.StatusUpdate.Final) {
+				return true
+			}
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // await runs a blocking SendMessage's skill and waits for the task to end
@@ -229,21 +301,30 @@ func (h *Handler) sendMessage(r *http.Request, v a2a.Version, p *a2a.SendMessage
 // own goroutine, the hot path's, without a hand-off.
 func (h *Handler) await(r *http.Request, e *execution) (*a2a.Task, error) {
 	if r.ProtoMajor < 2 {
-		return h.execute(e), nil
+		return h.execute(e)
 	}
 	ctx := r.Context()
-	done := make(chan *a2a.Task, 1)
-	go func() { done <- h.execute(e) }()
+	type ended struct {
+		task *a2a.Task
+		err  error
+	}
+	done := make(chan ended, 1)
+	go func() {
+		task, err := h.execute(e)
+		done <- ended{task, err}
+	}()
 	select {
-	case task := <-done:
-		return task, nil
+	case end := <-done:
+		return end.task, end.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
 // sendStreamingMessage runs SendStreamingMessage: a stream of the task
-// first, then its updates until it ends or is interrupted.
+// first, then its updates until it ends or is interrupted. A message sent
+// before gets a stream of the task it made, as SubscribeToTask would, or
+// of that task alone once it has settled.
 func (h *Handler) sendStreamingMessage(r *http.Request, v a2a.Version, p *a2a.SendMessageRequest, caller *authn.Identity) outcome {
 	in, err := h.admit(r, v, p, caller, true)
 	if err != nil {
@@ -253,7 +334,9 @@ func (h *Handler) sendStreamingMessage(r *http.Request, v a2a.Version, p *a2a.Se
 		return outcome{first: &a2a.StreamResponse{Message: in.reply}}
 	}
 	run := in.run.run
-	go h.execute(in.run)
+	if !run.Resent {
+		go h.execute(in.run)
+	}
 	var historyLength *int32
 	if c := p.Configuration; c != nil {
 		historyLength = c.HistoryLength

@@ -16,7 +16,7 @@ var ErrShutdown = errors.New("tasks: the agent is shutting down")
 
 // stoppedText is the status message of a task whose run ended because the
 // agent stopped: drained past its deadline, or on a replica that died.
-const stoppedText = "The agent stopped while this task ran; send the message again."
+const stoppedText = "The agent stopped while this task ran, so whether its work was done is unknown; to try again, send a new message (a new messageId)."
 
 // drainState is a Manager's way out of a process that exits.
 type drainState struct {

@@ -19,7 +19,11 @@
 //     RESOURCE_EXHAUSTED) that asks the client to retry later.
 //   - Per owner. One owner holds at most MaxLivePerOwner running or
 //     interrupted tasks; past that its Create fails with RESOURCE_EXHAUSTED
-//     while other owners are unaffected. A task holds at most MaxHistory
+//     while other owners are unaffected. Anonymous callers together hold
+//     at most MaxLiveAnonymous, so that they cannot lock authenticated
+//     callers out, and each anonymous client (the server gives each client
+//     address a quota) at most MaxLivePerClient, so that it takes many
+//     addresses to fill the anonymous share. Bytes are shared out alike. A task holds at most MaxHistory
 //     messages: a follow-up whose turn could go past that is refused with
 //     InvalidParams.
 //   - Bytes. Every task carries an estimate of the memory it holds; the
@@ -75,13 +79,35 @@ var (
 	ErrExpired = errors.New("tasks: task expired")
 )
 
+// The defaults of Options.MaxTasks and Options.MaxBytes.
+const (
+	DefaultMaxTasks       = 10000
+	DefaultMaxBytes int64 = 256 << 20
+)
+
 // Options configure a Manager. Zero values take the defaults.
 type Options struct {
 	// MaxTasks bounds the number of stored tasks (default 10000).
 	MaxTasks int
-	// MaxLivePerOwner bounds the running or interrupted tasks of one owner
-	// (default MaxTasks/4), so that one caller cannot fill the store.
+	// MaxLivePerOwner bounds the running or interrupted tasks of one
+	// authenticated owner (default MaxTasks/4), so that one caller cannot
+	// fill the store.
 	MaxLivePerOwner int
+	// MaxLiveAnonymous bounds the running or interrupted tasks of all
+	// anonymous callers together (default MaxTasks/2), so that the rest
+	// stays for authenticated callers; MaxLiveBytesAnonymous bounds their
+	// bytes (default MaxBytes/2). Set them to MaxTasks and MaxBytes where
+	// no caller can authenticate.
+	MaxLiveAnonymous      int
+	MaxLiveBytesAnonymous int64
+	// MaxLivePerClient bounds the running or interrupted tasks of one
+	// anonymous client, a quota of its own (default MaxTasks/100, at least
+	// 1, at most MaxLivePerOwner and MaxLiveAnonymous), so that many
+	// addresses are needed to fill the anonymous share;
+	// MaxLiveBytesPerClient bounds their bytes (default MaxBytes/64, at
+	// most MaxLiveBytesPerOwner and MaxLiveBytesAnonymous).
+	MaxLivePerClient      int
+	MaxLiveBytesPerClient int64
 	// MaxHistory bounds the messages of one task (default 100): a
 	// follow-up to a task that holds as many is refused.
 	MaxHistory int
@@ -190,7 +216,7 @@ type tracked struct {
 func (o Options) withDefaults() Options {
 	opts := o
 	if opts.MaxTasks <= 0 {
-		opts.MaxTasks = 10000
+		opts.MaxTasks = DefaultMaxTasks
 	}
 	if opts.MaxLivePerOwner <= 0 {
 		opts.MaxLivePerOwner = max(opts.MaxTasks/4, 1)
@@ -203,10 +229,22 @@ func (o Options) withDefaults() Options {
 		opts.MaxAge = time.Hour
 	}
 	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = 256 << 20
+		opts.MaxBytes = DefaultMaxBytes
 	}
 	if opts.MaxLiveBytesPerOwner <= 0 {
 		opts.MaxLiveBytesPerOwner = opts.MaxBytes / 4
+	}
+	if opts.MaxLiveAnonymous <= 0 {
+		opts.MaxLiveAnonymous = max(opts.MaxTasks/2, 1)
+	}
+	if opts.MaxLiveBytesAnonymous <= 0 {
+		opts.MaxLiveBytesAnonymous = opts.MaxBytes / 2
+	}
+	if opts.MaxLivePerClient <= 0 {
+		opts.MaxLivePerClient = min(max(opts.MaxTasks/100, 1), opts.MaxLivePerOwner, opts.MaxLiveAnonymous)
+	}
+	if opts.MaxLiveBytesPerClient <= 0 {
+		opts.MaxLiveBytesPerClient = min(opts.MaxBytes/64, opts.MaxLiveBytesPerOwner, opts.MaxLiveBytesAnonymous)
 	}
 	if opts.MaxTaskBytes <= 0 {
 		opts.MaxTaskBytes = 16 << 20
@@ -245,6 +283,8 @@ func (o Options) StoreLimits() Limits {
 	return Limits{
 		MaxTasks: opts.MaxTasks, MaxLivePerOwner: opts.MaxLivePerOwner,
 		MaxBytes: opts.MaxBytes, MaxLiveBytesPerOwner: opts.MaxLiveBytesPerOwner,
+		MaxLivePerClient: opts.MaxLivePerClient, MaxLiveBytesPerClient: opts.MaxLiveBytesPerClient,
+		MaxLiveAnonymous: opts.MaxLiveAnonymous, MaxLiveBytesAnonymous: opts.MaxLiveBytesAnonymous,
 		MaxAge: opts.MaxAge, MaxInputWait: opts.MaxInputWait, StreamBuffer: opts.StreamBuffer,
 		LeaseTTL: opts.LeaseTTL,
 	}

@@ -51,7 +51,7 @@ func TestStoredBytesEstimate(t *testing.T) {
 					t.Fatal(err)
 				}
 				msg := a2a.Message{MessageID: fmt.Sprint("msg-", i), Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(v)}}
-				if _, err := m.Start("", msg, tasks.StartOptions{}); err != nil {
+				if _, err := m.Start("alice", msg, tasks.StartOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}

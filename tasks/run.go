@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
@@ -40,6 +41,13 @@ type Run struct {
 	// Subscription carries the task's events when StartOptions.Subscribe
 	// asked for it; the caller closes it.
 	Subscription *Subscription
+	// Resent says that the message was sent before (see resend.go): no
+	// run started, Task is the task the message made as it is now, and
+	// Subscription (whatever StartOptions asked) carries its events while
+	// it has not settled, nil once it is terminal or interrupted. A resent
+	// run is neither finished nor abandoned; the caller closes its
+	// subscription.
+	Resent bool
 
 	m      *Manager
 	ctx    context.Context
@@ -57,7 +65,9 @@ type Run struct {
 // working. An unknown task, or another owner's, is TaskNotFound; a terminal
 // one UnsupportedOperation; a contextId other than the task's
 // InvalidParams. A draining Manager refuses (see Drain). The Run must end
-// with Finish (or Abandon).
+// with Finish (or Abandon), unless it is Resent: a message the caller sent
+// before starts nothing, and a message id sent before with other content
+// is InvalidParams.
 func (m *Manager) Start(owner string, msg a2a.Message, opts StartOptions) (*Run, error) {
 	run := &Run{m: m}
 	run.ctx, run.cancel = context.WithCancelCause(context.Background())
@@ -80,6 +90,7 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 	if err := m.sweep(ctx, now); err != nil {
 		return err
 	}
+	sent := msg
 	msg.TaskID = m.newID(TaskID)
 	if msg.ContextID == "" {
 		msg.ContextID = m.newID(ContextID)
@@ -112,6 +123,9 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 	}
 	if err := m.store.Insert(ctx, rec); err != nil {
 		m.untrack(run)
+		if resent, ok := errors.AsType[*Resent](err); ok {
+			return m.resend(run, owner, &sent, resent.TaskID)
+		}
 		return err
 	}
 	if pp := m.pusher.Load(); pp != nil && rec.Push != nil {
@@ -147,6 +161,9 @@ func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts St
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}
+		if sentIndex(rec.Task.History, msg.MessageID) >= 0 {
+			return errSentBefore
+		}
 		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
 			return a2a.InvalidParams("params.message.contextId", "does not match the context of the task")
 		}
@@ -181,6 +198,9 @@ func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts St
 	})
 	if err != nil {
 		m.untrack(run)
+		if errors.Is(err, errSentBefore) {
+			return m.resend(run, owner, &msg, taskID)
+		}
 		return err
 	}
 	return m.started(ctx, run, &started, opts)
@@ -211,8 +231,59 @@ func (r *Run) Artifact(art a2a.Artifact, appendParts, lastChunk bool) (string, e
 // (canceled, expired) is left unchanged: the error wraps ErrTerminal.
 // Either way the run ends: its context is canceled and it is no longer
 // tracked.
+//
+// When the store fails (it is unavailable: the outcome may or may not be
+// stored), Finish answers OutcomeUnknown and keeps trying in the
+// background, the run still tracked (its lease renewed), for as long as
+// the lease lasts, so that the outcome is not lost to a store that
+// recovers, and the message sent again finds it (see keepRecording).
 func (r *Run) Finish(st a2a.TaskStatus, artifacts []a2a.Artifact) (*a2a.Task, error) {
+	task, err := r.record(st, artifacts)
+	if err != nil && storeUnavailable(err) {
+		go r.keepRecording(st, artifacts)
+		return nil, OutcomeUnknown(r.taskID)
+	}
+	r.Abandon(errRunFinished)
+	return task, err
+}
+
+// Pauses between keepRecording's attempts: growing, so that a store that
+// recovers is not met by every stalled outcome at once.
+const (
+	firstRecordRetry = 50 * time.Millisecond
+	maxRecordRetry   = 2 * time.Second
+)
+
+// keepRecording tries again to store an outcome the store failed to take,
+// with growing pauses, until it is stored, the task moved on, a drain's
+// deadline passes or the Manager closes, or the run's lease would have run
+// out: from then on another replica may fail the task, its runner looking
+// dead. Then the run ends.
+func (r *Run) keepRecording(st a2a.TaskStatus, artifacts []a2a.Artifact) {
 	defer r.Abandon(errRunFinished)
+	giveUp := time.Now().Add(r.m.leaseTTL)
+	pause := firstRecordRetry
+	timer := time.NewTimer(pause)
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+		case <-r.m.drain.stopping.Done():
+			return
+		case <-r.m.drain.hurry:
+			return
+		}
+		if _, err := r.record(st, artifacts); err == nil || !storeUnavailable(err) || time.Now().After(giveUp) {
+			return
+		}
+		pause = min(2*pause, maxRecordRetry)
+		timer.Reset(pause)
+	}
+}
+
+// record stores the run's outcome, as Finish says, in one store
+// transaction.
+func (r *Run) record(st a2a.TaskStatus, artifacts []a2a.Artifact) (*a2a.Task, error) {
 	m, taskID := r.m, r.taskID
 	var out *a2a.Task
 	err := m.update(context.Background(), taskID, func(rec *Record, tx Tx) error {

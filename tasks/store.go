@@ -66,7 +66,10 @@ type Store interface {
 	// first; when none can go, or when rec's quota already holds as many
 	// live tasks or bytes as one may, it returns the store's
 	// Limits.Refusal of the bound it ran into (the quota's are checked
-	// first).
+	// first). But first, in the same atomic step: a record whose
+	// MessageKey is that of a task still stored is a message sent again,
+	// and is not stored; Insert returns a *Resent naming that task. Once a
+	// task is dropped, its key is free again.
 	Insert(ctx context.Context, rec Record) error
 	// Get returns the record of task id; an unknown id is an *a2a.Error
 	// TaskNotFound.
@@ -124,16 +127,33 @@ const (
 )
 
 // Limits bound a store. NewManager fills in their defaults.
+//
+// Live tasks (running or interrupted) are shared out so that no caller
+// locks the others out: each authenticated owner holds at most
+// MaxLivePerOwner of them; anonymous callers (owner "") together at most
+// MaxLiveAnonymous, so that the rest stays for authenticated ones, and
+// each anonymous client (its quota: the server gives each client address
+// one) at most MaxLivePerClient, so that it takes many addresses to fill
+// the anonymous share. The same goes for their bytes.
 type Limits struct {
 	// MaxTasks bounds the number of stored tasks.
 	MaxTasks int
-	// MaxLivePerOwner bounds the running or interrupted tasks of one owner.
+	// MaxLivePerOwner bounds the live tasks of one authenticated owner.
 	MaxLivePerOwner int
 	// MaxBytes bounds the bytes of all stored tasks.
 	MaxBytes int64
-	// MaxLiveBytesPerOwner bounds the bytes of one owner's running or
-	// interrupted tasks.
+	// MaxLiveBytesPerOwner bounds the bytes of one authenticated owner's
+	// live tasks.
 	MaxLiveBytesPerOwner int64
+	// MaxLivePerClient and MaxLiveBytesPerClient bound the live tasks of
+	// one anonymous client, and their bytes (0: as for an owner).
+	MaxLivePerClient      int
+	MaxLiveBytesPerClient int64
+	// MaxLiveAnonymous and MaxLiveBytesAnonymous bound the live tasks of
+	// all anonymous callers together, and their bytes (0: the store's
+	// whole capacity).
+	MaxLiveAnonymous      int
+	MaxLiveBytesAnonymous int64
 	// MaxAge bounds how long a terminal task is kept after its last update,
 	// and how long a running one may go without one.
 	MaxAge time.Duration
@@ -154,11 +174,15 @@ type Limits struct {
 type MemoryStore struct {
 	limits Limits
 
-	mu     sync.RWMutex
-	byID   map[string]*memEntry
-	owners map[string]*ownerList
+	mu   sync.RWMutex
+	byID map[string]*memEntry
+	// byMessage finds a task by the MessageKey of its first message.
+	byMessage map[[32]byte]*memEntry
+	owners    map[string]*ownerList
 	// quotas count the live tasks of each quota; one goes when it has none.
 	quotas map[string]*quota
+	// anonymous counts the live tasks of every anonymous caller.
+	anonymous quota
 	// Each list holds the least recently updated first.
 	running     ageList
 	interrupted ageList
@@ -178,6 +202,9 @@ type memEntry struct {
 	terminal, interrupted bool
 	// quota is what the entry counts against while it is live.
 	quota *quota
+	// messageKey is the entry's key in byMessage, when keyed.
+	messageKey [32]byte
+	keyed      bool
 }
 
 // quota is the live tasks of one owner, or of one anonymous client.
@@ -191,11 +218,12 @@ type quota struct {
 // positive.
 func NewMemoryStore(limits Limits) *MemoryStore {
 	s := &MemoryStore{
-		limits: limits,
-		byID:   make(map[string]*memEntry),
-		owners: make(map[string]*ownerList),
-		quotas: make(map[string]*quota),
-		bus:    NewBus(limits.StreamBuffer),
+		limits:    limits,
+		byID:      make(map[string]*memEntry),
+		byMessage: make(map[[32]byte]*memEntry),
+		owners:    make(map[string]*ownerList),
+		quotas:    make(map[string]*quota),
+		bus:       NewBus(limits.StreamBuffer),
 	}
 	s.tx.s = s
 	return s
@@ -208,14 +236,19 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	if _, dup := s.byID[rec.Task.ID]; dup {
 		return fmt.Errorf("tasks: insert task %s: id already stored", rec.Task.ID)
 	}
+	key, keyed := MessageKey(&rec)
+	if first := s.byMessage[key]; keyed && first != nil {
+		return &Resent{TaskID: first.rec.Task.ID}
+	}
 	terminal := rec.Task.Status.State.Terminal()
 	quotaKey := cmp.Or(rec.Quota, rec.Owner)
-	if q := s.quotas[quotaKey]; !terminal && q != nil {
-		if q.live >= s.limits.MaxLivePerOwner {
-			return s.limits.Refusal(OwnerTasks)
+	if !terminal {
+		var q quota
+		if held := s.quotas[quotaKey]; held != nil {
+			q = *held
 		}
-		if q.bytes+rec.Bytes > s.limits.MaxLiveBytesPerOwner {
-			return s.limits.Refusal(OwnerBytes)
+		if short := s.limits.overShare(rec.Owner == "", &q, &s.anonymous, 1, rec.Bytes); short != 0 {
+			return s.limits.Refusal(short)
 		}
 	}
 	if len(s.byID) >= s.limits.MaxTasks {
@@ -228,7 +261,8 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 		return s.limits.Refusal(StoreBytes)
 	}
 	ow := s.owners[rec.Owner]
-	e := &memEntry{rec: rec, terminal: terminal, interrupted: rec.Task.Status.State.Interrupted()}
+	e := &memEntry{rec: rec, terminal: terminal, interrupted: rec.Task.Status.State.Interrupted(),
+		messageKey: key, keyed: keyed}
 	if ow == nil {
 		ow = &ownerList{owner: rec.Owner}
 		s.owners[rec.Owner] = ow
@@ -244,9 +278,16 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 		e.quota = q
 		q.live++
 		q.bytes += rec.Bytes
+		if rec.Owner == "" {
+			s.anonymous.live++
+			s.anonymous.bytes += rec.Bytes
+		}
 	}
 	s.bytes += rec.Bytes
 	s.byID[rec.Task.ID] = e
+	if keyed {
+		s.byMessage[key] = e
+	}
 	s.ages(e).pushBack(e)
 	return nil
 }
@@ -272,9 +313,9 @@ func (s *MemoryStore) makeRoom(delta int64, keep *memEntry) bool {
 type Shortage uint8
 
 const (
-	// OwnerTasks: the quota holds MaxLivePerOwner live tasks.
+	// OwnerTasks: the owner's quota holds MaxLivePerOwner live tasks.
 	OwnerTasks Shortage = iota + 1
-	// OwnerBytes: the quota's live tasks would hold more than
+	// OwnerBytes: the owner's live tasks would hold more than
 	// MaxLiveBytesPerOwner.
 	OwnerBytes
 	// StoreTasks: the store holds MaxTasks tasks, none of them terminal.
@@ -282,7 +323,55 @@ const (
 	// StoreBytes: the store would hold more than MaxBytes, and no
 	// terminal task is left to make room.
 	StoreBytes
+	// ClientTasks and ClientBytes: an anonymous client's quota is full
+	// (MaxLivePerClient, MaxLiveBytesPerClient).
+	ClientTasks
+	ClientBytes
+	// AnonymousTasks and AnonymousBytes: the anonymous callers' share is
+	// full (MaxLiveAnonymous, MaxLiveBytesAnonymous).
+	AnonymousTasks
+	AnonymousBytes
 )
+
+// clientBounds are the live tasks and bytes one anonymous client may hold.
+func (l Limits) clientBounds() (int, int64) {
+	return cmp.Or(l.MaxLivePerClient, l.MaxLivePerOwner), cmp.Or(l.MaxLiveBytesPerClient, l.MaxLiveBytesPerOwner)
+}
+
+// anonymousBounds are the live tasks and bytes all anonymous callers
+// together may hold.
+func (l Limits) anonymousBounds() (int, int64) {
+	return cmp.Or(l.MaxLiveAnonymous, l.MaxTasks), cmp.Or(l.MaxLiveBytesAnonymous, l.MaxBytes)
+}
+
+// overShare names the share that adding live tasks and bytes to quota q
+// (an anonymous client's when anonymous, whose callers hold pool) would
+// take past its bound, or 0 when they fit. Quotas' bounds are checked
+// before the pool's.
+func (l Limits) overShare(anonymous bool, q, pool *quota, live int, bytes int64) Shortage {
+	if !anonymous {
+		switch {
+		case q.live+live > l.MaxLivePerOwner:
+			return OwnerTasks
+		case q.bytes+bytes > l.MaxLiveBytesPerOwner:
+			return OwnerBytes
+		}
+		return 0
+	}
+	maxLive, maxBytes := l.clientBounds()
+	poolLive, poolBytes := l.anonymousBounds()
+	switch {
+	case q.live+live > maxLive:
+		return ClientTasks
+	case q.bytes+bytes > maxBytes:
+		return ClientBytes
+	case pool.live+live > poolLive:
+		return AnonymousTasks
+	case pool.bytes+bytes > poolBytes:
+		return AnonymousBytes
+	}
+	return 0
+}
 
 // Refusal is the error every store answers when it refuses for want of
 // what short names (RESOURCE_EXHAUSTED, asking the caller to retry later),
@@ -297,6 +386,22 @@ func (l Limits) Refusal(short Shortage) *a2a.Error {
 		return storeFull(fmt.Sprintf("%d tasks", l.MaxTasks))
 	case StoreBytes:
 		return storeFull(fmt.Sprintf("%d bytes of tasks", l.MaxBytes))
+	case ClientTasks, ClientBytes:
+		maxLive, maxBytes := l.clientBounds()
+		what := fmt.Sprintf("%d tasks", maxLive)
+		if short == ClientBytes {
+			what = fmt.Sprintf("%d bytes of tasks", maxBytes)
+		}
+		return resourceExhausted(fmt.Sprintf(
+			"callers from your address have %s running or waiting for input, as much as one anonymous client may; finish or cancel some, authenticate, or retry later", what))
+	case AnonymousTasks, AnonymousBytes:
+		poolLive, poolBytes := l.anonymousBounds()
+		what := fmt.Sprintf("%d tasks", poolLive)
+		if short == AnonymousBytes {
+			what = fmt.Sprintf("%d bytes of tasks", poolBytes)
+		}
+		return resourceExhausted(fmt.Sprintf(
+			"anonymous callers have %s running or waiting for input, as much as the agent keeps for them; authenticate, or retry later", what))
 	}
 	panic(fmt.Sprintf("tasks: no refusal for shortage %d", short))
 }
@@ -305,17 +410,21 @@ func (l Limits) Refusal(short Shortage) *a2a.Error {
 // or bytes of them, as one caller may: one caller cannot fill the store for
 // everyone else.
 func ownerFull(what string) *a2a.Error {
-	e := a2a.InternalError(fmt.Sprintf(
+	return resourceExhausted(fmt.Sprintf(
 		"you have %s running or waiting for input, as much as one caller may; finish or cancel some, or retry later", what))
-	e.Reason = "RESOURCE_EXHAUSTED"
-	return e
 }
 
 // storeFull is the answer when every stored task is live and the store is
 // at its limit: the caller can only wait.
 func storeFull(what string) *a2a.Error {
-	e := a2a.InternalError(fmt.Sprintf(
+	return resourceExhausted(fmt.Sprintf(
 		"the agent holds %s that are running or waiting for input, as much as it may; retry later", what))
+}
+
+// resourceExhausted is a refusal for want of room: -32603, reason
+// RESOURCE_EXHAUSTED, which asks the caller to retry later.
+func resourceExhausted(detail string) *a2a.Error {
+	e := a2a.InternalError(detail)
 	e.Reason = "RESOURCE_EXHAUSTED"
 	return e
 }
@@ -348,7 +457,7 @@ func (t *memTx) rollback() {
 	e.rec = t.before
 	s.bytes -= t.taken
 	if !e.terminal {
-		e.quota.bytes -= t.taken
+		s.holdLive(e, -t.taken)
 	}
 	t.e, t.before = nil, Record{}
 }
@@ -366,8 +475,10 @@ func (t *memTx) commit(wasTerminal bool) (ended bool) {
 func (t *memTx) Take(delta int64) error {
 	s, e := t.s, t.e
 	if delta > 0 {
-		if !e.terminal && e.quota.bytes+delta > s.limits.MaxLiveBytesPerOwner {
-			return s.limits.Refusal(OwnerBytes)
+		if !e.terminal {
+			if short := s.limits.overShare(e.rec.Owner == "", e.quota, &s.anonymous, 0, delta); short != 0 {
+				return s.limits.Refusal(short)
+			}
 		}
 		if !s.makeRoom(delta, e) {
 			return s.limits.Refusal(StoreBytes)
@@ -377,7 +488,7 @@ func (t *memTx) Take(delta int64) error {
 	s.bytes += delta
 	t.taken += delta
 	if !e.terminal {
-		e.quota.bytes += delta
+		s.holdLive(e, delta)
 	}
 	return nil
 }
@@ -543,15 +654,31 @@ func (s *MemoryStore) remove(e *memEntry) {
 		delete(s.owners, e.rec.Owner)
 	}
 	delete(s.byID, e.rec.Task.ID)
+	if e.keyed {
+		delete(s.byMessage, e.messageKey)
+	}
 }
 
-// release takes a live entry off its quota.
+// holdLive counts delta more bytes for a live entry, in its quota and, for
+// an anonymous caller's, in the anonymous callers' pool.
+func (s *MemoryStore) holdLive(e *memEntry, delta int64) {
+	e.quota.bytes += delta
+	if e.rec.Owner == "" {
+		s.anonymous.bytes += delta
+	}
+}
+
+// release takes a live entry off its quota (and the anonymous pool).
 func (s *MemoryStore) release(e *memEntry) {
 	q := e.quota
 	q.live--
 	q.bytes -= e.rec.Bytes
 	if q.live == 0 {
 		delete(s.quotas, q.key)
+	}
+	if e.rec.Owner == "" {
+		s.anonymous.live--
+		s.anonymous.bytes -= e.rec.Bytes
 	}
 	e.quota = nil
 }

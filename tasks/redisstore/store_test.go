@@ -244,7 +244,7 @@ func TestLeaseOfADeadReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil ||
-		got.Status.Message.Parts[0].Text != "The agent stopped while this task ran; send the message again." {
+		got.Status.Message.Parts[0].Text != "The agent stopped while this task ran, so whether its work was done is unknown; to try again, send a new message (a new messageId)." {
 		t.Errorf("the dead replica's task: %s %+v, want failed saying the agent stopped", got.Status.State, got.Status.Message)
 	}
 	if got, err := alive.Get("", kept.Task.ID, nil); err != nil || got.Status.State != a2a.TaskStateWorking {

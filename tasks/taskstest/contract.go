@@ -297,8 +297,8 @@ func (s *suite) TestInsertLimits(t *testing.T) {
 	counts.MaxTasks, counts.MaxLivePerOwner = 3, 2
 	store := s.newStore(t, counts)
 	mustInsert(t, store, in("q1-a", "", "192.0.2.1", 10), in("q1-b", "", "192.0.2.1", 10))
-	if err := store.Insert(t.Context(), in("q1-c", "", "192.0.2.1", 10)); !refused(err, counts, tasks.OwnerTasks) {
-		t.Errorf("a third live task of a quota of two: err = %#v, want %#v", err, counts.Refusal(tasks.OwnerTasks))
+	if err := store.Insert(t.Context(), in("q1-c", "", "192.0.2.1", 10)); !refused(err, counts, tasks.ClientTasks) {
+		t.Errorf("a third live task of a quota of two: err = %#v, want %#v", err, counts.Refusal(tasks.ClientTasks))
 	}
 	mustInsert(t, store, in("q2-a", "", "192.0.2.2", 10)) // another quota of the same owner
 	if err := store.Insert(t.Context(), in("bob-1", "bob", "", 10)); !refused(err, counts, tasks.StoreTasks) {
@@ -335,6 +335,50 @@ func (s *suite) TestInsertLimits(t *testing.T) {
 	if _, err := store.Get(t.Context(), "alice-2"); a2aCode(err) != a2a.CodeTaskNotFound {
 		t.Errorf("the refused task was stored (err %v)", err)
 	}
+}
+
+// Anonymous callers together hold no more than their share, whatever
+// their quotas, and authenticated callers still get in; each anonymous
+// client holds no more than its own bound; bytes alike, for Insert and
+// Take.
+func (s *suite) TestAnonymousShare(t *testing.T) {
+	at := newClock().Now()
+	in := func(id, owner, quota string, bytes int64) tasks.Record {
+		rec := record(id, owner, a2a.TaskStateWorking, at, bytes)
+		rec.Quota = quota
+		return rec
+	}
+	limits := smallLimits // 10 tasks, 1000 bytes
+	limits.MaxLivePerClient, limits.MaxLiveAnonymous = 2, 4
+	limits.MaxLiveBytesPerClient, limits.MaxLiveBytesAnonymous = 300, 500
+	store := s.newStore(t, limits)
+	mustInsert(t, store, in("a-1", "", "192.0.2.1", 10), in("a-2", "", "192.0.2.1", 10))
+	if err := store.Insert(t.Context(), in("a-3", "", "192.0.2.1", 10)); !refused(err, limits, tasks.ClientTasks) {
+		t.Errorf("a client past its tasks: err = %#v, want %#v", err, limits.Refusal(tasks.ClientTasks))
+	}
+	mustInsert(t, store, in("b-1", "", "192.0.2.2", 10), in("b-2", "", "192.0.2.2", 10))
+	if err := store.Insert(t.Context(), in("c-1", "", "192.0.2.3", 10)); !refused(err, limits, tasks.AnonymousTasks) {
+		t.Errorf("a new client past the anonymous share: err = %#v, want %#v", err, limits.Refusal(tasks.AnonymousTasks))
+	}
+	mustInsert(t, store, in("alice-1", "alice", "", 10)) // authenticated callers are not held back
+	// An anonymous task that ends frees its place in the share.
+	mustUpdate(t, store, "a-1", setState(a2a.TaskStateCompleted, at))
+	mustInsert(t, store, in("c-1", "", "192.0.2.3", 290))
+	if err := store.Insert(t.Context(), in("c-2", "", "192.0.2.3", 20)); !refused(err, limits, tasks.ClientBytes) {
+		t.Errorf("a client past its bytes: err = %#v, want %#v", err, limits.Refusal(tasks.ClientBytes))
+	}
+	// The share's bytes: a-2, b-1, b-2 and c-1 hold 320 of 500.
+	err := store.Update(t.Context(), "b-1", func(rec *tasks.Record, tx tasks.Tx) error { return tx.Take(200) })
+	if !refused(err, limits, tasks.AnonymousBytes) {
+		t.Errorf("Take past the anonymous share's bytes: err = %#v, want %#v", err, limits.Refusal(tasks.AnonymousBytes))
+	}
+	mustUpdate(t, store, "b-1", func(rec *tasks.Record, tx tasks.Tx) error { return tx.Take(170) })
+	// a-2, b-1 and c-1 now hold 480 bytes in three tasks, one place left.
+	mustUpdate(t, store, "b-2", setState(a2a.TaskStateCompleted, at))
+	if err := store.Insert(t.Context(), in("d-1", "", "192.0.2.4", 30)); !refused(err, limits, tasks.AnonymousBytes) {
+		t.Errorf("a new client past the anonymous share's bytes: err = %#v, want %#v", err, limits.Refusal(tasks.AnonymousBytes))
+	}
+	mustInsert(t, store, in("alice-2", "alice", "", 100))
 }
 
 // Tx.Take refuses more bytes than the owner's share or the store's budget

@@ -71,7 +71,7 @@ func (s *suite) TestDrain(t *testing.T) {
 
 	got := mustGet(t, m, "alice", stuck.Task.ID)
 	if got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil ||
-		got.Status.Message.Parts[0].Text != "The agent stopped while this task ran; send the message again." {
+		got.Status.Message.Parts[0].Text != "The agent stopped while this task ran, so whether its work was done is unknown; to try again, send a new message (a new messageId)." {
 		t.Errorf("stuck task after the drain: %+v, want failed saying the agent stopped", got.Status)
 	}
 	if cause := context.Cause(stuck.Context()); !errors.Is(cause, tasks.ErrShutdown) {

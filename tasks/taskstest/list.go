@@ -204,7 +204,7 @@ func (s *suite) TestListPaginationTies(t *testing.T) {
 // A page token survives inserts (and evictions): the next page continues
 // right after the last task seen.
 func (s *suite) TestListTokenSurvivesInserts(t *testing.T) {
-	m, clk := s.newManager(t, tasks.Options{MaxTasks: 8, MaxLivePerOwner: 8})
+	m, clk := s.newManager(t, tasks.Options{MaxTasks: 8, MaxLivePerOwner: 8, MaxLiveAnonymous: 8, MaxLivePerClient: 8})
 	var old []string // newest first
 	for range 6 {
 		task := mustCreate(t, m, "", userMsg("old"))

@@ -19,7 +19,7 @@ func exists(m *tasks.Manager, id string) bool {
 // A full store evicts terminal tasks, least recently updated first, and
 // refuses a new task rather than drop a live one.
 func (s *suite) TestEvictionOrder(t *testing.T) {
-	m, clk := s.newManager(t, tasks.Options{MaxTasks: 3, MaxLivePerOwner: 3})
+	m, clk := s.newManager(t, tasks.Options{MaxTasks: 3, MaxLivePerOwner: 3, MaxLiveAnonymous: 3, MaxLivePerClient: 3})
 	a := mustCreate(t, m, "", userMsg("a"))
 	b := mustCreate(t, m, "", userMsg("b"))
 	c := mustCreate(t, m, "", userMsg("c"))

@@ -71,6 +71,13 @@ func RunShared(t *testing.T, newReplicas Replicas) {
 		{"CancelStates", s.TestCancelStates},
 		{"FinishEndsRun", s.TestFinishEndsRun},
 		{"RunsOfOneTask", s.TestRunsOfOneTask},
+		// Messages sent again (resend.go).
+		{"ResentNewTask", s.TestResentNewTask},
+		{"ResentOtherContent", s.TestResentOtherContent},
+		{"ResentFollowUp", s.TestResentFollowUp},
+		{"ResentScopes", s.TestResentScopes},
+		{"ResentConcurrently", s.TestResentConcurrently},
+		{"ResentForgottenWithTask", s.TestResentForgottenWithTask},
 		// Push notification configs (push.go).
 		{"PushConfigs", s.TestPushConfigs},
 		{"PushConfigBytesGivenBack", s.TestPushConfigBytesGivenBack},
@@ -110,7 +117,9 @@ func RunShared(t *testing.T, newReplicas Replicas) {
 		{"GetReturnsInserted", s.TestGetReturnsInserted},
 		{"UnknownTask", s.TestUnknownTask},
 		{"ScanSeesOnlyTheOwner", s.TestScanSeesOnlyTheOwner},
+		{"InsertResent", s.TestInsertResent},
 		{"InsertLimits", s.TestInsertLimits},
+		{"AnonymousShare", s.TestAnonymousShare},
 		{"TakeRefusesPastBudget", s.TestTakeRefusesPastBudget},
 		{"EvictionSparesTheTaskItMakesRoomFor", s.TestEvictionSparesTheTaskItMakesRoomFor},
 		{"TakeGivesBack", s.TestTakeGivesBack},

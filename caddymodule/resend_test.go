@@ -1,0 +1,320 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
+	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
+)
+
+// orderCounter counts the orders an upstream is asked to place.
+type orderCounter struct {
+	http.Handler
+	placed atomic.Int64
+}
+
+func (c *orderCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == "/orders" {
+		c.placed.Add(1)
+	}
+	c.Handler.ServeHTTP(w, r)
+}
+
+// resendAgent is the demo agent with every binding on, in front of a demo
+// API that counts its orders.
+func resendAgent(t *testing.T) (*agent, *orderCounter) {
+	t.Helper()
+	t.Setenv("DEMO_API_KEY", testAPIKey)
+	skills, err := filepath.Abs(filepath.Join("..", "examples", "skills.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := &orderCounter{Handler: demoapi.New(demoapi.Options{APIKey: testAPIKey})}
+	a := newAgent(t, skills, orders)
+	initServer(t, a.tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+	servers {
+		protocols h1 h2c
+	}
+}
+
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		upstream %s
+		url %s
+		name "Test Agent"
+		description "Messages sent again"
+		rest /rest
+		grpc
+	}
+}
+`, adminPort, a.port, a.skills, a.upstream, a.publicURL()))
+	return a, orders
+}
+
+// A message sent again, by any binding, blocking or streamed, answers the
+// task it made and places no second order; the same id with other content
+// is refused as invalid params.
+func TestIntegrationResentMessage(t *testing.T) {
+	a, orders := resendAgent(t)
+	base := fmt.Sprintf("http://localhost:%d", a.port)
+	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", a.port), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	grpcClient := a2apb.NewA2AServiceClient(conn)
+
+	jsonrpcMessage := func(version, id string, quantity int) string {
+		if version == "0.3" {
+			return fmt.Sprintf(`{"kind":"message","messageId":%q,"role":"user","metadata":{"skill":"place_order"},`+
+				`"parts":[{"kind":"data","data":{"item":"widget","quantity":%d}}]}`, id, quantity)
+		}
+		return fmt.Sprintf(`{"messageId":%q,"role":"ROLE_USER","metadata":{"skill":"place_order"},`+
+			`"parts":[{"data":{"item":"widget","quantity":%d}}]}`, id, quantity)
+	}
+	// Each send answers the task's id and its order's id (from the
+	// artifact), or the error code.
+	type answer struct {
+		task, order string
+		code        int
+	}
+	orderOf := func(raw []byte) string {
+		var v struct {
+			Artifacts []struct {
+				Parts []struct {
+					Data struct {
+						ID string `json:"id"`
+					} `json:"data"`
+				} `json:"parts"`
+			} `json:"artifacts"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil || len(v.Artifacts) == 0 || len(v.Artifacts[0].Parts) == 0 {
+			t.Fatalf("no order in %s", raw)
+		}
+		return v.Artifacts[0].Parts[0].Data.ID
+	}
+	taskAnswer := func(raw []byte) answer {
+		var v struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		return answer{task: v.ID, order: orderOf(raw)}
+	}
+	sends := map[string]func(id string, quantity int) answer{
+		"JSON-RPC 1.0": func(id string, quantity int) answer {
+			r := a.call("1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":`+jsonrpcMessage("1.0", id, quantity)+`}}`)
+			if r.Error != nil {
+				return answer{code: r.Error.Code}
+			}
+			var res struct {
+				Task json.RawMessage `json:"task"`
+			}
+			if err := json.Unmarshal(r.Result, &res); err != nil {
+				t.Fatal(err)
+			}
+			return taskAnswer(res.Task)
+		},
+		"JSON-RPC 0.3": func(id string, quantity int) answer {
+			r := a.call("0.3", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":`+jsonrpcMessage("0.3", id, quantity)+`}}`)
+			if r.Error != nil {
+				return answer{code: r.Error.Code}
+			}
+			return taskAnswer(r.Result)
+		},
+		"JSON-RPC 1.0 stream": func(id string, quantity int) answer {
+			resp := a.post("1.0", `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":`+jsonrpcMessage("1.0", id, quantity)+`}}`)
+			defer resp.Body.Close()
+			var got answer
+			err := readSSE(resp.Body, func(data []byte) bool {
+				var ev struct {
+					Result struct {
+						Task           json.RawMessage `json:"task"`
+						ArtifactUpdate struct {
+							Artifact json.RawMessage `json:"artifact"`
+						} `json:"artifactUpdate"`
+						StatusUpdate struct {
+							TaskID string `json:"taskId"`
+						} `json:"statusUpdate"`
+					} `json:"result"`
+					Error *struct {
+						Code int `json:"code"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(data, &ev); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case ev.Error != nil:
+					got.code = ev.Error.Code
+				case ev.Result.Task != nil:
+					var tk struct {
+						ID        string          `json:"id"`
+						Artifacts json.RawMessage `json:"artifacts"`
+					}
+					if err := json.Unmarshal(ev.Result.Task, &tk); err != nil {
+						t.Fatal(err)
+					}
+					got.task = tk.ID
+					if tk.Artifacts != nil {
+						got.order = orderOf(ev.Result.Task)
+					}
+				case ev.Result.ArtifactUpdate.Artifact != nil:
+					got.order = orderOf([]byte(`{"artifacts":[` + string(ev.Result.ArtifactUpdate.Artifact) + `]}`))
+				}
+				return true
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		},
+		"HTTP+JSON": func(id string, quantity int) answer {
+			req, err := http.NewRequest(http.MethodPost, base+"/rest/message:send",
+				strings.NewReader(`{"message":`+jsonrpcMessage("1.0", id, quantity)+`}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("A2A-Version", "1.0")
+			req.Header.Set("Content-Type", "application/a2a+json")
+			resp, err := a.tester.Client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusOK {
+				var e struct {
+					Error struct {
+						Code int `json:"code"`
+					} `json:"error"`
+				}
+				_ = json.Unmarshal(raw, &e)
+				return answer{code: resp.StatusCode}
+			}
+			var res struct {
+				Task json.RawMessage `json:"task"`
+			}
+			if err := json.Unmarshal(raw, &res); err != nil {
+				t.Fatal(err)
+			}
+			return taskAnswer(res.Task)
+		},
+		"gRPC": func(id string, quantity int) answer {
+			ctx := metadata.AppendToOutgoingContext(t.Context(), "a2a-version", "1.0")
+			data, _ := structpb.NewValue(map[string]any{"item": "widget", "quantity": quantity})
+			skill, _ := structpb.NewStruct(map[string]any{"skill": "place_order"})
+			sent, err := grpcClient.SendMessage(ctx, &a2apb.SendMessageRequest{Message: &a2apb.Message{
+				MessageId: id, Role: a2apb.Role_ROLE_USER, Metadata: skill, Parts: []*a2apb.Part{{Content: &a2apb.Part_Data{Data: data}}}}})
+			if err != nil {
+				return answer{code: int(status.Code(err))}
+			}
+			tk := sent.GetTask()
+			return answer{task: tk.GetId(), order: tk.GetArtifacts()[0].GetParts()[0].GetData().GetStructValue().GetFields()["id"].GetStringValue()}
+		},
+	}
+	// What each binding says for the same id with other content.
+	mismatch := map[string]int{"JSON-RPC 1.0": -32602, "JSON-RPC 0.3": -32602, "JSON-RPC 1.0 stream": -32602,
+		"HTTP+JSON": http.StatusBadRequest, "gRPC": int(codes.InvalidArgument)}
+
+	for name, send := range sends {
+		t.Run(name, func(t *testing.T) {
+			id := newMessageID()
+			before := orders.placed.Load()
+			first := send(id, 2)
+			if first.code != 0 || first.task == "" || first.order == "" {
+				t.Fatalf("first send: %+v", first)
+			}
+			again := send(id, 2)
+			if again != first {
+				t.Errorf("sent again: %+v, want the first answer %+v", again, first)
+			}
+			if other := send(id, 3); other.code != mismatch[name] {
+				t.Errorf("the same id with another quantity: %+v, want error %d", other, mismatch[name])
+			}
+			if placed := orders.placed.Load() - before; placed != 1 {
+				t.Errorf("%d orders placed for one message, want 1", placed)
+			}
+		})
+	}
+
+	// Sent at once by many callers, the message still places one order,
+	// and every caller is answered the one task.
+	t.Run("concurrently", func(t *testing.T) {
+		id := newMessageID()
+		before := orders.placed.Load()
+		answers := make([]answer, 8)
+		var wg sync.WaitGroup
+		for i := range answers {
+			send := sends["JSON-RPC 1.0"]
+			if i%2 == 1 {
+				send = sends["gRPC"]
+			}
+			wg.Go(func() { answers[i] = send(id, 1) })
+		}
+		wg.Wait()
+		for i, got := range answers {
+			if got != answers[0] || got.task == "" {
+				t.Errorf("caller %d: %+v, want %+v", i, got, answers[0])
+			}
+		}
+		if placed := orders.placed.Load() - before; placed != 1 {
+			t.Errorf("%d orders placed for one message sent at once by %d callers, want 1", placed, len(answers))
+		}
+	})
+}
+
+// A blocking call of a message sent again while its first call still runs
+// waits for the task to end, and answers it; the upstream is called once.
+func TestIntegrationResentWhileRunning(t *testing.T) {
+	a := startAgent(t)
+	msg := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"` + newMessageID() +
+		`","role":"ROLE_USER","metadata":{"skill":"slow"},"parts":[{"data":{"seconds":1}}]}}}`
+	first := make(chan rpcResponse, 1)
+	go func() { first <- a.call("1.0", msg) }()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if _, err := a.demo.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > 0 }); err != nil {
+		t.Fatal(err)
+	}
+	again := a.call("1.0", msg)
+	got := <-first
+	if got.Error != nil || again.Error != nil {
+		t.Fatalf("answers: %+v and %+v", got, again)
+	}
+	tk, tkAgain := decodeTask10(t, got.Result), decodeTask10(t, again.Result)
+	if tk.ID != tkAgain.ID || tkAgain.Status.State != "TASK_STATE_COMPLETED" {
+		t.Errorf("sent again: task %s in %s, want task %s completed", tkAgain.ID, tkAgain.Status.State, tk.ID)
+	}
+	stats, err := a.demo.WaitStats(ctx, func(demoapi.Stats) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.SlowStarted != 1 {
+		t.Errorf("the slow upstream was called %d times, want once", stats.SlowStarted)
+	}
+}
