@@ -19,7 +19,7 @@ type turns struct {
 }
 
 // queue holds one user's attempts waiting for a turn, first come first
-// served.
+// served (or all unknown users' that are compared, or one stand-in).
 type queue struct {
 	waiting list.List     // of chan struct{}, closed when the attempt's turn comes
 	inRing  *list.Element // the queue's place in turns.ring; nil while nothing waits
