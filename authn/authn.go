@@ -194,9 +194,9 @@ type Authenticator struct {
 	now       func() time.Time
 	log       *zap.Logger
 	remotes   []*remoteKeys
-	// hashing bounds the password hash comparisons under way at once
+	// turns schedules the password hash comparisons of every basic scheme
 	// (see basic).
-	hashing chan struct{}
+	turns *turns
 
 	cardSchemes map[string]a2a.SecurityScheme
 	cardReqs    []a2a.SecurityRequirement

@@ -2,12 +2,15 @@ package authn
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,20 +37,31 @@ var failedLogin = new(Identity)
 // tests can watch the comparisons).
 var compareHash = bcrypt.CompareHashAndPassword
 
-// basic checks HTTP Basic credentials against bcrypt hashes. An unknown
-// user is compared against the most expensive configured hash all the
-// same and then refused, so it costs what a wrong password costs and the
-// time taken does not tell which users exist. A check is cached (keyed by
-// a SHA-256 of user and password): a client that sends the same
-// credentials on every request pays bcrypt once per TTL, and one that
-// repeats wrong ones pays it once per failedLoginTTL. At most half the
-// CPUs compare hashes at once, so that failed logins, which no cache
-// spares, cannot take the CPU from every other request; further checks
-// wait for a turn while their caller waits.
+// basic checks HTTP Basic credentials against bcrypt hashes.
+//
+// A check is cached (keyed by a SHA-256 of user and password): a client
+// that sends the same credentials on every request pays bcrypt once per
+// TTL, and one that repeats wrong ones pays it once per failedLoginTTL.
+//
+// At most half the CPUs compare hashes at once, so that failed logins,
+// which no cache spares, cannot take the CPU from every other request;
+// further checks wait for a turn, which goes round-robin between the
+// configured users (see turns): a login waits behind the attempts for its
+// own user, not behind those for other users.
+//
+// An unknown user takes its place in that order like a user with nothing
+// waiting, and is then refused after as long as one of the recent
+// comparisons against the scheme's most expensive hash took, without
+// comparing: it takes as long as a wrong password, so the time taken does
+// not tell which users exist, yet it delays no one. While no such
+// comparison is recent, unknown users are compared against that hash, in
+// one queue of their own.
 func (b *builder) basic(s *scheme, sc *Scheme) error {
 	type user struct {
 		hash []byte
+		cost int
 		id   *Identity
+		turn queue
 	}
 	users := make(map[string]*user, len(sc.Users))
 	granted := map[string]bool{}
@@ -79,7 +93,7 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 		for _, sc := range u.Scopes {
 			granted[sc] = true
 		}
-		users[u.Username] = &user{hash: hash, id: single(&Credential{
+		users[u.Username] = &user{hash: hash, cost: cost, id: single(&Credential{
 			Scheme:  s.name,
 			Type:    a2a.SchemeHTTPAuth,
 			Subject: u.Username,
@@ -90,8 +104,26 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 	s.checkScopes = grantedBy(granted, "user")
 
 	a := b.a
-	if a.hashing == nil {
-		a.hashing = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+	if a.turns == nil {
+		a.turns = newTurns(max(1, runtime.GOMAXPROCS(0)/2))
+	}
+	var (
+		times     comparisonTimes // against hashes of dummyCost
+		strangers queue           // unknown users compared against dummy
+	)
+	// compare waits for q's turn and compares; ended when the request
+	// ended first.
+	compare := func(ctx context.Context, q *queue, hash, password []byte, cost int) (matched, ended bool) {
+		if !a.turns.wait(ctx, q) {
+			return false, true
+		}
+		start := time.Now()
+		err := compareHash(hash, password)
+		if cost == dummyCost {
+			times.add(time.Since(start), start)
+		}
+		a.turns.done()
+		return err == nil, false
 	}
 	s.check = func(r *http.Request) outcome {
 		v, o := authorization(r, "Basic ", MaxBasicBytes)
@@ -115,19 +147,20 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 		default:
 			return accepted(id)
 		}
+		ctx := r.Context()
+		var matched, ended bool
 		u, known := users[string(name)]
-		hash := dummy
 		if known {
-			hash = u.hash
+			matched, ended = compare(ctx, &u.turn, u.hash, password, u.cost)
+		} else if d, recent := times.pick(time.Now()); recent {
+			ended = !standIn(ctx, a.turns, d)
+		} else {
+			_, ended = compare(ctx, &strangers, dummy, password, dummyCost)
 		}
-		select {
-		case a.hashing <- struct{}{}:
-		case <-r.Context().Done():
+		if ended {
 			return refused("the request ended", "the request ended while waiting to check a password")
 		}
-		err = compareHash(hash, password)
-		<-a.hashing
-		if !known || err != nil || len(password) > bcryptMaxPassword {
+		if !matched || len(password) > bcryptMaxPassword {
 			a.cache.put(key, s.index, failedLogin, now.Add(failedLoginTTL), now)
 			return refused("invalid username or password", "invalid username or password")
 		}
@@ -135,6 +168,57 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 		return accepted(u.id)
 	}
 	return nil
+}
+
+// standIn takes an unknown user's place in the order of turns, then waits
+// d, as long as a comparison; false when ctx ended first.
+func standIn(ctx context.Context, t *turns, d time.Duration) bool {
+	if !t.wait(ctx, &queue{stand: true}) {
+		return false
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// comparisonTimesTTL is how long a comparison's time stands for what
+// comparisons cost; older times may say too little or too much, as the
+// load changes.
+const comparisonTimesTTL = time.Minute
+
+// comparisonTimes remembers how long the last comparisons against hashes
+// of one cost took.
+type comparisonTimes struct {
+	mu     sync.Mutex
+	recent [8]time.Duration
+	n      int // how many of recent hold a time
+	next   int // where the next time goes
+	newest time.Time
+}
+
+func (c *comparisonTimes) add(d time.Duration, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recent[c.next] = d
+	c.next = (c.next + 1) % len(c.recent)
+	c.n = min(c.n+1, len(c.recent))
+	c.newest = at
+}
+
+// pick returns one of the recent times at random, so that stand-ins vary
+// as comparisons do; false when none is from the last comparisonTimesTTL.
+func (c *comparisonTimes) pick(now time.Time) (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 || now.Sub(c.newest) > comparisonTimesTTL {
+		return 0, false
+	}
+	return c.recent[rand.IntN(c.n)], true
 }
 
 // authorization finds the one Authorization header of the given scheme

@@ -1,13 +1,16 @@
 package authn_test
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,7 +128,7 @@ func TestBasicFailedLoginsBounded(t *testing.T) {
 		gated            = true
 		entered, release = make(chan struct{}), make(chan struct{})
 	)
-	authn.WatchHashComparisons(t, func() {
+	authn.WatchHashComparisons(t, func([]byte) {
 		mu.Lock()
 		comparisons++
 		inFlight++
@@ -146,7 +149,7 @@ func TestBasicFailedLoginsBounded(t *testing.T) {
 	})
 	try := func(password string) {
 		r, _ := http.NewRequest(http.MethodPost, "/", nil)
-		r.Header.Set("Authorization", basicHeader("alice", password))
+		r.Header.Set("Authorization", basicHeader("bob", password))
 		if _, f := a.Authenticate(r); f == nil {
 			t.Errorf("password %q was accepted", password)
 		}
@@ -174,5 +177,226 @@ func TestBasicFailedLoginsBounded(t *testing.T) {
 	}
 	if comparisons != callers {
 		t.Errorf("%d comparisons for %d distinct wrong passwords and 5 repeats, want %d", comparisons, callers, callers)
+	}
+}
+
+// answer reads a login's answer, failing t if none comes within 10s.
+func answer(t *testing.T, login <-chan *authn.Failure, what string) *authn.Failure {
+	t.Helper()
+	select {
+	case f := <-login:
+		return f
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no answer after 10s", what)
+		return nil
+	}
+}
+
+// attackGate holds the hash comparisons of passwords that start with
+// "attack" until the test lets them end: one per send on release, all once
+// the test ends. It records the passwords compared, in the order the
+// comparisons start.
+type attackGate struct {
+	entered chan struct{} // a send as each held comparison starts
+	release chan struct{}
+	attacks sync.WaitGroup // the logins and attacks under way
+
+	mu      sync.Mutex
+	started []string
+}
+
+func gateAttacks(t *testing.T) *attackGate {
+	g := &attackGate{entered: make(chan struct{}, 1024), release: make(chan struct{})}
+	authn.WatchHashComparisons(t, func(password []byte) {
+		g.mu.Lock()
+		g.started = append(g.started, string(password))
+		g.mu.Unlock()
+		if strings.HasPrefix(string(password), "attack") {
+			g.entered <- struct{}{}
+			<-g.release
+		}
+	})
+	t.Cleanup(func() {
+		close(g.release)
+		g.attacks.Wait()
+	})
+	return g
+}
+
+// login authenticates r in the background; the answer comes on the
+// channel.
+func (g *attackGate) login(a *authn.Authenticator, r *http.Request) <-chan *authn.Failure {
+	done := make(chan *authn.Failure, 1)
+	g.attacks.Go(func() {
+		_, f := a.Authenticate(r)
+		done <- f
+	})
+	return done
+}
+
+// attack sends a wrong password for user in the background; its
+// comparison, if any, is held.
+func (g *attackGate) attack(t *testing.T, a *authn.Authenticator, user string, i int) {
+	g.attacks.Go(func() {
+		if _, f := a.Authenticate(request("Authorization", basicHeader(user, fmt.Sprintf("attack-%s-%d", user, i)))); f == nil {
+			t.Errorf("a wrong password for %s was accepted", user)
+		}
+	})
+}
+
+// holdEveryTurn starts as many attacks on carol as comparisons may run at
+// once, and returns once all of them are held.
+func (g *attackGate) holdEveryTurn(t *testing.T, a *authn.Authenticator) int {
+	turns := max(1, runtime.GOMAXPROCS(0)/2)
+	for i := range turns {
+		g.attack(t, a, "carol", i)
+	}
+	for range turns {
+		<-g.entered
+	}
+	return turns
+}
+
+func (g *attackGate) order() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.started)
+}
+
+// timeAComparison sends a wrong password for a known user, which times a
+// comparison: unknown users are then answered after as long, without one.
+func timeAComparison(t *testing.T, a *authn.Authenticator) *authn.Failure {
+	t.Helper()
+	_, f := a.Authenticate(request("Authorization", basicHeader("bob", "wrong")))
+	if f == nil {
+		t.Fatal("a wrong password was accepted")
+	}
+	return f
+}
+
+// A valid login waits behind the attempts for its own user only: with
+// every turn to compare held by wrong passwords for carol, more of them
+// waiting, and unknown users waiting too, bob's login compares as soon as
+// turns free up, after at most one more of carol's (her queue was first in
+// the order), and no unknown user is compared at all.
+func TestBasicLoginDoesNotWaitBehindOtherUsers(t *testing.T) {
+	a := basicAuth(t, bcrypt.MinCost)
+	timeAComparison(t, a)
+	g := gateAttacks(t)
+	held := g.holdEveryTurn(t, a)
+	const unknown = 8
+	waiting := 4*held + unknown
+	for i := range 4 * held {
+		g.attack(t, a, "carol", held+i)
+	}
+	for i := range unknown {
+		g.attack(t, a, fmt.Sprint("mallory-", i), i)
+	}
+	authn.WaitForBasicLogins(t, a, waiting)
+	login := g.login(a, request("Authorization", basicHeader("bob", "correct horse")))
+	authn.WaitForBasicLogins(t, a, waiting+1)
+
+	// End the held comparisons one at a time until the login is through.
+	deadline := time.After(10 * time.Second)
+	for through := false; !through; {
+		select {
+		case g.release <- struct{}{}:
+		case <-deadline:
+			t.Fatal("no comparison to end, and the login is not through")
+		}
+		select {
+		case f := <-login:
+			if f != nil {
+				t.Fatalf("the valid login was refused: %v", f)
+			}
+			through = true
+		case <-g.entered:
+		case <-deadline:
+			t.Fatal("the login is not through after 10s")
+		}
+	}
+
+	order := g.order()
+	ahead := order[held:slices.Index(order, "correct horse")]
+	if len(ahead) > 1 {
+		t.Errorf("the login waited for %d comparisons of attempts queued before it, want at most carol's next one: %q", len(ahead), ahead)
+	}
+	for _, p := range order {
+		if strings.HasPrefix(p, "attack-mallory") {
+			t.Errorf("an unknown user's password was compared: %q", p)
+		}
+	}
+}
+
+// An unknown user takes its place in the order of turns, as a login for
+// a user with nothing waiting would, but no turn: one freed turn answers
+// every unknown user waiting, each with the refusal a wrong password
+// gets, and is still free for the next login.
+func TestBasicUnknownUsersTakeNoTurn(t *testing.T) {
+	a := basicAuth(t, bcrypt.MinCost)
+	wrong := timeAComparison(t, a)
+	g := gateAttacks(t)
+	g.holdEveryTurn(t, a)
+	const unknown = 8
+	logins := make([]<-chan *authn.Failure, unknown)
+	for i := range logins {
+		logins[i] = g.login(a, request("Authorization", basicHeader(fmt.Sprint("mallory-", i), "attack")))
+	}
+	authn.WaitForBasicLogins(t, a, unknown)
+
+	g.release <- struct{}{} // one of carol's comparisons ends
+	for i, login := range logins {
+		if f := answer(t, login, fmt.Sprint("mallory-", i)); !reflect.DeepEqual(f, wrong) {
+			t.Errorf("unknown user refused with %+v, a wrong password with %+v", f, wrong)
+		}
+	}
+	if f := answer(t, g.login(a, request("Authorization", basicHeader("bob", "correct horse"))), "bob"); f != nil {
+		t.Fatalf("the valid login was refused: %v", f)
+	}
+	if order := g.order(); slices.ContainsFunc(order, func(p string) bool { return p == "attack" }) {
+		t.Errorf("an unknown user's password was compared: %q", order)
+	}
+}
+
+// Until a comparison has been timed, an unknown user is compared against
+// the most expensive hash, as a wrong password would be; after, it is not.
+func TestBasicUnknownUserComparedUntilTimed(t *testing.T) {
+	a := basicAuth(t, bcrypt.MinCost)
+	var compared atomic.Int32
+	authn.WatchHashComparisons(t, func([]byte) { compared.Add(1) })
+	for i, want := range []int32{1, 1} {
+		if _, f := a.Authenticate(request("Authorization", basicHeader("mallory", fmt.Sprint("guess-", i)))); f == nil {
+			t.Fatal("an unknown user was accepted")
+		}
+		if got := compared.Load(); got != want {
+			t.Errorf("after %d unknown users: %d comparisons, want %d", i+1, got, want)
+		}
+	}
+}
+
+// A login whose request ends while it waits for a turn is refused at
+// once and gives up its place: the next freed turn goes to the next login.
+func TestBasicWaitEndsWithTheRequest(t *testing.T) {
+	for _, user := range []string{"bob", "mallory"} {
+		t.Run(user, func(t *testing.T) {
+			a := basicAuth(t, bcrypt.MinCost)
+			timeAComparison(t, a)
+			g := gateAttacks(t)
+			g.holdEveryTurn(t, a)
+			ctx, cancel := context.WithCancel(context.Background())
+			login := g.login(a, request("Authorization", basicHeader(user, "guess")).WithContext(ctx))
+			authn.WaitForBasicLogins(t, a, 1)
+			cancel()
+			f := answer(t, login, user)
+			if f == nil || f.Status != http.StatusUnauthorized || !strings.Contains(f.Detail, "the request ended") {
+				t.Fatalf("answer %+v, want a 401 because the request ended", f)
+			}
+			authn.WaitForBasicLogins(t, a, 0)
+
+			g.release <- struct{}{}
+			if f := answer(t, g.login(a, request("Authorization", basicHeader("bob", "correct horse"))), "bob"); f != nil {
+				t.Fatalf("the valid login was refused: %v", f)
+			}
+		})
 	}
 }

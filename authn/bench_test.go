@@ -1,6 +1,8 @@
 package authn_test
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,6 +84,54 @@ func BenchmarkBasicCached(b *testing.B) {
 		if _, f := a.Authenticate(r); f != nil {
 			b.Fatal(f)
 		}
+	}
+}
+
+// BenchmarkBasicLoginUnderAttack times a valid basic login (bcrypt cost
+// 10, no cache, so every login compares) while attackers send wrong
+// passwords without pause, half of them for another user and half for
+// unknown users: the login waits behind the other user's next comparison
+// at most, not behind every attempt sent before it.
+func BenchmarkBasicLoginUnderAttack(b *testing.B) {
+	for _, attackers := range []int{0, 16, 64} {
+		b.Run(fmt.Sprint("attackers=", attackers), func(b *testing.B) {
+			hash := func(pw string) string {
+				return string(must(bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)))
+			}
+			a := newAuth(b, authn.Config{CacheSize: -1, Schemes: map[string]*authn.Scheme{
+				"basic": {Type: "http", HTTPScheme: "basic", Users: []authn.User{
+					{Username: "bob", Password: hash("correct horse")},
+					{Username: "carol", Password: hash("battery staple")},
+				}},
+			}}, authn.Options{})
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range attackers {
+				user := "carol"
+				if i%2 == 1 {
+					user = fmt.Sprint("mallory-", i)
+				}
+				r := request("Authorization", basicHeader(user, "wrong"))
+				wg.Go(func() {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+							a.Authenticate(r)
+						}
+					}
+				})
+			}
+			r := request("Authorization", basicHeader("bob", "correct horse"))
+			for b.Loop() {
+				if _, f := a.Authenticate(r); f != nil {
+					b.Fatal(f)
+				}
+			}
+			close(stop)
+			wg.Wait()
+		})
 	}
 }
 

@@ -1,14 +1,42 @@
 package authn
 
+import "time"
+
 // WatchHashComparisons makes every password hash comparison call watch
-// first, until the test ends.
-func WatchHashComparisons(t interface{ Cleanup(func()) }, watch func()) {
+// with the password first, until the test ends.
+func WatchHashComparisons(t interface{ Cleanup(func()) }, watch func(password []byte)) {
 	compare := compareHash
 	compareHash = func(hash, password []byte) error {
-		watch()
+		watch(password)
 		return compare(hash, password)
 	}
 	t.Cleanup(func() { compareHash = compare })
+}
+
+// WaitForBasicLogins waits until n basic logins wait for their turn to
+// compare a password hash (unknown users' stand-ins included), and fails t
+// if they do not within 10 seconds.
+func WaitForBasicLogins(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, a *Authenticator, n int) {
+	t.Helper()
+	waiting := func() int {
+		a.turns.mu.Lock()
+		defer a.turns.mu.Unlock()
+		w := 0
+		for e := a.turns.ring.Front(); e != nil; e = e.Next() {
+			w += e.Value.(*queue).waiting.Len()
+		}
+		return w
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for w := waiting(); w != n; w = waiting() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d basic logins waiting after 10s, want %d", w, n)
+		}
+		time.Sleep(time.Millisecond) // polling: the logins' goroutines say nothing
+	}
 }
 
 // WaitForFetches waits until no key fetch is under way: after New, until
