@@ -239,3 +239,28 @@ func TestIntegrationPushBudgetFromTheTaskStore(t *testing.T) {
 		t.Errorf("%v notifications dropped, want the third task's first (over a quarter of tasks.max_bytes)", got)
 	}
 }
+
+// TestValidatePushOrigins: an allowed origin with a path is refused when the
+// config loads, naming the option and the value, rather than its path
+// silently dropped; so are a negative max_bytes and a scheme other than
+// http or https.
+func TestValidatePushOrigins(t *testing.T) {
+	for _, tc := range []struct {
+		push PushConfig
+		want string
+	}{
+		{PushConfig{AllowedOrigins: []string{"http://127.0.0.1:9000", "https://hooks.example.com/"}, MaxBytes: 1 << 20}, ""},
+		{PushConfig{AllowedOrigins: []string{"http://127.0.0.1:9000/hook"}},
+			`push: allowed_origins: "http://127.0.0.1:9000/hook" is not an origin alone`},
+		{PushConfig{AllowedOrigins: []string{"file://hooks"}}, `push: allowed_origins: "file://hooks" is not an http or https origin`},
+		{PushConfig{MaxBytes: -1}, "max_bytes"},
+	} {
+		h := validHandler()
+		h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
+		h.Push = &tc.push
+		err := h.Validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.push, err, tc.want)
+		}
+	}
+}
