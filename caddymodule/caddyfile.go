@@ -98,6 +98,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        queue_length     <count>
 //	        queue_bytes      <size>
 //	        max_receivers    <count>
+//	        max_bytes        <size>
 //	        max_configs_per_task <count>
 //	    }
 //	    security {

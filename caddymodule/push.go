@@ -12,6 +12,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/push"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
 // PushConfig enables push notifications (spec 1.0 §3.1.7–§3.1.10, §4.3,
@@ -36,11 +37,14 @@ type PushConfig struct {
 	// lets any caller make the agent reach its own network.
 	AllowPrivate bool `json:"allow_private,omitempty"`
 	// AllowedNetworks are CIDR ranges accepted although not public, such
-	// as the operator's own receivers (10.20.0.0/16).
+	// as the operator's own receivers (10.20.0.0/16); a range with a
+	// loopback address admits localhost names too.
 	AllowedNetworks []string `json:"allowed_networks,omitempty"`
 	// AllowedOrigins, when set, are the only origins
-	// (scheme://host[:port]) receivers may have, e.g.
+	// (scheme://host[:port], http or https) receivers may have, e.g.
 	// https://hooks.example.com; their addresses are checked all the same.
+	// An entry with a path, query or user is refused: receivers are allowed
+	// by origin only.
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
 	// Timeout bounds one delivery attempt. Default: 10s.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
@@ -58,6 +62,14 @@ type PushConfig struct {
 	// MaxReceivers bounds the receivers with notifications under way at
 	// once. Default: 1024.
 	MaxReceivers int `json:"max_receivers,omitempty"`
+	// MaxBytes bounds the memory all notifications queued or under way
+	// take, across receivers: each body once, however many receivers share
+	// it, and each notification's config and task id. Past it
+	// notifications are dropped, and logged. The Caddyfile takes a size
+	// such as 64MiB. Default: a quarter of tasks.max_bytes (64 MiB with
+	// its default), so that push cannot take the agent's memory much past
+	// the task store's budget.
+	MaxBytes int64 `json:"max_bytes,omitempty"`
 	// MaxConfigsPerTask bounds the configs of one task (with
 	// tasks.max_live_per_owner, those of one caller). Like the tasks
 	// limits, it is the store's and is kept across reloads. Default: 10.
@@ -71,8 +83,8 @@ func (p *PushConfig) validate(signing *SigningConfig) error {
 	switch {
 	case p.Timeout < 0, p.InitialBackoff < 0, p.MaxBackoff < 0:
 		return errors.New("timeout, initial_backoff and max_backoff must not be negative")
-	case p.MaxAttempts < 0, p.QueueLength < 0, p.QueueBytes < 0, p.MaxReceivers < 0, p.MaxConfigsPerTask < 0:
-		return errors.New("max_attempts, queue_length, queue_bytes, max_receivers and max_configs_per_task must not be negative")
+	case p.MaxAttempts < 0, p.QueueLength < 0, p.QueueBytes < 0, p.MaxReceivers < 0, p.MaxBytes < 0, p.MaxConfigsPerTask < 0:
+		return errors.New("max_attempts, queue_length, queue_bytes, max_receivers, max_bytes and max_configs_per_task must not be negative")
 	}
 	if k := p.Key; k != nil {
 		if k.Key == "" {
@@ -83,7 +95,7 @@ func (p *PushConfig) validate(signing *SigningConfig) error {
 		}
 	}
 	for _, o := range p.AllowedOrigins {
-		if _, err := push.Origin(o); err != nil {
+		if _, err := push.AllowedOrigin(o); err != nil {
 			return fmt.Errorf("allowed_origins: %w", err)
 		}
 	}
@@ -124,12 +136,23 @@ func (p *PushConfig) pushKey(cardKey cardgen.Key) (cardgen.Key, error) {
 	return ks.Keys()[0], nil
 }
 
+// maxBytes is the bound on what queued notifications hold: max_bytes, or
+// a quarter of the byte budget of the task store in use (whose limits are
+// those of the config that created it).
+func (p *PushConfig) maxBytes(store TasksConfig) int64 {
+	if p.MaxBytes > 0 {
+		return p.MaxBytes
+	}
+	return tasks.Options{MaxBytes: store.MaxBytes}.StoreLimits().MaxBytes / 4
+}
+
 // newSender makes the sender of the notifications, signed with key.
 func (p *PushConfig) newSender(h *Handler, key cardgen.Key) (*push.Sender, error) {
 	networks, err := p.networks()
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)
 	}
+	maxBytes := p.maxBytes(h.shared.limits)
 	s, err := push.New(push.Options{
 		Key:             key,
 		Issuer:          h.URL,
@@ -144,6 +167,7 @@ func (p *PushConfig) newSender(h *Handler, key cardgen.Key) (*push.Sender, error
 		QueueLength:     p.QueueLength,
 		QueueBytes:      p.QueueBytes,
 		MaxReceivers:    p.MaxReceivers,
+		MaxBytes:        maxBytes,
 		Logger:          h.logger.Named("push"),
 		OnOutcome:       countPushDelivery,
 	})
@@ -155,7 +179,8 @@ func (p *PushConfig) newSender(h *Handler, key cardgen.Key) (*push.Sender, error
 		zap.Bool("allow_insecure", p.AllowInsecure),
 		zap.Bool("allow_private", p.AllowPrivate),
 		zap.Strings("allowed_networks", p.AllowedNetworks),
-		zap.Strings("allowed_origins", p.AllowedOrigins))
+		zap.Strings("allowed_origins", p.AllowedOrigins),
+		zap.Int64("max_bytes", maxBytes))
 	return s, nil
 }
 
@@ -194,6 +219,8 @@ func parsePush(d *caddyfile.Dispenser, where string) (*PushConfig, error) {
 			p.QueueBytes, err = sizeArg(d, at)
 		case "max_receivers":
 			p.MaxReceivers, err = countArg(d, at)
+		case "max_bytes":
+			p.MaxBytes, err = sizeArg(d, at)
 		case "max_configs_per_task":
 			p.MaxConfigsPerTask, err = countArg(d, at)
 		default:
@@ -205,4 +232,4 @@ func parsePush(d *caddyfile.Dispenser, where string) (*PushConfig, error) {
 }
 
 // pushSubdirectives are the subdirectives of the push block.
-var pushSubdirectives = []string{"key", "allow_insecure", "allow_private", "allowed_networks", "allowed_origins", "timeout", "max_attempts", "initial_backoff", "max_backoff", "queue_length", "queue_bytes", "max_receivers", "max_configs_per_task"}
+var pushSubdirectives = []string{"key", "allow_insecure", "allow_private", "allowed_networks", "allowed_origins", "timeout", "max_attempts", "initial_backoff", "max_backoff", "queue_length", "queue_bytes", "max_receivers", "max_bytes", "max_configs_per_task"}

@@ -20,21 +20,59 @@ import (
 // one later (DNS rebinding) is still refused. Proxies from the environment
 // are not used and redirects are not followed.
 
-// special are the ranges refused besides what netip's predicates name
-// (loopback, private, link-local, multicast, unspecified): shared address
-// space, "this network", IETF protocol assignments, benchmarking,
-// reserved and broadcast, and the translation prefixes through which an
-// IPv6 address can reach an IPv4 one.
-var special = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("2002::/16"),
+// nonPublic are the addresses a receiver may not have unless the operator
+// allows them. They are every range of the IANA IPv4 and IPv6
+// Special-Purpose Address Registries
+// (https://www.iana.org/assignments/iana-ipv4-special-registry,
+// https://www.iana.org/assignments/iana-ipv6-special-registry) that is not
+// globally reachable or not forwardable, and besides those: multicast,
+// whose receivers are not one host; and what reaches IPv4 through IPv6
+// (NAT64, 6to4, Teredo, IPv4-compatible), which could reach a private IPv4
+// address. The globally reachable anycast and identifier blocks inside
+// 192.0.0.0/24 and 2001::/23 (PCP, TURN, DNS-SD, AMT, AS112, ORCHIDv2,
+// drone remote ID) are refused with their block: no webhook lives there.
+// IPv4-mapped IPv6 addresses are checked as the IPv4 address they are.
+// The first range that holds an address names it.
+var nonPublic = []struct {
+	prefix netip.Prefix
+	what   string
+}{
+	// IPv4 registry.
+	{netip.MustParsePrefix("0.0.0.0/8"), `"this network"`},
+	{netip.MustParsePrefix("10.0.0.0/8"), "a private address"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "a shared (carrier-grade NAT) address"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "a loopback address"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local address (where cloud metadata services live)"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "a private address"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "an IETF protocol assignment"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "the deprecated 6to4 relay anycast"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "a private address"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "a multicast address"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved or broadcast address"},
+	// IPv6 registry.
+	{netip.MustParsePrefix("::/128"), "an unspecified address"},
+	{netip.MustParsePrefix("::1/128"), "a loopback address"},
+	{netip.MustParsePrefix("::/96"), "an IPv4-compatible address (deprecated)"},
+	{netip.MustParsePrefix("64:ff9b::/96"), "a NAT64 address"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local-use NAT64 address"},
+	{netip.MustParsePrefix("100::/64"), "a discard-only address"},
+	{netip.MustParsePrefix("100:0:0:1::/64"), "a dummy address"},
+	{netip.MustParsePrefix("2001::/23"), "an IETF protocol assignment (Teredo, benchmarking, ORCHID…)"},
+	{netip.MustParsePrefix("2001:db8::/32"), "a documentation address"},
+	{netip.MustParsePrefix("2002::/16"), "a 6to4 address"},
+	{netip.MustParsePrefix("3fff::/20"), "a documentation address"},
+	{netip.MustParsePrefix("5f00::/16"), "a segment routing (SRv6) identifier"},
+	{netip.MustParsePrefix("fc00::/7"), "a unique-local (private) address"},
+	{netip.MustParsePrefix("fe80::/10"), "a link-local address"},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address (deprecated)"},
+	{netip.MustParsePrefix("ff00::/8"), "a multicast address"},
 }
+
+var ipv4Loopback = netip.AddrFrom4([4]byte{127, 0, 0, 1})
 
 // errRefused marks an address or URL the guard refuses.
 var errRefused = errors.New("push: receiver refused")
@@ -42,7 +80,7 @@ var errRefused = errors.New("push: receiver refused")
 // addressProblem says why the agent may not connect to ip, or "" when it
 // may.
 func (g *guard) addressProblem(ip netip.Addr) string {
-	ip = ip.Unmap()
+	ip = ip.Unmap().WithZone("") // a zoned address matches no prefix
 	for _, p := range g.allowed {
 		if p.Contains(ip) {
 			return ""
@@ -51,21 +89,9 @@ func (g *guard) addressProblem(ip netip.Addr) string {
 	if g.allowPrivate {
 		return ""
 	}
-	switch {
-	case ip.IsLoopback():
-		return "a loopback address"
-	case ip.IsPrivate():
-		return "a private address"
-	case ip.IsLinkLocalUnicast():
-		return "a link-local address (where cloud metadata services live)"
-	case ip.IsMulticast():
-		return "a multicast address"
-	case ip.IsUnspecified():
-		return "an unspecified address"
-	}
-	for _, p := range special {
-		if p.Contains(ip) {
-			return "a reserved or special-purpose address"
+	for _, r := range nonPublic {
+		if r.prefix.Contains(ip) {
+			return r.what
 		}
 	}
 	return ""
@@ -80,13 +106,30 @@ type guard struct {
 	origins map[string]bool
 }
 
-// Origin is the origin of an absolute URL as the allowlist compares it:
-// scheme://host[:port], lowercase, the scheme's default port left out.
-func Origin(raw string) (string, error) {
+// AllowedOrigin is the origin an entry of Options.AllowedOrigins names, as
+// the allowlist compares it. An entry is an http or https origin alone,
+// scheme://host[:port] (a trailing "/" is taken): receivers are allowed by
+// origin only, so a path, query or user in an entry would be silently
+// ignored, and is refused instead. A path prefix is not offered: whether
+// two paths are the same is the receiver's to say (escapes, dot segments,
+// case), so it would confine less than it seems to.
+func AllowedOrigin(raw string) (string, error) {
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", fmt.Errorf("%q is not an absolute URL", raw)
+	switch {
+	case err != nil || u.Host == "":
+		return "", fmt.Errorf("%q is not an absolute URL: an origin is scheme://host[:port]", raw)
+	case u.Scheme != "https" && u.Scheme != "http":
+		return "", fmt.Errorf("%q is not an http or https origin", raw)
+	case u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", fmt.Errorf("%q is not an origin alone: receivers are allowed by scheme, host and port; "+
+			"a user, path or query cannot be allowed", raw)
 	}
+	return originOf(u), nil
+}
+
+// originOf is u's origin as the allowlist compares it: scheme://host[:port],
+// lowercase, the scheme's default port left out.
+func originOf(u *url.URL) string {
 	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
 	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
 		port = ""
@@ -97,7 +140,7 @@ func Origin(raw string) (string, error) {
 	if port != "" {
 		host += ":" + port
 	}
-	return scheme + "://" + host, nil
+	return scheme + "://" + host
 }
 
 // checkURL says why raw cannot be a receiver URL, as far as can be known
@@ -110,10 +153,10 @@ func (g *guard) checkURL(raw string) error {
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && g.allowInsecure:
-	case u.Scheme == "http":
-		return fmt.Errorf("%w: the URL must use https", errRefused)
+	case g.allowInsecure:
+		return fmt.Errorf("%w: the URL must be an http or https URL", errRefused)
 	default:
-		return fmt.Errorf("%w: the URL must be an https URL", errRefused)
+		return fmt.Errorf("%w: the URL must be an https URL (or http, which the agent's push option allow_insecure permits)", errRefused)
 	}
 	if u.Host == "" || u.Hostname() == "" {
 		return fmt.Errorf("%w: the URL has no host", errRefused)
@@ -121,10 +164,8 @@ func (g *guard) checkURL(raw string) error {
 	if u.User != nil {
 		return fmt.Errorf("%w: the URL must not carry credentials (use authentication)", errRefused)
 	}
-	if len(g.origins) > 0 {
-		if origin, _ := Origin(raw); !g.origins[origin] {
-			return fmt.Errorf("%w: the URL's origin is not one this agent notifies", errRefused)
-		}
+	if len(g.origins) > 0 && !g.origins[originOf(u)] {
+		return fmt.Errorf("%w: the URL's origin is not one this agent notifies", errRefused)
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {
@@ -133,7 +174,10 @@ func (g *guard) checkURL(raw string) error {
 		}
 		return nil
 	}
-	if !g.allowPrivate && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {
+	// A localhost name resolves to loopback addresses (RFC 6761 §6.3): it is
+	// taken where one of them would be.
+	if (host == "localhost" || strings.HasSuffix(host, ".localhost")) &&
+		g.addressProblem(netip.IPv6Loopback()) != "" && g.addressProblem(ipv4Loopback) != "" {
 		return fmt.Errorf("%w: the host is a loopback name", errRefused)
 	}
 	return nil

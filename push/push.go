@@ -28,11 +28,17 @@
 // (in count and bytes) and at most one delivery under way; a receiver's
 // queue drains in order and its goroutine ends when it is empty. A slow or
 // dead receiver fills only its own queue: what no longer fits is dropped
-// and logged. Each notification is tried up to MaxAttempts times with
+// and logged. All queues together are bounded too, in receivers
+// (MaxReceivers) and in bytes (MaxBytes), since many receivers that hang at
+// once would otherwise hold many queues' worth: a change's body is encoded
+// once per version, shared by the configs that receive it and counted
+// once. Each notification is tried up to MaxAttempts times with
 // exponential backoff and jitter; a receiver whose notification finally
 // failed gets one attempt for each later one until one succeeds again. A
 // final failure or a drop is logged at warn level once until the receiver
-// recovers, with its reason; never the body, the token or credentials.
+// recovers, with its reason (a drop for the total bounds: once until a
+// receiver ends, or half of MaxBytes is free again); never the body, the
+// token or credentials.
 package push
 
 import (
@@ -51,9 +57,11 @@ import (
 	"net/url"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/golang-jwt/jwt/v5"
 	"go.uber.org/zap"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/keys"
@@ -69,6 +77,8 @@ const (
 	DefaultQueueLength    = 32
 	DefaultQueueBytes     = 1 << 20
 	DefaultMaxReceivers   = 1024
+	// DefaultMaxBytes is a quarter of the task store's default budget.
+	DefaultMaxBytes = 64 << 20
 	// TokenLifetime is how long a notification's JWT is valid.
 	TokenLifetime = 5 * time.Minute
 )
@@ -99,7 +109,7 @@ type Options struct {
 	// inside the operator's own network.
 	AllowedNetworks []netip.Prefix
 	// AllowedOrigins, when not empty, are the only origins
-	// (scheme://host[:port], see Origin) receivers may have; their
+	// (scheme://host[:port], see AllowedOrigin) receivers may have; their
 	// addresses are checked all the same.
 	AllowedOrigins []string
 	// Timeout bounds one delivery attempt, connection included (default
@@ -120,6 +130,11 @@ type Options struct {
 	// once (default 1024): past it, notifications for new receivers are
 	// dropped.
 	MaxReceivers int
+	// MaxBytes bounds what all notifications queued or under way hold,
+	// across receivers (default 64 MiB): each body once, however many
+	// receivers share it, and each notification's config and task id.
+	// Past it, notifications are dropped.
+	MaxBytes int64
 	// Logger reports drops and failures.
 	Logger *zap.Logger
 	// OnOutcome, when set, hears what became of each notification and
@@ -172,6 +187,11 @@ type Sender struct {
 	unloaded  int // notifications Close kept from being delivered
 	// saturated: a drop for MaxReceivers was logged, until one ends.
 	saturated bool
+	// held is what the queued notifications hold, counted against
+	// MaxBytes; overBudget: a drop for MaxBytes was logged, until held
+	// falls to half of it.
+	held       int64
+	overBudget bool
 }
 
 // receiverKey names one config of one task.
@@ -191,7 +211,30 @@ type receiver struct {
 type notification struct {
 	taskID string
 	config tasks.PushConfig
-	body   []byte
+	body   *payload
+}
+
+// payload is one encoded body, shared by the notifications of one change
+// in one version.
+type payload struct {
+	data []byte
+	refs int // queued notifications holding it, under Sender.mu
+}
+
+// bytesBesideBody is what n holds besides its body.
+func (n *notification) bytesBesideBody() int64 {
+	c := &n.config
+	return int64(unsafe.Sizeof(*n)) +
+		int64(len(n.taskID)+len(c.ID)+len(c.URL)+len(c.Token)+len(c.AuthScheme)+len(c.AuthCredentials))
+}
+
+// cost is what queueing n adds to Sender.held: its body too if no other
+// queued notification holds it.
+func (n *notification) cost() int64 {
+	if n.body.refs > 0 {
+		return n.bytesBesideBody()
+	}
+	return n.bytesBesideBody() + int64(len(n.body.data))
 }
 
 // New checks opts and returns a Sender. Close stops it.
@@ -208,7 +251,7 @@ func New(opts Options) (*Sender, error) {
 	}
 	switch {
 	case opts.Timeout < 0, opts.MaxAttempts < 0, opts.InitialBackoff < 0, opts.MaxBackoff < 0,
-		opts.QueueLength < 0, opts.QueueBytes < 0, opts.MaxReceivers < 0:
+		opts.QueueLength < 0, opts.QueueBytes < 0, opts.MaxReceivers < 0, opts.MaxBytes < 0:
 		return nil, errors.New("push: negative limit")
 	}
 	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
@@ -218,9 +261,10 @@ func New(opts Options) (*Sender, error) {
 	opts.QueueLength = cmp.Or(opts.QueueLength, DefaultQueueLength)
 	opts.QueueBytes = cmp.Or(opts.QueueBytes, DefaultQueueBytes)
 	opts.MaxReceivers = cmp.Or(opts.MaxReceivers, DefaultMaxReceivers)
+	opts.MaxBytes = cmp.Or(opts.MaxBytes, DefaultMaxBytes)
 	origins := make(map[string]bool, len(opts.AllowedOrigins))
 	for _, o := range opts.AllowedOrigins {
-		origin, err := Origin(o)
+		origin, err := AllowedOrigin(o)
 		if err != nil {
 			return nil, fmt.Errorf("push: allowed origin: %w", err)
 		}
@@ -258,6 +302,23 @@ func New(opts Options) (*Sender, error) {
 // when connecting.
 func (s *Sender) CheckURL(raw string) error { return s.guard.checkURL(raw) }
 
+// CheckHeaders says why the token, authentication scheme or credentials
+// of c cannot be sent in a notification's headers, or nil: the scheme must
+// be an HTTP token (RFC 9110 §11.1), the others header field values, with
+// no CR, LF or other control character. A request could not carry them, so
+// the config could never be delivered.
+func CheckHeaders(c *tasks.PushConfig) error {
+	switch {
+	case c.AuthScheme != "" && !httpguts.ValidHeaderFieldName(c.AuthScheme):
+		return errors.New("push: the authentication scheme must be an HTTP token (letters, digits, and !#$%&'*+-.^_`|~)")
+	case !httpguts.ValidHeaderFieldValue(c.AuthCredentials):
+		return errors.New("push: the authentication credentials hold a control character (CR, LF, …), which a header cannot carry")
+	case !httpguts.ValidHeaderFieldValue(c.Token):
+		return errors.New("push: the token holds a control character (CR, LF, …), which a header cannot carry")
+	}
+	return nil
+}
+
 // Close stops delivery: what is queued is dropped, deliveries under way
 // are canceled, and Close waits for their goroutines.
 func (s *Sender) Close() {
@@ -276,7 +337,7 @@ func (s *Sender) Close() {
 // Push implements tasks.Pusher: the bodies are encoded once per version and
 // queued for each config.
 func (s *Sender) Push(task *a2a.Task, configs []tasks.PushConfig, events []a2a.StreamResponse) {
-	var bodies [2][][]byte // by version
+	var bodies [2][]*payload // by version
 	for _, c := range configs {
 		v := c.Version
 		if int(v) >= len(bodies) {
@@ -293,25 +354,25 @@ func (s *Sender) Push(task *a2a.Task, configs []tasks.PushConfig, events []a2a.S
 
 // encode writes the bodies of one change in version v: 1.0 one per event,
 // 0.3 the task.
-func (s *Sender) encode(v a2a.Version, task *a2a.Task, events []a2a.StreamResponse) [][]byte {
+func (s *Sender) encode(v a2a.Version, task *a2a.Task, events []a2a.StreamResponse) []*payload {
 	if v != a2a.V10 {
 		events = []a2a.StreamResponse{{Task: task}} // one body: the task
 	}
-	out := make([][]byte, 0, len(events))
+	out := make([]*payload, 0, len(events))
 	for i := range events {
 		body, err := a2a.AppendPushNotification(nil, v, task, &events[i])
 		if err != nil {
 			s.log.Error("a push notification could not be encoded", zap.String("task", task.ID), zap.Error(err))
 			continue
 		}
-		out = append(out, body)
+		out = append(out, &payload{data: body})
 	}
 	return out
 }
 
 func (s *Sender) enqueue(n notification) {
 	key := receiverKey{n.taskID, n.config.ID}
-	size := int64(len(n.body))
+	size := int64(len(n.body.data))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -341,6 +402,19 @@ func (s *Sender) enqueue(n notification) {
 		}
 		return
 	}
+	cost := n.cost()
+	if s.held+cost > s.opts.MaxBytes {
+		s.outcome(Dropped, 1)
+		if !s.overBudget {
+			s.overBudget = true
+			s.log.Warn("push notification dropped: the notifications queued for all receivers hold max_bytes (receivers are slow or down)",
+				zap.String("task", n.taskID), zap.String("config", n.config.ID),
+				zap.Int64("held_bytes", s.held), zap.Int64("bytes", cost), zap.Int64("max_bytes", s.opts.MaxBytes))
+		}
+		return
+	}
+	s.held += cost
+	n.body.refs++
 	r.queue = append(r.queue, n)
 	r.bytes += size
 	if s.receivers[key] == nil {
@@ -358,6 +432,9 @@ func (s *Sender) drain(key receiverKey, r *receiver) {
 		if len(r.queue) == 0 || s.ctx.Err() != nil {
 			s.unloaded += len(r.queue)
 			s.outcome(Dropped, len(r.queue))
+			for i := range r.queue {
+				s.release(&r.queue[i])
+			}
 			delete(s.receivers, key)
 			s.saturated = false
 			s.mu.Unlock()
@@ -379,9 +456,10 @@ func (s *Sender) drain(key receiverKey, r *receiver) {
 			s.mu.Unlock()
 			continue
 		}
+		s.release(&r.queue[0])
 		r.queue[0] = notification{}
 		r.queue = r.queue[1:]
-		r.bytes -= int64(len(n.body))
+		r.bytes -= int64(len(n.body.data))
 		switch {
 		case err == nil:
 			r.failing, r.warned = false, false
@@ -396,6 +474,15 @@ func (s *Sender) drain(key receiverKey, r *receiver) {
 			}
 		}
 		s.mu.Unlock()
+	}
+}
+
+// release gives back to held what queued notification n held. Under s.mu.
+func (s *Sender) release(n *notification) {
+	n.body.refs--
+	s.held -= n.cost()
+	if s.overBudget && s.held <= s.opts.MaxBytes/2 {
+		s.overBudget = false
 	}
 }
 
@@ -436,9 +523,14 @@ func (s *Sender) deliver(n notification, attempts int) error {
 func (s *Sender) post(n notification) (retry bool, err error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.config.URL, bytes.NewReader(n.body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.config.URL, bytes.NewReader(n.body.data))
 	if err != nil {
 		return false, fmt.Errorf("push: the receiver URL: %w", err)
+	}
+	// Refused when the config was created; one stored before that was
+	// checked is refused here, for good.
+	if err := CheckHeaders(&n.config); err != nil {
+		return false, err
 	}
 	token, err := s.sign(n)
 	if err != nil {
@@ -482,7 +574,7 @@ func (s *Sender) post(n notification) (retry bool, err error) {
 // sign makes the JWT of one notification (see the package comment).
 func (s *Sender) sign(n notification) (string, error) {
 	now := time.Now()
-	sum := sha256.Sum256(n.body)
+	sum := sha256.Sum256(n.body.data)
 	claims := jwt.MapClaims{
 		"iss":                 s.opts.Issuer,
 		"aud":                 n.config.URL,

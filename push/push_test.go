@@ -241,7 +241,10 @@ func TestSlowReceiverBlocksNobody(t *testing.T) {
 func TestCheckURL(t *testing.T) {
 	strict := newSender(t, push.Options{})
 	insecure := newSender(t, push.Options{AllowInsecure: true})
-	allowNet := newSender(t, push.Options{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}})
+	allowNet := newSender(t, push.Options{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"),
+		netip.MustParsePrefix("2001:db8:1::/48")}})
+	allowLoopback := newSender(t, push.Options{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	private := newSender(t, push.Options{AllowPrivate: true})
 	origins := newSender(t, push.Options{AllowedOrigins: []string{"https://Hooks.Example.com:443", "https://other.example:8443"}})
 	tests := []struct {
 		sender *push.Sender
@@ -268,8 +271,48 @@ func TestCheckURL(t *testing.T) {
 		{strict, "https://100.64.0.1/", false},
 		{strict, "https://0.0.0.0/", false},
 		{strict, "https://224.0.0.1/", false},
+		{strict, "https://1.1.1.1/", true},
+		{strict, "https://[2606:4700:4700::1111]/", true},
+		{strict, "https://[::ffff:1.1.1.1]/", true},
+		// Every range of the IANA special-purpose registries that is not
+		// globally reachable, and what reaches IPv4 through IPv6.
+		{strict, "https://192.0.2.1/", false},
+		{strict, "https://198.51.100.7/", false},
+		{strict, "https://203.0.113.9/", false},
+		{strict, "https://192.0.0.170/", false},
+		{strict, "https://192.88.99.1/", false},
+		{strict, "https://198.19.0.1/", false},
+		{strict, "https://255.255.255.255/", false},
+		{strict, "https://[::]/", false},
+		{strict, "https://[::127.0.0.1]/", false},
+		{strict, "https://[::a00:1]/", false},
+		{strict, "https://[64:ff9b::a00:1]/", false},
+		{strict, "https://[64:ff9b:1::1]/", false},
+		{strict, "https://[100::1]/", false},
+		{strict, "https://[2001::1]/", false},
+		{strict, "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", false},
+		{strict, "https://[2001:2::1]/", false},
+		{strict, "https://[2001:db8::1]/", false},
+		{strict, "https://[2002:a00:1::1]/", false},
+		{strict, "https://[3fff::1]/", false},
+		{strict, "https://[5f00::1]/", false},
+		{strict, "https://[fe80::1%25eth0]/", false},
+		{strict, "https://[fec0::1]/", false},
+		{strict, "https://[ff02::1]/", false},
+		// The allow options still open what they name, and only that.
 		{allowNet, "https://10.1.2.3/", true},
 		{allowNet, "https://10.2.0.1/", false},
+		{allowNet, "https://[2001:db8:1::5]/", true},
+		{allowNet, "https://[2001:db8:2::5]/", false},
+		{private, "https://[2001::1]/", true},
+		{private, "https://192.0.2.1/", true},
+		// A localhost name is taken where a loopback address is.
+		{allowLoopback, "https://localhost:8080/", true},
+		{allowLoopback, "https://api.localhost/", true},
+		{allowLoopback, "https://127.0.0.1:8080/", true},
+		{allowLoopback, "https://[::1]/", false},
+		{allowNet, "https://localhost/", false},
+		{private, "https://localhost/", true},
 		{origins, "https://hooks.example.com/a2a", true},
 		{origins, "https://HOOKS.example.com:443/x", true},
 		{origins, "https://other.example:8443/", true},

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/push"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
@@ -11,9 +12,10 @@ type URLChecker interface {
 	CheckURL(raw string) error
 }
 
-// pushConfig checks a config a request registers: push must be enabled
-// (spec 1.0 §3.3.4) and the URL acceptable, which is said at once rather
-// than when the first notification fails.
+// pushConfig checks a config a request registers, in every binding: push
+// must be enabled (spec 1.0 §3.3.4), the URL acceptable and what goes in
+// headers fit for a header, which is said at once rather than when the
+// first notification fails.
 func (h *Handler) pushConfig(v a2a.Version, c *a2a.TaskPushNotificationConfig) (tasks.PushConfig, *a2a.Error) {
 	if h.push == nil {
 		return tasks.PushConfig{}, a2a.PushNotificationNotSupported()
@@ -23,7 +25,11 @@ func (h *Handler) pushConfig(v a2a.Version, c *a2a.TaskPushNotificationConfig) (
 	}
 	// A config's notifications are written in the version of the request
 	// that registered it: the receiver is that client's.
-	return tasks.PushConfigFrom(c, v), nil
+	cfg := tasks.PushConfigFrom(c, v)
+	if err := push.CheckHeaders(&cfg); err != nil {
+		return tasks.PushConfig{}, a2a.InvalidParams("", "the push notification config is refused: "+err.Error())
+	}
+	return cfg, nil
 }
 
 // pushMethod runs the four push config methods. Only the task's owner
