@@ -242,13 +242,20 @@ func (sk *Skill) streamFailure(ctx, callCtx context.Context, err error) failure 
 	return sk.transportFailure(ctx, callCtx, fmt.Errorf("stream: %w", err))
 }
 
-// limitedReader reads at most left bytes, then fails with errTooLarge.
+// limitedReader reads at most left bytes, then fails with errTooLarge. It
+// keeps how the body ended: io.EOF, or why it was cut short.
 type limitedReader struct {
 	r    io.Reader
 	left int64
+	err  error
 }
 
-func (l *limitedReader) Read(p []byte) (int, error) {
+func (l *limitedReader) Read(p []byte) (n int, err error) {
+	defer func() {
+		if err != nil {
+			l.err = err
+		}
+	}()
 	if l.left <= 0 {
 		// One byte more tells a body that ends here from a longer one.
 		var one [1]byte
@@ -262,7 +269,7 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > l.left {
 		p = p[:l.left]
 	}
-	n, err := l.r.Read(p)
+	n, err = l.r.Read(p)
 	l.left -= int64(n)
 	return n, err
 }
@@ -273,19 +280,18 @@ type eventReader struct {
 	sse bool
 }
 
-func (s *streamRule) reader(r io.Reader, mediaType string) *eventReader {
-	sc := bufio.NewScanner(r)
+func (s *streamRule) reader(body *limitedReader, mediaType string) *eventReader {
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 4096), int(min(s.maxBytes, 1<<30))+1)
 	format := s.format
 	if format == streamAuto {
 		format = streamMediaTypes[mediaType]
 	}
-	switch format {
-	case streamSplit:
-		sc.Split(splitAt(s.separator))
-	default:
-		sc.Split(bufio.ScanLines)
+	split := bufio.ScanLines
+	if format == streamSplit {
+		split = splitAt(s.separator)
 	}
+	sc.Split(endedCleanly(split, body))
 	return &eventReader{sc: sc, sse: format == streamSSE}
 }
 
@@ -346,6 +352,16 @@ func (r *eventReader) end() error {
 		return err
 	}
 	return io.EOF
+}
+
+// endedCleanly lets split take the last, unterminated event only when the
+// body ended as it should (io.EOF): an event that the byte limit or a broken
+// connection cut short is dropped, as SSE drops an event without its blank
+// line, so that none of its bytes reach the caller.
+func endedCleanly(split bufio.SplitFunc, body *limitedReader) bufio.SplitFunc {
+	return func(data []byte, atEOF bool) (int, []byte, error) {
+		return split(data, atEOF && body.err == io.EOF)
+	}
 }
 
 // splitAt is a bufio.SplitFunc that cuts at sep.
