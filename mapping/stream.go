@@ -86,8 +86,7 @@ func (s *streamRule) accepts(sk *Skill, m *vm.VM, vars *exprVars, resp *http.Res
 func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, call *Call, resp *http.Response, progress Progress) Outcome {
 	defer resp.Body.Close()
 	s := sk.stream
-	body := &limitedReader{r: resp.Body, left: s.maxBytes}
-	events := s.reader(body, mediaTypeOf(resp.Header.Get("Content-Type")))
+	events := s.reader(resp.Body, mediaTypeOf(resp.Header.Get("Content-Type")))
 	out := streamed{sk: sk, progress: progress}
 	for n := 0; ; n++ {
 		ev, err := events.next()
@@ -276,12 +275,15 @@ func (l *limitedReader) Read(p []byte) (n int, err error) {
 
 // eventReader cuts a stream into events.
 type eventReader struct {
-	sc  *bufio.Scanner
-	sse bool
+	body limitedReader // what sc reads
+	sc   *bufio.Scanner
+	sse  bool
 }
 
-func (s *streamRule) reader(body *limitedReader, mediaType string) *eventReader {
-	sc := bufio.NewScanner(body)
+// reader reads body, at most the rule's max_bytes of it.
+func (s *streamRule) reader(body io.Reader, mediaType string) *eventReader {
+	r := &eventReader{body: limitedReader{r: body, left: s.maxBytes}}
+	sc := bufio.NewScanner(&r.body)
 	sc.Buffer(make([]byte, 0, 4096), int(min(s.maxBytes, 1<<30))+1)
 	format := s.format
 	if format == streamAuto {
@@ -291,8 +293,9 @@ func (s *streamRule) reader(body *limitedReader, mediaType string) *eventReader 
 	if format == streamSplit {
 		split = splitAt(s.separator)
 	}
-	sc.Split(endedCleanly(split, body))
-	return &eventReader{sc: sc, sse: format == streamSSE}
+	sc.Split(endedCleanly(split, &r.body))
+	r.sc, r.sse = sc, format == streamSSE
+	return r
 }
 
 // next returns the next event, or io.EOF at the end of the stream.
