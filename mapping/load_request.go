@@ -47,16 +47,20 @@ func (l *loader) headers(n *yaml.Node, key string, credential bool) []headerDef 
 
 var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
-// idempotent methods may be retried: sending them twice does no harm.
+// idempotent methods may be retried: sending them twice does no harm
+// (RFC 9110 §9.2.2). Others only with an idempotency key, or when the skill
+// says so.
 var idempotent = []string{"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}
 
-var requestKeys = []string{"method", "path", "query", "headers", "body", "body_format", "retry", "poll"}
+var requestKeys = []string{"method", "path", "query", "headers", "body", "body_format", "retry", "poll",
+	"idempotency_key", "idempotent"}
 
 // request reads a request section; key is where it is ("request", or
 // "steps[1].request").
 func (l *loader) request(n *yaml.Node, key string, up upstreamConfig) request {
 	r := request{method: http.MethodGet}
-	var pathNode, bodyNode, retryNode *yaml.Node
+	var pathNode, bodyNode, retryNode, repeatableNode *yaml.Node
+	keyed, repeatable := false, false
 	var headers []headerDef
 	l.fields(n, key, requestKeys, func(name string, v *yaml.Node) {
 		fkey := key + "." + name
@@ -91,6 +95,10 @@ func (l *loader) request(n *yaml.Node, key string, up upstreamConfig) request {
 			retryNode = v
 		case "poll":
 			r.poll = l.poll(v, fkey)
+		case "idempotency_key":
+			r.idempotencyKey, keyed = l.idempotencyKey(v, fkey)
+		case "idempotent":
+			repeatableNode, repeatable = v, l.boolean(v, fkey)
 		}
 	})
 	if n.Kind != yaml.MappingNode {
@@ -101,11 +109,16 @@ func (l *loader) request(n *yaml.Node, key string, up upstreamConfig) request {
 	} else {
 		r.path = l.path(pathNode, key+".path", up.up)
 	}
+	safe := slices.Contains(idempotent, r.method)
+	if repeatable && safe {
+		l.errorf(repeatableNode, key+".idempotent", "is for POST and PATCH: a %s is idempotent already", r.method)
+	}
 	if retryNode != nil {
 		r.retry = l.retry(retryNode, key+".retry")
-		if r.retry != nil && !slices.Contains(idempotent, r.method) {
-			l.errorf(retryNode, key+".retry", "is only for idempotent methods (%s): a %s sent twice may be applied twice",
-				strings.Join(idempotent, ", "), r.method)
+		if r.retry != nil && !safe && !keyed && !repeatable {
+			l.errorf(retryNode, key+".retry", "a %s sent twice may be applied twice: it is sent again only with an idempotency_key "+
+				"the service honours, or with idempotent: true when that does no harm (%s are idempotent)",
+				r.method, strings.Join(idempotent, ", "))
 		}
 	}
 	if r.poll != nil && r.poll.retry == nil {
@@ -126,8 +139,32 @@ func (l *loader) request(n *yaml.Node, key string, up upstreamConfig) request {
 	if r.format == formatMultipart && slices.ContainsFunc(headers, func(h headerDef) bool { return h.name == "Content-Type" }) {
 		l.errorf(n, key+".headers.Content-Type", "is set by body_format multipart, with its boundary")
 	}
+	if keyed && slices.ContainsFunc(headers, func(h headerDef) bool { return h.name == idempotencyHeader }) {
+		l.errorf(n, key+".headers."+idempotencyHeader, "is set by idempotency_key: keep one")
+	}
 	r.setHeaders(up.headers, headers, bodyNode != nil)
 	return r
+}
+
+// idempotencyKey reads idempotency_key: true for the default key, false for
+// none, or a template for a key of the skill's own. keyed says a key is
+// asked for (even one with a mistake, reported here).
+func (l *loader) idempotencyKey(n *yaml.Node, key string) (k *idempotencyKey, keyed bool) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" {
+		if l.boolean(n, key) {
+			return &idempotencyKey{}, true
+		}
+		return nil, false
+	}
+	t := l.template(n, key, tplOpts{header: true})
+	if t == nil {
+		return nil, true
+	}
+	if _, constant := t.constant(); constant {
+		l.errorf(n, key, "would be the same for every request: write true for the agent's own key, or build it from the task, e.g. \"{task.id}-{message.id}\"")
+		return nil, true
+	}
+	return &idempotencyKey{value: t}, true
 }
 
 // Retry defaults.
@@ -180,7 +217,8 @@ func (r *request) setHeaders(upstream, own []headerDef, body bool) {
 	r.header = http.Header{}
 	all := make([]headerDef, 0, len(upstream)+len(own))
 	for _, h := range upstream {
-		if !slices.ContainsFunc(own, func(o headerDef) bool { return o.name == h.name }) {
+		replaced := h.name == idempotencyHeader && r.idempotencyKey != nil
+		if !replaced && !slices.ContainsFunc(own, func(o headerDef) bool { return o.name == h.name }) {
 			all = append(all, h)
 		}
 	}

@@ -107,6 +107,10 @@ func (l *loader) forwardHeaders(n *yaml.Node, key string) []string {
 			l.errorf(at, ikey, "%q is not a valid header name", name)
 		case slices.Contains(unforwardable, canon):
 			l.errorf(at, ikey, "%s cannot be forwarded: it belongs to one connection or one body", canon)
+		case canon == idempotencyHeader:
+			// The upstream dedupes by the key for everyone who uses the
+			// agent's credential: a caller's key could be another's.
+			l.errorf(at, ikey, "%s cannot be forwarded: a caller could send the key of another caller's request; use idempotency_key", canon)
 		case slices.Contains(out, canon):
 			l.errorf(at, ikey, "repeated header (header names ignore case)")
 		default:

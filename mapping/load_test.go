@@ -44,7 +44,7 @@ skills:
     request:
       methd: GET
       path: /a
-`, mapping.Options{}, []string{`t.yaml:6: skill "a": request.methd: unknown key (known keys: method, path, query, headers, body, body_format, retry, poll)`}},
+`, mapping.Options{}, []string{`t.yaml:6: skill "a": request.methd: unknown key (known keys: method, path, query, headers, body, body_format, retry, poll, idempotency_key, idempotent)`}},
 		{"unknown rule key", minimal + `    response:
       - when: response.status == 200
         state: completed

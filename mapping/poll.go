@@ -50,7 +50,7 @@ type cancelCall struct {
 // job is a job being polled.
 type job struct {
 	url    *url.URL
-	header http.Header // the starting request's, without its body's
+	header http.Header // the starting request's, without its body's and its idempotency key
 }
 
 // awaitJob follows the job that answer (to req) starts, if it starts one,
@@ -74,6 +74,7 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 	}
 	header := req.Header.Clone()
 	header.Del("Content-Type")
+	header.Del(idempotencyHeader) // the key is the starting request's: the job's calls are others
 	jobURL, f := sk.jobLink(m, vars, p, p.url, req.URL, resp.Header.Get("Location"), "poll.url")
 	if f != nil {
 		return nil, nil, f

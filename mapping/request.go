@@ -37,7 +37,10 @@ type request struct {
 	body                   *vm.Program
 	format                 bodyFormat
 	retry                  *retryPolicy // nil: one attempt
-	poll                   *pollRule    // nil: the answer is not a job to follow
+	// idempotencyKey is the Idempotency-Key the request sends; nil: none
+	// (but upstream.headers or headers may set one as any header).
+	idempotencyKey *idempotencyKey
+	poll           *pollRule // nil: the answer is not a job to follow
 	// credentials names the credential headers, constant or not, for
 	// tools that must not show their values (the dry run).
 	credentials []string

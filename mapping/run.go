@@ -55,6 +55,11 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 		if len(sk.ForwardHeaders) > 0 {
 			forward(req, sk.ForwardHeaders, call.Headers)
 		}
+		if k := st.request.idempotencyKey; k != nil {
+			if err := k.set(req, m, vars, &call, st.name); err != nil {
+				return sk.fail(&call, requestFailure(err))
+			}
+		}
 		if i == 0 && progress != nil && sk.working != nil {
 			if text, err := sk.working.text(m, vars); err == nil && text != "" {
 				progress.Working(agentMessage(&call, []a2a.Part{a2a.TextPart(text)}))

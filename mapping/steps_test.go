@@ -308,8 +308,8 @@ skills:
 func TestRetryErrors(t *testing.T) {
 	head := "upstream: {url: \"http://ignored\"}\nskills:\n  - id: a\n    description: d\n    request:\n      path: /a\n"
 	tests := []struct{ name, yaml, want string }{
-		{"a POST", "      method: POST\n      retry: {attempts: 2}\n", `t.yaml:8: skill "a": request.retry: is only for idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS): a POST sent twice may be applied twice`},
-		{"a PATCH", "      method: PATCH\n      retry: {attempts: 2}\n", `request.retry: is only for idempotent methods`},
+		{"a POST", "      method: POST\n      retry: {attempts: 2}\n", `t.yaml:8: skill "a": request.retry: a POST sent twice may be applied twice: it is sent again only with an idempotency_key the service honours, or with idempotent: true when that does no harm (GET, HEAD, PUT, DELETE, OPTIONS are idempotent)`},
+		{"a PATCH", "      method: PATCH\n      retry: {attempts: 2}\n", `request.retry: a PATCH sent twice may be applied twice`},
 		{"no attempts", "      retry: {backoff: 1s}\n", `t.yaml:7: skill "a": request.retry.attempts: is required`},
 		{"too many attempts", "      retry: {attempts: 50}\n", `request.retry.attempts: must be at most 10, not 50`},
 		{"a bad status", "      retry: {attempts: 2, statuses: [200]}\n", `request.retry.statuses[0]: must be an HTTP status from 400 to 599, not "200"`},

@@ -86,8 +86,7 @@ func (s *streamRule) accepts(sk *Skill, m *vm.VM, vars *exprVars, resp *http.Res
 func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exprVars, call *Call, resp *http.Response, progress Progress) Outcome {
 	defer resp.Body.Close()
 	s := sk.stream
-	body := &limitedReader{r: resp.Body, left: s.maxBytes}
-	events := s.reader(body, mediaTypeOf(resp.Header.Get("Content-Type")))
+	events := s.reader(resp.Body, mediaTypeOf(resp.Header.Get("Content-Type")))
 	out := streamed{sk: sk, progress: progress}
 	for n := 0; ; n++ {
 		ev, err := events.next()
@@ -242,13 +241,20 @@ func (sk *Skill) streamFailure(ctx, callCtx context.Context, err error) failure 
 	return sk.transportFailure(ctx, callCtx, fmt.Errorf("stream: %w", err))
 }
 
-// limitedReader reads at most left bytes, then fails with errTooLarge.
+// limitedReader reads at most left bytes, then fails with errTooLarge. It
+// keeps how the body ended: io.EOF, or why it was cut short.
 type limitedReader struct {
 	r    io.Reader
 	left int64
+	err  error
 }
 
-func (l *limitedReader) Read(p []byte) (int, error) {
+func (l *limitedReader) Read(p []byte) (n int, err error) {
+	defer func() {
+		if err != nil {
+			l.err = err
+		}
+	}()
 	if l.left <= 0 {
 		// One byte more tells a body that ends here from a longer one.
 		var one [1]byte
@@ -262,31 +268,34 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > l.left {
 		p = p[:l.left]
 	}
-	n, err := l.r.Read(p)
+	n, err = l.r.Read(p)
 	l.left -= int64(n)
 	return n, err
 }
 
 // eventReader cuts a stream into events.
 type eventReader struct {
-	sc  *bufio.Scanner
-	sse bool
+	body limitedReader // what sc reads
+	sc   *bufio.Scanner
+	sse  bool
 }
 
-func (s *streamRule) reader(r io.Reader, mediaType string) *eventReader {
-	sc := bufio.NewScanner(r)
+// reader reads body, at most the rule's max_bytes of it.
+func (s *streamRule) reader(body io.Reader, mediaType string) *eventReader {
+	r := &eventReader{body: limitedReader{r: body, left: s.maxBytes}}
+	sc := bufio.NewScanner(&r.body)
 	sc.Buffer(make([]byte, 0, 4096), int(min(s.maxBytes, 1<<30))+1)
 	format := s.format
 	if format == streamAuto {
 		format = streamMediaTypes[mediaType]
 	}
-	switch format {
-	case streamSplit:
-		sc.Split(splitAt(s.separator))
-	default:
-		sc.Split(bufio.ScanLines)
+	split := bufio.ScanLines
+	if format == streamSplit {
+		split = splitAt(s.separator)
 	}
-	return &eventReader{sc: sc, sse: format == streamSSE}
+	sc.Split(endedCleanly(split, &r.body))
+	r.sc, r.sse = sc, format == streamSSE
+	return r
 }
 
 // next returns the next event, or io.EOF at the end of the stream.
@@ -346,6 +355,16 @@ func (r *eventReader) end() error {
 		return err
 	}
 	return io.EOF
+}
+
+// endedCleanly lets split take the last, unterminated event only when the
+// body ended as it should (io.EOF): an event that the byte limit or a broken
+// connection cut short is dropped, as SSE drops an event without its blank
+// line, so that none of its bytes reach the caller.
+func endedCleanly(split bufio.SplitFunc, body *limitedReader) bufio.SplitFunc {
+	return func(data []byte, atEOF bool) (int, []byte, error) {
+		return split(data, atEOF && body.err == io.EOF)
+	}
 }
 
 // splitAt is a bufio.SplitFunc that cuts at sep.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -313,5 +314,52 @@ func TestStreamStops(t *testing.T) {
 	out := s.ByID("s").Run(context.Background(), mapping.Call{Message: message("s", nil, "go")}, refusing)
 	if want := `Skill "s" failed: its streamed result could not be kept.`; out.State != a2a.TaskStateFailed || messageText(out) != want {
 		t.Errorf("refused chunk: %v %q, want failed %q", out.State, messageText(out), want)
+	}
+}
+
+// An event the stream's limit or its breaking off cuts short is dropped, in
+// every format, as SSE drops an event without its blank line: its bytes
+// reach no chunk, and the task fails saying why.
+func TestStreamDropsCutEvent(t *testing.T) {
+	cut := strings.Repeat("cut", 1000) // past max_bytes: never complete
+	brokenOff := func(contentType, body string) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", contentType)
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)+100)) // more than comes
+			io.WriteString(w, body)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	tooLarge := `Skill "s" failed: the service's stream is larger than the limit of 1 KiB.`
+	brokeOff := `Skill "s" failed: the service's stream broke off.`
+	for _, tt := range []struct {
+		name   string
+		srv    *httptest.Server
+		stream string
+		want   string
+	}{
+		{"lines over max_bytes", streamUpstream(t, "application/x-ndjson", "{}\n", cut+"\n"), "      max_bytes: 1KiB", tooLarge},
+		{"split over max_bytes", streamUpstream(t, "text/plain", "{}||", cut+"||"), "      format: split\n      separator: '||'\n      max_bytes: 1KiB", tooLarge},
+		{"sse over max_bytes", streamUpstream(t, "text/event-stream", "data: {}\n\n", "data: "+cut+"\n\n"), "      max_bytes: 1KiB", tooLarge},
+		{"lines broken off", brokenOff("application/x-ndjson", "{}\ncutcut"), "      max_chunks: 5", brokeOff},
+		{"split broken off", brokenOff("text/plain", "{}||cutcut"), "      format: split\n      separator: '||'", brokeOff},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			progress := newChunkProgress()
+			out := runStream(t, tt.srv, tt.stream, progress)
+			if out.State != a2a.TaskStateFailed || messageText(out) != tt.want {
+				t.Errorf("outcome %v %q (%v), want failed %q", out.State, messageText(out), out.Err, tt.want)
+			}
+			got := progress.chunks()
+			if len(got) != 1 || got[0].parts != "{}" {
+				t.Errorf("%d chunks, want one: the complete event {}", len(got))
+			}
+			for _, c := range got {
+				if strings.Contains(c.parts, "cut") {
+					t.Errorf("a chunk holds the cut event's bytes: %.40q…", c.parts)
+				}
+			}
+		})
 	}
 }

@@ -27,6 +27,7 @@ type exprVars struct {
 }
 
 type messageVars struct {
+	ID       string         `expr:"id" json:"id"`
 	Text     string         `expr:"text" json:"text"`
 	Data     map[string]any `expr:"data" json:"data"`
 	Metadata map[string]any `expr:"metadata" json:"metadata"`
@@ -104,6 +105,7 @@ func bindMessage(vars *exprVars, msg *a2a.Message, needs usage) {
 	if msg == nil {
 		return
 	}
+	vars.Message.ID = msg.MessageID
 	vars.Message.Metadata = msg.Metadata
 	vars.Message.Text = joinText(msg.Parts)
 	vars.Message.Data = mergeData(msg.Parts)
