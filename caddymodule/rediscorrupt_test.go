@@ -26,31 +26,11 @@ func TestIntegrationRedisCorruptTask(t *testing.T) {
 	initServer(t, a.tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n}\n", adminPort)+
 		replicaSite(a.port, "corrupt", a.skills, a.upstream, srv.Addr(), "corrupt", "")+
 		fmt.Sprintf(":%d {\n\tbind 127.0.0.1\n\ta2a_health /readyz ready\n}\n", healthPort))
-	post := func(body string) (int, string) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", a.port), strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("A2A-Version", "1.0")
-		resp, err := a.tester.Client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(raw)
-	}
 	call := func(body string) rpcResponse {
 		t.Helper()
-		_, raw := post(body)
-		var r rpcResponse
-		if err := json.Unmarshal([]byte(raw), &r); err != nil || r.Error != nil {
-			t.Fatalf("%.60s: %s (%v)", body, raw, err)
+		r := a.call("1.0", body)
+		if r.Error != nil {
+			t.Fatalf("%.60s: %+v", body, r.Error)
 		}
 		return r
 	}
@@ -84,10 +64,12 @@ func TestIntegrationRedisCorruptTask(t *testing.T) {
 		t.Errorf("ListTasks answers %v, want the good tasks %s and %s", listed, ids[0], ids[2])
 	}
 
-	_, raw := post(`{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"` + ids[1] + `"}}`)
+	resp := a.post("1.0", `{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"`+ids[1]+`"}}`)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
 	var got rpcResponse
-	if err := json.Unmarshal([]byte(raw), &got); err != nil || got.Error == nil || got.Error.Code != -32603 ||
-		!strings.Contains(raw, "DATA_LOSS") || strings.Contains(raw, "UNAVAILABLE") {
+	if err != nil || json.Unmarshal(raw, &got) != nil || got.Error == nil || got.Error.Code != -32603 ||
+		!strings.Contains(string(raw), "DATA_LOSS") || strings.Contains(string(raw), "UNAVAILABLE") {
 		t.Errorf("GetTask of the corrupt task: %s (%v); want -32603 with reason DATA_LOSS", raw, err)
 	}
 
