@@ -85,7 +85,7 @@ type Store struct {
 	limits  tasks.Limits
 	log     *zap.Logger
 	bus     *tasks.Bus
-	// maxTaskBytes is Options.MaxTaskBytes, as the Manager bounds it;
+	// maxTaskBytes is Options.MaxTaskBytes, at most Limits.MaxBytes;
 	// maxStored what a task's fields may take in Redis (storedSize).
 	maxTaskBytes int64
 	maxStored    int
@@ -177,7 +177,7 @@ func New(opts Options) (*Store, error) {
 		prefix:       keyPrefix(prefix),
 		limits:       l,
 		maxTaskBytes: maxTaskBytes,
-		maxStored:    int(min(2*maxTaskBytes, math.MaxInt32)),
+		maxStored:    int(min(2*maxTaskBytes, math.MaxInt32)), // a Redis string holds at most 512 MB
 		log:          log,
 		bus:          tasks.NewBus(l.StreamBuffer),
 		written:      make(map[string]cached),
