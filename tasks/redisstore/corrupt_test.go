@@ -419,3 +419,22 @@ func TestKeyOfAnotherTypeIsCorrupt(t *testing.T) {
 		t.Errorf("Len once recounted: %d, %v; want 2", n, err)
 	}
 }
+
+// A change of a task whose hash lost its version field, made by the
+// replica that wrote it last (and so reads nothing first), is not taken
+// for a change of a task that is gone: the record is read, and found
+// corrupt.
+func TestChangeOfARecordWithoutVersion(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client(t)
+	m, _ := observedReplica(t, srv, "test", tasks.Options{})
+	ids := startLive(t, m, "alice", 2)
+	key := redisstore.KeyPrefix("test") + ":t:" + ids[1]
+	aside(t, client, key)
+	do(t, client, []any{"HDEL", key, "v"})
+	_, err := m.Cancel("alice", ids[1])
+	wantCorrupt(t, "Cancel of a task with no version", err)
+	if got := listed(t, m, "alice"); len(got) != 1 || got[0] != ids[0] {
+		t.Errorf("List answers %v, want the other task alone", got)
+	}
+}

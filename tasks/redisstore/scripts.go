@@ -324,12 +324,12 @@ local function update(o, n)
 	local id, version, st, delta = ARGV[o + 1], ARGV[o + 2], ARGV[o + 4], tonumber(ARGV[o + 6])
 	local tk = P .. ':t:' .. id
 	local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qh', 's', 'r', 'w')
-	if not f[1] then
+	if not f[1] and redis.call('EXISTS', tk) == 0 then
 		-- Dropped, or removed behind the store's back: then out of the lists.
 		forget(id, false)
 		return {'missing'}
 	end
-	if f[1] ~= version then
+	if f[1] ~= version then -- or it has no version: the replica reads it, and finds it corrupt
 		if f[1] == ARGV[o + 12] then
 			written[id] = true -- as in the run that wrote it
 			return {'ok', num(f[5]), num(f[7])}
