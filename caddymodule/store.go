@@ -177,7 +177,7 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 				return nil, err
 			}
 			rs, err := redisstore.New(redisstore.Options{Client: client, Prefix: r.KeyPrefix,
-				Limits: opts.StoreLimits(), Logger: h.logger.Named("redis"), Timeout: r.timeout()})
+				Limits: opts.StoreLimits(), MaxTaskBytes: opts.MaxTaskBytes, Logger: h.logger.Named("redis"), Timeout: r.timeout()})
 			if err != nil {
 				client.Close()
 				return nil, err

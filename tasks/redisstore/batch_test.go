@@ -61,8 +61,9 @@ func wantUnavailable(t *testing.T, what string, err error) {
 }
 
 // A change that fails in Redis (here its task's key holds a string, as an
-// operator's mistake could leave it) answers its own error: the changes
-// sent with it in one script are made, and counted, all the same.
+// operator's mistake could leave it) answers its own error, which says
+// the store's data is corrupt: the changes sent with it in one script are
+// made, and counted, all the same.
 func TestFailedChangeLeavesItsBatchAlone(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client(t)
@@ -94,7 +95,7 @@ func TestFailedChangeLeavesItsBatchAlone(t *testing.T) {
 			t.Errorf("task %d, sent with a change that fails: %v", i, err)
 		}
 	}
-	wantUnavailable(t, "the change of a task whose key is no hash", errs[len(errs)-1])
+	wantCorrupt(t, "the change of a task whose key is no hash", errs[len(errs)-1])
 	if got := scriptRuns(t, srv) - before; got != 2 {
 		t.Errorf("%d changes took %d scripts; want 2 batches", len(ids), got)
 	}

@@ -10,11 +10,12 @@ var KeyPrefix = keyPrefix
 func OneBatchInFlight(s *Store) {
 	old := s.scripts
 	old.close()
-	s.scripts = newPipeline(old.client, old.wait, 1, old.key[0], old.fixed...)
+	s.scripts = newPipeline(old.client, old.wait, 1, old.recounted, old.key[0], old.fixed...)
 }
 
 // QueuedChanges is how many changes wait for a batch.
 func QueuedChanges(s *Store) int { return len(s.scripts.queue) }
 
-// Prelude is the functions every script starts with (ARGV[1] the prefix).
+// Prelude is the functions every script starts with (ARGV[1] the prefix,
+// ARGV[2] the most bytes one task may take).
 const Prelude = prelude

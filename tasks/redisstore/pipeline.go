@@ -27,12 +27,13 @@ import (
 // although Redis may yet make its change, as with any command that times
 // out.
 type pipeline struct {
-	client redis.UniversalClient
-	key    []string // the key that routes the script (on Cluster)
-	fixed  []any    // changeScript's arguments before the changes
-	wait   time.Duration
-	queue  chan *scriptCall
-	done   sync.WaitGroup
+	client    redis.UniversalClient
+	key       []string // the key that routes the script (on Cluster)
+	fixed     []any    // changeScript's arguments before the changes
+	wait      time.Duration
+	recounted func(why string) // told when a batch recounted the counters
+	queue     chan *scriptCall
+	done      sync.WaitGroup
 
 	mu     sync.RWMutex // held to queue, so that close sees every call queued
 	closed bool
@@ -71,8 +72,9 @@ const (
 
 // newPipeline starts a pipeline that runs changeScript with the given
 // key and arguments before the changes, inFlight batches at a time.
-func newPipeline(client redis.UniversalClient, wait time.Duration, inFlight int, key string, fixed ...any) *pipeline {
-	p := &pipeline{client: client, key: []string{key}, fixed: fixed, wait: wait,
+func newPipeline(client redis.UniversalClient, wait time.Duration, inFlight int, recounted func(why string),
+	key string, fixed ...any) *pipeline {
+	p := &pipeline{client: client, key: []string{key}, fixed: fixed, wait: wait, recounted: recounted,
 		queue: make(chan *scriptCall, queueDepth), stop: make(chan struct{})}
 	p.done.Add(inFlight)
 	for range inFlight {
@@ -230,6 +232,14 @@ func (p *pipeline) exec(batch []*scriptCall) {
 	}
 	// Each command is bounded by the client's timeouts.
 	answers, err := changeScript.Run(context.Background(), p.client, p.key, args...).Slice()
+	if n := len(kept); err == nil && len(answers) == n+1 {
+		note, _ := answers[n].([]any)
+		if len(note) == 2 && note[0] == "recounted" {
+			why, _ := note[1].(string)
+			p.recounted(why)
+			answers = answers[:n]
+		}
+	}
 	if err == nil && len(answers) != len(kept) {
 		err = fmt.Errorf("tasks/redis: %d answers to %d changes", len(answers), len(kept))
 	}

@@ -40,48 +40,128 @@ import "github.com/redis/go-redis/v9"
 // b:<qh> (their bytes), absent for a quota with no live task: one hash, so
 // that a script reads and writes all the counters it checks with one
 // command each way (each redis.call costs more than the command it runs).
+//
+// The counters are checked as they are read, since whatever left them
+// wrong (an operator's command, a restore of half a backup) would make
+// every bound wrong with them: stats must be a hash, every counter a whole
+// number, count what the age lists hold, bytes no more than its tasks
+// could hold (max task bytes each), a quota's live tasks no more than the
+// store's tasks and its bytes no more than its tasks could hold. Counters
+// that fail are rebuilt from the lists and the task hashes (recount), as
+// they are when the script meets a listed task whose hash is gone, and the
+// script tells the replica why, for its log.
 
 // prelude holds the functions the scripts share. ARGV[1] is always the
-// key prefix, keyPrefix's.
+// key prefix, keyPrefix's, and ARGV[2] the most bytes one task may take.
 const prelude = `
-local P = ARGV[1]
+local P, maxTaskBytes = ARGV[1], tonumber(ARGV[2])
 local STATS = P .. ':stats'
 local function list(st)
 	if st == 't' then return P .. ':terminal' elseif st == 'i' then return P .. ':interrupted' end
 	return P .. ':running'
 end
 local function num(x) return tonumber(x) or 0 end
+-- whole is a counter's field as a number: 0 when it is absent, nil when it
+-- is not a count (negative, fractional, not a number, or too long to be
+-- exact).
+local function whole(x)
+	if not x then return 0 end
+	if #x > 15 or not x:match('^%d+$') then return nil end
+	return tonumber(x)
+end
 -- The store's counters and the quotas' that the script checks or changes,
 -- as readStats found them, with the script's changes to them (dcount,
 -- dbytes, and each quota's dlive and dused), written once by saveStats.
 local count, bytes, dcount, dbytes = nil, nil, 0, 0
 local quotas = {} -- by qh: {l, b (its fields), live, used, dlive, dused}
+-- lost says why the counters lost track of a task (its hash is gone) since
+-- they were read, and recounted why the script rebuilt them: the replica
+-- logs it.
+local lost, recounted
+-- recount rebuilds the counters from the age lists and the task hashes,
+-- and takes the ids whose hash is gone out of the lists and the leases. A
+-- task's bytes count as its b field says, but at most maxTaskBytes; a key
+-- of another type where a task's hash belongs stays listed and counted,
+-- with no bytes, for readers to report (and eviction to drop). The
+-- script's own changes so far are in the hashes and lists already, so its
+-- deltas start again from 0.
+local function recount(why)
+	local c, b, live = 0, 0, {}
+	for _, st in ipairs({'r', 'i', 't'}) do
+		for _, id in ipairs(redis.call('ZRANGE', list(st), 0, -1)) do
+			local tk = P .. ':t:' .. id
+			local f = redis.pcall('HMGET', tk, 'b', 'qh')
+			if not f.err and not f[1] and not f[2] and redis.call('EXISTS', tk) == 0 then
+				redis.call('ZREM', list(st), id)
+				redis.call('ZREM', P .. ':leases', id)
+			else
+				local size = not f.err and math.min(whole(f[1]) or 0, maxTaskBytes) or 0
+				c, b = c + 1, b + size
+				if st ~= 't' and not f.err and f[2] then
+					local q = live[f[2]] or {0, 0}
+					live[f[2]] = {q[1] + 1, q[2] + size}
+				end
+			end
+		end
+	end
+	redis.call('DEL', STATS)
+	redis.call('HSET', STATS, 'count', c, 'bytes', b)
+	for qh, q in pairs(live) do redis.call('HSET', STATS, 'l:' .. qh, q[1], 'b:' .. qh, q[2]) end
+	count, bytes, dcount, dbytes = c, b, 0, 0
+	for qh, q in pairs(quotas) do
+		local l = live[qh] or {0, 0}
+		q.live, q.used, q.dlive, q.dused = l[1], l[2], 0, 0
+	end
+	lost, recounted = nil, why
+end
+-- impossible says why counters as read (st: HMGET's answer for fields,
+-- count, bytes and perhaps a quota's two) cannot be true, or nil. The count
+-- is checked against the lists when first read (listed), taking into
+-- account what the script changed in them since.
+local function impossible(st, fields, listed)
+	if st.err then return 'stats is not a hash' end
+	for i, field in ipairs(fields) do
+		if not whole(st[i]) then return field .. ' is not a whole number' end
+	end
+	local c, b, l, u = whole(st[1]), whole(st[2]), whole(st[3]), whole(st[4])
+	if listed then
+		local n = -dcount
+		for _, s in ipairs({'r', 'i', 't'}) do n = n + redis.call('ZCARD', list(s)) end
+		if c ~= n then return 'count is ' .. c .. ', but the lists hold ' .. n .. ' tasks' end
+	end
+	if b > c * maxTaskBytes then return 'bytes is ' .. b .. ', more than ' .. c .. ' tasks may hold' end
+	if l > c or u > l * maxTaskBytes then
+		return fields[3] .. ' is ' .. l .. ' and ' .. fields[4] .. ' ' .. u .. ', more than ' .. c .. ' tasks hold'
+	end
+end
 -- readStats reads the store's counters, and quota qh's (when given), unless
--- read already; it answers the quota.
+-- read already, recounting them when they cannot be true; it answers the
+-- quota.
 local function readStats(qh)
 	local q = qh and quotas[qh]
-	if qh and not q then
-		q = {l = 'l:' .. qh, b = 'b:' .. qh, dlive = 0, dused = 0}
-		if count then
-			local st = redis.call('HMGET', STATS, q.l, q.b)
-			q.live, q.used = num(st[1]), num(st[2])
-		else
-			local st = redis.call('HMGET', STATS, 'count', 'bytes', q.l, q.b)
-			count, bytes, q.live, q.used = num(st[1]), num(st[2]), num(st[3]), num(st[4])
-		end
+	if q or (count and not qh) then return q end
+	local fields = {'count', 'bytes'}
+	if qh then fields[3], fields[4] = 'l:' .. qh, 'b:' .. qh end
+	local st = redis.pcall('HMGET', STATS, unpack(fields))
+	local why = impossible(st, fields, not count)
+	if why then
+		recount(why)
+		st = redis.call('HMGET', STATS, unpack(fields))
+	end
+	count, bytes = whole(st[1]), whole(st[2])
+	if qh then
+		q = {l = fields[3], b = fields[4], live = whole(st[3]), used = whole(st[4]), dlive = 0, dused = 0}
 		quotas[qh] = q
-	elseif not count then
-		local st = redis.call('HMGET', STATS, 'count', 'bytes')
-		count, bytes = num(st[1]), num(st[2])
 	end
 	return q
 end
 local function saveStats()
-	if not count then -- only drops: nothing was read
-		if dcount ~= 0 then redis.call('HINCRBY', STATS, 'count', dcount) end
-		if dbytes ~= 0 then redis.call('HINCRBY', STATS, 'bytes', dbytes) end
-		return
+	if lost then
+		recount(lost)
+	elseif not count and (dcount ~= 0 or dbytes ~= 0) then -- only drops: nothing was read
+		readStats()
 	end
+	if not count then return end
 	local set, gone = {}, {}
 	if dcount ~= 0 or dbytes ~= 0 then set = {'count', count + dcount, 'bytes', bytes + dbytes} end
 	for _, q in pairs(quotas) do
@@ -98,25 +178,30 @@ local function saveStats()
 	if #gone > 0 then redis.call('HDEL', STATS, unpack(gone)) end
 end
 -- forget takes the id of a task whose hash is gone out of the lists and,
--- if it was in one (or counted says it was), out of the count.
+-- if it was in one (or counted says it was), out of the count; what else
+-- it counted is unknown, so the counters are recounted (saveStats).
 local function forget(id, counted)
 	local n = 0
 	for _, st in ipairs({'t', 'i', 'r'}) do n = n + redis.call('ZREM', list(st), id) end
 	redis.call('ZREM', P .. ':leases', id)
-	if counted or n > 0 then dcount = dcount - 1 end
+	if counted or n > 0 then
+		dcount = dcount - 1
+		lost = 'task ' .. id .. ' was listed, but its hash is gone'
+	end
 end
 -- drop removes a stored terminal task (evictions and sweeps drop no other:
 -- it holds no lease and no place in a quota) and everything that counts it
 -- (the store's counters through saveStats). An id whose hash is gone
 -- (removed outside the store: an operator's DEL, maxmemory eviction under
--- a policy that may evict any key) is taken out of the lists and the count
--- all the same, so that eviction moves on; its bytes stay counted,
--- unknown, and Scan takes it out of its owner's index. popped says that
--- evict took the id out of the terminal list already.
+-- a policy that may evict any key), or whose key is no task's hash, is
+-- taken out of the lists all the same, so that eviction moves on, and the
+-- counters are recounted; Scan takes it out of its owner's index. popped
+-- says that evict took the id out of the terminal list already.
 local function drop(id, popped)
 	local tk = P .. ':t:' .. id
-	local f = redis.call('HMGET', tk, 'ok', 'b')
-	if not f[1] then
+	local f = redis.pcall('HMGET', tk, 'ok', 'b')
+	if f.err or not f[1] then
+		redis.call('DEL', tk)
 		forget(id, popped)
 		return
 	end
@@ -143,9 +228,11 @@ end
 `
 
 // changeScript makes a batch of inserts and updates, one after the other,
-// and answers each one's outcome, in order. ARGV: prefix, max tasks, max
-// live per quota, max live bytes per quota, max bytes, channel, replica,
-// then each change: "i" or "u", how many arguments it has, its arguments.
+// and answers each one's outcome, in order, and then, if it recounted the
+// counters, {"recounted", why}. ARGV: prefix, max task bytes, max tasks,
+// max live per quota, max live bytes per quota, max bytes, channel,
+// replica, then each change: "i" or "u", how many arguments it has, its
+// arguments.
 //
 // An insert's arguments: id, owner, owner key, quota (hex), updated,
 // bytes, state mark, task, score, quota, lease, push configs, version. It
@@ -173,8 +260,8 @@ end
 // failover): it comes at the batch's first write, before anything is
 // written.
 var changeScript = redis.NewScript(prelude + `
-local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local channel, replica = ARGV[6], ARGV[7]
+local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local channel, replica = ARGV[7], ARGV[8]
 -- written holds the tasks this run writes: an eviction passes over them,
 -- so that when go-redis sends the batch again (its answer lost), each
 -- change finds its own write and answers as the first run did.
@@ -237,12 +324,12 @@ local function update(o, n)
 	local id, version, st, delta = ARGV[o + 1], ARGV[o + 2], ARGV[o + 4], tonumber(ARGV[o + 6])
 	local tk = P .. ':t:' .. id
 	local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qh', 's', 'r', 'w')
-	if not f[1] then
+	if not f[1] and redis.call('EXISTS', tk) == 0 then
 		-- Dropped, or removed behind the store's back: then out of the lists.
 		forget(id, false)
 		return {'missing'}
 	end
-	if f[1] ~= version then
+	if f[1] ~= version then -- or it has no version: the replica reads it, and finds it corrupt
 		if f[1] == ARGV[o + 12] then
 			written[id] = true -- as in the run that wrote it
 			return {'ok', num(f[5]), num(f[7])}
@@ -292,7 +379,7 @@ local function update(o, n)
 	end
 	return {'ok', seq + events, num(f[7])}
 end
-local out, o = {}, 7
+local out, o = {}, 8
 while o < #ARGV do
 	local n = tonumber(ARGV[o + 2])
 	local change = insert
@@ -308,16 +395,38 @@ while o < #ARGV do
 	o = o + 2 + n
 end
 saveStats()
+if recounted then out[#out + 1] = {'recounted', recounted} end
 return out
 `)
 
 // dropOldScript drops terminal tasks updated before a time. ARGV: prefix,
-// cutoff score, most to drop. It answers how many it dropped.
+// max task bytes, cutoff score, most to drop. It answers {how many it
+// dropped}, and why it recounted the counters if it did.
 var dropOldScript = redis.NewScript(prelude + `
-local ids = redis.call('ZRANGEBYSCORE', P .. ':terminal', '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local ids = redis.call('ZRANGEBYSCORE', P .. ':terminal', '-inf', '(' .. ARGV[3], 'LIMIT', 0, tonumber(ARGV[4]))
 for _, id in ipairs(ids) do drop(id, false) end
 saveStats()
-return #ids
+return {#ids, recounted}
+`)
+
+// readScript reads a task's hash for a replica (KEYS: the task; ARGV: the
+// most bytes its fields may take together). It answers the fields
+// parseRecord reads, in its order, {} for a task that is not stored, or
+// {"corrupt", why} for a key that is no hash or whose fields take more:
+// their lengths are checked before they are read, so that a record too
+// large never reaches the replica.
+var readScript = redis.NewScript(`
+local k, limit = KEYS[1], tonumber(ARGV[1])
+local n = redis.pcall('HSTRLEN', k, 't')
+if type(n) ~= 'number' then return {'corrupt', 'it is no hash'} end
+n = n + redis.call('HSTRLEN', k, 'p')
+if n <= limit then
+	local f = redis.call('HMGET', k, 't', 'o', 'q', 'ok', 'u', 'b', 'v', 's', 'w', 'p')
+	if not f[1] and redis.call('EXISTS', k) == 0 then return {} end
+	for i = 2, 9 do if f[i] then n = n + #f[i] end end
+	if n <= limit then return f end
+end
+return {'corrupt', 'its fields take ' .. n .. ' bytes or more, over the ' .. limit .. ' a task may'}
 `)
 
 // watchScript counts a replica in or out of those that stream a task (KEYS:

@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -59,6 +60,13 @@ type Options struct {
 	// Limits are the bounds the store keeps, across replicas: every
 	// replica must be given the same.
 	Limits tasks.Limits
+	// MaxTaskBytes is the Manager's tasks.Options.MaxTaskBytes (0 for its
+	// default, DefaultMaxTaskBytes), which a store cannot learn from
+	// Limits: a record read from Redis that says it holds more is not
+	// believed, and a task whose fields would take more than twice that in
+	// Redis (its JSON is larger than its estimated size, but not by so
+	// much) is neither written nor read.
+	MaxTaskBytes int64
 	// Logger reports faults, once each rather than per request.
 	Logger *zap.Logger
 	// Timeout bounds how long a change waits for Redis's answer (default
@@ -77,6 +85,10 @@ type Store struct {
 	limits  tasks.Limits
 	log     *zap.Logger
 	bus     *tasks.Bus
+	// maxTaskBytes is Options.MaxTaskBytes, at most Limits.MaxBytes;
+	// maxStored what a task's fields may take in Redis (storedSize).
+	maxTaskBytes int64
+	maxStored    int
 
 	mu    sync.Mutex
 	onEnd []func(taskID string, state a2a.TaskState)
@@ -87,7 +99,8 @@ type Store struct {
 	locks     map[string]*taskLock
 	watching  map[string]*watch // tasks this replica streams, as counted in Redis (the task's w)
 	lastSweep time.Time
-	failing   atomic.Bool // Redis did not answer the last call
+	reported  map[string]time.Time // when each thing found corrupt was logged last (see report)
+	failing   atomic.Bool          // Redis did not answer the last call
 	writes    atomic.Uint64
 
 	// The last PING that Ready sent: when, and how it went.
@@ -104,9 +117,10 @@ type Store struct {
 }
 
 type cached struct {
-	rec     tasks.Record
-	version string
-	watched bool // another replica streamed the task, when last read or written
+	rec       tasks.Record
+	version   string
+	watched   bool // another replica streamed the task, when last read or written
+	pushBytes int  // the length of its push configs' stored form
 }
 
 // Store.written holds at most maxCached records and maxCachedBytes of
@@ -129,6 +143,9 @@ func keyPrefix(prefix string) string { return "{" + prefix + "}:" + layout }
 // DefaultTimeout is Options.Timeout's default, and the redis block's.
 const DefaultTimeout = 3 * time.Second
 
+// DefaultMaxTaskBytes is Options.MaxTaskBytes's default: the Manager's.
+const DefaultMaxTaskBytes = 16 << 20
+
 // New returns a Store and starts its event subscription in the background:
 // nothing here waits on the network.
 func New(opts Options) (*Store, error) {
@@ -146,25 +163,34 @@ func New(opts Options) (*Store, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	l := opts.Limits
+	// No task holds more than the store may: the Manager's bound may be
+	// lower still (it is at most MaxLiveBytesPerOwner), never higher.
+	maxTaskBytes := min(cmp.Or(opts.MaxTaskBytes, DefaultMaxTaskBytes), l.MaxBytes)
+	if maxTaskBytes <= 0 {
+		return nil, errors.New("tasks/redis: the limits on bytes must be positive")
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Store{
-		client:   opts.Client,
-		replica:  strconv.FormatUint(rand.Uint64(), 36),
-		prefix:   keyPrefix(prefix),
-		limits:   opts.Limits,
-		log:      log,
-		bus:      tasks.NewBus(opts.Limits.StreamBuffer),
-		written:  make(map[string]cached),
-		locks:    make(map[string]*taskLock),
-		watching: make(map[string]*watch),
-		live:     make(chan struct{}),
-		stop:     stop,
-		closed:   make(chan struct{}),
+		client:       opts.Client,
+		replica:      strconv.FormatUint(rand.Uint64(), 36),
+		prefix:       keyPrefix(prefix),
+		limits:       l,
+		maxTaskBytes: maxTaskBytes,
+		maxStored:    int(min(2*maxTaskBytes, math.MaxInt32)), // a Redis string holds at most 512 MB
+		log:          log,
+		bus:          tasks.NewBus(l.StreamBuffer),
+		written:      make(map[string]cached),
+		locks:        make(map[string]*taskLock),
+		watching:     make(map[string]*watch),
+		reported:     make(map[string]time.Time),
+		live:         make(chan struct{}),
+		stop:         stop,
+		closed:       make(chan struct{}),
 	}
 	s.channel = s.prefix + ":events"
-	l := opts.Limits
-	s.scripts = newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout), pipelinesInFlight, s.prefix+":stats",
-		s.prefix, l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, s.channel, s.replica)
+	s.scripts = newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout), pipelinesInFlight, s.recounted, s.prefix+":stats",
+		s.prefix, maxTaskBytes, l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, s.channel, s.replica)
 	s.bus.OnIdle(s.unwatch)
 	s.events = s.client.Subscribe(ctx) // no channel yet: nothing goes to the network here
 	go s.listen(ctx)
@@ -259,11 +285,15 @@ func (s *Store) unavailable(op string, err error) error {
 }
 
 // failed is what a caller is told when a call to Redis failed: the end of
-// its own context as such (a caller that left is no outage), anything else
-// as Redis being unavailable.
+// its own context as such (a caller that left is no outage), a key of
+// another type than the store's as corrupt data, anything else as Redis
+// being unavailable.
 func (s *Store) failed(ctx context.Context, op string, err error) error {
 	if done := ctx.Err(); done != nil && errors.Is(err, done) {
 		return fmt.Errorf("tasks/redis: %s: %w", op, err)
+	}
+	if wrongType(err) {
+		return s.corrupt("("+op+")", "a key the store uses holds another type than the store's")
 	}
 	return s.unavailable(op, err)
 }
@@ -285,6 +315,10 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if err != nil {
 		task.release()
 		return fmt.Errorf("tasks/redis: insert task %s: %w", rec.Task.ID, err)
+	}
+	if size := s.storedSize(len(task.b), len(push), &rec); size > s.maxStored {
+		task.release()
+		return tooLarge(size, s.maxStored)
 	}
 	quota := rec.Quota
 	if quota == "" {
@@ -313,7 +347,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if res == "dup" {
 		return fmt.Errorf("tasks/redis: insert task %s: id already stored", rec.Task.ID)
 	}
-	s.remember(cached{rec: rec, version: version})
+	s.remember(cached{rec: rec, version: version, pushBytes: len(push)})
 	return nil
 }
 
@@ -382,39 +416,20 @@ func (s *Store) Get(ctx context.Context, id string) (tasks.Record, error) {
 }
 
 // load reads a task: the record, its version, whether a replica streams
-// it, and how many events it had.
+// it, and how many events it had. A record that cannot be believed is an
+// error that says it is corrupt (see corrupt.go).
 func (s *Store) load(ctx context.Context, id string) (cached, uint64, error) {
-	fields, err := s.client.HGetAll(ctx, s.taskKey(id)).Result()
+	key := s.taskKey(id)
+	answer, err := readScript.Run(ctx, s.client, []string{key}, s.maxStored+storedSlack).Result()
 	if err != nil {
 		return cached{}, 0, s.failed(ctx, "get", err)
 	}
 	s.reachable()
-	if len(fields) == 0 {
-		return cached{}, 0, a2a.TaskNotFound(id)
+	c, seq, err := s.parseRecord(id, answer)
+	if why, ok := err.(corruptRecord); ok {
+		return cached{}, 0, s.corrupt(key, string(why))
 	}
-	rec, err := decode(fields)
-	if err != nil {
-		return cached{}, 0, fmt.Errorf("tasks/redis: task %s: %w", id, err)
-	}
-	seq, _ := strconv.ParseUint(fields["s"], 10, 64)
-	watchers, _ := strconv.Atoi(fields["w"])
-	return cached{rec: rec, version: fields["v"], watched: watchers > 0}, seq, nil
-}
-
-func decode(f map[string]string) (tasks.Record, error) {
-	task, err := a2a.UnmarshalTask(a2a.V10, []byte(f["t"]))
-	if err != nil {
-		return tasks.Record{}, err
-	}
-	updated, _ := strconv.ParseInt(f["u"], 10, 64)
-	bytes, _ := strconv.ParseInt(f["b"], 10, 64)
-	rec := tasks.Record{Owner: f["o"], Quota: f["q"], Task: *task, Updated: time.Unix(0, updated).UTC(), Bytes: bytes}
-	if p := f["p"]; p != "" {
-		if err := json.Unmarshal([]byte(p), &rec.Push); err != nil {
-			return tasks.Record{}, fmt.Errorf("push configs: %w", err)
-		}
-	}
-	return rec, nil
+	return c, seq, err
 }
 
 // An encodedTask is a task's stored form, in a buffer that goes back to
@@ -530,12 +545,13 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			}
 			return err
 		}
-		push := pushUnchanged
+		push, pushBytes := pushUnchanged, c.pushBytes
 		var err error
 		if !samePush(rec.Push, c.rec.Push) {
 			if push, err = encodePush(rec.Push); err != nil {
 				return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 			}
+			pushBytes = len(push)
 		}
 		events, payloads := eventsUnbuilt, []any(nil)
 		if watched {
@@ -552,6 +568,18 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		if err != nil {
 			return fmt.Errorf("tasks/redis: update task %s: %w", id, err)
 		}
+		if size := s.storedSize(len(task.b), pushBytes, &rec); size > s.maxStored &&
+			(refused == nil || size > s.maxStored+storedSlack/2) {
+			task.release()
+			if refused != nil {
+				return tooLarge(size, s.maxStored)
+			}
+			// Refused as a Take that does not fit: the callback runs again
+			// and (a run's outcome) fails the task, adding little but the
+			// message that says so, which is then written.
+			refused, known = tooLarge(size, s.maxStored), true
+			continue
+		}
 		version := s.newVersion()
 		args := append([]any{id, c.version, rec.Updated.UnixNano(), stateMark(rec.Task.Status.State), task.b,
 			rec.Bytes - c.rec.Bytes, score(rec.Updated), int(rec.Task.Status.State), s.lease(rec.Updated),
@@ -567,7 +595,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 			if len(res) == 3 {
 				watchers, _ = res[2].(int64)
 			}
-			s.remember(cached{rec: rec, version: version, watched: watchers > 0})
+			s.remember(cached{rec: rec, version: version, watched: watchers > 0, pushBytes: pushBytes})
 			if state := rec.Task.Status.State; state.Terminal() && !c.rec.Task.Status.State.Terminal() {
 				s.ended(id, state) // the other replicas hear it on the channel
 			}
@@ -636,10 +664,15 @@ func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq
 	if err != nil {
 		return s.failed(ctx, "scan", err)
 	}
-	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	cmds := make([]*redis.Cmd, len(ids))
+	limit := s.maxStored + storedSlack
 	if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.HGetAll(ctx, s.taskKey(id))
+			read := readScript.EvalSha
+			if i == 0 {
+				read = readScript.Eval // loads it, should Redis not hold it
+			}
+			cmds[i] = read(ctx, p, []string{s.taskKey(id)}, limit)
 		}
 		return nil
 	}); err != nil {
@@ -648,19 +681,19 @@ func (s *Store) Scan(ctx context.Context, owner string, fn func(records iter.Seq
 	records := make([]tasks.Record, 0, len(ids))
 	var lost []any // ids whose hash was removed outside the store
 	for i, cmd := range cmds {
-		f := cmd.Val()
-		if len(f) == 0 {
+		c, _, err := s.parseRecord(ids[i], cmd.Val())
+		switch why, corrupt := err.(corruptRecord); {
+		case corrupt:
+			_ = s.corrupt(s.taskKey(ids[i]), string(why)) // skipped: the others are listed
+		case err != nil:
 			// Dropped since the index was read, or removed outside the
 			// store (a drop takes the id out of the index with its hash).
 			lost = append(lost, ids[i])
-			continue
+		case c.rec.Owner != owner:
+			_ = s.corrupt(s.taskKey(ids[i]), "it is in the index of another owner than its own (o)")
+		default:
+			records = append(records, c.rec)
 		}
-		rec, err := decode(f)
-		if err != nil {
-			s.log.Warn("a stored task cannot be read", zap.Error(err))
-			continue
-		}
-		records = append(records, rec)
 	}
 	if len(lost) > 0 {
 		s.client.SRem(ctx, index, lost...) // best effort: the next Scan tries again
@@ -779,9 +812,14 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 		return nil
 	}
 	const batch = 256
-	if err := dropOldScript.Run(ctx, s.client, []string{s.prefix + ":terminal"},
-		s.prefix, score(now.Add(-s.limits.MaxAge)), batch).Err(); err != nil {
+	dropped, err := dropOldScript.Run(ctx, s.client, []string{s.prefix + ":terminal"},
+		s.prefix, s.maxTaskBytes, score(now.Add(-s.limits.MaxAge)), batch).Slice()
+	if err != nil {
 		return s.failed(ctx, "sweep", err)
+	}
+	if len(dropped) == 2 {
+		why, _ := dropped[1].(string)
+		s.recounted(why)
 	}
 	for _, age := range []struct {
 		list   string
@@ -849,7 +887,7 @@ func (s *Store) OpenStreams() int { return s.bus.Open() }
 // Len is how many tasks Redis holds under the prefix, for all replicas:
 // the count the scripts keep.
 func (s *Store) Len(ctx context.Context) (int, error) {
-	n, err := s.client.HGet(ctx, s.prefix+":stats", "count").Int()
+	count, err := s.client.HGet(ctx, s.prefix+":stats", "count").Result()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
@@ -857,6 +895,10 @@ func (s *Store) Len(ctx context.Context) (int, error) {
 		return 0, s.failed(ctx, "counting the tasks", err)
 	}
 	s.reachable()
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 0 {
+		return 0, s.corrupt(s.prefix+":stats", "count is not a count; the next change recounts it")
+	}
 	return n, nil
 }
 
