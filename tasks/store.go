@@ -333,14 +333,14 @@ const (
 	AnonymousBytes
 )
 
-// clientBounds are the live tasks and bytes one anonymous client may hold.
-func (l Limits) clientBounds() (int, int64) {
+// ClientBounds are the live tasks and bytes one anonymous client may hold.
+func (l Limits) ClientBounds() (int, int64) {
 	return cmp.Or(l.MaxLivePerClient, l.MaxLivePerOwner), cmp.Or(l.MaxLiveBytesPerClient, l.MaxLiveBytesPerOwner)
 }
 
-// anonymousBounds are the live tasks and bytes all anonymous callers
+// AnonymousBounds are the live tasks and bytes all anonymous callers
 // together may hold.
-func (l Limits) anonymousBounds() (int, int64) {
+func (l Limits) AnonymousBounds() (int, int64) {
 	return cmp.Or(l.MaxLiveAnonymous, l.MaxTasks), cmp.Or(l.MaxLiveBytesAnonymous, l.MaxBytes)
 }
 
@@ -358,8 +358,8 @@ func (l Limits) overShare(anonymous bool, q, pool *quota, live int, bytes int64)
 		}
 		return 0
 	}
-	maxLive, maxBytes := l.clientBounds()
-	poolLive, poolBytes := l.anonymousBounds()
+	maxLive, maxBytes := l.ClientBounds()
+	poolLive, poolBytes := l.AnonymousBounds()
 	switch {
 	case q.live+live > maxLive:
 		return ClientTasks
@@ -387,7 +387,7 @@ func (l Limits) Refusal(short Shortage) *a2a.Error {
 	case StoreBytes:
 		return storeFull(fmt.Sprintf("%d bytes of tasks", l.MaxBytes))
 	case ClientTasks, ClientBytes:
-		maxLive, maxBytes := l.clientBounds()
+		maxLive, maxBytes := l.ClientBounds()
 		what := fmt.Sprintf("%d tasks", maxLive)
 		if short == ClientBytes {
 			what = fmt.Sprintf("%d bytes of tasks", maxBytes)
@@ -395,7 +395,7 @@ func (l Limits) Refusal(short Shortage) *a2a.Error {
 		return resourceExhausted(fmt.Sprintf(
 			"callers from your address have %s running or waiting for input, as much as one anonymous client may; finish or cancel some, authenticate, or retry later", what))
 	case AnonymousTasks, AnonymousBytes:
-		poolLive, poolBytes := l.anonymousBounds()
+		poolLive, poolBytes := l.AnonymousBounds()
 		what := fmt.Sprintf("%d tasks", poolLive)
 		if short == AnonymousBytes {
 			what = fmt.Sprintf("%d bytes of tasks", poolBytes)

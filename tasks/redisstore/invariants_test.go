@@ -64,7 +64,9 @@ type storeKeys struct {
 	stats  map[string]string            // the counters and the quotas' fields
 	owners map[string]map[string]string // by key: the owner index's members
 	lists  map[string]map[string]string // "running", "interrupted", "terminal", "leases"
-	other  []string                     // keys the layout does not have
+	// messages finds a task by the key of the message that made it.
+	messages map[string]string
+	other    []string // keys the layout does not have
 }
 
 func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
@@ -76,7 +78,7 @@ func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
 		return nil, fmt.Errorf("reading the keys: %w", err)
 	}
 	k := &storeKeys{prefix: prefix, tasks: map[string]map[string]string{}, stats: map[string]string{},
-		owners: map[string]map[string]string{}, lists: map[string]map[string]string{}}
+		owners: map[string]map[string]string{}, lists: map[string]map[string]string{}, messages: map[string]string{}}
 	for _, entry := range res {
 		e, _ := entry.([]any)
 		if len(e) != 3 {
@@ -95,6 +97,8 @@ func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
 			k.tasks[strings.TrimPrefix(name, "t:")] = contents
 		case kind == "hash" && name == "stats":
 			k.stats = contents
+		case kind == "hash" && name == "messages":
+			k.messages = contents
 		case kind == "set" && strings.HasPrefix(name, "owner:"):
 			k.owners[key] = contents
 		case kind == "zset" && (slices.Contains(ageLists, name) || isLeases(name)):
@@ -126,7 +130,7 @@ func (k *storeKeys) problems() []string {
 	// The counters.
 	var sum int64
 	for id, f := range k.tasks {
-		for _, field := range []string{"t", "o", "ok", "qh", "u", "b", "v", "s", "st", "r"} {
+		for _, field := range []string{"t", "o", "ok", "qh", "u", "b", "v", "s", "st", "r", "m"} {
 			if _, ok := f[field]; !ok {
 				add("task %s has no field %s", id, field)
 			}
@@ -175,6 +179,19 @@ func (k *storeKeys) problems() []string {
 	}
 	p = append(p, k.checkLeases()...)
 
+	// The messages: each task made by a message is found by its key, and
+	// nothing else is.
+	for id, f := range k.tasks {
+		if m := f["m"]; m != "" && k.messages[m] != id {
+			add("task %s has message key %x, which finds %q", id, m, k.messages[m])
+		}
+	}
+	for m, id := range k.messages {
+		if f, ok := k.tasks[id]; !ok || f["m"] != m {
+			add("message key %x finds task %s, which has no hash or another key", m, id)
+		}
+	}
+
 	// The owner indexes: each holds exactly its owner's tasks.
 	owned := map[string][]string{} // by index key, from the hashes
 	for id, f := range k.tasks {
@@ -202,6 +219,10 @@ func (k *storeKeys) problems() []string {
 		if f["st"] != "t" {
 			u := used[f["qh"]]
 			used[f["qh"]] = usage{u.live + 1, u.bytes + num(f["b"])}
+			if f["o"] == "" { // anonymous callers share one quota besides their own
+				a := used["anon"]
+				used["anon"] = usage{a.live + 1, a.bytes + num(f["b"])}
+			}
 		}
 	}
 	quotas := map[string]usage{}
@@ -300,6 +321,8 @@ func TestBookkeepingCheck(t *testing.T) {
 		{"lease kept", func(p, _, done string) []any { return []any{"ZADD", p + ":leases", 1, done} }, "in the leases: true"},
 		{"stray key", func(p, _, _ string) []any { return []any{"SET", p + ":stray", 1} }, "a key the layout does not have"},
 		{"watchers", func(p, id, _ string) []any { return []any{"HINCRBY", p + ":t:" + id, "w", 1} }, "watchers"},
+		{"message key gone", func(p, id, _ string) []any { return []any{"DEL", p + ":messages"} }, "message key"},
+		{"message key kept", func(p, _, _ string) []any { return []any{"HSET", p + ":messages", "x", "gone"} }, "message key"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prefix := fmt.Sprint("check", i)

@@ -22,9 +22,12 @@ import "github.com/redis/go-redis/v9"
 // events so far), st (r running, i interrupted, t terminal), r (the
 // replica that made it running, by the insert or a follow-up: the one that
 // runs it), p (its push
-// notification configs as JSON; absent when it has none) and w (how many
-// replicas stream it, see watchScript): a change of a task nobody watches
-// publishes no events (they are neither encoded nor sent).
+// notification configs as JSON; absent when it has none), w (how many
+// replicas stream it, see watchScript: a change of a task nobody watches
+// publishes no events, they are neither encoded nor sent) and m (the key
+// of the message that made it, see tasks.MessageKey, "" for none). The
+// hash messages finds a task by that key, so that a message sent again
+// makes no second task; its entry goes with the task.
 //
 // Every replica hears, on the channel, each event ("<id> <n> -\n<event>")
 // and each end of a task that another replica than its runner made
@@ -37,7 +40,8 @@ import "github.com/redis/go-redis/v9"
 // is a set of ids (ListTasks orders the page itself, and a set costs Redis
 // a fraction of a sorted set's work). The hash stats holds the store's
 // counters (count, bytes) and each quota's, l:<qh> (its live tasks) and
-// b:<qh> (their bytes), absent for a quota with no live task: one hash, so
+// b:<qh> (their bytes), absent for a quota with no live task, and the
+// same for all anonymous callers' live tasks (l:anon, b:anon): one hash, so
 // that a script reads and writes all the counters it checks with one
 // command each way (each redis.call costs more than the command it runs).
 //
@@ -55,7 +59,10 @@ import "github.com/redis/go-redis/v9"
 // key prefix, keyPrefix's, and ARGV[2] the most bytes one task may take.
 const prelude = `
 local P, maxTaskBytes = ARGV[1], tonumber(ARGV[2])
-local STATS = P .. ':stats'
+local STATS, MESSAGES = P .. ':stats', P .. ':messages'
+-- ANON names the quota of all anonymous callers' live tasks (owner ""),
+-- beside each one's own: no quota's name (hex) can be it.
+local ANON = 'anon'
 local function list(st)
 	if st == 't' then return P .. ':terminal' elseif st == 'i' then return P .. ':interrupted' end
 	return P .. ':running'
@@ -79,7 +86,8 @@ local quotas = {} -- by qh: {l, b (its fields), live, used, dlive, dused}
 -- logs it.
 local lost, recounted
 -- recount rebuilds the counters from the age lists and the task hashes,
--- and takes the ids whose hash is gone out of the lists and the leases. A
+-- and takes the ids whose hash is gone out of the lists, the leases and
+-- the messages. A
 -- task's bytes count as its b field says, but at most maxTaskBytes; a key
 -- of another type where a task's hash belongs stays listed and counted,
 -- with no bytes, for readers to report (and eviction to drop). The
@@ -90,7 +98,7 @@ local function recount(why)
 	for _, st in ipairs({'r', 'i', 't'}) do
 		for _, id in ipairs(redis.call('ZRANGE', list(st), 0, -1)) do
 			local tk = P .. ':t:' .. id
-			local f = redis.pcall('HMGET', tk, 'b', 'qh')
+			local f = redis.pcall('HMGET', tk, 'b', 'qh', 'o')
 			if not f.err and not f[1] and not f[2] and redis.call('EXISTS', tk) == 0 then
 				redis.call('ZREM', list(st), id)
 				redis.call('ZREM', P .. ':leases', id)
@@ -100,9 +108,20 @@ local function recount(why)
 				if st ~= 't' and not f.err and f[2] then
 					local q = live[f[2]] or {0, 0}
 					live[f[2]] = {q[1] + 1, q[2] + size}
+					if f[3] == '' then
+						local a = live[ANON] or {0, 0}
+						live[ANON] = {a[1] + 1, a[2] + size}
+					end
 				end
 			end
 		end
+	end
+	-- A message's entry goes with its task, also one removed behind the
+	-- store's back.
+	local messages = redis.call('HGETALL', MESSAGES)
+	for i = 1, #messages, 2 do
+		local f = redis.pcall('HGET', P .. ':t:' .. messages[i + 1], 'm')
+		if f ~= messages[i] then redis.call('HDEL', MESSAGES, messages[i]) end
 	end
 	redis.call('DEL', STATS)
 	redis.call('HSET', STATS, 'count', c, 'bytes', b)
@@ -199,13 +218,14 @@ end
 -- says that evict took the id out of the terminal list already.
 local function drop(id, popped)
 	local tk = P .. ':t:' .. id
-	local f = redis.pcall('HMGET', tk, 'ok', 'b')
+	local f = redis.pcall('HMGET', tk, 'ok', 'b', 'm')
 	if f.err or not f[1] then
 		redis.call('DEL', tk)
 		forget(id, popped)
 		return
 	end
 	redis.call('SREM', f[1], id)
+	if f[3] and f[3] ~= '' then redis.call('HDEL', MESSAGES, f[3]) end
 	dcount, dbytes = dcount - 1, dbytes - num(f[2])
 	redis.call('DEL', tk)
 	if not popped then redis.call('ZREM', P .. ':terminal', id) end
@@ -230,15 +250,20 @@ end
 // changeScript makes a batch of inserts and updates, one after the other,
 // and answers each one's outcome, in order, and then, if it recounted the
 // counters, {"recounted", why}. ARGV: prefix, max task bytes, max tasks,
-// max live per quota, max live bytes per quota, max bytes, channel,
-// replica, then each change: "i" or "u", how many arguments it has, its
-// arguments.
+// max live per owner, max live bytes per owner, max bytes, channel,
+// replica, max live per anonymous client, max live bytes per anonymous
+// client, max live of all anonymous callers, max live bytes of all
+// anonymous callers, then each change: "i" or "u", how many arguments it
+// has, its arguments.
 //
 // An insert's arguments: id, owner, owner key, quota (hex), updated,
-// bytes, state mark, task, score, quota, lease, push configs, version. It
-// answers {"ok"} (also when it finds the task it stored itself, run a
-// second time), {"dup"}, {"quota-tasks"}, {"quota-bytes"}, {"full-tasks"}
-// or {"full-bytes"}.
+// bytes, state mark, task, score, quota, lease, push configs, version,
+// message key ("" for none: see tasks.MessageKey). It answers {"ok"} (also
+// when it finds the task it stored itself, run a second time), {"dup"},
+// {"resent", the task the message made}, or the share or budget it would
+// take past its bound: {"quota-tasks"}, {"quota-bytes"}, {"client-tasks"},
+// {"client-bytes"}, {"anon-tasks"}, {"anon-bytes"}, {"full-tasks"} or
+// {"full-bytes"}.
 //
 // An update writes a task changed by a callback, if nobody wrote it since
 // version, and publishes its events, then its end when it became terminal
@@ -250,7 +275,9 @@ end
 // version, then the events' payloads. It answers {"ok", events so far, how
 // many replicas stream the task} (also when it finds its own write, run a
 // second time), or {"watched"} (events are wanted: nothing was written),
-// {"missing"}, {"conflict"}, {"quota-bytes"} or {"full-bytes"}.
+// {"missing"}, {"conflict"}, or the share or budget its bytes would take
+// past its bound: {"quota-bytes"}, {"client-bytes"}, {"anon-bytes"} or
+// {"full-bytes"}.
 //
 // A change that fails (a key of another type where the store's should be)
 // answers {"error", why}, and may be half made, as a script that fails
@@ -262,6 +289,8 @@ end
 var changeScript = redis.NewScript(prelude + `
 local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local channel, replica = ARGV[7], ARGV[8]
+local maxLiveClient, maxLiveBytesClient = tonumber(ARGV[9]), tonumber(ARGV[10])
+local maxLiveAnon, maxLiveBytesAnon = tonumber(ARGV[11]), tonumber(ARGV[12])
 -- written holds the tasks this run writes: an eviction passes over them,
 -- so that when go-redis sends the batch again (its answer lost), each
 -- change finds its own write and answers as the first run did.
@@ -286,9 +315,30 @@ local function room(delta)
 	end
 	return true
 end
+-- overShare names the share that live more live tasks and size more bytes
+-- would take past its bound, or nil: quota q's (an anonymous client's
+-- when anon), and for an anonymous caller all anonymous callers' (pool).
+local function overShare(anon, q, pool, live, size)
+	if not anon then
+		if q.live + q.dlive + live > maxLive then return 'quota-tasks' end
+		if q.used + q.dused + size > maxLiveBytes then return 'quota-bytes' end
+		return nil
+	end
+	if q.live + q.dlive + live > maxLiveClient then return 'client-tasks' end
+	if q.used + q.dused + size > maxLiveBytesClient then return 'client-bytes' end
+	if pool.live + pool.dlive + live > maxLiveAnon then return 'anon-tasks' end
+	if pool.used + pool.dused + size > maxLiveBytesAnon then return 'anon-bytes' end
+end
+-- hold counts live more live tasks and size more bytes in quota q and pool
+-- (nil but for an anonymous caller).
+local function hold(q, pool, live, size)
+	q.dlive, q.dused = q.dlive + live, q.dused + size
+	if pool then pool.dlive, pool.dused = pool.dlive + live, pool.dused + size end
+end
 -- insert: its arguments are ARGV[o + 1] on.
 local function insert(o)
 	local id, ok, qh, size, st = ARGV[o + 1], ARGV[o + 3], ARGV[o + 4], tonumber(ARGV[o + 6]), ARGV[o + 7]
+	local mk = ARGV[o + 14]
 	local tk = P .. ':t:' .. id
 	local stored = redis.call('HGET', tk, 'v')
 	if stored then
@@ -298,11 +348,19 @@ local function insert(o)
 		end
 		return {'dup'}
 	end
-	local q
+	-- The message sent before, its task still stored: nothing is written.
+	-- An entry whose task is gone (removed behind the store's back) is
+	-- taken over.
+	if mk ~= '' then
+		local first = redis.call('HGET', MESSAGES, mk)
+		if first and redis.call('EXISTS', P .. ':t:' .. first) == 1 then return {'resent', first} end
+	end
+	local q, pool
 	if st ~= 't' then
 		q = readStats(qh)
-		if q.live + q.dlive >= maxLive then return {'quota-tasks'} end
-		if q.used + q.dused + size > maxLiveBytes then return {'quota-bytes'} end
+		if ARGV[o + 2] == '' then pool = readStats(ANON) end
+		local over = overShare(pool ~= nil, q, pool, 1, size)
+		if over then return {over} end
 	else
 		readStats()
 	end
@@ -310,20 +368,21 @@ local function insert(o)
 	if not room(size) then return {'full-bytes'} end
 	written[id] = true
 	redis.call('HSET', tk, 't', ARGV[o + 8], 'o', ARGV[o + 2], 'q', ARGV[o + 10], 'ok', ok, 'qh', qh, 'u', ARGV[o + 5],
-		'b', ARGV[o + 6], 'v', ARGV[o + 13], 's', '0', 'st', st, 'r', replica)
+		'b', ARGV[o + 6], 'v', ARGV[o + 13], 's', '0', 'st', st, 'r', replica, 'm', mk)
 	if ARGV[o + 12] ~= '' then redis.call('HSET', tk, 'p', ARGV[o + 12]) end
+	if mk ~= '' then redis.call('HSET', MESSAGES, mk, id) end
 	redis.call('ZADD', list(st), ARGV[o + 9], id)
 	redis.call('SADD', ok, id)
 	if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[o + 11], id) end
 	dcount, dbytes = dcount + 1, dbytes + size
-	if q then q.dlive, q.dused = q.dlive + 1, q.dused + size end
+	if q then hold(q, pool, 1, size) end
 	return {'ok'}
 end
 -- update: its arguments are ARGV[o + 1] to ARGV[o + n].
 local function update(o, n)
 	local id, version, st, delta = ARGV[o + 1], ARGV[o + 2], ARGV[o + 4], tonumber(ARGV[o + 6])
 	local tk = P .. ':t:' .. id
-	local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qh', 's', 'r', 'w')
+	local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qh', 's', 'r', 'w', 'o')
 	if not f[1] and redis.call('EXISTS', tk) == 0 then
 		-- Dropped, or removed behind the store's back: then out of the lists.
 		forget(id, false)
@@ -345,13 +404,19 @@ local function update(o, n)
 	end
 	-- The counters, read when the change is checked against them or
 	-- changes them: its quota's too while the task is live.
-	local wasLive, q = oldst ~= 't'
+	local wasLive, q, pool = oldst ~= 't'
 	written[id] = true -- from here on: it may be written, and must not be evicted for room
 	if delta > 0 or (wasLive and (st == 't' or delta ~= 0)) then
-		if wasLive then q = readStats(f[4]) else readStats() end
+		if wasLive then
+			q = readStats(f[4])
+			if f[8] == '' then pool = readStats(ANON) end
+		else
+			readStats()
+		end
 	end
 	if delta > 0 then
-		if q and q.used + q.dused + delta > maxLiveBytes then return {'quota-bytes'} end
+		local over = q and overShare(pool ~= nil, q, pool, 0, delta)
+		if over then return {over} end
 		if not room(delta) then return {'full-bytes'} end
 	end
 	if st == 'r' and oldst ~= 'r' then -- it starts running here: this replica runs it
@@ -369,7 +434,7 @@ local function update(o, n)
 	elseif st ~= 'r' and oldst == 'r' then redis.call('ZREM', P .. ':leases', id) end
 	dbytes = dbytes + delta
 	if q then
-		if st == 't' then q.dlive, q.dused = q.dlive - 1, q.dused - oldb else q.dused = q.dused + delta end
+		if st == 't' then hold(q, pool, -1, -oldb) else hold(q, pool, 0, delta) end
 	end
 	for i = 1, n - 12 do
 		redis.call('PUBLISH', channel, id .. ' ' .. (seq + i) .. ' -\n' .. ARGV[o + 12 + i])
@@ -379,7 +444,7 @@ local function update(o, n)
 	end
 	return {'ok', seq + events, num(f[7])}
 end
-local out, o = {}, 8
+local out, o = {}, 12
 while o < #ARGV do
 	local n = tonumber(ARGV[o + 2])
 	local change = insert

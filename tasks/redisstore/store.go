@@ -189,8 +189,11 @@ func New(opts Options) (*Store, error) {
 		closed:       make(chan struct{}),
 	}
 	s.channel = s.prefix + ":events"
+	clientLive, clientBytes := l.ClientBounds()
+	anonLive, anonBytes := l.AnonymousBounds()
 	s.scripts = newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout), pipelinesInFlight, s.recounted, s.prefix+":stats",
-		s.prefix, maxTaskBytes, l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, s.channel, s.replica)
+		s.prefix, maxTaskBytes, l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, s.channel, s.replica,
+		clientLive, clientBytes, anonLive, anonBytes)
 	s.bus.OnIdle(s.unwatch)
 	s.events = s.client.Subscribe(ctx) // no channel yet: nothing goes to the network here
 	go s.listen(ctx)
@@ -335,7 +338,7 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	answer, err := s.scripts.run(context.WithoutCancel(ctx), changeInsert, task,
 		rec.Task.ID, rec.Owner, s.ownerKey(rec.Owner), hex.EncodeToString([]byte(quota)),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task.b, score(rec.Updated),
-		rec.Quota, s.lease(rec.Updated), push, version)
+		rec.Quota, s.lease(rec.Updated), push, version, messageKey(&rec))
 	if err != nil {
 		return s.failed(ctx, "insert", err)
 	}
@@ -344,8 +347,12 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	if err := s.refusal(res); err != nil {
 		return err
 	}
-	if res == "dup" {
+	switch res {
+	case "dup":
 		return fmt.Errorf("tasks/redis: insert task %s: id already stored", rec.Task.ID)
+	case "resent":
+		first, _ := answer[1].(string)
+		return &tasks.Resent{TaskID: first}
 	}
 	s.remember(cached{rec: rec, version: version, pushBytes: len(push)})
 	return nil
@@ -364,10 +371,30 @@ func (s *Store) refusal(res string) error {
 		short = tasks.StoreTasks
 	case "full-bytes":
 		short = tasks.StoreBytes
+	case "client-tasks":
+		short = tasks.ClientTasks
+	case "client-bytes":
+		short = tasks.ClientBytes
+	case "anon-tasks":
+		short = tasks.AnonymousTasks
+	case "anon-bytes":
+		short = tasks.AnonymousBytes
 	default:
 		return nil
 	}
 	return s.limits.Refusal(short)
+}
+
+// messageKey is the script's form of tasks.MessageKey: the key's first 16
+// bytes (128 bits: no two messages meet by chance), as raw bytes, which
+// take less of Redis's memory than hex; "" for a task no message can make
+// again.
+func messageKey(rec *tasks.Record) string {
+	key, ok := tasks.MessageKey(rec)
+	if !ok {
+		return ""
+	}
+	return string(key[:16])
 }
 
 func (s *Store) remember(c cached) {

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,9 +64,13 @@ func replicaLogging(t testing.TB, addr, prefix string, opts tasks.Options, log *
 	return m
 }
 
+// userMsg is a new user message (an id of its own: the same message sent
+// again makes no second task).
 func userMsg(text string) a2a.Message {
-	return a2a.Message{MessageID: "m-" + text, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart(text)}}
+	return a2a.Message{MessageID: fmt.Sprint("m-", messageIDs.Add(1)), Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart(text)}}
 }
+
+var messageIDs atomic.Int64
 
 func agentMsg(text string) *a2a.Message {
 	return &a2a.Message{Parts: []a2a.Part{a2a.TextPart(text)}}
