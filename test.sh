@@ -86,7 +86,7 @@ format_and_vet() {
 fuzz_smoke() {
 	local target log
 	log=$(mktemp)
-	for target in ./a2a:FuzzDecodeRequest ./a2a:FuzzDecodeRESTRequest ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
+	for target in ./a2a:FuzzDecodeRequest ./a2a:FuzzDecodeRESTRequest ./a2a:FuzzStrictMemberNames ./server:FuzzHandler ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
 		# Quiet when it passes; the whole output, failing input included, when not.
 		if ! go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" "${target%%:*}" >"$log" 2>&1; then
 			echo "test.sh: fuzz target $target failed:" >&2

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -26,31 +27,37 @@ const (
 // decodes to) holds exactly: 2^53.
 const maxExactInteger = 1 << 53
 
-// checkJSON reads body once, before it is decoded, and refuses what
-// encoding/json would accept but the agent must not: nesting deeper than
-// MaxJSONDepth, an object that names a member twice (encoding/json would
-// merge the two, so a parser in front of the agent that keeps the last one
-// would see another request than the agent runs), integers beyond 2^53
-// that a float64 would silently round, and strings that are not UTF-8.
-// Syntax errors are left to the decoder, which describes them better; a
-// body that is not valid JSON yields nil here. protoNames reports a member
-// name with an underscore outside free-form values (see protoNames10).
-func checkJSON(body []byte) (protoNames bool, err *Error) {
-	return checkDocument(jsonChecker{body: body})
+// checkJSON reads body once, before it is decoded as a JSON-RPC request in
+// version v, and refuses what encoding/json would accept but the agent
+// must not: nesting deeper than MaxJSONDepth, an object that names a member
+// twice (encoding/json would merge the two, so a parser in front of the
+// agent that keeps the last one would see another request than the agent
+// runs), a member the decoder would take for a known one though it is not
+// spelled as one (METHOD for method: a case-sensitive parser in front of
+// the agent would not; see member), integers beyond 2^53 that a float64
+// would silently round, and strings that are not UTF-8. Syntax errors are
+// left to the decoder, which describes them better; a body that is not
+// valid JSON yields nil here. renamed reports a known member given by its
+// proto field name (history_length), which protoNames10 renames before
+// decoding; only 1.0 reads those.
+func checkJSON(v Version, body []byte) (renamed bool, err *Error) {
+	return checkDocument(jsonChecker{body: body, protoNames: v == V10}, requestMembers[v])
 }
 
-// checkParams is checkJSON for a body that is the params themselves (the
-// HTTP+JSON binding's): every problem is an invalid parameter.
-func checkParams(body []byte) (protoNames bool, err *Error) {
-	return checkDocument(jsonChecker{body: body, params: true})
+// checkParams is checkJSON for an HTTP+JSON body, which is the params
+// themselves: every problem is an invalid parameter. Both versions read
+// proto field names there (a2av0 sends 0.3 members in snake_case).
+func checkParams(v Version, body []byte) (renamed bool, err *Error) {
+	return checkDocument(jsonChecker{body: body, params: true, protoNames: true}, paramsMembers[v])
 }
 
-func checkDocument(c jsonChecker) (protoNames bool, err *Error) {
+// checkDocument checks c's body, whose root has the members known.
+func checkDocument(c jsonChecker, known *members) (renamed bool, err *Error) {
 	if !json.Valid(c.body) {
 		return false, nil
 	}
-	err = c.value()
-	return c.protoNames, err
+	err = c.value(known)
+	return c.renamed, err
 }
 
 // jsonChecker walks a document already known to be valid JSON, so that it
@@ -61,9 +68,9 @@ type jsonChecker struct {
 	body  []byte
 	pos   int
 	depth int
-	// free counts the free-form values (metadata, data) c is within.
-	free       int
-	protoNames bool
+	// protoNames says that a known member may be named by its proto field
+	// name; renamed that one is.
+	protoNames, renamed bool
 	// params says that body is the params, not a JSON-RPC envelope.
 	params bool
 }
@@ -79,13 +86,16 @@ func (c *jsonChecker) skipSpace() {
 	}
 }
 
-func (c *jsonChecker) value() *Error {
+// value checks the value at c.pos. known is the members the decoder reads
+// by name when the value is an object (or an array of such objects), nil
+// when it reads none: a scalar, free-form JSON, an unknown member.
+func (c *jsonChecker) value(known *members) *Error {
 	c.skipSpace()
 	switch c.body[c.pos] {
 	case '{':
-		return c.object()
+		return c.object(known)
 	case '[':
-		return c.array()
+		return c.array(known)
 	case '"':
 		_, err := c.str()
 		return err
@@ -110,7 +120,7 @@ func (c *jsonChecker) open() *Error {
 	return nil
 }
 
-func (c *jsonChecker) object() *Error {
+func (c *jsonChecker) object(known *members) *Error {
 	if err := c.open(); err != nil {
 		return err
 	}
@@ -138,32 +148,60 @@ func (c *jsonChecker) object() *Error {
 			}
 		}
 		names = append(names, name)
-		free := c.free > 0 || freeForm(name)
-		if !free && bytes.IndexByte(name, '_') >= 0 {
-			c.protoNames = true
-		}
 		c.skipSpace()
 		c.pos++ // :
-		if free {
-			c.free++
+		c.skipSpace()
+		var value *members
+		if known != nil {
+			if value, err = c.member(known, name); err != nil {
+				return err
+			}
 		}
-		if err := c.value(); err != nil {
+		if err := c.value(value); err != nil {
 			return err
-		}
-		if free {
-			c.free--
 		}
 	}
 }
 
-// freeForm reports whether a member's value is free-form JSON in every
-// message of the protocol (a google.protobuf.Struct or Value in 1.0),
-// whose member names are the sender's own.
-func freeForm(name []byte) bool {
-	return string(name) == "metadata" || string(name) == "data"
+// member finds what the decoder makes of the member name of an object
+// whose members are known, the member's value being at c.pos: the members
+// of that value, or nil when it is not an object read by member name or
+// the member is unknown (the decoder ignores it). A name that is not a
+// known member's, nor its proto field name when c reads those, but that
+// the decoder would take for it is refused: one that differs only in case
+// (encoding/json compares names by Unicode simple folding: "ſ" is "s", "K"
+// is "k"), or that protoNames10 would rename into it ("method_").
+func (c *jsonChecker) member(known *members, name []byte) (*members, *Error) {
+	if i := known.index(name); i >= 0 {
+		return known.values[i], nil
+	}
+	if c.protoNames && bytes.IndexByte(name, '_') >= 0 {
+		for i, p := range known.protoNames {
+			if p == string(name) {
+				c.renamed = true
+				return known.values[i], nil
+			}
+		}
+		// What the decoder reads when protoNames10 renames the body.
+		renamed := jsonName(string(name))
+		for i, k := range known.names {
+			if strings.EqualFold(renamed, k) {
+				return nil, c.invalidAt(c.pos+1, "is neither "+strconv.Quote(k)+" nor its proto field name "+
+					strconv.Quote(known.protoNames[i])+": member names are matched exactly")
+			}
+		}
+		return nil, nil
+	}
+	for _, k := range known.names {
+		if bytes.EqualFold(name, []byte(k)) {
+			return nil, c.invalidAt(c.pos+1, "differs from "+strconv.Quote(k)+
+				" only in case: member names are matched exactly")
+		}
+	}
+	return nil, nil
 }
 
-func (c *jsonChecker) array() *Error {
+func (c *jsonChecker) array(known *members) *Error {
 	if err := c.open(); err != nil {
 		return err
 	}
@@ -177,10 +215,76 @@ func (c *jsonChecker) array() *Error {
 		case ',':
 			c.pos++
 		}
-		if err := c.value(); err != nil {
+		if err := c.value(known); err != nil {
 			return err
 		}
 	}
+}
+
+// members is what the decoder knows of an object it reads into a wire
+// struct: the JSON names of its members and, for each, the members of its
+// value (nil when that is not such an object: a scalar, free-form JSON).
+// It is read off the wire structs themselves, so that the check knows
+// exactly the names encoding/json compares with.
+type members struct {
+	names []string
+	// protoNames are the proto field names of names (message_id for
+	// messageId), which ProtoJSON reads as well.
+	protoNames []string
+	values     []*members
+}
+
+// The members of every request body, by version: a JSON-RPC request, and
+// the params an HTTP+JSON body holds.
+var (
+	requestMembers = [...]*members{V03: membersOf[envelope[params03]](), V10: membersOf[envelope[params10]]()}
+	paramsMembers  = [...]*members{V03: membersOf[params03](), V10: membersOf[params10]()}
+)
+
+func membersOf[T any]() *members { return typeMembers(reflect.TypeFor[T]()) }
+
+// typeMembers reads the members of a wire struct t, or of the elements of
+// a slice or the target of a pointer. Any other type, and a type that
+// decodes itself (json.Unmarshaler), holds no members read by name.
+func typeMembers(t reflect.Type) *members {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		if reflect.PointerTo(t).Implements(unmarshalerType) {
+			return nil
+		}
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	m := &members{}
+	for f := range t.Fields() {
+		if f.Anonymous {
+			panic("a2a: wire struct " + t.String() + " embeds " + f.Name + ", whose members the check does not read")
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		m.names = append(m.names, name)
+		m.protoNames = append(m.protoNames, protoName(name))
+		m.values = append(m.values, typeMembers(f.Type))
+	}
+	return m
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// index returns the index of the member named name exactly, or -1.
+func (m *members) index(name []byte) int {
+	for i, n := range m.names {
+		if n == string(name) {
+			return i
+		}
+	}
+	return -1
 }
 
 // str reads a string and returns its content, unescaped only when it has

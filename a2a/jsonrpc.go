@@ -54,16 +54,16 @@ func DecodeRequest(v Version, body []byte) (*Request, *Error) {
 }
 
 func decodeRequest[P any, PP wireParams[P]](v Version, body []byte) (*Request, *Error) {
-	protoNames, err := checkJSON(body)
+	renamed, err := checkJSON(v, body)
 	if err != nil {
 		return &Request{ID: PeekRequest(body).ID}, err
 	}
-	if protoNames && v == V10 {
-		renamed, err := protoNames10(body)
+	if renamed {
+		named, err := protoNames10(body)
 		if err != nil {
 			return &Request{ID: PeekRequest(body).ID}, err
 		}
-		body = renamed
+		body = named
 	}
 	var env envelope[P]
 	// Reported once the envelope is known to be valid:
@@ -149,18 +149,20 @@ func validID(raw json.RawMessage) bool {
 // id is then null, as JSON-RPC 2.0 says for an id that cannot be read. The
 // method is looked up in every version.
 func PeekRequest(body []byte) *Request {
-	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
+	// By exact name, as a case-sensitive parser reads them: into a map,
+	// not a struct, whose members encoding/json would match in any case.
+	var env map[string]json.RawMessage
 	req := &Request{}
 	if json.Unmarshal(body, &env) != nil {
 		return req
 	}
-	if validID(env.ID) {
-		req.ID = env.ID
+	if id := env["id"]; validID(id) {
+		req.ID = id
 	}
-	req.Method = lookupMethodAnyVersion(env.Method)
+	var method string
+	if json.Unmarshal(env["method"], &method) == nil {
+		req.Method = lookupMethodAnyVersion(method)
+	}
 	return req
 }
 

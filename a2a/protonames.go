@@ -38,7 +38,7 @@ func (r *nameRewriter) value(free bool) *Error {
 		}
 	}
 	start := r.pos
-	if err := r.jsonChecker.value(); err != nil {
+	if err := r.jsonChecker.value(nil); err != nil {
 		return err
 	}
 	r.out = append(r.out, r.body[start:r.pos]...)
@@ -105,6 +105,28 @@ func (r *nameRewriter) array() *Error {
 			return err
 		}
 	}
+}
+
+// freeForm reports whether a member's value is free-form JSON in every
+// message of the protocol (a google.protobuf.Struct or Value in 1.0),
+// whose member names are the sender's own.
+func freeForm(name []byte) bool {
+	return string(name) == "metadata" || string(name) == "data"
+}
+
+// protoName is the proto field name whose JSON name is name: an
+// underscore before each capital, which is lower-cased.
+func protoName(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			b.WriteByte('_')
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // jsonName is the JSON name protoc gives a proto field name: underscores

@@ -109,12 +109,12 @@ func unescapeSegment(s string) string {
 // has no ID.
 func DecodeRESTRequest(v Version, t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
 	if v == V10 {
-		return decodeREST[params10](t, query, body)
+		return decodeREST[params10](V10, t, query, body)
 	}
 	if t.Method == MethodListTasks {
 		return &Request{Method: t.Method}, MethodNotFound(V03, t.Method.Name(V10))
 	}
-	return decodeREST[params03](t, query, body)
+	return decodeREST[params03](V03, t, query, body)
 }
 
 // restParams is a pointer to params10 or params03.
@@ -125,11 +125,11 @@ type restParams[P any] interface {
 	fromQuery(m Method, q url.Values) *Error
 }
 
-func decodeREST[P any, PP restParams[P]](t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
+func decodeREST[P any, PP restParams[P]](v Version, t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
 	req := &Request{Method: t.Method}
 	w := PP(new(P))
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
-		if err := decodeRESTBody(body, w); err != nil {
+		if err := decodeRESTBody(v, body, w); err != nil {
 			return req, err
 		}
 	}
@@ -150,12 +150,12 @@ func decodeREST[P any, PP restParams[P]](t RESTTarget, query url.Values, body []
 // decodeRESTBody decodes a request body into w: one JSON object, checked as
 // every request body is (checkParams), proto field names allowed (a2av0
 // sends every 0.3 member name in snake_case).
-func decodeRESTBody(body []byte, w any) *Error {
-	protoNames, e := checkParams(body)
+func decodeRESTBody(v Version, body []byte, w any) *Error {
+	renamed, e := checkParams(v, body)
 	if e != nil {
 		return e
 	}
-	if protoNames {
+	if renamed {
 		if body, e = protoNames10(body); e != nil {
 			return e
 		}
