@@ -21,8 +21,7 @@ import (
 func grpcSendMessage(addr, skill string) load.Target {
 	data, _ := structpb.NewValue(map[string]any{"id": 1})
 	meta, _ := structpb.NewStruct(map[string]any{"skill": skill})
-	req := &a2apb.SendMessageRequest{Message: &a2apb.Message{MessageId: "bench-1", Role: a2apb.Role_ROLE_USER,
-		Metadata: meta, Parts: []*a2apb.Part{{Content: &a2apb.Part_Data{Data: data}}}}}
+	parts := []*a2apb.Part{{Content: &a2apb.Part_Data{Data: data}}}
 	version := metadata.Pairs("a2a-version", "1.0")
 	return load.Target{Addr: addr, Open: func() (func(context.Context) error, func(), error) {
 		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -31,6 +30,10 @@ func grpcSendMessage(addr, skill string) load.Target {
 		}
 		client := a2apb.NewA2AServiceClient(conn)
 		call := func(ctx context.Context) error {
+			// A message of its own each call: one sent again is answered
+			// from the store, without the upstream.
+			req := &a2apb.SendMessageRequest{Message: &a2apb.Message{MessageId: fixture.MessageID(), Role: a2apb.Role_ROLE_USER,
+				Metadata: meta, Parts: parts}}
 			resp, err := client.SendMessage(metadata.NewOutgoingContext(ctx, version), req)
 			if err != nil {
 				return err

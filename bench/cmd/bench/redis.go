@@ -253,6 +253,7 @@ func (l *lab) redisStoreScenario(ctx context.Context, upAddr string, n int, prog
 		Addr:    c.addr,
 		Request: load.NewRequest("POST", c.addr, "/", fixture.SendMessage("small", false), "Content-Type", "application/json", "A2A-Version", "1.0"),
 		Expect:  [][]byte{[]byte(fixture.Completed10), []byte(fixture.SmallMarker)},
+		Prepare: fixture.NewMessageID,
 	}
 	send := func(count int) (*load.Result, error) {
 		res, err := load.Run(ctx, target, load.Options{Conns: 32, Count: int64(count)})

@@ -75,6 +75,7 @@ func (l *lab) storeScenario(ctx context.Context, upAddr string, maxTasks int, fl
 		Addr:    c.addr,
 		Request: load.NewRequest("POST", c.addr, "/", fixture.SendMessage("small", false), "Content-Type", "application/json", "A2A-Version", "1.0"),
 		Expect:  [][]byte{[]byte(fixture.Completed10), []byte(fixture.SmallMarker)},
+		Prepare: fixture.NewMessageID,
 	}
 	var sent int64
 	send := func(n int64) (*load.Result, error) {

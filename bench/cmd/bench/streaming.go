@@ -188,7 +188,9 @@ func (l *lab) streamRound(ctx context.Context, name, upAddr string, n int, progr
 // startHeldTask sends a non-blocking SendMessage for the "hold" skill and
 // returns the task's id.
 func (l *lab) startHeldTask(addr string) (string, error) {
-	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/", bytes.NewReader(fixture.SendMessage("hold", true)))
+	body := fixture.SendMessage("hold", true)
+	fixture.NewMessageID(body)
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/", bytes.NewReader(body))
 	if err != nil {
 		return "", err
 	}

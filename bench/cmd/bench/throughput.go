@@ -161,26 +161,26 @@ func (f *fleet) sendContenders() []*contender {
 		{name: nameProxy, what: "plain Caddy `reverse_proxy` to the upstream, 1,024 idle keep-alive connections (as caddy-a2a keeps)",
 			proc: f.proxy.proc, caddy: f.proxy, target: load.Target{Addr: f.proxy.addr, Request: load.NewRequest("GET", f.proxy.addr, "/item", nil), Expect: item}},
 		{name: nameA2A10, what: "blocking 1.0 `SendMessage` → skill `item` → `GET /item` → completed task with the body as a data artifact",
-			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}},
+			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}},
 		{name: nameA2A03, what: "the same in 0.3 `message/send` (no `A2A-Version` header)",
 			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/", fixture.MessageSend03("item"), json...),
-				Expect: [][]byte{[]byte(fixture.Completed03), []byte(fixture.ItemMarker)}}},
+				Expect: [][]byte{[]byte(fixture.Completed03), []byte(fixture.ItemMarker)}, Prepare: fixture.NewMessageID}},
 		{name: nameA2AREST, what: "the same 1.0 call over the HTTP+JSON binding: `POST /rest/message:send`, the same Caddy",
 			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/rest/message:send", fixture.RESTSendMessage("item"),
-				"Content-Type", "application/a2a+json", "A2A-Version", "1.0"), Expect: task10}},
+				"Content-Type", "application/a2a+json", "A2A-Version", "1.0"), Expect: task10, Prepare: fixture.NewMessageID}},
 		{name: nameA2AGRPC, what: "the same blocking 1.0 `SendMessage` over the gRPC binding (h2c), one gRPC client connection per load connection",
 			proc: f.a2a.proc, caddy: f.a2a, target: grpcSendMessage(f.a2a.addr, "item")},
 		{name: nameSDKGo, what: "`a2asrv` JSON-RPC handler, default in-memory task store, an executor doing the same `GET /item` and returning the same task (`cmd/sdkagent`)",
-			proc: f.sdkGo, target: load.Target{Addr: f.sdkGoAddr, Request: load.NewRequest("POST", f.sdkGoAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}},
+			proc: f.sdkGo, target: load.Target{Addr: f.sdkGoAddr, Request: load.NewRequest("POST", f.sdkGoAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}},
 		{name: nameSDKJS, what: "`DefaultRequestHandler` + `InMemoryTaskStore` + `JsonRpcTransportHandler` on `node:http`, the same executor (`js/agent.mjs`)",
-			proc: f.sdkJS, target: load.Target{Addr: f.sdkJSAddr, Request: load.NewRequest("POST", f.sdkJSAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}},
+			proc: f.sdkJS, target: load.Target{Addr: f.sdkJSAddr, Request: load.NewRequest("POST", f.sdkJSAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}},
 	}
 	if c := f.a2aRedis; c != nil {
 		// After caddy-a2a's own three, so that the report shows them together.
 		cs = slices.Insert(cs, 5, &contender{name: nameA2ARedis,
 			what: "the same blocking 1.0 `SendMessage`, by the same Caddy build and skills, with the tasks in a redis-server of its own on loopback (`tasks { redis { … } }`: two round trips per call); CPU is Caddy's + Redis's",
 			proc: c.proc, caddy: c, aux: f.redis, auxName: "Redis",
-			target: load.Target{Addr: c.addr, Request: load.NewRequest("POST", c.addr, "/", fixture.SendMessage("item", false), v10...), Expect: task10}})
+			target: load.Target{Addr: c.addr, Request: load.NewRequest("POST", c.addr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}})
 	}
 	return cs
 }

@@ -20,6 +20,7 @@ type conn struct {
 	c    net.Conn
 	r    *bufio.Reader
 	body []byte // the last answer's body, reused
+	req  []byte // its own copy of the request, when Target.Prepare changes it
 }
 
 func dial(addr string) (*conn, error) {

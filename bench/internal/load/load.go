@@ -23,6 +23,10 @@ type Target struct {
 	// Expect lists byte strings that every good answer's body holds; an
 	// answer that is not 200 or lacks one of them is an error.
 	Expect [][]byte
+	// Prepare, when set, changes a connection's own copy of Request, in
+	// place and keeping its length, before each send (an A2A message gets
+	// an id of its own).
+	Prepare func(req []byte)
 	// Open, when set, replaces Request for a protocol other than HTTP/1.1
 	// (gRPC): each connection opens a client of its own, whose call makes
 	// one request and checks its answer, and close ends it.
@@ -197,7 +201,15 @@ func (o *opened) close()                                  { o.closeFn() }
 
 // do sends t's request on c and checks the answer.
 func (c *conn) do(_ context.Context, t *Target) error {
-	status, body, keep, err := c.roundTrip(t.Request)
+	req := t.Request
+	if t.Prepare != nil {
+		if c.req == nil {
+			c.req = bytes.Clone(t.Request)
+		}
+		req = c.req
+		t.Prepare(req)
+	}
+	status, body, keep, err := c.roundTrip(req)
 	if err != nil {
 		c.close()
 		return err
