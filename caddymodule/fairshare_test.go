@@ -24,7 +24,7 @@ func TestIntegrationAnonymousShare(t *testing.T) {
 			a.loadWith(fmt.Sprintf("http://localhost:%d/share-%d", a.port, addresses), "Shares", `
 		security {
 			api_key key header X-Api-Key {
-				key secret-key alice
+				key secret-key-of-alice alice
 			}
 			require key
 			require anonymous
@@ -61,7 +61,7 @@ func TestIntegrationAnonymousShare(t *testing.T) {
 					t.Fatal(err)
 				}
 				if r.Error != nil {
-					return string(r.Error.Data)
+					return r.Error.Message + string(r.Error.Data)
 				}
 				if tk := decodeTask10(t, r.Result); tk.Status.State != "TASK_STATE_INPUT_REQUIRED" {
 					t.Fatalf("a weather question without a city: %s", tk.Status.State)
@@ -103,7 +103,7 @@ func TestIntegrationAnonymousShare(t *testing.T) {
 			}
 			// Authenticated callers still get in, from any address.
 			for i := range 10 {
-				if refusal := ask(fmt.Sprintf("127.0.0.%d", 2+i), "X-Api-Key", "secret-key"); refusal != "" {
+				if refusal := ask(fmt.Sprintf("127.0.0.%d", 2+i), "X-Api-Key", "secret-key-of-alice"); refusal != "" {
 					t.Fatalf("an authenticated caller was locked out: %s", refusal)
 				}
 			}

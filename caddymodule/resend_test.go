@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -21,32 +22,78 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
 	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
+	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 )
 
-// orderCounter counts the orders an upstream is asked to place.
+// orderCounter counts the orders an upstream is asked to place. With gate
+// set, each order is announced on arrived and waits for gate before it is
+// placed.
 type orderCounter struct {
 	http.Handler
-	placed atomic.Int64
+	placed  atomic.Int64
+	gate    chan struct{}
+	arrived chan struct{}
 }
 
 func (c *orderCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && r.URL.Path == "/orders" {
 		c.placed.Add(1)
+		if c.gate != nil {
+			c.arrived <- struct{}{}
+			<-c.gate
+		}
 	}
 	c.Handler.ServeHTTP(w, r)
+}
+
+// newOrderCounter is the demo API behind an orderCounter.
+func newOrderCounter(t *testing.T) *orderCounter {
+	t.Setenv("DEMO_API_KEY", testAPIKey)
+	return &orderCounter{Handler: demoapi.New(demoapi.Options{APIKey: testAPIKey})}
+}
+
+// demoSkills is the path of the demo's skills file.
+func demoSkills(t *testing.T) string {
+	skills, err := filepath.Abs(filepath.Join("..", "examples", "skills.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return skills
+}
+
+// orderMessage is a 1.0 SendMessage of message id for quantity widgets.
+func orderMessage(id string, quantity int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER",`+
+		`"metadata":{"skill":"place_order"},"parts":[{"data":{"item":"widget","quantity":%d}}]}}}`, id, quantity)
+}
+
+// postTo sends a 1.0 JSON-RPC request to the site on port.
+func (a *agent) postTo(port int, body string) rpcResponse {
+	a.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", port), strings.NewReader(body))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := a.tester.Client.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r rpcResponse
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		a.t.Fatal(err)
+	}
+	return r
 }
 
 // resendAgent is the demo agent with every binding on, in front of a demo
 // API that counts its orders.
 func resendAgent(t *testing.T) (*agent, *orderCounter) {
 	t.Helper()
-	t.Setenv("DEMO_API_KEY", testAPIKey)
-	skills, err := filepath.Abs(filepath.Join("..", "examples", "skills.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	orders := &orderCounter{Handler: demoapi.New(demoapi.Options{APIKey: testAPIKey})}
-	a := newAgent(t, skills, orders)
+	orders := newOrderCounter(t)
+	a := newAgent(t, demoSkills(t), orders)
 	initServer(t, a.tester, fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off
@@ -316,5 +363,114 @@ func TestIntegrationResentWhileRunning(t *testing.T) {
 	}
 	if stats.SlowStarted != 1 {
 		t.Errorf("the slow upstream was called %d times, want once", stats.SlowStarted)
+	}
+}
+
+// Replicas on one Redis: the same message sent at once to both places one
+// order, and both answer its task.
+func TestIntegrationResentAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	orders := newOrderCounter(t)
+	a := newAgent(t, demoSkills(t), orders)
+	portB := freePort(t)
+	site := func(port int, name string) string {
+		return replicaSite(port, name, a.skills, a.upstream, srv.Addr(), "resent", "")
+	}
+	initServer(t, a.tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n}\n", adminPort)+site(a.port, "a")+site(portB, "b"))
+
+	for round := range 4 {
+		id := newMessageID()
+		before := orders.placed.Load()
+		answers := make([]rpcResponse, 6)
+		var wg sync.WaitGroup
+		for i := range answers {
+			port := a.port
+			if i%2 == 1 {
+				port = portB
+			}
+			wg.Go(func() { answers[i] = a.postTo(port, orderMessage(id, 1)) })
+		}
+		wg.Wait()
+		var first string
+		for i, r := range answers {
+			if r.Error != nil {
+				t.Fatalf("round %d, caller %d: %+v", round, i, r.Error)
+			}
+			tk := decodeTask10(t, r.Result)
+			if first == "" {
+				first = tk.ID
+			}
+			if tk.ID != first || tk.Status.State != "TASK_STATE_COMPLETED" {
+				t.Errorf("round %d, caller %d: task %s in %s, want task %s completed", round, i, tk.ID, tk.Status.State, first)
+			}
+		}
+		if placed := orders.placed.Load() - before; placed != 1 {
+			t.Errorf("round %d: %d orders placed for one message sent to two replicas at once, want 1", round, placed)
+		}
+	}
+}
+
+// Redis stops answering while a task's outcome is stored: the caller is
+// told the outcome is unknown and that sending again is safe; sent again,
+// the message answers the completed task, and one order was placed.
+func TestIntegrationOutcomeUnknownThenResent(t *testing.T) {
+	srv := redistest.Start(t)
+	orders := newOrderCounter(t)
+	orders.gate, orders.arrived = make(chan struct{}), make(chan struct{}, 1)
+	a := newAgent(t, demoSkills(t), orders)
+	initServer(t, a.tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+}
+
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		upstream %s
+		url http://127.0.0.1:%d/unknown
+		name "Unknown outcomes"
+		description "Redis pauses"
+		tasks {
+			redis {
+				address %s
+				key_prefix unknown
+				timeout 1s
+			}
+		}
+	}
+}
+`, adminPort, a.port, a.skills, a.upstream, a.port, srv.Addr()))
+
+	id := newMessageID()
+	answered := make(chan rpcResponse, 1)
+	go func() { answered <- a.postTo(a.port, orderMessage(id, 1)) }()
+	<-orders.arrived
+	// Every client of Redis waits 3 s, longer than the store's timeout:
+	// the outcome cannot be stored now, but can be once the pause ends.
+	if err := srv.Client(t).Do(t.Context(), "CLIENT", "PAUSE", 3000, "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	close(orders.gate)
+	r := <-answered
+	if r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message+string(r.Error.Data), "sending the same message again") {
+		t.Fatalf("answer while Redis is paused: %+v, want -32603 saying the outcome is unknown and sending again is safe", r)
+	}
+	// Sent again as a client that obeys "retry later" does, until Redis
+	// answers again: no attempt may place a second order.
+	var again rpcResponse
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if again = a.postTo(a.port, orderMessage(id, 1)); again.Error == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sent again: %+v", again.Error)
+		}
+	}
+	if tk := decodeTask10(t, again.Result); tk.Status.State != "TASK_STATE_COMPLETED" {
+		t.Errorf("sent again: task in %s, want completed", tk.Status.State)
+	}
+	if placed := orders.placed.Load(); placed != 1 {
+		t.Errorf("%d orders placed, want 1", placed)
 	}
 }
