@@ -72,9 +72,9 @@ func devReceiverExample(t *testing.T) string {
 // withConfig is a blocking SendMessage (the weather in Paris, which
 // completes) that registers a push config with url.
 func withConfig(url string) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER",
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER",
 		"metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]},
-		"configuration":{"taskPushNotificationConfig":{"url":%q}}}}`, url)
+		"configuration":{"taskPushNotificationConfig":{"url":%q}}}}`, newMessageID(), url)
 }
 
 // TestIntegrationPushDevelopmentReceiver: the example docs/push.md gives
@@ -214,6 +214,7 @@ func TestIntegrationPushBudgetFromTheTaskStore(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	a.loadAllBindings(`tasks {
 			max_bytes 1MiB
+			max_live_bytes_per_client 256KiB
 		}
 		push {
 			allow_insecure
