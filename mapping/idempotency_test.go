@@ -204,6 +204,8 @@ skills:
 	}
 }
 
+// A skill that answers with a message keeps no task, so a message sent
+// again runs it again: its requests must be safe to send twice.
 func TestIdempotencyLoadErrors(t *testing.T) {
 	for _, tt := range []struct{ skill, want string }{
 		{"    request: {method: POST, path: /a, retry: {attempts: 2}}",
@@ -222,6 +224,10 @@ func TestIdempotencyLoadErrors(t *testing.T) {
 			`t.yaml:5: skill "a": request.headers.Idempotency-Key: is set by idempotency_key: keep one`},
 		{"    request: {method: GET, path: /a, idempotent: true}",
 			`t.yaml:5: skill "a": request.idempotent: is for POST and PATCH: a GET is idempotent already`},
+		{"    returns: message\n    request: {method: POST, path: /a}",
+			`t.yaml:5: skill "a": returns: message keeps no task, so the same message sent again runs the skill again, and its POST (the request) may be applied twice`},
+		{"    returns: message\n    steps:\n      - name: look\n        request: {path: /a}\n      - name: buy\n        request: {method: PATCH, path: /b, idempotency_key: true}",
+			`t.yaml:5: skill "a": returns: message keeps no task, so the same message sent again runs the skill again, and its PATCH (step "buy") may be applied twice`},
 		{"    forward_headers: [idempotency-key]\n    request: {method: POST, path: /a}",
 			`t.yaml:5: skill "a": forward_headers[0]: Idempotency-Key cannot be forwarded: a caller could send the key of another caller's request`},
 	} {

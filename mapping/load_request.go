@@ -47,6 +47,10 @@ func (l *loader) headers(n *yaml.Node, key string, credential bool) []headerDef 
 
 var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
+// safeToRepeat reports whether sending r twice does no harm: its method
+// is idempotent, or the skill says so.
+func (r *request) safeToRepeat() bool { return r.repeatable || slices.Contains(idempotent, r.method) }
+
 // idempotent methods may be retried: sending them twice does no harm
 // (RFC 9110 §9.2.2). Others only with an idempotency key, or when the skill
 // says so.
@@ -99,6 +103,7 @@ func (l *loader) request(n *yaml.Node, key string, up upstreamConfig) request {
 			r.idempotencyKey, keyed = l.idempotencyKey(v, fkey)
 		case "idempotent":
 			repeatableNode, repeatable = v, l.boolean(v, fkey)
+			r.repeatable = repeatable
 		}
 	})
 	if n.Kind != yaml.MappingNode {

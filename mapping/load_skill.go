@@ -114,8 +114,8 @@ func (l *loader) skillArguments(n *yaml.Node, sk *Skill) {
 // skillSections are the sections of a skill read once its plain fields
 // are, in the order their checks need.
 type skillSections struct {
-	match, request, steps, response, forward, stream *yaml.Node
-	described                                        bool // description was given
+	match, request, steps, response, forward, stream, returns *yaml.Node
+	described                                                 bool // description was given
 }
 
 // skillFields reads the fields that need nothing else (card metadata,
@@ -155,6 +155,7 @@ func (l *loader) skillFields(n *yaml.Node, sk *Skill, global map[string]any) ski
 		case "error_detail":
 			sk.errorDetail = l.boolean(v, name)
 		case "returns":
+			sec.returns = v
 			switch s, _ := l.scalar(v, name); s {
 			case "task":
 			case "message":
@@ -216,6 +217,9 @@ func (l *loader) skillCalls(n *yaml.Node, sec skillSections, up upstreamConfig, 
 	if sec.forward != nil {
 		l.checkForwarded(sec.forward, sk.ForwardHeaders, sk.steps)
 	}
+	if sk.ReturnsMessage {
+		l.checkRepeatable(sec.returns, sk.steps)
+	}
 	if sec.response != nil {
 		l.c.steps = stepNames(sk.steps)
 		sk.rules = l.rules(sec.response, "response")
@@ -229,6 +233,27 @@ func (l *loader) skillCalls(n *yaml.Node, sec skillSections, up upstreamConfig, 
 			l.errorf(sec.stream, "stream", "cannot read the answer of a polled request: a job's answer is read whole")
 		}
 	}
+}
+
+// checkRepeatable refuses a skill that answers with a message and sends a
+// request that may not be sent twice: no task keeps what it did, so a
+// message sent again (a client that timed out) runs it again.
+func (l *loader) checkRepeatable(returns *yaml.Node, steps []step) {
+	for i := range steps {
+		if r := &steps[i].request; !r.safeToRepeat() {
+			l.errorf(returns, "returns", "message keeps no task, so the same message sent again runs the skill again, "+
+				"and its %s (%s) may be applied twice: answer with a task (returns: task), which a message sent again "+
+				"finds, or say idempotent: true on the request if sending it twice does no harm", r.method, stepLabel(steps, i))
+		}
+	}
+}
+
+// stepLabel names step i in messages: "the request", or the step's name.
+func stepLabel(steps []step, i int) string {
+	if len(steps) == 1 && steps[i].name == "" {
+		return "the request"
+	}
+	return fmt.Sprintf("step %q", steps[i].name)
 }
 
 func merge(global, local map[string]any) map[string]any {

@@ -40,7 +40,10 @@ type request struct {
 	// idempotencyKey is the Idempotency-Key the request sends; nil: none
 	// (but upstream.headers or headers may set one as any header).
 	idempotencyKey *idempotencyKey
-	poll           *pollRule // nil: the answer is not a job to follow
+	// repeatable: idempotent: true, the skill says that sending the
+	// request twice does no harm.
+	repeatable bool
+	poll       *pollRule // nil: the answer is not a job to follow
 	// credentials names the credential headers, constant or not, for
 	// tools that must not show their values (the dry run).
 	credentials []string
