@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,38 +17,13 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
-	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
 )
 
 // TestGRPCThroughCaddy: one Caddy site, with `protocols h1 h2c`, answers
 // gRPC and JSON-RPC on the same port, and its card lists the gRPC binding.
 func TestGRPCThroughCaddy(t *testing.T) {
-	t.Setenv("DEMO_API_KEY", testAPIKey)
-	skills, err := filepath.Abs(filepath.Join("..", "examples", "skills.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := newAgent(t, skills, demoapi.New(demoapi.Options{APIKey: testAPIKey}))
-	initServer(t, a.tester, fmt.Sprintf(`{
-	admin localhost:%d
-	persist_config off
-	servers {
-		protocols h1 h2c
-	}
-}
-
-:%d {
-	bind 127.0.0.1
-	a2a {
-		skills "%s"
-		upstream %s
-		url %s
-		name "Test Agent"
-		description "gRPC and JSON-RPC"
-		grpc
-	}
-}
-`, adminPort, a.port, a.skills, a.upstream, a.publicURL()))
+	a := newAgent(t, demoSkills(t), newOrderCounter(t))
+	a.loadAllBindings("gRPC and JSON-RPC")
 
 	_, card := a.get(a.publicURL()+".well-known/agent-card.json", nil)
 	grpcEntry := fmt.Sprintf(`{"url":"localhost:%d","protocolBinding":"GRPC","protocolVersion":"1.0"}`, a.port)

@@ -52,21 +52,7 @@ func TestIntegrationRedisReplicas(t *testing.T) {
 
 	call := func(port int, body string) rpcResponse {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", port), strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("A2A-Version", "1.0")
-		resp, err := a.tester.Client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var r rpcResponse
-		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-			t.Fatal(err)
-		}
+		r := a.postTo(port, body)
 		if r.Error != nil {
 			t.Fatalf("%.60s on :%d: %+v", body, port, r.Error)
 		}

@@ -46,6 +46,33 @@ func (c *orderCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.Handler.ServeHTTP(w, r)
 }
 
+// loadAllBindings loads the agent with every binding on: JSON-RPC,
+// HTTP+JSON below /rest and gRPC (h2c), all on its port.
+func (a *agent) loadAllBindings(description string) {
+	a.t.Helper()
+	initServer(a.t, a.tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+	servers {
+		protocols h1 h2c
+	}
+}
+
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		upstream %s
+		url %s
+		name "Test Agent"
+		description %q
+		rest /rest
+		grpc
+	}
+}
+`, adminPort, a.port, a.skills, a.upstream, a.publicURL(), description))
+}
+
 // newOrderCounter is the demo API behind an orderCounter.
 func newOrderCounter(t *testing.T) *orderCounter {
 	t.Setenv("DEMO_API_KEY", testAPIKey)
@@ -94,27 +121,7 @@ func resendAgent(t *testing.T) (*agent, *orderCounter) {
 	t.Helper()
 	orders := newOrderCounter(t)
 	a := newAgent(t, demoSkills(t), orders)
-	initServer(t, a.tester, fmt.Sprintf(`{
-	admin localhost:%d
-	persist_config off
-	servers {
-		protocols h1 h2c
-	}
-}
-
-:%d {
-	bind 127.0.0.1
-	a2a {
-		skills "%s"
-		upstream %s
-		url %s
-		name "Test Agent"
-		description "Messages sent again"
-		rest /rest
-		grpc
-	}
-}
-`, adminPort, a.port, a.skills, a.upstream, a.publicURL()))
+	a.loadAllBindings("Messages sent again")
 	return a, orders
 }
 

@@ -377,34 +377,31 @@ func (l Limits) overShare(anonymous bool, q, pool *quota, live int, bytes int64)
 // what short names (RESOURCE_EXHAUSTED, asking the caller to retry later),
 // so that a client reads the same whichever store keeps the tasks.
 func (l Limits) Refusal(short Shortage) *a2a.Error {
+	clientLive, clientBytes := l.ClientBounds()
+	anonLive, anonBytes := l.AnonymousBounds()
 	switch short {
 	case OwnerTasks:
-		return ownerFull(fmt.Sprintf("%d tasks", l.MaxLivePerOwner))
+		return ownerFull(tasksOf(l.MaxLivePerOwner))
 	case OwnerBytes:
-		return ownerFull(fmt.Sprintf("%d bytes of tasks", l.MaxLiveBytesPerOwner))
+		return ownerFull(bytesOf(l.MaxLiveBytesPerOwner))
 	case StoreTasks:
-		return storeFull(fmt.Sprintf("%d tasks", l.MaxTasks))
+		return storeFull(tasksOf(l.MaxTasks))
 	case StoreBytes:
-		return storeFull(fmt.Sprintf("%d bytes of tasks", l.MaxBytes))
-	case ClientTasks, ClientBytes:
-		maxLive, maxBytes := l.ClientBounds()
-		what := fmt.Sprintf("%d tasks", maxLive)
-		if short == ClientBytes {
-			what = fmt.Sprintf("%d bytes of tasks", maxBytes)
-		}
-		return resourceExhausted(fmt.Sprintf(
-			"callers from your address have %s running or waiting for input, as much as one anonymous client may; finish or cancel some, authenticate, or retry later", what))
-	case AnonymousTasks, AnonymousBytes:
-		poolLive, poolBytes := l.AnonymousBounds()
-		what := fmt.Sprintf("%d tasks", poolLive)
-		if short == AnonymousBytes {
-			what = fmt.Sprintf("%d bytes of tasks", poolBytes)
-		}
-		return resourceExhausted(fmt.Sprintf(
-			"anonymous callers have %s running or waiting for input, as much as the agent keeps for them; authenticate, or retry later", what))
+		return storeFull(bytesOf(l.MaxBytes))
+	case ClientTasks:
+		return clientFull(tasksOf(clientLive))
+	case ClientBytes:
+		return clientFull(bytesOf(clientBytes))
+	case AnonymousTasks:
+		return anonymousFull(tasksOf(anonLive))
+	case AnonymousBytes:
+		return anonymousFull(bytesOf(anonBytes))
 	}
 	panic(fmt.Sprintf("tasks: no refusal for shortage %d", short))
 }
+
+func tasksOf(n int) string   { return fmt.Sprintf("%d tasks", n) }
+func bytesOf(n int64) string { return fmt.Sprintf("%d bytes of tasks", n) }
 
 // ownerFull is the answer to a caller that already has as many live tasks,
 // or bytes of them, as one caller may: one caller cannot fill the store for
@@ -412,6 +409,21 @@ func (l Limits) Refusal(short Shortage) *a2a.Error {
 func ownerFull(what string) *a2a.Error {
 	return resourceExhausted(fmt.Sprintf(
 		"you have %s running or waiting for input, as much as one caller may; finish or cancel some, or retry later", what))
+}
+
+// clientFull is the answer to an anonymous caller whose address holds as
+// much as one anonymous client may.
+func clientFull(what string) *a2a.Error {
+	return resourceExhausted(fmt.Sprintf(
+		"callers from your address have %s running or waiting for input, as much as one anonymous client may; finish or cancel some, authenticate, or retry later", what))
+}
+
+// anonymousFull is the answer to an anonymous caller when anonymous
+// callers together hold their share: the rest is kept for authenticated
+// callers.
+func anonymousFull(what string) *a2a.Error {
+	return resourceExhausted(fmt.Sprintf(
+		"anonymous callers have %s running or waiting for input, as much as the agent keeps for them; authenticate, or retry later", what))
 }
 
 // storeFull is the answer when every stored task is live and the store is
