@@ -24,32 +24,12 @@ import (
 // /rest and gRPC on the same port, and more of the a2a block (push, tasks).
 func (a *signedAgent) loadAllBindings(more string) {
 	a.t.Helper()
-	initServer(a.t, a.tester, fmt.Sprintf(`{
-	admin localhost:%d
-	persist_config off
-	storage file_system %s
-	servers {
-		protocols h1 h2c
-	}
-}
-
-:%d {
-	bind 127.0.0.1
-	a2a {
-		skills "%s"
-		upstream %s
-		url %s
-		name "Push bounds"
-		description "Push bounds"
+	initServer(a.t, a.tester, allBindingsConfig(a.port, a.skills, a.upstream, a.url(), "storage file_system "+a.storage,
+		`description "Push bounds"
 		signing {
 			generate_key push-bounds
 		}
-		rest /rest
-		grpc
-		%s
-	}
-}
-`, adminPort, a.storage, a.port, a.skills, a.upstream, a.url(), more))
+		`+more))
 }
 
 // devReceiverExample is the push block docs/push.md gives for a receiver on

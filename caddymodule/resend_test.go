@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,9 +51,17 @@ func (c *orderCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // HTTP+JSON below /rest and gRPC (h2c), all on its port.
 func (a *agent) loadAllBindings(description string) {
 	a.t.Helper()
-	initServer(a.t, a.tester, fmt.Sprintf(`{
+	initServer(a.t, a.tester, allBindingsConfig(a.port, a.skills, a.upstream, a.publicURL(), "", "description "+strconv.Quote(description)))
+}
+
+// allBindingsConfig is the Caddyfile of one site on port with every
+// binding on: JSON-RPC, HTTP+JSON below /rest and gRPC (h2c); global goes
+// into the global options, more into the a2a block.
+func allBindingsConfig(port int, skills, upstream, url, global, more string) string {
+	return fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off
+	%s
 	servers {
 		protocols h1 h2c
 	}
@@ -65,12 +74,12 @@ func (a *agent) loadAllBindings(description string) {
 		upstream %s
 		url %s
 		name "Test Agent"
-		description %q
 		rest /rest
 		grpc
+		%s
 	}
 }
-`, adminPort, a.port, a.skills, a.upstream, a.publicURL(), description))
+`, adminPort, global, port, skills, upstream, url, more)
 }
 
 // newOrderCounter is the demo API behind an orderCounter.
@@ -425,37 +434,17 @@ func TestIntegrationOutcomeUnknownThenResent(t *testing.T) {
 	orders := newOrderCounter(t)
 	orders.gate, orders.arrived = make(chan struct{}), make(chan struct{}, 1)
 	a := newAgent(t, demoSkills(t), orders)
-	initServer(t, a.tester, fmt.Sprintf(`{
-	admin localhost:%d
-	persist_config off
-}
-
-:%d {
-	bind 127.0.0.1
-	a2a {
-		skills "%s"
-		upstream %s
-		url http://127.0.0.1:%d/unknown
-		name "Unknown outcomes"
-		description "Redis pauses"
-		tasks {
-			redis {
-				address %s
-				key_prefix unknown
-				timeout 1s
-			}
-		}
-	}
-}
-`, adminPort, a.port, a.skills, a.upstream, a.port, srv.Addr()))
+	initServer(t, a.tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n}\n", adminPort)+
+		replicaSite(a.port, "a", a.skills, a.upstream, srv.Addr(), "unknown", ""))
 
 	id := newMessageID()
 	answered := make(chan rpcResponse, 1)
 	go func() { answered <- a.postTo(a.port, orderMessage(id, 1)) }()
 	<-orders.arrived
-	// Every client of Redis waits 3 s, longer than the store's timeout:
-	// the outcome cannot be stored now, but can be once the pause ends.
-	if err := srv.Client(t).Do(t.Context(), "CLIENT", "PAUSE", 3000, "ALL").Err(); err != nil {
+	// Every client of Redis waits 5 s, longer than the store's timeout
+	// (3 s): the outcome cannot be stored now, but can be once the pause
+	// ends.
+	if err := srv.Client(t).Do(t.Context(), "CLIENT", "PAUSE", 5000, "ALL").Err(); err != nil {
 		t.Fatal(err)
 	}
 	close(orders.gate)
