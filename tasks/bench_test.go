@@ -3,6 +3,8 @@ package tasks_test
 import (
 	"fmt"
 	"runtime"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -43,8 +45,14 @@ func newTypicalTask() *typicalTask {
 	}
 }
 
+// messageIDs numbers the benchmarks' messages: each run is a new message,
+// since one sent again starts no run.
+var messageIDs atomic.Uint64
+
 func (tt *typicalTask) run(tb testing.TB, m *tasks.Manager, owner string) {
-	run, err := m.Start(owner, tt.msg, tasks.StartOptions{})
+	msg := tt.msg
+	msg.MessageID = strconv.FormatUint(messageIDs.Add(1), 36)
+	run, err := m.Start(owner, msg, tasks.StartOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -50,6 +50,8 @@ func BenchmarkTaskLifecycle(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
+			msg := msg
+			msg.MessageID = userMsg("").MessageID // a new message: one sent again starts no run
 			run, err := m.Start("", msg, tasks.StartOptions{})
 			if err != nil {
 				b.Error(err)
