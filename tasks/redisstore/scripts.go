@@ -94,17 +94,18 @@ local lost, recounted
 -- script's own changes so far are in the hashes and lists already, so its
 -- deltas start again from 0.
 local function recount(why)
-	local c, b, live = 0, 0, {}
+	local c, b, live, messages = 0, 0, {}, {}
 	for _, st in ipairs({'r', 'i', 't'}) do
 		for _, id in ipairs(redis.call('ZRANGE', list(st), 0, -1)) do
 			local tk = P .. ':t:' .. id
-			local f = redis.pcall('HMGET', tk, 'b', 'qh', 'o')
+			local f = redis.pcall('HMGET', tk, 'b', 'qh', 'o', 'm')
 			if not f.err and not f[1] and not f[2] and redis.call('EXISTS', tk) == 0 then
 				redis.call('ZREM', list(st), id)
 				redis.call('ZREM', P .. ':leases', id)
 			else
 				local size = not f.err and math.min(whole(f[1]) or 0, maxTaskBytes) or 0
 				c, b = c + 1, b + size
+				if not f.err and f[4] and f[4] ~= '' then messages[#messages + 1] = {f[4], id} end
 				if st ~= 't' and not f.err and f[2] then
 					local q = live[f[2]] or {0, 0}
 					live[f[2]] = {q[1] + 1, q[2] + size}
@@ -116,13 +117,10 @@ local function recount(why)
 			end
 		end
 	end
-	-- A message's entry goes with its task, also one removed behind the
-	-- store's back.
-	local messages = redis.call('HGETALL', MESSAGES)
-	for i = 1, #messages, 2 do
-		local f = redis.pcall('HGET', P .. ':t:' .. messages[i + 1], 'm')
-		if f ~= messages[i] then redis.call('HDEL', MESSAGES, messages[i]) end
-	end
+	-- The messages' entries are those of the tasks listed, so that one goes
+	-- with its task, also one removed behind the store's back.
+	redis.call('DEL', MESSAGES)
+	for _, m in ipairs(messages) do redis.call('HSET', MESSAGES, m[1], m[2]) end
 	redis.call('DEL', STATS)
 	redis.call('HSET', STATS, 'count', c, 'bytes', b)
 	for qh, q in pairs(live) do redis.call('HSET', STATS, 'l:' .. qh, q[1], 'b:' .. qh, q[2]) end
@@ -352,8 +350,13 @@ local function insert(o)
 	-- An entry whose task is gone (removed behind the store's back) is
 	-- taken over.
 	if mk ~= '' then
-		local first = redis.call('HGET', MESSAGES, mk)
-		if first and redis.call('EXISTS', P .. ':t:' .. first) == 1 then return {'resent', first} end
+		local first = redis.pcall('HGET', MESSAGES, mk)
+		if type(first) == 'table' then -- not a hash: rebuilt from the tasks
+			redis.call('DEL', MESSAGES)
+			lost = 'messages is not a hash'
+		elseif first and redis.call('EXISTS', P .. ':t:' .. first) == 1 then
+			return {'resent', first}
+		end
 	end
 	local q, pool
 	if st ~= 't' then
