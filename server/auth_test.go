@@ -508,7 +508,8 @@ func BenchmarkSendMessageAuthenticated(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}`)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-0000000000000000","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}`)
+	id := body[bytes.Index(body, []byte("m-0000000000000000"))+2:][:16]
 	req := httptest.NewRequest(http.MethodPost, "/", nil)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
@@ -517,6 +518,7 @@ func BenchmarkSendMessageAuthenticated(b *testing.B) {
 	w := &discardWriter{header: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
+		newMessageNumber(id) // a new message: one sent again does not run
 		reader.Reset(body)
 		req.Body = io.NopCloser(reader)
 		clear(w.header)
