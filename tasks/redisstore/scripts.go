@@ -140,25 +140,30 @@ local function impossible(st, fields, listed)
 	for i, field in ipairs(fields) do
 		if not whole(st[i]) then return field .. ' is not a whole number' end
 	end
-	local c, b, l, u = whole(st[1]), whole(st[2]), whole(st[3]), whole(st[4])
+	local c, b = whole(st[1]), whole(st[2])
 	if listed then
 		local n = -dcount
 		for _, s in ipairs({'r', 'i', 't'}) do n = n + redis.call('ZCARD', list(s)) end
 		if c ~= n then return 'count is ' .. c .. ', but the lists hold ' .. n .. ' tasks' end
 	end
 	if b > c * maxTaskBytes then return 'bytes is ' .. b .. ', more than ' .. c .. ' tasks may hold' end
-	if l > c or u > l * maxTaskBytes then
-		return fields[3] .. ' is ' .. l .. ' and ' .. fields[4] .. ' ' .. u .. ', more than ' .. c .. ' tasks hold'
+	for i = 3, #fields, 2 do
+		local l, u = whole(st[i]), whole(st[i + 1])
+		if l > c or u > l * maxTaskBytes then
+			return fields[i] .. ' is ' .. l .. ' and ' .. fields[i + 1] .. ' ' .. u .. ', more than ' .. c .. ' tasks hold'
+		end
 	end
 end
--- readStats reads the store's counters, and quota qh's (when given), unless
--- read already, recounting them when they cannot be true; it answers the
--- quota.
-local function readStats(qh)
-	local q = qh and quotas[qh]
-	if q or (count and not qh) then return q end
+-- readStats reads the store's counters, and the quotas named (qh's, and
+-- qh2's when given: an anonymous caller's client and ANON) that are not
+-- read already, in one command, recounting them when they cannot be
+-- true; it answers the quotas.
+local function readStats(qh, qh2)
 	local fields = {'count', 'bytes'}
-	if qh then fields[3], fields[4] = 'l:' .. qh, 'b:' .. qh end
+	for _, name in ipairs({qh, qh2}) do
+		if name and not quotas[name] then fields[#fields + 1], fields[#fields + 2] = 'l:' .. name, 'b:' .. name end
+	end
+	if count and #fields == 2 then return qh and quotas[qh], qh2 and quotas[qh2] end
 	local st = redis.pcall('HMGET', STATS, unpack(fields))
 	local why = impossible(st, fields, not count)
 	if why then
@@ -166,11 +171,10 @@ local function readStats(qh)
 		st = redis.call('HMGET', STATS, unpack(fields))
 	end
 	count, bytes = whole(st[1]), whole(st[2])
-	if qh then
-		q = {l = fields[3], b = fields[4], live = whole(st[3]), used = whole(st[4]), dlive = 0, dused = 0}
-		quotas[qh] = q
+	for i = 3, #fields, 2 do
+		quotas[fields[i]:sub(3)] = {l = fields[i], b = fields[i + 1], live = whole(st[i]), used = whole(st[i + 1]), dlive = 0, dused = 0}
 	end
-	return q
+	return qh and quotas[qh], qh2 and quotas[qh2]
 end
 local function saveStats()
 	if lost then
@@ -349,31 +353,44 @@ local function insert(o)
 	-- The message sent before, its task still stored: nothing is written.
 	-- An entry whose task is gone (removed behind the store's back) is
 	-- taken over.
+	-- The message's entry is taken first, in one command; a refused insert
+	-- gives it back (unkeep).
+	local kept = false
 	if mk ~= '' then
-		local first = redis.pcall('HGET', MESSAGES, mk)
-		if type(first) == 'table' then -- not a hash: rebuilt from the tasks
+		local taken = redis.pcall('HSETNX', MESSAGES, mk, id)
+		if type(taken) == 'table' then -- not a hash: rebuilt from the tasks
 			redis.call('DEL', MESSAGES)
 			lost = 'messages is not a hash'
-		elseif first and redis.call('EXISTS', P .. ':t:' .. first) == 1 then
-			return {'resent', first}
+			taken = redis.call('HSETNX', MESSAGES, mk, id)
 		end
+		if taken == 0 then
+			local first = redis.call('HGET', MESSAGES, mk)
+			if redis.call('EXISTS', P .. ':t:' .. first) == 1 then return {'resent', first} end
+			redis.call('HSET', MESSAGES, mk, id)
+		end
+		kept = true
+	end
+	local function unkeep(answer)
+		if kept then redis.call('HDEL', MESSAGES, mk) end
+		return answer
 	end
 	local q, pool
 	if st ~= 't' then
-		q = readStats(qh)
-		if ARGV[o + 2] == '' then pool = readStats(ANON) end
+		if ARGV[o + 2] == '' then q, pool = readStats(qh, ANON) else q = readStats(qh) end
 		local over = overShare(pool ~= nil, q, pool, 1, size)
-		if over then return {over} end
+		if over then return unkeep({over}) end
 	else
 		readStats()
 	end
-	if count + dcount >= maxTasks and not evict() then return {'full-tasks'} end
-	if not room(size) then return {'full-bytes'} end
+	if count + dcount >= maxTasks and not evict() then return unkeep({'full-tasks'}) end
+	if not room(size) then return unkeep({'full-bytes'}) end
 	written[id] = true
 	redis.call('HSET', tk, 't', ARGV[o + 8], 'o', ARGV[o + 2], 'q', ARGV[o + 10], 'ok', ok, 'qh', qh, 'u', ARGV[o + 5],
 		'b', ARGV[o + 6], 'v', ARGV[o + 13], 's', '0', 'st', st, 'r', replica, 'm', mk)
 	if ARGV[o + 12] ~= '' then redis.call('HSET', tk, 'p', ARGV[o + 12]) end
-	if mk ~= '' then redis.call('HSET', MESSAGES, mk, id) end
+	-- A recount since the entry was taken rebuilt the entries from the
+	-- tasks then listed, which this one was not yet.
+	if kept and recounted then redis.call('HSET', MESSAGES, mk, id) end
 	redis.call('ZADD', list(st), ARGV[o + 9], id)
 	redis.call('SADD', ok, id)
 	if st == 'r' then redis.call('ZADD', P .. ':leases', ARGV[o + 11], id) end
@@ -410,9 +427,10 @@ local function update(o, n)
 	local wasLive, q, pool = oldst ~= 't'
 	written[id] = true -- from here on: it may be written, and must not be evicted for room
 	if delta > 0 or (wasLive and (st == 't' or delta ~= 0)) then
-		if wasLive then
+		if wasLive and f[8] == '' then
+			q, pool = readStats(f[4], ANON)
+		elseif wasLive then
 			q = readStats(f[4])
-			if f[8] == '' then pool = readStats(ANON) end
 		else
 			readStats()
 		end
