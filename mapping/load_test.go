@@ -214,6 +214,7 @@ skills:
     request:
       method: post
       path: /echo
+      idempotent: true   # it answers with a message: a POST sent again must do no harm
 `
 	s, err := mapping.Parse("t.yaml", []byte(src), mapping.Options{})
 	if err != nil {
