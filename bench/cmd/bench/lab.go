@@ -258,6 +258,12 @@ func (l *lab) a2aSite(upstream, extra string) string {
 `
 }
 
+// oneClient is a tasks block line for a caddy-a2a that the load generator
+// drives: all its connections come from one address, one anonymous client,
+// whose share of live tasks must hold every call under way (by default it
+// is a hundredth of max_tasks).
+const oneClient = "\t\t\tmax_live_per_client 1024\n"
+
 // h2c lets a Caddy take HTTP/2 without TLS beside HTTP/1.1, for the gRPC
 // binding.
 const h2c = `	servers {

@@ -238,7 +238,7 @@ func (l *lab) redisStoreScenario(ctx context.Context, upAddr string, n int, prog
 	}
 	s := &redisStoreRun{warm: max(n/20, 100), tasks: n}
 	// Room for every task, so that none is evicted while measuring.
-	limits := fmt.Sprintf("\t\t\tmax_tasks %d\n\t\t\tmax_bytes 4GiB\n", s.warm+n+1000)
+	limits := fmt.Sprintf("\t\t\tmax_tasks %d\n\t\t\tmax_bytes 4GiB\n", s.warm+n+1000) + oneClient
 	c, err := l.startA2A(ctx, "caddy-a2a-redis-store", upAddr, redisTasks(raddr, limits))
 	if err != nil {
 		return nil, err

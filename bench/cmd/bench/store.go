@@ -65,7 +65,7 @@ func (s *storeRun) drift() float64 {
 }
 
 func (l *lab) storeScenario(ctx context.Context, upAddr string, maxTasks int, flood int64, steps int, progress func(string)) (*storeRun, error) {
-	c, err := l.startA2A(ctx, "caddy-a2a-store", upAddr, "\t\ttasks {\n\t\t\tmax_tasks "+strconv.Itoa(maxTasks)+"\n\t\t}\n")
+	c, err := l.startA2A(ctx, "caddy-a2a-store", upAddr, "\t\ttasks {\n\t\t\tmax_tasks "+strconv.Itoa(maxTasks)+"\n"+oneClient+"\t\t}\n")
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func (l *lab) startFleet(ctx context.Context, node string, withRedis bool) (*fle
 	if f.upstream, f.upAddr, err = l.start(ctx, "upstream", true, nil, filepath.Join(l.binDir, "upstream")); err != nil {
 		return nil, err
 	}
-	if f.a2a, err = l.startA2A(ctx, "caddy-a2a", f.upAddr, ""); err != nil {
+	if f.a2a, err = l.startA2A(ctx, "caddy-a2a", f.upAddr, "\t\ttasks {\n"+oneClient+"\t\t}\n"); err != nil {
 		return nil, err
 	}
 	if withRedis {
@@ -80,7 +80,7 @@ func (l *lab) startFleet(ctx context.Context, node string, withRedis bool) (*fle
 			return nil, err
 		}
 		// The same skills and limits as caddy-a2a's; only the store differs.
-		if f.a2aRedis, err = l.startA2A(ctx, "caddy-a2a-redis", f.upAddr, redisTasks(raddr, "")); err != nil {
+		if f.a2aRedis, err = l.startA2A(ctx, "caddy-a2a-redis", f.upAddr, redisTasks(raddr, oneClient)); err != nil {
 			return nil, err
 		}
 	}
