@@ -214,6 +214,7 @@ skills:
     request:
       method: post
       path: /echo
+      idempotent: true
 `
 	s, err := mapping.Parse("t.yaml", []byte(src), mapping.Options{})
 	if err != nil {
