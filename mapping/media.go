@@ -8,25 +8,6 @@ import (
 	"strings"
 )
 
-// CanProduce reports whether the skill can answer in one of the accepted
-// media types (a client's acceptedOutputModes). Wildcards match on either
-// side (image/* accepts image/png, */* everything) and parameters are
-// ignored. No accepted types, or a skill without output_modes, accept
-// everything.
-func (sk *Skill) CanProduce(accepted []string) bool {
-	if len(accepted) == 0 || len(sk.OutputModes) == 0 {
-		return true
-	}
-	for _, a := range accepted {
-		for _, o := range sk.OutputModes {
-			if mediaMatch(a, o) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // acceptsMedia reports whether a media type is among the accepted ones
 // (with wildcards); no accepted types accept everything.
 func acceptsMedia(accepted []string, mediaType string) bool {

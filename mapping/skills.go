@@ -217,16 +217,6 @@ func (e *RunError) Error() string {
 
 func (e *RunError) Unwrap() error { return e.Err }
 
-// upstream is the service every skill of a file calls.
-type upstream struct {
-	scheme, host string
-	origin       string // as origin() writes it
-	// basePath and baseRawPath are the url's path without its trailing
-	// slash, decoded and as written.
-	basePath, baseRawPath string
-	transport             http.RoundTripper
-}
-
 func (s *Skills) getVM() *vm.VM {
 	if v, ok := s.vms.Get().(*vm.VM); ok {
 		return v
