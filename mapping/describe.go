@@ -1,7 +1,7 @@
 package mapping
 
-// What clients read about a skill: its Agent Card entry and the JSON
-// Schema of its arguments.
+// What clients read about a skill: its Agent Card entry, the JSON Schema
+// of its arguments, and whether it answers in a media type they accept.
 
 import "github.com/caddy-a2a/caddy-a2a/a2a"
 

@@ -1,7 +1,7 @@
 package mapping
 
-// Loading a skills file: the entry points, the loader that collects every
-// mistake, the file's top level and its upstream section.
+// Loading a skills file: the entry points, the file's top level and its
+// upstream section.
 
 import (
 	"errors"

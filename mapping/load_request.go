@@ -1,6 +1,7 @@
 package mapping
 
-// Loading a request section: method, path, query, headers, body and retry.
+// Loading a request section: method, path, query, headers and body, from
+// the upstream section's defaults.
 
 import (
 	"cmp"

@@ -1,7 +1,8 @@
 package mapping
 
-// Reading typed values from YAML nodes: mappings with known keys,
-// scalars, lists, durations, sizes and constants.
+// The loader, which collects every mistake as a ConfigError, and reading
+// typed values from YAML nodes: mappings with known keys, scalars, lists,
+// durations, sizes and constants.
 
 import (
 	"fmt"

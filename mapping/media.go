@@ -1,7 +1,6 @@
 package mapping
 
-// Media types: comparing them, and whether a skill can answer in one a
-// client accepts.
+// Media types: comparing them, and whether a body of one is JSON.
 
 import (
 	"encoding/json"

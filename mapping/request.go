@@ -1,7 +1,8 @@
 package mapping
 
 // Building the upstream request at run time: path, query, headers and
-// body from the expression variables, and the caller's forwarded headers.
+// body from the expression variables, the caller's forwarded headers, and
+// the failure a request that cannot be built ends the run in.
 
 import (
 	"bytes"

@@ -1,7 +1,7 @@
 package mapping
 
-// Running a skill: gathering arguments, each upstream call in turn, and
-// the failures a run can end in.
+// Running a skill: the variables known before any call, gathering
+// arguments, and each upstream call in turn.
 
 import (
 	"context"

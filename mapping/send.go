@@ -1,7 +1,7 @@
 package mapping
 
-// Sending an upstream request: retries with backoff, reading the body
-// within its limit, and the upstream's shared transport.
+// Sending an upstream request: retries with backoff, and reading the body
+// within its limit.
 
 import (
 	"context"

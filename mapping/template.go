@@ -1,7 +1,7 @@
 package mapping
 
 // Templates: text with {expression} holes, split at load and rendered at
-// run time.
+// run time, and the error of a value the caller's input makes unusable.
 
 import (
 	"encoding/json"

@@ -1,8 +1,8 @@
 package mapping
 
 // The expression variables: the names every expression reads (args,
-// message, caller, config, task, steps, response), and filling them in
-// for a run.
+// message, caller, config, task, steps, response), and filling message in
+// from a message.
 
 import (
 	"encoding/json"
