@@ -6,12 +6,7 @@ package mapping
 import "github.com/caddy-a2a/caddy-a2a/a2a"
 
 // AgentSkill is the skill as the Agent Card lists it.
-func (sk *Skill) AgentSkill() a2a.AgentSkill {
-	return a2a.AgentSkill{
-		ID: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags, Examples: sk.Examples,
-		InputModes: sk.InputModes, OutputModes: sk.OutputModes, SecurityRequirements: sk.Security,
-	}
-}
+func (sk *Skill) AgentSkill() a2a.AgentSkill { return sk.cardEntry }
 
 // ArgumentSchema is the JSON Schema of the skill's declared arguments, or
 // nil when it declares none.
