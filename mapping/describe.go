@@ -1,17 +1,12 @@
 package mapping
 
-// What clients read about a skill: its Agent Card entry and the JSON
-// Schema of its arguments.
+// What clients read about a skill: its Agent Card entry, the JSON Schema
+// of its arguments, and whether it answers in a media type they accept.
 
 import "github.com/caddy-a2a/caddy-a2a/a2a"
 
 // AgentSkill is the skill as the Agent Card lists it.
-func (sk *Skill) AgentSkill() a2a.AgentSkill {
-	return a2a.AgentSkill{
-		ID: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags, Examples: sk.Examples,
-		InputModes: sk.InputModes, OutputModes: sk.OutputModes, SecurityRequirements: sk.Security,
-	}
-}
+func (sk *Skill) AgentSkill() a2a.AgentSkill { return sk.cardEntry }
 
 // ArgumentSchema is the JSON Schema of the skill's declared arguments, or
 // nil when it declares none.
@@ -71,4 +66,23 @@ func objectSchema(args []*argument, required []string) map[string]any {
 		m["required"] = required
 	}
 	return m
+}
+
+// CanProduce reports whether the skill can answer in one of the accepted
+// media types (a client's acceptedOutputModes). Wildcards match on either
+// side (image/* accepts image/png, */* everything) and parameters are
+// ignored. No accepted types, or a skill without output_modes, accept
+// everything.
+func (sk *Skill) CanProduce(accepted []string) bool {
+	if len(accepted) == 0 || len(sk.OutputModes) == 0 {
+		return true
+	}
+	for _, a := range accepted {
+		for _, o := range sk.OutputModes {
+			if mediaMatch(a, o) {
+				return true
+			}
+		}
+	}
+	return false
 }

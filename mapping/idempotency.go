@@ -14,13 +14,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const idempotencyHeader = "Idempotency-Key"
-
-// idempotencyKey is a request's idempotency_key: the key it sends.
-type idempotencyKey struct {
-	value *template // nil: the default key
-}
-
 // keyNamespace makes the default keys of caddy-a2a a name space of their
 // own (RFC 9562 name-based UUIDs).
 var keyNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/caddy-a2a/caddy-a2a/idempotency-key"))

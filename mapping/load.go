@@ -1,48 +1,17 @@
 package mapping
 
-// Loading a skills file: the entry points, the loader that collects every
-// mistake, the file's top level and its upstream section.
+// Loading a skills file: the entry points, the file's top level and its
+// upstream section.
 
 import (
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 )
-
-// ConfigError is one mistake in a skills file.
-type ConfigError struct {
-	File  string
-	Line  int    // 0 when the mistake has no line
-	Skill string // the skill's id; "" outside the skills
-	Key   string // the dotted key, e.g. "request.path"
-	Msg   string
-}
-
-func (e *ConfigError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Line))
-	}
-	b.WriteString(": ")
-	if e.Skill != "" {
-		fmt.Fprintf(&b, "skill %q: ", e.Skill)
-	}
-	if e.Key != "" {
-		b.WriteString(e.Key)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
 
 // Load reads and parses the skills file at path.
 func Load(path string, opts Options) (*Skills, error) {
@@ -75,37 +44,6 @@ func Parse(filename string, src []byte, opts Options) (*Skills, error) {
 		s.memoryBudget = DefaultMaxExpressionMemory
 	}
 	return s, nil
-}
-
-// loader walks the YAML tree, collecting every mistake.
-type loader struct {
-	file string
-	opts *Options
-	errs []error
-	c    compiler
-	// skill and prefix say where in the file the walk is, for messages.
-	skill, prefix string
-	// matchNeeds is what the skills' match predicates read.
-	matchNeeds usage
-}
-
-func (l *loader) errorf(n *yaml.Node, key, format string, args ...any) {
-	l.errorAt(line(n), key, fmt.Sprintf(format, args...))
-}
-
-func (l *loader) errorAt(ln int, key, msg string) {
-	l.errs = append(l.errs, &ConfigError{File: l.file, Line: ln, Skill: l.skill, Key: l.prefix + key, Msg: msg})
-}
-
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-func (l *loader) yamlError(err error) {
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		l.errorAt(n, "", m[2])
-		return
-	}
-	l.errorAt(0, "", err.Error())
 }
 
 // document reads the whole file.
@@ -178,26 +116,6 @@ func (l *loader) document(doc *yaml.Node) *Skills {
 		}
 	}
 	return s
-}
-
-// upstreamConfig is the upstream section: the shared upstream and the
-// defaults every skill starts from.
-type upstreamConfig struct {
-	up       *upstream
-	headers  []headerDef
-	needs    usage // what the header expressions read
-	timeout  time.Duration
-	maxBytes int64
-	maxFile  int64
-	maxIdle  int
-}
-
-// headerDef is a header as configured, before a skill's own headers
-// override the upstream ones.
-type headerDef struct {
-	name       string
-	tpl        *template
-	credential bool
 }
 
 func (l *loader) upstream(n, root *yaml.Node) upstreamConfig {

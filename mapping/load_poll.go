@@ -5,7 +5,6 @@ package mapping
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -136,18 +135,4 @@ func parseOrigin(s string) (string, error) {
 		return "", fmt.Errorf("%q must be an origin alone: a scheme and a host, no user, path or query", s)
 	}
 	return origin(u), nil
-}
-
-// origin writes a URL's origin with its port, so that http://a and
-// http://a:80 are the same.
-func origin(u *url.URL) string {
-	scheme := strings.ToLower(u.Scheme)
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if scheme == "https" {
-			port = "443"
-		}
-	}
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }

@@ -1,6 +1,7 @@
 package mapping
 
-// Loading a request section: method, path, query, headers, body and retry.
+// Loading a request section: method, path, query, headers and body, from
+// the upstream section's defaults.
 
 import (
 	"cmp"
@@ -8,13 +9,32 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 )
+
+// upstreamConfig is the upstream section: the shared upstream and the
+// defaults every skill starts from.
+type upstreamConfig struct {
+	up       *upstream
+	headers  []headerDef
+	needs    usage // what the header expressions read
+	timeout  time.Duration
+	maxBytes int64
+	maxFile  int64
+	maxIdle  int
+}
+
+// headerDef is a header as configured, before a skill's own headers
+// override the upstream ones.
+type headerDef struct {
+	name       string
+	tpl        *template
+	credential bool
+}
 
 // forbiddenHeaders are set by the HTTP client itself.
 var forbiddenHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}
@@ -170,50 +190,6 @@ func (l *loader) idempotencyKey(n *yaml.Node, key string) (k *idempotencyKey, ke
 		return nil, true
 	}
 	return &idempotencyKey{value: t}, true
-}
-
-// Retry defaults.
-const (
-	defaultBackoff    = 100 * time.Millisecond
-	defaultMaxBackoff = 5 * time.Second
-)
-
-var defaultRetryStatuses = []int{502, 503, 504}
-
-func (l *loader) retry(n *yaml.Node, key string) *retryPolicy {
-	p := &retryPolicy{backoff: defaultBackoff, maxBackoff: defaultMaxBackoff, statuses: defaultRetryStatuses}
-	hasAttempts := false
-	l.fields(n, key, []string{"attempts", "backoff", "max_backoff", "statuses"}, func(name string, v *yaml.Node) {
-		switch name {
-		case "attempts":
-			hasAttempts = true
-			p.attempts = l.positiveInt(v, key+".attempts")
-			if p.attempts > 10 {
-				l.errorf(v, key+".attempts", "must be at most 10, not %d", p.attempts)
-			}
-		case "backoff":
-			p.backoff = l.duration(v, key+".backoff")
-		case "max_backoff":
-			p.maxBackoff = l.duration(v, key+".max_backoff")
-		case "statuses":
-			p.statuses = nil
-			for i, s := range l.stringList(v, key+".statuses") {
-				code, err := strconv.Atoi(s)
-				if err != nil || code < 400 || code > 599 {
-					l.errorf(v.Content[i], fmt.Sprintf("%s.statuses[%d]", key, i), "must be an HTTP status from 400 to 599, not %q", s)
-					continue
-				}
-				p.statuses = append(p.statuses, code)
-			}
-		}
-	})
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	if !hasAttempts {
-		l.errorf(n, key+".attempts", "is required: how many times in all the request may be sent")
-	}
-	return p
 }
 
 // setHeaders sorts the upstream's and the skill's headers (the skill's

@@ -169,7 +169,7 @@ func (l *loader) skillFields(n *yaml.Node, sk *Skill, global map[string]any) ski
 		case "working_message":
 			sk.working = l.template(v, name, tplOpts{})
 		case "security":
-			sk.Security = l.security(v, name)
+			sk.SecurityRequirements = l.security(v, name)
 		case "extended":
 			sk.Extended = l.boolean(v, name)
 		case "forward_headers":

@@ -1,7 +1,8 @@
 package mapping
 
-// Reading typed values from YAML nodes: mappings with known keys,
-// scalars, lists, durations, sizes and constants.
+// The loader, which collects every mistake as a ConfigError, and reading
+// typed values from YAML nodes: mappings with known keys, scalars, lists,
+// durations, sizes and constants.
 
 import (
 	"fmt"
@@ -13,6 +14,65 @@ import (
 
 	"gopkg.in/yaml.v3"
 )
+
+// ConfigError is one mistake in a skills file.
+type ConfigError struct {
+	File  string
+	Line  int    // 0 when the mistake has no line
+	Skill string // the skill's id; "" outside the skills
+	Key   string // the dotted key, e.g. "request.path"
+	Msg   string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Skill != "" {
+		fmt.Fprintf(&b, "skill %q: ", e.Skill)
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// loader walks the YAML tree, collecting every mistake.
+type loader struct {
+	file string
+	opts *Options
+	errs []error
+	c    compiler
+	// skill and prefix say where in the file the walk is, for messages.
+	skill, prefix string
+	// matchNeeds is what the skills' match predicates read.
+	matchNeeds usage
+}
+
+func (l *loader) errorf(n *yaml.Node, key, format string, args ...any) {
+	l.errorAt(line(n), key, fmt.Sprintf(format, args...))
+}
+
+func (l *loader) errorAt(ln int, key, msg string) {
+	l.errs = append(l.errs, &ConfigError{File: l.file, Line: ln, Skill: l.skill, Key: l.prefix + key, Msg: msg})
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (l *loader) yamlError(err error) {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		l.errorAt(n, "", m[2])
+		return
+	}
+	l.errorAt(0, "", err.Error())
+}
 
 func line(n *yaml.Node) int {
 	if n == nil {

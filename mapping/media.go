@@ -1,31 +1,11 @@
 package mapping
 
-// Media types: comparing them, and whether a skill can answer in one a
-// client accepts.
+// Media types: comparing them, and whether a body of one is JSON.
 
 import (
 	"encoding/json"
 	"strings"
 )
-
-// CanProduce reports whether the skill can answer in one of the accepted
-// media types (a client's acceptedOutputModes). Wildcards match on either
-// side (image/* accepts image/png, */* everything) and parameters are
-// ignored. No accepted types, or a skill without output_modes, accept
-// everything.
-func (sk *Skill) CanProduce(accepted []string) bool {
-	if len(accepted) == 0 || len(sk.OutputModes) == 0 {
-		return true
-	}
-	for _, a := range accepted {
-		for _, o := range sk.OutputModes {
-			if mediaMatch(a, o) {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // acceptsMedia reports whether a media type is among the accepted ones
 // (with wildcards); no accepted types accept everything.

@@ -17,36 +17,6 @@ import (
 	"github.com/expr-lang/expr/vm"
 )
 
-// pollRule is a request's poll section, compiled.
-type pollRule struct {
-	starts *vm.Program // nil: the answer is 202 Accepted
-	url    *template   // nil: the answer's Location header
-	// interval is the first wait, multiplied by backoff after each poll up
-	// to maxInterval; a Retry-After asking for longer wins.
-	interval, maxInterval time.Duration
-	backoff               float64
-	maxWait               time.Duration
-	done                  *vm.Program // nil: the answer is not 202
-	failed                *vm.Program // nil: only done ends the job
-	message               *template   // the progress message, or nil
-	result                *template   // the result's URL, fetched once done; or nil
-	cancel                *cancelCall // nil: nothing is sent when polling stops early
-	// retry is how each poll and the result's GET are sent again: the
-	// section's own, else the request's, else defaultPollRetry. An answer
-	// with one of its statuses is the service's trouble, never the job's.
-	retry *retryPolicy
-	// origins are the origins (as origin() writes them) besides the
-	// upstream's that job, result and cancel URLs may be on.
-	origins []string
-}
-
-// cancelCall is the request that cancels a job.
-type cancelCall struct {
-	method  string
-	url     *template // nil: the job's URL
-	timeout time.Duration
-}
-
 // job is a job being polled.
 type job struct {
 	url    *url.URL
@@ -127,8 +97,6 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 		}
 	}
 }
-
-func failed(f failure) *failure { return &f }
 
 // noNews is why a poll told nothing of the job.
 type noNews struct {

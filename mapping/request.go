@@ -1,12 +1,14 @@
 package mapping
 
 // Building the upstream request at run time: path, query, headers and
-// body from the expression variables, and the caller's forwarded headers.
+// body from the expression variables, the caller's forwarded headers, and
+// the failure a request that cannot be built ends the run in.
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -16,89 +18,10 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/expr-lang/expr/vm"
 )
-
-// request is a skill's compiled request section.
-type request struct {
-	method string
-	path   pathTemplate
-	query  []queryParam
-	// constQuery is the whole query when every parameter is constant.
-	constQuery    string
-	allConstQuery bool
-	// header and headerWithBody hold the constant headers (the second one
-	// with the body's Content-Type). Every request shares them, so they are
-	// never modified after load.
-	header, headerWithBody http.Header
-	dynamic                []headerParam
-	body                   *vm.Program
-	format                 bodyFormat
-	retry                  *retryPolicy // nil: one attempt
-	// idempotencyKey is the Idempotency-Key the request sends; nil: none
-	// (but upstream.headers or headers may set one as any header).
-	idempotencyKey *idempotencyKey
-	// repeatable: idempotent: true, the skill says that sending the
-	// request twice does no harm.
-	repeatable bool
-	poll       *pollRule // nil: the answer is not a job to follow
-	// credentials names the credential headers, constant or not, for
-	// tools that must not show their values (the dry run).
-	credentials []string
-}
-
-// bodyFormat is how a body's value is encoded.
-type bodyFormat uint8
-
-const (
-	formatJSON bodyFormat = iota
-	formatForm
-	formatMultipart
-)
-
-// retryPolicy says when and how often an idempotent request is sent again.
-type retryPolicy struct {
-	attempts            int // in all, the first one included
-	backoff, maxBackoff time.Duration
-	statuses            []int
-}
-
-type pathTemplate struct {
-	parts []pathPart
-	holes int
-	size  int // bytes of literal text, to size the builders
-}
-
-// pathPart is a literal, as written and decoded, or a hole.
-type pathPart struct {
-	raw, decoded string
-	prog         *vm.Program
-	src          string
-}
-
-type queryParam struct {
-	name string // query-escaped
-	// pre is the encoded "name=value" of a constant parameter ("" when a
-	// constant null drops it); tpl is nil then.
-	pre string
-	tpl *template
-}
-
-type headerParam struct {
-	name string // canonical
-	tpl  *template
-	// credential marks an upstream header: a request whose credential
-	// cannot be applied is not sent.
-	credential bool
-}
-
-// inputError is a request that the caller's input makes impossible or
-// unsafe. Its text is meant for the caller.
-type inputError struct{ msg string }
-
-func (e *inputError) Error() string { return e.msg }
 
 // credentialError is an upstream header that could not be applied. It never
 // holds the header's value.
@@ -302,15 +225,6 @@ func (r *request) buildHeader(m *vm.VM, vars *exprVars, hasBody bool) (http.Head
 	return h, nil
 }
 
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // buildBody encodes the body's value; contentType is set when the format
 // decides it per request (multipart, for its boundary).
 func (r *request) buildBody(m *vm.VM, vars *exprVars) (body []byte, contentType string, err error) {
@@ -484,4 +398,17 @@ func forward(req *http.Request, names []string, from http.Header) {
 		}
 		req.Header[name] = slices.Clone(vals)
 	}
+}
+
+func requestFailure(err error) failure {
+	var in *inputError
+	var cred *credentialError
+	switch {
+	case errors.As(err, &cred): // first: a credential's own error may be an input error
+		return failure{state: a2a.TaskStateFailed, stage: "request",
+			public: "could not apply its credentials for the service, so the request was not sent.", err: err}
+	case errors.As(err, &in):
+		return failure{state: a2a.TaskStateRejected, stage: "request", public: "cannot use this input: " + in.msg + ".", err: err}
+	}
+	return failure{state: a2a.TaskStateFailed, stage: "request", public: "could not build its request" + exprDetail(err) + ".", err: err}
 }

@@ -17,32 +17,6 @@ import (
 	"github.com/expr-lang/expr/vm"
 )
 
-// rule is one case of a skill's response section.
-type rule struct {
-	when      *vm.Program // nil: always
-	state     a2a.TaskState
-	message   *template // nil: none
-	artifacts []artifactRule
-	// ask names the arguments an input-required rule asks for: a list of
-	// names, a map of name to problem, or one name.
-	ask *vm.Program
-}
-
-// artifactRule makes one artifact from data (any JSON value) or text.
-type artifactRule struct {
-	name, description string
-	data              *vm.Program
-	text              *template
-	file              *fileRule
-}
-
-// fileRule makes a file part.
-type fileRule struct {
-	bytes               *vm.Program // nil (and no url): the answer's body
-	url                 *template
-	mediaType, filename *template // nil: from the answer's headers
-}
-
 // mapResponse maps the last call's answer: the first rule that matches,
 // or the default mapping.
 func (sk *Skill) mapResponse(m *vm.VM, vars *exprVars, call *Call, st *step, resp *http.Response, body []byte) Outcome {
@@ -390,39 +364,4 @@ func bodyPart(body []byte, mediaType string) a2a.Part {
 		mediaType = "application/octet-stream"
 	}
 	return a2a.Part{Kind: a2a.PartRaw, Raw: body, MediaType: mediaType}
-}
-
-// finish assembles an outcome. A skill that returns a message puts all of
-// a completed run into it.
-func (sk *Skill) finish(call *Call, state a2a.TaskState, text string, arts []a2a.Artifact) Outcome {
-	if sk.ReturnsMessage && state == a2a.TaskStateCompleted {
-		n := len(arts)
-		if text != "" {
-			n++
-		}
-		parts := make([]a2a.Part, 0, n)
-		if text != "" {
-			parts = append(parts, a2a.TextPart(text))
-		}
-		for i := range arts {
-			parts = append(parts, arts[i].Parts...)
-		}
-		if len(parts) == 0 {
-			parts = append(parts, a2a.TextPart("Done."))
-		}
-		return Outcome{State: state, Message: agentMessage(call, parts)}
-	}
-	out := Outcome{State: state, Artifacts: arts}
-	if text != "" {
-		out.Message = agentMessage(call, []a2a.Part{a2a.TextPart(text)})
-	}
-	return out
-}
-
-// agentMessage is a message of the agent in the call's task. It has no id
-// yet: the task manager gives every message and artifact its id, from the
-// one id source the server is configured with.
-func agentMessage(call *Call, parts []a2a.Part) *a2a.Message {
-	return &a2a.Message{ContextID: call.ContextID, TaskID: call.TaskID,
-		Role: a2a.RoleAgent, Parts: parts}
 }

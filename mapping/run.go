@@ -1,18 +1,14 @@
 package mapping
 
-// Running a skill: gathering arguments, each upstream call in turn, and
-// the failures a run can end in.
+// Running a skill: the variables known before any call, gathering
+// arguments, and each upstream call in turn.
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
-	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
-	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -130,77 +126,10 @@ func (c *streamCheck) keepOpen(resp *http.Response) bool {
 	return c.streaming || c.err != nil
 }
 
-// failure is a run that went wrong: the state it leaves the task in, what
-// the caller is told (after "Skill <id> ") and what the log is told.
-type failure struct {
-	state  a2a.TaskState
-	stage  string
-	public string
-	err    error
+// bindRequest fills the variables known before the upstream call from call.
+func (sk *Skill) bindRequest(vars *exprVars, call *Call) {
+	vars.Config = sk.config
+	vars.Task = taskVars{ID: call.TaskID, ContextID: call.ContextID}
+	vars.Caller = callerVars{Subject: call.Caller.Subject, Scopes: call.Caller.Scopes, Claims: call.Caller.Claims}
+	bindMessage(vars, call.Message, sk.needs)
 }
-
-func (sk *Skill) fail(call *Call, f failure) Outcome {
-	text := fmt.Sprintf("Skill %q %s", sk.ID, f.public)
-	return Outcome{State: f.state, Message: agentMessage(call, []a2a.Part{a2a.TextPart(text)}),
-		Err: &RunError{Skill: sk.ID, Stage: f.stage, Err: f.err}}
-}
-
-func requestFailure(err error) failure {
-	var in *inputError
-	var cred *credentialError
-	switch {
-	case errors.As(err, &cred): // first: a credential's own error may be an input error
-		return failure{state: a2a.TaskStateFailed, stage: "request",
-			public: "could not apply its credentials for the service, so the request was not sent.", err: err}
-	case errors.As(err, &in):
-		return failure{state: a2a.TaskStateRejected, stage: "request", public: "cannot use this input: " + in.msg + ".", err: err}
-	}
-	return failure{state: a2a.TaskStateFailed, stage: "request", public: "could not build its request" + exprDetail(err) + ".", err: err}
-}
-
-func responseFailure(err error) failure {
-	return failure{state: a2a.TaskStateFailed, stage: "response", public: "could not read the service's answer" + exprDetail(err) + ".", err: err}
-}
-
-// exprDetail tells the caller, after ": ", why an expression failed at run
-// time: where (the rule and field), expr's message and the expression, on
-// one line, so that a skill's author sees the mistake in the task itself.
-// Values in the message are elided (quoted text, and what stands in
-// parentheses unless it is a position, a type or a length): they may come
-// from the service's answer or the skill's config; so are the string
-// literals of the expression. Other failures add
-// nothing (their detail, which may name the upstream, is for the log).
-func exprDetail(err error) string {
-	var fe *file.Error
-	if !errors.As(err, &fe) {
-		return ""
-	}
-	detail, _, _ := strings.Cut(err.Error(), "\n")
-	detail = quotedText.ReplaceAllString(detail, `"…"`)
-	detail = parenthesized.ReplaceAllStringFunc(detail, func(p string) string {
-		if keptInParens.MatchString(p[1 : len(p)-1]) {
-			return p
-		}
-		return "(…)"
-	})
-	if src, ok := strings.CutPrefix(fe.Snippet, "\n | "); ok {
-		src, _, _ = strings.Cut(src, "\n")
-		// The expression's own literals are elided too: the caller sees
-		// where it failed, not what the skill's author wrote in it.
-		detail += " in " + literalText.ReplaceAllString(quotedText.ReplaceAllString(src, `"…"`), `'…'`)
-	}
-	if r := []rune(detail); len(r) > maxExprDetail {
-		detail = string(r[:maxExprDetail]) + "…"
-	}
-	return ": " + detail
-}
-
-// maxExprDetail bounds, in characters, what exprDetail adds to a message.
-const maxExprDetail = 300
-
-var (
-	quotedText    = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	literalText   = regexp.MustCompile(`'(?:[^'\\]|\\.)*'`)
-	parenthesized = regexp.MustCompile(`\([^()]*\)`)
-	keptInParens  = regexp.MustCompile(`^(\d+:\d+|array length is \d+|(type )?(<nil>|bool|u?int\d*|float\d*|string|\[\].*|map\[.*|interface \{\}|time\.\w+))$`)
-)

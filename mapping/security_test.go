@@ -25,8 +25,8 @@ func TestSkillSecurity(t *testing.T) {
 		{"key": {}, "mtls": nil},
 		{"staff": nil},
 	}
-	if !reflect.DeepEqual(sk.Security, want) {
-		t.Errorf("Security = %#v, want %#v", sk.Security, want)
+	if !reflect.DeepEqual(sk.SecurityRequirements, want) {
+		t.Errorf("SecurityRequirements = %#v, want %#v", sk.SecurityRequirements, want)
 	}
 	if got := sk.AgentSkill().SecurityRequirements; !reflect.DeepEqual(got, want) {
 		t.Errorf("AgentSkill().SecurityRequirements = %#v, want %#v", got, want)

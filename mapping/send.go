@@ -1,7 +1,7 @@
 package mapping
 
-// Sending an upstream request: retries with backoff, reading the body
-// within its limit, and the upstream's shared transport.
+// Sending an upstream request: retries with backoff, and reading the body
+// within its limit.
 
 import (
 	"context"
@@ -212,23 +212,4 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// NewUpstreamTransport is the one transport of an upstream, unless
-// Options.Transport replaces it: keep-alive with a pool large enough for
-// many concurrent callers, no proxy from the environment (a sidecar talks
-// to its neighbour), no transparent compression (it costs CPU on both
-// sides of a loopback), and no redirects, which RoundTrip does not follow,
-// so credentials never travel to another host. Tools that wrap it in their
-// own transport (the dry run records a live upstream's answers) call it.
-func NewUpstreamTransport(maxIdlePerHost int) *http.Transport {
-	return &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   maxIdlePerHost,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true,
-	}
 }

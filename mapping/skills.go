@@ -100,16 +100,15 @@ func (s *Skills) Close() {
 	}
 }
 
-// Skill is one skill of the file: its card metadata, and the compiled
+// Skill is one skill of the file: its card entry, and the compiled
 // request and response mapping Run uses.
+//
+// The card entry's fields read as the Skill's own: ID, Name, Description,
+// Tags, Examples, InputModes, OutputModes, and SecurityRequirements, which
+// say who may use the skill beyond the agent-wide requirement (an OR of
+// ANDs of scheme names and scopes; empty: anyone the agent admits).
 type Skill struct {
-	ID          string
-	Name        string
-	Description string
-	Tags        []string
-	Examples    []string
-	InputModes  []string
-	OutputModes []string
+	cardEntry
 	// Timeout bounds one run: every upstream call, retry and body. A
 	// polled job's calls each have Timeout, and the job its max_wait.
 	Timeout time.Duration
@@ -119,10 +118,6 @@ type Skill struct {
 	MaxResponseBytes int64
 	// MaxFileBytes caps a file part sent inline (as bytes) to the client.
 	MaxFileBytes int64
-	// Security is who may use the skill, beyond the agent-wide requirement:
-	// an OR of ANDs of scheme names and scopes. Empty: anyone the agent
-	// admits.
-	Security []a2a.SecurityRequirement
 	// ForwardHeaders are the caller's request headers (canonical names)
 	// passed on to every upstream request of the skill; Call.Headers holds
 	// their values. No other header of the caller ever reaches the upstream.
@@ -152,6 +147,10 @@ type Skill struct {
 	// its max_wait and the fetch of its result.
 	runTimeout time.Duration
 }
+
+// cardEntry is the skill as the Agent Card lists it, under a name of its
+// own so that Skill embeds it and keeps its AgentSkill method.
+type cardEntry = a2a.AgentSkill
 
 // Call is what a run gets to work with.
 type Call struct {
@@ -216,16 +215,6 @@ func (e *RunError) Error() string {
 }
 
 func (e *RunError) Unwrap() error { return e.Err }
-
-// upstream is the service every skill of a file calls.
-type upstream struct {
-	scheme, host string
-	origin       string // as origin() writes it
-	// basePath and baseRawPath are the url's path without its trailing
-	// slash, decoded and as written.
-	basePath, baseRawPath string
-	transport             http.RoundTripper
-}
 
 func (s *Skills) getVM() *vm.VM {
 	if v, ok := s.vms.Get().(*vm.VM); ok {

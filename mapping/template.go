@@ -1,7 +1,7 @@
 package mapping
 
 // Templates: text with {expression} holes, split at load and rendered at
-// run time.
+// run time, and the error of a value the caller's input makes unusable.
 
 import (
 	"encoding/json"
@@ -298,3 +298,9 @@ func forEach(v any, fn func(any) error) error {
 	}
 	return fn(v)
 }
+
+// inputError is a request that the caller's input makes impossible or
+// unsafe. Its text is meant for the caller.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }

@@ -1,8 +1,8 @@
 package mapping
 
 // The expression variables: the names every expression reads (args,
-// message, caller, config, task, steps, response), and filling them in
-// for a run.
+// message, caller, config, task, steps, response), and filling message in
+// from a message.
 
 import (
 	"encoding/json"
@@ -91,14 +91,6 @@ const (
 const useResponse = useHeaders | useBody | useText | useBytes
 
 var varsPool = sync.Pool{New: func() any { return new(exprVars) }}
-
-// bindRequest fills the variables known before the upstream call from call.
-func (sk *Skill) bindRequest(vars *exprVars, call *Call) {
-	vars.Config = sk.config
-	vars.Task = taskVars{ID: call.TaskID, ContextID: call.ContextID}
-	vars.Caller = callerVars{Subject: call.Caller.Subject, Scopes: call.Caller.Scopes, Claims: call.Caller.Claims}
-	bindMessage(vars, call.Message, sk.needs)
-}
 
 // bindMessage fills message from msg.
 func bindMessage(vars *exprVars, msg *a2a.Message, needs usage) {

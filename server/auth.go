@@ -59,12 +59,12 @@ func compileSkillRequirements(auth Authenticator, skills *mapping.Skills) (map[*
 	out := make(map[*mapping.Skill]*authn.Requirements)
 	for _, sk := range skills.All() {
 		switch {
-		case auth == nil && (len(sk.Security) > 0 || sk.Extended):
+		case auth == nil && (len(sk.SecurityRequirements) > 0 || sk.Extended):
 			return nil, fmt.Errorf("server: skill %q declares security or extended, but no authenticator is configured", sk.ID)
-		case auth == nil || len(sk.Security) == 0:
+		case auth == nil || len(sk.SecurityRequirements) == 0:
 			continue
 		}
-		reqs, err := auth.CompileRequirements(sk.Security)
+		reqs, err := auth.CompileRequirements(sk.SecurityRequirements)
 		if err != nil {
 			return nil, fmt.Errorf("server: skill %q: security: %w", sk.ID, err)
 		}
