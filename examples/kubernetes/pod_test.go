@@ -171,15 +171,23 @@ func runPod(t *testing.T) {
 	if ann["prometheus.io/port"] != strconv.Itoa(int(probePort)) {
 		t.Errorf("prometheus.io/port %q, want the probe port %d", ann["prometheus.io/port"], probePort)
 	}
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%s%s", ann["prometheus.io/port"], ann["prometheus.io/path"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	scraped, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(scraped), `caddy_a2a_tasks_total{skill="weather",state="completed"} 1`) ||
-		!strings.Contains(string(scraped), "# TYPE caddy_a2a_requests_total counter") {
-		t.Errorf("scraping %s: %d, without the agent's metrics or the weather task just run:\n%.2000s", ann["prometheus.io/path"], resp.StatusCode, scraped)
+	// The scrape may come before the request is counted: it is repeated
+	// for a while.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%s%s", ann["prometheus.io/port"], ann["prometheus.io/path"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scraped, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && strings.Contains(string(scraped), `caddy_a2a_tasks_total{skill="weather",state="completed"} 1`) &&
+			strings.Contains(string(scraped), "# TYPE caddy_a2a_requests_total counter") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("scraping %s: %d, without the agent's metrics or the weather task just run:\n%.2000s", ann["prometheus.io/path"], resp.StatusCode, scraped)
+			break
+		}
 	}
 
 	// A stream and a blocking call on reports that outlast the drain.
