@@ -71,8 +71,9 @@ var (
 // methodSpan marks, in a request's context, the span StartMethod began.
 type methodSpan struct{}
 
-func (observer) StartMethod(r *http.Request, binding string, m a2a.Method, v a2a.Version) context.Context {
+func (observer) StartMethod(r *http.Request, c server.Call) context.Context {
 	ctx := r.Context()
+	m, v := c.Method, c.Version
 	method, version := methodLabel(m), versionLabel(v)
 	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok && int(m) < len(methodValues) && int(v) < len(versionValues) {
 		vars[varMethod], vars[varVersion] = methodValues[m], versionValues[v]
@@ -94,8 +95,8 @@ func (observer) StartMethod(r *http.Request, binding string, m a2a.Method, v a2a
 		return ctx // sampled out: the upstream gets the context, no spans are made
 	}
 	attrs := []attribute.KeyValue{attribute.String("rpc.method", method), attribute.String("a2a.protocol_version", version),
-		attribute.String("a2a.protocol_binding", binding)}
-	if system := rpcSystem(binding); system != "" {
+		attribute.String("a2a.protocol_binding", c.Binding)}
+	if system := rpcSystem(c.Binding); system != "" {
 		attrs = append(attrs, attribute.String("rpc.system", system))
 	}
 	ctx, span := parent.TracerProvider().Tracer(tracerName).Start(ctx, "A2A "+method,
@@ -103,8 +104,9 @@ func (observer) StartMethod(r *http.Request, binding string, m a2a.Method, v a2a
 	return context.WithValue(ctx, methodSpan{}, span)
 }
 
-func (observer) EndRequest(ctx context.Context, m a2a.Method, v a2a.Version, code int) {
-	countRequest(m, v, code)
+func (observer) EndRequest(ctx context.Context, c server.Call) {
+	code := c.Code
+	countRequest(c.Method, c.Version, code)
 	if span, ok := ctx.Value(methodSpan{}).(trace.Span); ok {
 		if code < 0 {
 			span.SetAttributes(attribute.Int("rpc.jsonrpc.error_code", code))

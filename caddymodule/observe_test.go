@@ -75,10 +75,10 @@ func TestTracingSpans(t *testing.T) {
 	ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
 	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
 	var o observer
-	methodCtx := o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10)
+	methodCtx := o.StartMethod(r, sendMessageCall)
 	o.Annotate(methodCtx, "weather", "task-1")
 	upstreamCall(t, o.Detach(methodCtx, context.Background()), "weather", url)
-	o.EndRequest(methodCtx, a2a.MethodSendMessage, a2a.V10, a2a.CodeTaskNotFound)
+	o.EndRequest(methodCtx, endedWith(sendMessageCall, a2a.CodeTaskNotFound))
 	handler.End()
 
 	spans := map[string]sdktrace.ReadOnlySpan{}
@@ -109,6 +109,16 @@ func TestTracingSpans(t *testing.T) {
 	}
 }
 
+// sendMessageCall is a JSON-RPC SendMessage call in 1.0, as the server tells
+// the observer of it.
+var sendMessageCall = server.Call{Binding: a2a.BindingJSONRPC, Method: a2a.MethodSendMessage, Version: a2a.V10}
+
+// endedWith is c ended with code.
+func endedWith(c server.Call, code int) server.Call {
+	c.Code = code
+	return c
+}
+
 // observedSpan is the span of one request of binding for method m, under
 // a span of Caddy's tracing handler, observed from start to its end with
 // code.
@@ -121,7 +131,8 @@ func observedSpan(t *testing.T, binding string, m a2a.Method, code int) sdktrace
 	ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
 	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
 	var o observer
-	o.EndRequest(o.StartMethod(r, binding, m, a2a.V10), m, a2a.V10, code)
+	c := server.Call{Binding: binding, Method: m, Version: a2a.V10}
+	o.EndRequest(o.StartMethod(r, c), endedWith(c, code))
 	handler.End()
 	return rec.Ended()[0] // the method's, ended before the handler's
 }
@@ -181,19 +192,19 @@ func TestTracingPassesTheCallersContext(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Header.Set("Traceparent", callers)
 	var o observer
-	methodCtx := o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10)
+	methodCtx := o.StartMethod(r, sendMessageCall)
 	if trace.SpanFromContext(methodCtx).IsRecording() {
 		t.Error("a span is recorded without Caddy's tracing")
 	}
 	upstreamCall(t, o.Detach(methodCtx, context.Background()), "weather", url)
-	o.EndRequest(methodCtx, a2a.MethodSendMessage, a2a.V10, 0)
+	o.EndRequest(methodCtx, sendMessageCall)
 	if tp := <-got; tp != callers {
 		t.Errorf("the upstream got traceparent %q; want the caller's, %q", tp, callers)
 	}
 
 	// And a caller without one sends none.
 	plain := httptest.NewRequest(http.MethodPost, "/", nil)
-	if ctx := o.StartMethod(plain, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10); ctx != plain.Context() {
+	if ctx := o.StartMethod(plain, sendMessageCall); ctx != plain.Context() {
 		t.Error("a context was made for a request without a trace")
 	}
 	upstreamCall(t, context.Background(), "weather", url)
@@ -244,7 +255,7 @@ func BenchmarkObserver(b *testing.B) {
 		ctx = context.WithValue(ctx, caddyhttp.ExtraLogFieldsCtxKey, new(caddyhttp.ExtraLogFields))
 		r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
 		b.StartTimer()
-		methodCtx := o.StartMethod(r, a2a.BindingJSONRPC, a2a.MethodSendMessage, a2a.V10)
+		methodCtx := o.StartMethod(r, sendMessageCall)
 		o.Annotate(methodCtx, "weather", "0b7c4f0e-8a57-4f57-9d0c-3bb2f1e7c0de")
 		o.Detach(methodCtx, context.Background())
 		if _, err := rt.RoundTrip(upstream); err != nil {
@@ -252,6 +263,6 @@ func BenchmarkObserver(b *testing.B) {
 		}
 		o.TaskEnded("weather", a2a.TaskStateCompleted)
 		o.TaskRun("weather", time.Millisecond)
-		o.EndRequest(methodCtx, a2a.MethodSendMessage, a2a.V10, 0)
+		o.EndRequest(methodCtx, sendMessageCall)
 	}
 }

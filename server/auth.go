@@ -78,8 +78,8 @@ func compileSkillRequirements(auth Authenticator, skills *mapping.Skills) (map[*
 // the caller's form (never an SSE stream, whatever the method), so that a
 // client can read why. A JSON-RPC id is null when the request was refused
 // unread.
-func (h *Handler) refuse(w http.ResponseWriter, form wire, f *authn.Failure) {
-	h.writeError(w, f.Status, form, h.refusal(w.Header(), f))
+func (h *Handler) refuse(w http.ResponseWriter, c *call, f *authn.Failure) {
+	h.writeError(w, f.Status, c, h.refusal(w.Header(), f))
 }
 
 // refusal notes an authentication or authorization failure of any binding

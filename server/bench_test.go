@@ -155,12 +155,10 @@ func newMessageNumber(id []byte) {
 // nopObserver is a server.Observer that does nothing.
 type nopObserver struct{}
 
-func (nopObserver) StartMethod(r *http.Request, _ string, _ a2a.Method, _ a2a.Version) context.Context {
-	return r.Context()
-}
-func (nopObserver) EndRequest(context.Context, a2a.Method, a2a.Version, int) {}
-func (nopObserver) Detach(_, run context.Context) context.Context            { return run }
-func (nopObserver) TaskEnded(string, a2a.TaskState)                          {}
-func (nopObserver) TaskRun(string, time.Duration)                            {}
-func (nopObserver) AuthFailure(*authn.Failure)                               {}
-func (nopObserver) Annotate(context.Context, string, string)                 {}
+func (nopObserver) StartMethod(r *http.Request, _ server.Call) context.Context { return r.Context() }
+func (nopObserver) EndRequest(context.Context, server.Call)                    {}
+func (nopObserver) Detach(_, run context.Context) context.Context              { return run }
+func (nopObserver) TaskEnded(string, a2a.TaskState)                            {}
+func (nopObserver) TaskRun(string, time.Duration)                              {}
+func (nopObserver) AuthFailure(*authn.Failure)                                 {}
+func (nopObserver) Annotate(context.Context, string, string)                   {}

@@ -28,12 +28,13 @@ type outcome struct {
 
 func failed(err error) outcome { return outcome{err: err} }
 
-// invoke runs one decoded request of caller (nil: anonymous), whatever the
-// binding it came by; version v is the caller's. The caller owns the tasks
-// it creates and sees no others: another caller's task answers exactly like
-// an unknown one. A stream outcome holds a subscription that the binding
-// must close.
-func (h *Handler) invoke(r *http.Request, v a2a.Version, req *a2a.Request, caller *authn.Identity) outcome {
+// invoke runs one decoded request of call c, whatever the binding it came
+// by, for c's caller (nil: anonymous) in c's version. The caller owns the
+// tasks it creates and sees no others: another caller's task answers
+// exactly like an unknown one. A stream outcome holds a subscription that
+// the binding must close.
+func (h *Handler) invoke(r *http.Request, c *call, req *a2a.Request) outcome {
+	v, caller := c.Version, c.Caller
 	owner := caller.Owner()
 
 	switch req.Method {
@@ -87,48 +88,37 @@ func answered[T any](result *T, err error) outcome {
 	return outcome{result: result}
 }
 
-// answer writes out, the outcome of a request for method m, in form, for
-// JSON-RPC and HTTP+JSON alike: a refusal, a protocol error, a stream or a
-// result; nothing when the request's context ended first.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, form wire, m a2a.Method, out outcome) {
+// answer writes out, the outcome of call c, in c's form, for every
+// binding that answers in JSON over HTTP: a refusal, a protocol error, a
+// stream or a result; nothing when the request's context ended first.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, c *call, out outcome) {
 	var f *authn.Failure
-	switch {
+	switch list, isList := out.result.(*a2a.ListTasksResponse); {
 	case out.ended != nil:
-		noteEnded(w, out.ended) // nobody is left to answer
+		c.endedBy(out.ended) // nobody is left to answer
 	case errors.As(out.err, &f):
-		h.refuse(w, form, f)
+		h.refuse(w, c, f)
 	case out.err != nil:
-		h.fail(w, form, m, h.protocolError(m, out.err))
+		h.fail(w, c, c.Method, h.protocolError(c.Method, out.err))
+	case out.first != nil:
+		h.stream(w, r, c, out.first, out.sub)
+	case isList:
+		h.writeList(w, c, list)
 	default:
-		h.writeOutcome(w, r, form, out)
+		h.writeResult(w, c, out.result)
 	}
 }
 
-// fail answers a protocol error of a request for method m in the form the
-// caller reads: over JSON-RPC, one SSE error event for a streaming method
-// (the official SDKs read any 200 answer to a streaming call as a stream)
-// and an error object otherwise; over HTTP+JSON, an error object with the
-// error's HTTP status.
-func (h *Handler) fail(w http.ResponseWriter, form wire, m a2a.Method, e *a2a.Error) {
-	if m.Streaming() && !form.rest {
-		s := h.startSSE(w, form)
+// fail answers a protocol error of a request for method m as c's form
+// has it: an error object with its HTTP status, or one SSE error event.
+func (h *Handler) fail(w http.ResponseWriter, c *call, m a2a.Method, e *a2a.Error) {
+	if c.form.errorStreams(m) {
+		s := h.startSSE(w, c)
 		defer s.end()
 		h.logStreamEnd(s.error(e))
 		return
 	}
-	h.writeError(w, form.errorStatus(e), form, e)
-}
-
-// writeOutcome writes a stream or a result in form.
-func (h *Handler) writeOutcome(w http.ResponseWriter, r *http.Request, form wire, out outcome) {
-	switch list, isList := out.result.(*a2a.ListTasksResponse); {
-	case out.first != nil:
-		h.stream(w, r, form, out.first, out.sub)
-	case isList:
-		h.writeList(w, form, list)
-	default:
-		h.writeResult(w, form, out.result)
-	}
+	h.writeError(w, c.form.errorStatus(e), c, e)
 }
 
 // protocolError is err as the caller sees it: errors the task layer meant

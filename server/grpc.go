@@ -48,31 +48,38 @@ func isGRPC(r *http.Request) bool {
 	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
 }
 
-// newGRPC makes the gRPC server of h. The extended card's proto form is
-// made here, once.
-func (h *Handler) newGRPC() error {
+// grpcBinding serves the A2AService by grpc-go's Server.ServeHTTP.
+type grpcBinding struct {
+	h      *Handler
+	server *grpc.Server
+}
+
+// newGRPC makes the gRPC binding when cfg asks for it. The extended card's
+// proto form is made here, once.
+func newGRPC(h *Handler, cfg Config) (binding, error) {
+	if !cfg.GRPC {
+		return nil, nil
+	}
 	svc := &grpcService{h: h}
 	if h.extendedCard != nil {
 		svc.extendedCard = new(a2apb.AgentCard)
 		if err := pbconv.DecodeJSON(svc.extendedCard, h.extendedCard.JSON()); err != nil {
-			return fmt.Errorf("server: the extended card for gRPC: %w", err)
+			return nil, fmt.Errorf("server: the extended card for gRPC: %w", err)
 		}
 	}
 	// Requests are capped like JSON-RPC bodies; answers are the agent's
 	// own, bounded by the task store's limits.
-	h.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(int(h.maxBody)))
-	a2apb.RegisterA2AServiceServer(h.grpc, svc)
-	return nil
+	b := &grpcBinding{h: h, server: grpc.NewServer(grpc.MaxRecvMsgSize(int(h.maxBody)))}
+	a2apb.RegisterA2AServiceServer(b.server, svc)
+	return b, nil
 }
 
 // grpcCall is what the methods of one gRPC call know of its request,
 // carried in its context.
 type grpcCall struct {
-	r      *http.Request
-	caller *authn.Identity
-	// w is the call's writer as ServeHTTP observes it: noteCode records
-	// the call's end there.
-	w http.ResponseWriter
+	r *http.Request
+	// c is the call, whose end the method records.
+	c *call
 
 	// grpc-go runs the service's method in a goroutine of its own, and
 	// its ServeHTTP returns as soon as the call's context ends, maybe
@@ -120,37 +127,42 @@ func (c *grpcCall) close() (entered bool) {
 
 type grpcCallKey struct{}
 
-// serveGRPC serves a gRPC call. As for JSON-RPC, the version and the
-// caller are settled before the request message is read: an
-// unauthenticated caller costs a header lookup.
-func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
+// serve serves a gRPC call, in 1.0 (the service is 1.0's). As for
+// JSON-RPC, the version and the caller are settled before the request
+// message is read: an unauthenticated caller costs a header lookup.
+func (b *grpcBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
+	if !isGRPC(r) {
+		return false
+	}
+	h := b.h
+	c.begin(a2a.BindingGRPC, a2a.V10, nil, "")
 	m := a2a.MethodUnknown
 	if name, ok := strings.CutPrefix(r.URL.Path, grpcMethodPrefix); ok {
 		m = a2a.LookupMethod(a2a.V10, name)
 	}
-	var caller *authn.Identity
 	e := grpcVersion(r.Header.Get(a2a.VersionParameter))
 	if e == nil {
-		var f *authn.Failure
-		if caller, f = h.authenticate(r); f != nil {
+		caller, f := h.authenticate(r)
+		if f != nil {
 			e = h.refusal(w.Header(), f)
 		}
+		c.Caller = caller
 	}
 	if e != nil {
-		noteCode(w, e.Code)
+		c.Code = e.Code
 		writeGRPCStatus(w, pbconv.Status(e))
-		return
+		return true
 	}
 	// As for JSON-RPC, a call refused before its method is served is
 	// observed as MethodUnknown.
 	if m != a2a.MethodUnknown {
-		r = h.startMethod(w, r, m, a2a.V10)
+		r = h.startMethod(r, c, m)
 	}
-	call := &grpcCall{r: r, caller: caller, w: w}
+	call := &grpcCall{r: r, c: c}
 	rc := http.NewResponseController(w)
 	h.setDeadline(rc.SetReadDeadline, h.readBody)
 	gw := &grpcWriter{ResponseWriter: w, h: h, rc: rc}
-	h.grpc.ServeHTTP(gw, r.WithContext(context.WithValue(r.Context(), grpcCallKey{}, call)))
+	b.server.ServeHTTP(gw, r.WithContext(context.WithValue(r.Context(), grpcCallKey{}, call)))
 	if !call.close() && call.ended == nil {
 		// grpc-go ended the call without the method: the status it wrote,
 		// or else the end of the request's context.
@@ -158,16 +170,16 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 		case "":
 			if err := r.Context().Err(); err != nil {
 				call.ended = err
-				noteEnded(w, err)
+				c.endedBy(err)
 			}
 		case strconv.Itoa(CodeCanceled), strconv.Itoa(CodeDeadlineExceeded):
-			n, _ := strconv.Atoi(st)
-			noteCode(w, n)
+			c.Code, _ = strconv.Atoi(st)
 		}
 	}
 	if call.ended != nil {
 		gw.endWith(status.FromContextError(call.ended))
 	}
+	return true
 }
 
 // grpcVersion checks the A2A-Version of a gRPC call. The service is 1.0's
@@ -288,7 +300,7 @@ func (s *grpcService) run(ctx context.Context, m a2a.Method, in proto.Message) (
 	if e != nil {
 		return call, failed(e)
 	}
-	return call, s.h.invoke(call.r.WithContext(ctx), a2a.V10, req, call.caller)
+	return call, s.h.invoke(call.r.WithContext(ctx), call.c, req)
 }
 
 // end turns an outcome that is no result into the call's status: the end
@@ -297,7 +309,7 @@ func (s *grpcService) end(ctx context.Context, call *grpcCall, m a2a.Method, out
 	if out.ended != nil {
 		if call != nil {
 			call.ended = out.ended
-			noteEnded(call.w, out.ended)
+			call.c.endedBy(out.ended)
 		}
 		return status.FromContextError(out.ended).Err()
 	}
@@ -320,7 +332,7 @@ func (s *grpcService) fail(ctx context.Context, call *grpcCall, m a2a.Method, er
 		e = s.h.protocolError(m, err)
 	}
 	if call != nil {
-		noteCode(call.w, e.Code)
+		call.c.Code = e.Code
 	}
 	return pbconv.Status(e).Err()
 }

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -27,7 +26,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/grpc"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
@@ -131,8 +129,8 @@ type Handler struct {
 	clientAddr   func(*http.Request) string
 	push         URLChecker
 	obs          Observer
-	restPath     string
-	grpc         *grpc.Server // nil: the gRPC binding is off
+	// bindings serve the requests, tried in turn (see bindings).
+	bindings []binding
 	// skillRequirements are the skills' own requirements, compiled once.
 	skillRequirements map[*mapping.Skill]*authn.Requirements
 }
@@ -161,11 +159,6 @@ func New(cfg Config) (*Handler, error) {
 	case cfg.Auth == nil && cfg.ProtectCard:
 		return nil, errors.New("server: a protected card needs an authenticator")
 	}
-	if cfg.RESTPath != "" {
-		if err := CheckRESTPath(cfg.RESTPath); err != nil {
-			return nil, fmt.Errorf("server: REST path: %w", err)
-		}
-	}
 	skillRequirements, err := compileSkillRequirements(cfg.Auth, cfg.Skills)
 	if err != nil {
 		return nil, err
@@ -187,7 +180,6 @@ func New(cfg Config) (*Handler, error) {
 		clientAddr:   cfg.ClientAddress,
 		push:         cfg.Push,
 		obs:          cfg.Observer,
-		restPath:     cfg.RESTPath,
 
 		skillRequirements: skillRequirements,
 	}
@@ -200,22 +192,29 @@ func New(cfg Config) (*Handler, error) {
 	if h.log == nil {
 		h.log = zap.NewNop()
 	}
-	if cfg.GRPC {
-		if err := h.newGRPC(); err != nil {
+	for _, newBinding := range bindings {
+		b, err := newBinding(h, cfg)
+		if err != nil {
 			return nil, err
+		}
+		if b != nil {
+			h.bindings = append(h.bindings, b)
 		}
 	}
 	return h, nil
 }
 
-// ServeHTTP answers card requests on the well-known paths, gRPC calls,
-// HTTP+JSON requests below the REST path, and JSON-RPC requests (POST) on
-// any other path that routes here.
+// ServeHTTP answers card requests on the well-known paths, and every
+// other request by the first binding that takes it: gRPC calls, HTTP+JSON
+// requests below the REST path, and JSON-RPC requests (POST) on any other
+// path that routes here.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == CardPath || r.URL.Path == LegacyCardPath {
 		if h.protectCard {
 			if _, f := h.authenticate(r); f != nil {
-				h.refuse(w, wire{v: a2a.V10}, f)
+				// Refused as JSON-RPC refuses a request it has not read.
+				c := &call{Call: Call{Version: a2a.V10}, form: jsonRPC{h}, contentType: "application/json"}
+				h.refuse(w, c, f)
 				return
 			}
 		}
@@ -226,40 +225,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.jwks.ServeHTTP(w, r)
 		return
 	}
-	// Which binding serves the request; each is observed the same way.
-	binding := a2a.BindingJSONRPC
-	var target a2a.RESTTarget
-	var allow, path string
-	if h.grpc != nil && isGRPC(r) {
-		binding = a2a.BindingGRPC
-	} else if h.restPath != "" {
-		var ok bool
-		if target, allow, path, ok = h.restTarget(r); ok {
-			binding = a2a.BindingHTTPJSON
+	c := h.newCall(r.Context())
+	defer h.endCall(c)
+	for _, b := range h.bindings {
+		if b.serve(w, r, c) {
+			return
 		}
-	}
-	if binding == a2a.BindingJSONRPC && r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "A2A JSON-RPC endpoint: use POST with Content-Type: application/json", http.StatusMethodNotAllowed)
-		return
-	}
-	// gRPC speaks 1.0 only, and serveGRPC checks what the call names.
-	version, versionErr := a2a.V10, (*a2a.Error)(nil)
-	if binding != a2a.BindingGRPC {
-		version, versionErr = requestVersion(r)
-	}
-	if h.obs != nil {
-		o := h.observe(w, r, binding, version)
-		defer h.endObserved(o)
-		w = o
-	}
-	switch binding {
-	case a2a.BindingGRPC:
-		h.serveGRPC(w, r)
-	case a2a.BindingHTTPJSON:
-		h.serveREST(w, r, version, versionErr, target, allow, path)
-	default:
-		h.serveRPC(w, r, version, versionErr)
 	}
 }
 
@@ -271,58 +242,6 @@ func requestVersion(r *http.Request) (a2a.Version, *a2a.Error) {
 		s = r.URL.Query().Get(a2a.VersionParameter)
 	}
 	return a2a.ParseVersion(s)
-}
-
-// serveRPC serves a JSON-RPC request.
-func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) {
-	// Who is calling is settled before the body is read: an unauthenticated
-	// caller costs a header lookup, never a body of up to maxBody bytes.
-	caller, failure := h.authenticate(r)
-	if failure != nil {
-		h.refuse(w, wire{v: version}, failure)
-		return
-	}
-
-	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
-		h.writeError(w, http.StatusUnsupportedMediaType, wire{v: version},
-			a2a.InvalidRequest("Content-Type must be application/json"))
-		return
-	}
-
-	if req, ok := h.decode(w, r, version, versionErr); ok {
-		r = h.startMethod(w, r, req.Method, version)
-		h.answer(w, r, wire{v: version, id: req.ID}, req.Method, h.invoke(r, version, req, caller))
-	}
-}
-
-// decode reads the body into a pooled buffer and decodes it, answering
-// the error itself when it fails. The buffer goes back to the pool before
-// dispatch: the decoded request holds copies of what it needs, so a stream
-// that stays open for hours does not pin the body.
-func (h *Handler) decode(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error) (*a2a.Request, bool) {
-	buf := getBuffer()
-	defer putBuffer(buf)
-	body, status, readErr := h.readRequestBody(w, r, buf)
-	if readErr != nil {
-		h.writeError(w, status, wire{v: version}, readErr)
-		return nil, false
-	}
-
-	if versionErr != nil {
-		req := a2a.PeekRequest(body)
-		h.fail(w, wire{v: version, id: req.ID}, req.Method, versionErr)
-		return nil, false
-	}
-	req, protoErr := a2a.DecodeRequest(version, body)
-	if protoErr != nil {
-		if req != nil {
-			h.fail(w, wire{v: version, id: req.ID}, req.Method, protoErr)
-		} else {
-			h.writeError(w, http.StatusOK, wire{v: version}, protoErr)
-		}
-		return nil, false
-	}
-	return req, true
 }
 
 // readRequestBody reads r's body into buf within the read timeout and the
@@ -347,32 +266,32 @@ func (h *Handler) readRequestBody(w http.ResponseWriter, r *http.Request, buf *[
 	return nil, http.StatusBadRequest, a2a.InvalidRequest("reading the request body: " + err.Error())
 }
 
-// writeResult encodes a successful answer.
-func (h *Handler) writeResult(w http.ResponseWriter, form wire, result any) {
+// writeResult encodes a successful answer to c.
+func (h *Handler) writeResult(w http.ResponseWriter, c *call, result any) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	out, err := form.appendResult((*buf)[:0], result)
+	out, err := c.form.appendResult((*buf)[:0], c, result)
 	if err != nil {
 		h.log.Error("encoding a result", zap.Error(err))
-		h.writeError(w, http.StatusInternalServerError, form, a2a.InternalError("the answer could not be encoded"))
+		h.writeError(w, http.StatusInternalServerError, c, a2a.InternalError("the answer could not be encoded"))
 		return
 	}
 	*buf = out
-	h.writeJSON(w, http.StatusOK, form.contentType(), out)
+	h.writeJSON(w, http.StatusOK, c.contentType, out)
 }
 
 // writeList answers ListTasks. A large page is written as it is encoded,
 // 64 KiB at a time, each write within the write timeout, rather than built
 // whole.
-func (h *Handler) writeList(w http.ResponseWriter, form wire, list *a2a.ListTasksResponse) {
+func (h *Handler) writeList(w http.ResponseWriter, c *call, list *a2a.ListTasksResponse) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	rc := http.NewResponseController(w)
 	started := false
-	out, err := form.appendList((*buf)[:0], list, func(b []byte) ([]byte, error) {
+	out, err := c.form.appendList((*buf)[:0], c, list, func(b []byte) ([]byte, error) {
 		if !started {
 			started = true
-			w.Header().Set("Content-Type", form.contentType())
+			w.Header().Set("Content-Type", c.contentType)
 			w.WriteHeader(http.StatusOK)
 		}
 		h.setDeadline(rc.SetWriteDeadline, h.writeTimeout)
@@ -388,10 +307,10 @@ func (h *Handler) writeList(w http.ResponseWriter, form wire, list *a2a.ListTask
 		panic(http.ErrAbortHandler)
 	case err != nil:
 		h.log.Error("encoding a result", zap.Error(err))
-		h.writeError(w, http.StatusInternalServerError, form, a2a.InternalError("the answer could not be encoded"))
+		h.writeError(w, http.StatusInternalServerError, c, a2a.InternalError("the answer could not be encoded"))
 	case !started:
 		*buf = out
-		h.writeJSON(w, http.StatusOK, form.contentType(), out)
+		h.writeJSON(w, http.StatusOK, c.contentType, out)
 	default:
 		*buf = out
 		h.setDeadline(rc.SetWriteDeadline, h.writeTimeout)
@@ -402,15 +321,16 @@ func (h *Handler) writeList(w http.ResponseWriter, form wire, list *a2a.ListTask
 	}
 }
 
-// writeError encodes an error answer. JSON-RPC protocol errors travel with
-// 200, as JSON-RPC over HTTP expects; transport problems, and every error
-// of the HTTP+JSON binding, carry their HTTP status.
-func (h *Handler) writeError(w http.ResponseWriter, status int, form wire, e *a2a.Error) {
-	noteCode(w, e.Code)
+// writeError encodes an error answer, which ends call c, with HTTP status
+// status. JSON-RPC protocol errors travel with 200, as JSON-RPC over HTTP
+// expects; transport problems, and every error of the HTTP+JSON binding,
+// carry their HTTP status.
+func (h *Handler) writeError(w http.ResponseWriter, status int, c *call, e *a2a.Error) {
+	c.Code = e.Code
 	buf := getBuffer()
 	defer putBuffer(buf)
-	*buf = form.appendError((*buf)[:0], status, e)
-	h.writeJSON(w, status, form.contentType(), *buf)
+	*buf = c.form.appendError((*buf)[:0], c, status, e)
+	h.writeJSON(w, status, c.contentType, *buf)
 }
 
 // writeJSON writes a whole JSON answer within the write timeout.

@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -23,19 +21,16 @@ import (
 // protocol's error codes, schemes the configuration's and causes authn's
 // fixed phrases. Task ids reach only Annotate, which is for the access log.
 type Observer interface {
-	// StartMethod is called once a request of binding (a2a.BindingJSONRPC,
-	// BindingHTTPJSON or BindingGRPC) has decoded as method m in version v.
-	// It returns the context the request is then served with:
-	// r's own, or one that carries a trace span for the method, which the
-	// method's upstream calls continue.
-	StartMethod(r *http.Request, binding string, m a2a.Method, v a2a.Version) context.Context
-	// EndRequest is called once a request (of any binding) is answered: m is
-	// MethodUnknown when it did not decode; code is 0 for a result, the
-	// JSON-RPC error code of the answer (for a stream, of the error event
-	// that ended it), or CodeCanceled or CodeDeadlineExceeded when the
-	// request's context ended first (a stream the client left). ctx is
-	// what StartMethod returned, or the request's own.
-	EndRequest(ctx context.Context, m a2a.Method, v a2a.Version, code int)
+	// StartMethod is called once a call has decoded as its method (c.Method,
+	// in c.Version, of c.Binding, by c.Caller). It returns the context the
+	// request is then served with: r's own, or one that carries a trace
+	// span for the method, which the method's upstream calls continue.
+	StartMethod(r *http.Request, c Call) context.Context
+	// EndRequest is called once a call (of any binding) is answered, with
+	// c.Code saying how it ended. c.Method is MethodUnknown when the request
+	// did not decode. ctx is what StartMethod returned, or the request's
+	// own.
+	EndRequest(ctx context.Context, c Call)
 	// Detach carries what a task run keeps of its request's context (the
 	// trace span) into the run's own context, which outlives the request.
 	Detach(request, run context.Context) context.Context
@@ -55,6 +50,27 @@ type Observer interface {
 	Annotate(ctx context.Context, skill, taskID string)
 }
 
+// Call is what every binding knows of one call, from its decoding to its
+// end: what the observer is told.
+type Call struct {
+	// Binding is the binding the call came by: a2a.BindingJSONRPC,
+	// BindingHTTPJSON or BindingGRPC.
+	Binding string
+	// Method is the method the request decoded as: MethodUnknown until it
+	// did, or when it did not.
+	Method a2a.Method
+	// Version is the protocol version the call speaks.
+	Version a2a.Version
+	// Caller is who is calling: nil for an anonymous caller, and until
+	// authentication names one.
+	Caller *authn.Identity
+	// Code is how the call ended: 0 for a result, the JSON-RPC error code
+	// of the answer (for a stream, of the error event that ended it), or
+	// CodeCanceled or CodeDeadlineExceeded when the request's context
+	// ended first (a stream the client left).
+	Code int
+}
+
 // Codes EndRequest is told for a request that ended unanswered because its
 // context did: gRPC's status codes for these ends (the protocol's error
 // codes are all negative).
@@ -65,72 +81,6 @@ const (
 	// grpc-timeout) passed.
 	CodeDeadlineExceeded = int(codes.DeadlineExceeded)
 )
-
-// observed is the ResponseWriter of a request served under h.obs, of any
-// binding: it keeps what EndRequest is told. Pooled, so that observing
-// allocates nothing.
-type observed struct {
-	http.ResponseWriter
-	ctx     context.Context
-	binding string
-	method  a2a.Method
-	version a2a.Version
-	code    int
-}
-
-// Unwrap lets http.ResponseController reach the deadlines and flushing of
-// the writer underneath.
-func (o *observed) Unwrap() http.ResponseWriter { return o.ResponseWriter }
-
-var observedPool = sync.Pool{New: func() any { return new(observed) }}
-
-// observe wraps w for a request of binding in version v served under h.obs;
-// endObserved must follow once it is answered (also when the handler
-// panics to abort a cut answer).
-func (h *Handler) observe(w http.ResponseWriter, r *http.Request, binding string, v a2a.Version) *observed {
-	o := observedPool.Get().(*observed)
-	*o = observed{ResponseWriter: w, ctx: r.Context(), binding: binding, version: v}
-	return o
-}
-
-// endObserved tells the observer how the request of o ended.
-func (h *Handler) endObserved(o *observed) {
-	h.obs.EndRequest(o.ctx, o.method, o.version, o.code)
-	*o = observed{}
-	observedPool.Put(o)
-}
-
-// startMethod tells the observer, if any, which method r is, and returns
-// r under the context it gives back.
-func (h *Handler) startMethod(w http.ResponseWriter, r *http.Request, m a2a.Method, v a2a.Version) *http.Request {
-	o, ok := w.(*observed)
-	if !ok {
-		return r
-	}
-	o.method = m
-	if ctx := h.obs.StartMethod(r, o.binding, m, v); ctx != r.Context() {
-		o.ctx = ctx
-		r = r.WithContext(ctx)
-	}
-	return r
-}
-
-// noteCode records the JSON-RPC error code an observed answer carries.
-func noteCode(w http.ResponseWriter, code int) {
-	if o, ok := w.(*observed); ok {
-		o.code = code
-	}
-}
-
-// noteEnded records on an observed answer that the request's context
-// ended, with err (its Err), before the request was answered in full.
-func noteEnded(w http.ResponseWriter, err error) {
-	code := CodeCanceled
-	if errors.Is(err, context.DeadlineExceeded) {
-		code = CodeDeadlineExceeded
-	}
-	noteCode(w, code)
-}
 
 // annotate tells the observer what r is about: a skill ("": none) and a
 // task id.

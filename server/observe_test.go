@@ -18,14 +18,14 @@ type observations chan string
 
 type spanKey struct{}
 
-func (o observations) StartMethod(r *http.Request, binding string, m a2a.Method, v a2a.Version) context.Context {
-	o <- fmt.Sprintf("start %s %s %s", binding, m.Name(a2a.V10), v)
-	return context.WithValue(r.Context(), spanKey{}, m.Name(a2a.V10))
+func (o observations) StartMethod(r *http.Request, c server.Call) context.Context {
+	o <- fmt.Sprintf("start %s %s %s", c.Binding, c.Method.Name(a2a.V10), c.Version)
+	return context.WithValue(r.Context(), spanKey{}, c.Method.Name(a2a.V10))
 }
 
-func (o observations) EndRequest(ctx context.Context, m a2a.Method, v a2a.Version, code int) {
+func (o observations) EndRequest(ctx context.Context, c server.Call) {
 	span, _ := ctx.Value(spanKey{}).(string)
-	o <- fmt.Sprintf("end %s %s %d span=%s", m.Name(a2a.V10), v, code, span)
+	o <- fmt.Sprintf("end %s %s %d span=%s", c.Method.Name(a2a.V10), c.Version, c.Code, span)
 }
 
 func (o observations) Detach(request, run context.Context) context.Context {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"mime"
 	"net/http"
 	"strings"
@@ -13,64 +14,84 @@ import (
 // body checks, deadlines, observer), with the operation named by the
 // request's method and path, its parameters in the path, query and body,
 // and answers and errors as the binding writes them.
+type httpJSON struct {
+	h *Handler
+	// path is where the binding is served (Config.RESTPath).
+	path string
+}
 
-// restTarget finds the HTTP+JSON operation r names under the binding's
+func newHTTPJSON(h *Handler, cfg Config) (binding, error) {
+	if cfg.RESTPath == "" {
+		return nil, nil
+	}
+	if err := CheckRESTPath(cfg.RESTPath); err != nil {
+		return nil, fmt.Errorf("server: REST path: %w", err)
+	}
+	return &httpJSON{h: h, path: cfg.RESTPath}, nil
+}
+
+// target finds the HTTP+JSON operation r names under the binding's
 // path. ok is false when r is not for the binding: outside its path, or,
 // when the binding is at "/", on a path that names none of its resources
 // (JSON-RPC answers those).
-func (h *Handler) restTarget(r *http.Request) (t a2a.RESTTarget, allow, path string, ok bool) {
+func (b *httpJSON) target(r *http.Request) (t a2a.RESTTarget, allow, path string, ok bool) {
 	path = r.URL.EscapedPath()
-	if h.restPath != "/" {
-		rest, under := strings.CutPrefix(path, h.restPath)
+	if b.path != "/" {
+		rest, under := strings.CutPrefix(path, b.path)
 		if !under || rest != "" && rest[0] != '/' {
 			return t, "", "", false
 		}
 		path = rest
 	}
 	t, allow, found := a2a.MatchREST(r.Method, path)
-	return t, allow, path, found || h.restPath != "/"
+	return t, allow, path, found || b.path != "/"
 }
 
-// serveREST answers an HTTP+JSON request for t (MethodUnknown: its path
-// names no operation, or none for its HTTP method, which allow lists).
-func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, version a2a.Version, versionErr *a2a.Error,
-	t a2a.RESTTarget, allow, path string) {
-	form := wire{v: version, rest: true, mediaType: restMediaType(r)}
+// serve answers an HTTP+JSON request for the operation its path names.
+func (b *httpJSON) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
+	t, allow, path, ok := b.target(r)
+	if !ok {
+		return false
+	}
+	h := b.h
+	version, versionErr := requestVersion(r)
+	c.begin(a2a.BindingHTTPJSON, version, b, restMediaType(r))
 	switch {
 	case t.Method == a2a.MethodUnknown && allow != "":
 		w.Header().Set("Allow", allow)
-		h.writeError(w, http.StatusMethodNotAllowed, form,
+		h.writeError(w, http.StatusMethodNotAllowed, c,
 			a2a.InvalidRequest(path+" takes "+allow+", not "+r.Method))
-		return
+		return true
 	case t.Method == a2a.MethodUnknown:
-		h.writeError(w, http.StatusNotFound, form, &a2a.Error{Code: a2a.CodeMethodNotFound,
+		h.writeError(w, http.StatusNotFound, c, &a2a.Error{Code: a2a.CodeMethodNotFound,
 			Message: "Method not found", Reason: "METHOD_NOT_FOUND",
 			Description: "no HTTP+JSON operation at " + path})
-		return
+		return true
 	}
 
 	// Who is calling is settled before the body is read, as for JSON-RPC.
 	caller, failure := h.authenticate(r)
 	if failure != nil {
-		h.refuse(w, form, failure)
-		return
+		h.refuse(w, c, failure)
+		return true
 	}
+	c.Caller = caller
 	if versionErr != nil {
-		h.writeError(w, http.StatusBadRequest, form, versionErr)
-		return
+		h.writeError(w, http.StatusBadRequest, c, versionErr)
+		return true
 	}
 
-	req, ok := h.decodeREST(w, r, t, form)
-	if !ok {
-		return
+	if req, ok := b.decode(w, r, c, t); ok {
+		r = h.startMethod(r, c, req.Method)
+		h.answer(w, r, c, h.invoke(r, c, req))
 	}
-	r = h.startMethod(w, r, req.Method, version)
-	h.answer(w, r, form, req.Method, h.invoke(r, version, req, caller))
+	return true
 }
 
-// decodeREST reads the body of a POST and decodes the request's
-// parameters, answering the error itself when it fails.
-func (h *Handler) decodeREST(w http.ResponseWriter, r *http.Request, t a2a.RESTTarget, form wire) (*a2a.Request, bool) {
+// decode reads the body of a POST and decodes the request's parameters,
+// answering the error itself when it fails.
+func (b *httpJSON) decode(w http.ResponseWriter, r *http.Request, c *call, t a2a.RESTTarget) (*a2a.Request, bool) {
+	h := b.h
 	var body []byte
 	buf := getBuffer()
 	defer putBuffer(buf)
@@ -81,25 +102,25 @@ func (h *Handler) decodeREST(w http.ResponseWriter, r *http.Request, t a2a.RESTT
 		optional := contentType == "" && (t.Method == a2a.MethodCancelTask || t.Method == a2a.MethodSubscribeToTask)
 		if mediaType, _, err := mime.ParseMediaType(contentType); !optional &&
 			(err != nil || mediaType != a2a.RESTContentType && mediaType != "application/json") {
-			h.writeError(w, http.StatusUnsupportedMediaType, form,
+			h.writeError(w, http.StatusUnsupportedMediaType, c,
 				a2a.InvalidRequest("Content-Type must be "+a2a.RESTContentType+" or application/json"))
 			return nil, false
 		}
 		var status int
 		var e *a2a.Error
 		if body, status, e = h.readRequestBody(w, r, buf); e != nil {
-			h.writeError(w, status, form, e)
+			h.writeError(w, status, c, e)
 			return nil, false
 		}
 		if optional && len(body) > 0 {
-			h.writeError(w, http.StatusUnsupportedMediaType, form,
+			h.writeError(w, http.StatusUnsupportedMediaType, c,
 				a2a.InvalidRequest("a body needs Content-Type "+a2a.RESTContentType+" or application/json"))
 			return nil, false
 		}
 	}
-	req, e := a2a.DecodeRESTRequest(form.v, t, r.URL.Query(), body)
+	req, e := a2a.DecodeRESTRequest(c.Version, t, r.URL.Query(), body)
 	if e != nil {
-		h.fail(w, form, t.Method, e)
+		h.fail(w, c, t.Method, e)
 		return nil, false
 	}
 	return req, true
@@ -117,3 +138,32 @@ func restMediaType(r *http.Request) string {
 	}
 	return "application/json"
 }
+
+// The HTTP+JSON form: bare objects, errors as google.rpc.Status with
+// their own HTTP status, which the body repeats, and in a stream as events
+// of type error, as @a2a-js/sdk reads them (a2a-go reads their data
+// either way).
+
+func (*httpJSON) appendResult(dst []byte, c *call, result any) ([]byte, error) {
+	return a2a.AppendRESTResult(dst, c.Version, result)
+}
+
+func (*httpJSON) appendList(dst []byte, _ *call, list *a2a.ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	return a2a.AppendRESTListTasks(dst, list, flush)
+}
+
+func (*httpJSON) appendError(dst []byte, _ *call, status int, e *a2a.Error) []byte {
+	if status == 0 || status == http.StatusOK {
+		status, _ = a2a.RESTStatus(e)
+	}
+	return a2a.AppendRESTError(dst, status, e)
+}
+
+func (*httpJSON) errorStatus(e *a2a.Error) int {
+	status, _ := a2a.RESTStatus(e)
+	return status
+}
+
+func (*httpJSON) errorEvent() string { return "event: error\ndata: " }
+
+func (*httpJSON) errorStreams(a2a.Method) bool { return false }

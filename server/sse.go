@@ -18,22 +18,22 @@ var heartbeatComment = []byte(": keep-alive\n\n")
 // sseWriter writes answers as SSE events. It holds no buffer between
 // events: an open stream mostly waits, and thousands may be open.
 type sseWriter struct {
-	h    *Handler
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	form wire
+	h  *Handler
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	c  *call // its form writes the events
 }
 
 // startSSE starts a stream. Each write must finish within the write
 // timeout: a client that stops reading is dropped instead of holding a
 // goroutine for ever.
-func (h *Handler) startSSE(w http.ResponseWriter, form wire) *sseWriter {
+func (h *Handler) startSSE(w http.ResponseWriter, c *call) *sseWriter {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	return &sseWriter{h: h, w: w, rc: http.NewResponseController(w), form: form}
+	return &sseWriter{h: h, w: w, rc: http.NewResponseController(w), c: c}
 }
 
 // event writes one answer and flushes it.
@@ -51,7 +51,7 @@ func (s *sseWriter) event(ev *a2a.StreamResponse) error {
 func (s *sseWriter) put(ev *a2a.StreamResponse) error {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	out, err := s.form.appendResult(append((*buf)[:0], "data: "...), ev)
+	out, err := s.c.form.appendResult(append((*buf)[:0], "data: "...), s.c, ev)
 	if err != nil {
 		if writeErr := s.error(a2a.InternalError("an update could not be encoded")); writeErr != nil {
 			return writeErr
@@ -62,12 +62,12 @@ func (s *sseWriter) put(ev *a2a.StreamResponse) error {
 	return s.write(*buf)
 }
 
-// error writes an error event and flushes it.
+// error writes an error event, which ends the call, and flushes it.
 func (s *sseWriter) error(e *a2a.Error) error {
-	noteCode(s.w, e.Code)
+	s.c.Code = e.Code
 	buf := getBuffer()
 	defer putBuffer(buf)
-	*buf = append(s.form.appendError(append((*buf)[:0], s.form.errorEvent()...), 0, e), '\n', '\n')
+	*buf = append(s.c.form.appendError(append((*buf)[:0], s.c.form.errorEvent()...), s.c, 0, e), '\n', '\n')
 	if err := s.write(*buf); err != nil {
 		return err
 	}
@@ -108,13 +108,12 @@ type eventSink interface {
 	heartbeat() error
 }
 
-// stream answers a streaming request of JSON-RPC or HTTP+JSON with SSE in
-// form (see relay).
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, form wire, first *a2a.StreamResponse, sub *tasks.Subscription) {
-	s := h.startSSE(w, form)
+// stream answers a streaming call c with SSE in c's form (see relay).
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *call, first *a2a.StreamResponse, sub *tasks.Subscription) {
+	s := h.startSSE(w, c)
 	defer s.end()
 	if err := h.relay(r.Context(), s, first, sub); err != nil {
-		noteEnded(w, err)
+		c.endedBy(err)
 	}
 }
 

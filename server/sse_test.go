@@ -14,22 +14,24 @@ import (
 // type error holding a google.rpc.Status.
 func TestStreamEventForms(t *testing.T) {
 	h := &Handler{log: zap.NewNop()}
+	rpc := &call{Call: Call{Version: a2a.V10}, form: jsonRPC{h}, id: []byte(`1`)}
+	rest := &call{Call: Call{Version: a2a.V10}, form: &httpJSON{h: h}}
 	ev := &a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c",
 		Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}
 	for _, tc := range []struct {
 		name string
-		form wire
+		call *call
 		want string
 	}{
-		{"JSON-RPC", wire{v: a2a.V10, id: []byte(`1`)},
+		{"JSON-RPC", rpc,
 			`data: {"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}` + "\n\n" +
 				`data: {"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"taskId":"t"}}]}}` + "\n\n"},
-		{"HTTP+JSON", wire{v: a2a.V10, rest: true},
+		{"HTTP+JSON", rest,
 			`data: {"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}` + "\n\n" +
 				"event: error\n" + `data: {"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"taskId":"t"}}]}}` + "\n\n"},
 	} {
 		w := httptest.NewRecorder()
-		s := h.startSSE(w, tc.form)
+		s := h.startSSE(w, tc.call)
 		if err := s.event(ev); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// A binding is one wire form of A2A served on the Handler: JSON-RPC
+// (jsonrpc.go), HTTP+JSON (rest.go), gRPC (grpc.go). Each is an adapter
+// over the one engine: it decodes its requests into a2a.Request, runs them
+// by invoke, and writes each outcome (a result, a stream, an error, a
+// refusal) in its own form, recording on the call how it ended. What every
+// binding shares travels in the call, from decoding to the observer.
+//
+// Adding one: its file(s), and its constructor in bindings. A binding on
+// a listener of its own, which ServeHTTP never sees, takes its calls from
+// newCall and goes through authenticate, startMethod, invoke and endCall
+// as the others do: the same authentication, limits and observer.
+type binding interface {
+	// serve answers r, of call c, when r is the binding's, and reports
+	// whether it was: false, and nothing written, for a request another
+	// binding may take. A request the binding takes as a call of its own
+	// begins c (call.begin); one it answers as plain HTTP (a JSON-RPC GET)
+	// is not observed.
+	serve(w http.ResponseWriter, r *http.Request, c *call) bool
+}
+
+// bindings make the bindings New gives a Handler, each nil when cfg
+// leaves it off, in the order ServeHTTP tries them: gRPC first (its paths
+// may lie below the HTTP+JSON binding's), JSON-RPC last (it takes every
+// other request).
+var bindings = [...]func(*Handler, Config) (binding, error){newGRPC, newHTTPJSON, newJSONRPC}
+
+// jsonForm is how a binding that answers over HTTP in JSON, and streams
+// as SSE, writes its answers; the call holds the form of its binding.
+type jsonForm interface {
+	// appendResult appends a whole answer, or one stream event's data.
+	appendResult(dst []byte, c *call, result any) ([]byte, error)
+	// appendList appends a ListTasks answer, flushed as it grows.
+	appendList(dst []byte, c *call, list *a2a.ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error)
+	// appendError appends an error answer, or an error event's data;
+	// status is the answer's HTTP status (0 for a stream's event).
+	appendError(dst []byte, c *call, status int, e *a2a.Error) []byte
+	// errorStatus is the HTTP status of a protocol error's answer.
+	errorStatus(e *a2a.Error) int
+	// errorEvent opens a stream's error event.
+	errorEvent() string
+	// errorStreams reports whether a protocol error of method m is
+	// answered as a stream of one error event.
+	errorStreams(m a2a.Method) bool
+}
+
+// call is one call of any binding: what the observer is told (Call), and
+// what the answers are written with.
+type call struct {
+	Call
+	// ctx is the context EndRequest is told: StartMethod's, or the
+	// request's own.
+	ctx context.Context
+	// form writes the answers of a binding that answers in JSON over HTTP.
+	form jsonForm
+	// contentType is the Content-Type of its JSON answers.
+	contentType string
+	// id is the JSON-RPC request's id, which its answers repeat.
+	id json.RawMessage
+}
+
+// Calls are pooled, so that a call costs no allocation.
+var callPool = sync.Pool{New: func() any { return new(call) }}
+
+// newCall takes a call for a request served under ctx; endCall must
+// follow once it is answered (also when the handler panics to abort a cut
+// answer).
+func (h *Handler) newCall(ctx context.Context) *call {
+	c := callPool.Get().(*call)
+	c.ctx = ctx
+	return c
+}
+
+// begin makes c a call of binding in version v, answered in form (nil for
+// a binding that writes no JSON).
+func (c *call) begin(binding string, v a2a.Version, form jsonForm, contentType string) {
+	c.Binding, c.Version, c.form, c.contentType = binding, v, form, contentType
+}
+
+// startMethod records that c decoded as method m and tells the observer,
+// if any; it returns r under the context the observer gives back.
+func (h *Handler) startMethod(r *http.Request, c *call, m a2a.Method) *http.Request {
+	c.Method = m
+	if h.obs == nil {
+		return r
+	}
+	if ctx := h.obs.StartMethod(r, c.Call); ctx != r.Context() {
+		c.ctx = ctx
+		r = r.WithContext(ctx)
+	}
+	return r
+}
+
+// endCall tells the observer how c ended, if c began, and gives c back.
+func (h *Handler) endCall(c *call) {
+	if h.obs != nil && c.Binding != "" {
+		h.obs.EndRequest(c.ctx, c.Call)
+	}
+	*c = call{}
+	callPool.Put(c)
+}
+
+// endedBy records that c's context ended, with err (its Err), before c
+// was answered in full.
+func (c *call) endedBy(err error) {
+	c.Code = CodeCanceled
+	if errors.Is(err, context.DeadlineExceeded) {
+		c.Code = CodeDeadlineExceeded
+	}
+}
