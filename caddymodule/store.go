@@ -192,7 +192,7 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 			opts.MaxPushConfigs = h.Push.MaxConfigsPerTask
 		}
 		s := &store{limits: limits}
-		if r := limits.Redis; r != nil { // any other store: its block, made here alike
+		if r := limits.Redis; r != nil { // another store: its own block, made here alike
 			var err error
 			if opts.Store, s.close, err = r.newStore(opts, h.logger.Named("redis")); err != nil {
 				return nil, err
