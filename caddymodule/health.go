@@ -17,7 +17,6 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
-	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
 )
 
 func init() {
@@ -129,12 +128,11 @@ type agentProbe struct {
 	url     string // redacted
 	manager *tasks.Manager
 	auth    *authn.Authenticator // nil without security
-	redis   *redisstore.Store    // nil with tasks in memory
 }
 
 func (s *agentSet) add(h *Handler) {
 	s.mu.Lock()
-	s.set[h] = agentProbe{url: redactedURL(h.URL), manager: h.shared.manager, auth: h.auth, redis: h.shared.redis}
+	s.set[h] = agentProbe{url: redactedURL(h.URL), manager: h.shared.manager, auth: h.auth}
 	s.mu.Unlock()
 }
 
@@ -182,10 +180,7 @@ func (p agentProbe) notReady(ctx context.Context) error {
 	if err := p.auth.KeysReady(); err != nil {
 		return err
 	}
-	if p.redis != nil {
-		return p.redis.Ready(ctx)
-	}
-	return nil
+	return p.manager.Ready(ctx)
 }
 
 // redactedURL is an agent's url as errors and probes show it: any password

@@ -25,20 +25,21 @@ import (
 var stores = caddy.NewUsagePool()
 
 // store is one shared task manager, the limits it was created with, and
-// its Redis store and client when it has them.
+// how to close the task store it runs on.
 type store struct {
 	manager *tasks.Manager
 	limits  TasksConfig
-	redis   *redisstore.Store
-	client  redis.UniversalClient
+	// close releases what the task store holds besides memory (for Redis:
+	// its event subscription and client); nil for tasks in memory.
+	close func() error
 }
 
-// Destruct closes the manager once no loaded config uses it.
+// Destruct closes the manager once no loaded config uses it, then its
+// task store.
 func (s *store) Destruct() error {
 	s.manager.Close()
-	if s.redis != nil {
-		s.redis.Close()
-		return s.client.Close()
+	if s.close != nil {
+		return s.close()
 	}
 	return nil
 }
@@ -136,9 +137,29 @@ func (c *RedisConfig) client() (redis.UniversalClient, error) {
 	return redis.NewUniversalClient(opts), nil
 }
 
+// newStore makes the task store in Redis that c configures, within
+// opts's limits, and returns it with its close; nothing is dialed yet.
+func (c *RedisConfig) newStore(opts tasks.Options, logger *zap.Logger) (tasks.Store, func() error, error) {
+	client, err := c.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := redisstore.New(redisstore.Options{Client: client, Prefix: c.KeyPrefix,
+		Limits: opts.StoreLimits(), MaxTaskBytes: opts.MaxTaskBytes, Logger: logger, Timeout: c.timeout()})
+	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	return rs, func() error {
+		rs.Close()
+		return client.Close()
+	}, nil
+}
+
 // acquireStore takes a reference to the task manager of h.URL, creating it
-// with h's limits (and its Redis store, when configured) if no loaded
-// config has one. Cleanup releases it.
+// with h's limits, on the task store they configure (in memory, unless
+// another store is configured), if no loaded config has one. Cleanup
+// releases it.
 func (h *Handler) acquireStore() (*tasks.Manager, error) {
 	var limits TasksConfig
 	if h.Tasks != nil {
@@ -171,18 +192,11 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 			opts.MaxPushConfigs = h.Push.MaxConfigsPerTask
 		}
 		s := &store{limits: limits}
-		if r := limits.Redis; r != nil {
-			client, err := r.client()
-			if err != nil {
+		if r := limits.Redis; r != nil { // another store: its own block, made here alike
+			var err error
+			if opts.Store, s.close, err = r.newStore(opts, h.logger.Named("redis")); err != nil {
 				return nil, err
 			}
-			rs, err := redisstore.New(redisstore.Options{Client: client, Prefix: r.KeyPrefix,
-				Limits: opts.StoreLimits(), MaxTaskBytes: opts.MaxTaskBytes, Logger: h.logger.Named("redis"), Timeout: r.timeout()})
-			if err != nil {
-				client.Close()
-				return nil, err
-			}
-			s.client, s.redis, opts.Store = client, rs, rs
 		}
 		s.manager = tasks.NewManager(opts)
 		return s, nil

@@ -183,10 +183,12 @@ type Manager struct {
 	maxHistory   int
 	maxTaskBytes int64
 	store        Store
+	ready        ReadyChecker // the store, when it is one; nil otherwise
+	// turns make the changes of one task one at a time (see update).
+	turns taskTurns
 	// pusher, when set, hears of every change of a task with push configs
-	// (SetPusher); pushOrderMu keeps those of one task in order.
+	// (SetPusher), in the order of the turns.
 	pusher         atomic.Pointer[Pusher]
-	pushOrderMu    [pushOrderStripes]sync.Mutex
 	maxPushConfigs int
 	// expireFn is m.expire bound once, so that sweeping allocates nothing.
 	expireFn func(*Record, Tx, Expiry)
@@ -303,11 +305,13 @@ func NewManager(opts Options) *Manager {
 		maxHistory:   opts.MaxHistory,
 		maxTaskBytes: opts.MaxTaskBytes,
 		store:        opts.Store,
+		turns:        taskTurns{turns: make(map[string]*turn)},
 
 		maxPushConfigs: opts.MaxPushConfigs,
 		tracked:        make(map[string]tracked),
 		leaseTTL:       opts.LeaseTTL,
 	}
+	m.ready, _ = opts.Store.(ReadyChecker)
 	m.drain.init()
 	m.expireFn = m.expire
 	m.store.OnEnd(m.ended)
@@ -656,6 +660,15 @@ func (m *Manager) Subscribe(owner, taskID string) (*a2a.Task, *Subscription, err
 // OpenStreams is how many subscriptions are open here: the streams being
 // served right now.
 func (m *Manager) OpenStreams() int { return m.store.OpenStreams() }
+
+// Ready says why the store cannot serve now (see ReadyChecker), or
+// returns nil.
+func (m *Manager) Ready(ctx context.Context) error {
+	if m.ready == nil {
+		return nil
+	}
+	return m.ready.Ready(ctx)
+}
 
 // Stored is how many tasks the store holds (in a shared store: every
 // replica's).

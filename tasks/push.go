@@ -3,9 +3,7 @@ package tasks
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"slices"
-	"sync"
 	"unsafe"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
@@ -86,16 +84,6 @@ func (m *Manager) ClearPusher(p Pusher) {
 	}
 }
 
-// pushOrderStripes serialize the changes of a task with their hand-off to
-// the pusher, so that notifications leave in the order of the changes.
-const pushOrderStripes = 64
-
-var pushOrderSeed = maphash.MakeSeed()
-
-func (m *Manager) pushOrder(taskID string) *sync.Mutex {
-	return &m.pushOrderMu[maphash.String(pushOrderSeed, taskID)%pushOrderStripes]
-}
-
 // pushNotice is what one change hands to the pusher.
 type pushNotice struct {
 	task    *a2a.Task
@@ -121,16 +109,17 @@ func (t *pushTx) Publish(ev a2a.StreamResponse) {
 	t.Tx.Publish(ev)
 }
 
-// update is store.Update for the changes of a task's state, which its push
-// configs hear of.
+// update is store.Update for every change the Manager makes to a task: in
+// the task's turn (see taskTurns), and handed to the pusher, when one is
+// set and the task has push configs, before the next change of the task
+// takes its turn.
 func (m *Manager) update(ctx context.Context, taskID string, fn func(rec *Record, tx Tx) error) error {
+	turn := m.turns.take(taskID)
+	defer m.turns.give(taskID, turn)
 	pp := m.pusher.Load()
 	if pp == nil {
 		return m.store.Update(ctx, taskID, fn)
 	}
-	mu := m.pushOrder(taskID)
-	mu.Lock()
-	defer mu.Unlock()
 	var notice pushNotice
 	err := m.store.Update(ctx, taskID, func(rec *Record, tx Tx) error {
 		notice = pushNotice{events: notice.events[:0]} // the callback may run again
@@ -222,7 +211,7 @@ func (m *Manager) withPushConfig(configs []PushConfig, c PushConfig) ([]PushConf
 // as stored. A terminal task takes no config: it sends no more updates.
 func (m *Manager) SetPushConfig(owner, taskID string, c PushConfig) (PushConfig, error) {
 	c = m.withPushID(c)
-	err := m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
+	err := m.update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}
@@ -276,7 +265,7 @@ func (m *Manager) PushConfig(owner, taskID, id string) (PushConfig, error) {
 // gives its bytes back to the store's budgets. Deleting a config that is
 // not there succeeds (spec 1.0 §3.1.10: the operation is idempotent).
 func (m *Manager) DeletePushConfig(owner, taskID, id string) error {
-	return m.store.Update(context.Background(), taskID, func(rec *Record, tx Tx) error {
+	return m.update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}

@@ -58,8 +58,16 @@ type Tx interface {
 // the record first), so it must do nothing but change the record it is
 // given and use its Tx; anything else happens after the method returns.
 //
+// A Manager makes its Updates of one task one at a time, so a store needs
+// no lock of its own against them; only the store's own Sweep may change
+// the task meanwhile, and its change must share no memory with the Update
+// under way.
+//
 // Records handed out share their slices with the store: a holder may
 // replace a slice or append to a copy, never write into an element.
+//
+// A store that can be unable to serve while the process runs (one reached
+// over the network) implements ReadyChecker as well.
 type Store interface {
 	// Insert stores rec, a new task. A store at capacity, in tasks or in
 	// bytes (rec.Bytes), makes room by dropping terminal tasks, oldest
@@ -110,6 +118,16 @@ type Store interface {
 	// EndStreams ends every subscription open here with Err cause: the
 	// process is going away.
 	EndStreams(cause error)
+}
+
+// ReadyChecker is implemented by a Store that can be unable to serve while
+// the process runs, such as one reached over the network. Readiness probes
+// ask it through Manager.Ready, as often as they come, so it must be cheap
+// however often that is (the Redis store sends one PING a second at most).
+// A Store that does not implement it is always ready.
+type ReadyChecker interface {
+	// Ready says why the store cannot serve now, or returns nil.
+	Ready(ctx context.Context) error
 }
 
 // Expiry says why Sweep expires a task.

@@ -36,6 +36,7 @@ import (
 	"iter"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,7 +76,9 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// Store is a tasks.Store on Redis. It is safe for concurrent use.
+// Store is a tasks.Store on Redis, and a tasks.ReadyChecker, for one
+// Manager (whose updates of a task take turns). It is safe for concurrent
+// use.
 type Store struct {
 	client  redis.UniversalClient
 	scripts *pipeline // runs the inserts and updates, batched
@@ -95,8 +98,7 @@ type Store struct {
 	// written holds the records this replica wrote last, by id, so that
 	// its next update of the task needs no read.
 	written   map[string]cached
-	cachedB   int64 // the Bytes of the records in written
-	locks     map[string]*taskLock
+	cachedB   int64             // the Bytes of the records in written
 	watching  map[string]*watch // tasks this replica streams, as counted in Redis (the task's w)
 	lastSweep time.Time
 	reported  map[string]time.Time // when each thing found corrupt was logged last (see report)
@@ -115,6 +117,13 @@ type Store struct {
 	stop   context.CancelFunc
 	closed chan struct{}
 }
+
+// A Store is both, whatever changes: readiness probes that lost the
+// check of Redis would not say so.
+var (
+	_ tasks.Store        = (*Store)(nil)
+	_ tasks.ReadyChecker = (*Store)(nil)
+)
 
 type cached struct {
 	rec       tasks.Record
@@ -181,7 +190,6 @@ func New(opts Options) (*Store, error) {
 		log:          log,
 		bus:          tasks.NewBus(l.StreamBuffer),
 		written:      make(map[string]cached),
-		locks:        make(map[string]*taskLock),
 		watching:     make(map[string]*watch),
 		reported:     make(map[string]time.Time),
 		live:         make(chan struct{}),
@@ -514,39 +522,24 @@ func encodePush(configs []tasks.PushConfig) (string, error) {
 // replicas' writes.
 const maxAttempts = 16
 
-// taskLock lets one update of a task at a time run on this replica, so that
-// its own updates never race each other; other replicas' writes are caught
-// by the version.
-type taskLock struct {
-	sync.Mutex
-	users int
-}
-
-// lock takes the task's lock and returns its release.
-func (s *Store) lock(id string) func() {
-	s.mu.Lock()
-	l := s.locks[id]
-	if l == nil {
-		l = new(taskLock)
-		s.locks[id] = l
-	}
-	l.users++
-	s.mu.Unlock()
-	l.Lock()
-	return func() {
-		l.Unlock()
-		s.mu.Lock()
-		if l.users--; l.users == 0 {
-			delete(s.locks, id)
-		}
-		s.mu.Unlock()
-	}
-}
-
-// Update implements tasks.Store.
+// Update implements tasks.Store. It takes no lock: the Manager makes the
+// updates of a task one at a time, so that they do not starve each other
+// with conflicts; one that meets a write made meanwhile (another replica's,
+// or this one's Sweep) retries on the record as written.
 func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record, tx tasks.Tx) error) error {
-	defer s.lock(id)()
+	return s.update(ctx, id, fn, false)
+}
+
+// update is Update. A change apart (Sweep's, which may run while the
+// Manager changes the task) starts from the record this replica wrote last
+// with its slices full, so that what it adds goes to arrays of its own,
+// not into the room the Manager's change, started from the same record,
+// grows into.
+func (s *Store) update(ctx context.Context, id string, fn func(rec *tasks.Record, tx tasks.Tx) error, apart bool) error {
 	c, known := s.recall(id)
+	if known && apart {
+		c.rec = clipped(c.rec)
+	}
 	var refused error // the store's answer to a Take that did not fit
 	// Events are encoded and sent only when a replica streams the task:
 	// this one, or another as Redis said when the task was last read or
@@ -651,6 +644,19 @@ func (s *Store) Update(ctx context.Context, id string, fn func(rec *tasks.Record
 		}
 	}
 	return fmt.Errorf("tasks/redis: update task %s: other replicas kept changing it", id)
+}
+
+// clipped is rec with its history, its artifacts and their parts at full
+// capacity: appending to any of them copies it.
+func clipped(rec tasks.Record) tasks.Record {
+	rec.Task.History = slices.Clip(rec.Task.History)
+	if arts := rec.Task.Artifacts; len(arts) > 0 {
+		rec.Task.Artifacts = slices.Clip(slices.Clone(arts))
+		for i := range rec.Task.Artifacts {
+			rec.Task.Artifacts[i].Parts = slices.Clip(rec.Task.Artifacts[i].Parts)
+		}
+	}
+	return rec
 }
 
 // redisTx collects an update's events and counts the bytes it takes into
@@ -863,7 +869,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 			return s.failed(ctx, "sweep", err)
 		}
 		for _, id := range ids {
-			err := s.Update(ctx, id, func(rec *tasks.Record, tx tasks.Tx) error {
+			err := s.update(ctx, id, func(rec *tasks.Record, tx tasks.Tx) error {
 				state := rec.Task.Status.State
 				switch {
 				case state.Terminal():
@@ -875,7 +881,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 				}
 				expire(rec, tx, age.why)
 				return nil
-			})
+			}, true)
 			if err != nil && !errors.Is(err, errStillFresh) {
 				// A task gone meanwhile is skipped; Redis gone ends the sweep.
 				var e *a2a.Error
@@ -933,10 +939,10 @@ func (s *Store) Len(ctx context.Context) (int, error) {
 // many and however often, cost Redis at most one PING a second.
 const readyFor = time.Second
 
-// Ready reports whether this replica can serve from Redis: its event
-// subscription is up, and Redis answered a PING within the last second
-// (sent now, bounded by ctx and the client's timeouts, when the last one
-// is older).
+// Ready implements tasks.ReadyChecker: this replica can serve from Redis
+// when its event subscription is up, and Redis answered a PING within the
+// last second (sent now, bounded by ctx and the client's timeouts, when
+// the last one is older).
 func (s *Store) Ready(ctx context.Context) error {
 	s.mu.Lock()
 	live := s.live

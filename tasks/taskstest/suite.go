@@ -83,6 +83,7 @@ func RunShared(t *testing.T, newReplicas Replicas) {
 		{"PushConfigBytesGivenBack", s.TestPushConfigBytesGivenBack},
 		{"PushNotices", s.TestPushNotices},
 		{"PushExpiryOnce", s.TestPushExpiryOnce},
+		{"PushOrderOfConcurrentChanges", s.TestPushOrderOfConcurrentChanges},
 		// Leaving service (drain.go).
 		{"Drain", s.TestDrain},
 		{"DrainIdleAndClose", s.TestDrainIdleAndClose},
@@ -129,6 +130,8 @@ func RunShared(t *testing.T, newReplicas Replicas) {
 		{"OnEndThroughSweep", s.TestOnEndThroughSweep},
 		{"SweepByItsArguments", s.TestSweepByItsArguments},
 		{"SubscribeConcurrentWriters", s.TestSubscribeConcurrentWriters},
+		// What a store may count on (turns.go).
+		{"UpdatesOfOneTaskTakeTurns", s.TestUpdatesOfOneTaskTakeTurns},
 	} {
 		t.Run(test.name, test.fn)
 	}
