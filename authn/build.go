@@ -124,34 +124,10 @@ func cardScheme(sc *Scheme, typ a2a.SecuritySchemeType) a2a.SecurityScheme {
 	case TypeOAuth2:
 		out.OAuth2MetadataURL = sc.MetadataURL
 		if f := sc.Flows; f != nil {
-			out.Flows = a2a.OAuthFlows{
-				AuthorizationCode: cardFlow(f.AuthorizationCode),
-				ClientCredentials: cardFlow(f.ClientCredentials),
-				DeviceCode:        cardFlow(f.DeviceCode),
-				Implicit:          cardFlow(f.Implicit),
-				Password:          cardFlow(f.Password),
-			}
+			out.Flows = f.Clone()
 		}
 	case TypeOpenIDConnect:
 		out.OpenIDConnectURL = sc.OpenIDConnectURL
 	}
 	return out
-}
-
-func cardFlow(f *Flow) *a2a.OAuthFlow {
-	if f == nil {
-		return nil
-	}
-	scopes := make(map[string]string, len(f.Scopes))
-	for k, v := range f.Scopes {
-		scopes[k] = v
-	}
-	return &a2a.OAuthFlow{
-		AuthorizationURL:       f.AuthorizationURL,
-		DeviceAuthorizationURL: f.DeviceAuthorizationURL,
-		TokenURL:               f.TokenURL,
-		RefreshURL:             f.RefreshURL,
-		Scopes:                 scopes,
-		PKCERequired:           f.PKCERequired,
-	}
 }

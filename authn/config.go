@@ -429,42 +429,18 @@ func validateFlows(f *Flows) []error {
 	if f == nil {
 		return []error{errors.New("flows: exactly one flow is required")}
 	}
-	type named struct {
-		name                     string
-		flow                     *Flow
-		needAuth, needDev, needT bool
-	}
-	var set []named
-	for _, n := range []named{
-		{"authorization_code", f.AuthorizationCode, true, false, true},
-		{"client_credentials", f.ClientCredentials, false, false, true},
-		{"device_code", f.DeviceCode, false, true, true},
-		{"implicit", f.Implicit, true, false, false},
-		{"password", f.Password, false, false, true},
-	} {
-		if n.flow != nil {
-			set = append(set, n)
-		}
-	}
-	if len(set) != 1 {
-		return []error{fmt.Errorf("flows: exactly one flow is required, got %d", len(set))}
+	if n := f.Len(); n != 1 {
+		return []error{fmt.Errorf("flows: exactly one flow is required, got %d", n)}
 	}
 	var errs []error
-	n := set[0]
-	for _, u := range []struct {
-		field, v string
-		need     bool
-	}{
-		{"authorization_url", n.flow.AuthorizationURL, n.needAuth},
-		{"device_authorization_url", n.flow.DeviceAuthorizationURL, n.needDev},
-		{"token_url", n.flow.TokenURL, n.needT},
-		{"refresh_url", n.flow.RefreshURL, false},
-	} {
-		if u.v == "" && !u.need {
-			continue
-		}
-		if err := checkURL(u.v, true); err != nil {
-			errs = append(errs, fmt.Errorf("flows.%s.%s: %w", n.name, u.field, err))
+	for t, flow := range f.All() {
+		for _, u := range t.URLs(flow) {
+			if u.URL == "" && !u.Required {
+				continue
+			}
+			if err := checkURL(u.URL, true); err != nil {
+				errs = append(errs, fmt.Errorf("flows.%s.%s: %w", t.ProtoName(), u.ProtoName, err))
+			}
 		}
 	}
 	return errs

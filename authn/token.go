@@ -24,11 +24,9 @@ func (b *builder) token(s *scheme, sc *Scheme) error {
 	s.challenge = "Bearer realm=" + quote(b.a.realm)
 	if sc.Type == TypeOAuth2 && sc.Flows != nil {
 		declared := map[string]bool{}
-		for _, f := range []*Flow{sc.Flows.AuthorizationCode, sc.Flows.ClientCredentials, sc.Flows.DeviceCode, sc.Flows.Implicit, sc.Flows.Password} {
-			if f != nil {
-				for scope := range f.Scopes {
-					declared[scope] = true
-				}
+		for _, f := range sc.Flows.All() {
+			for scope := range f.Scopes {
+				declared[scope] = true
 			}
 		}
 		s.checkScopes = func(scopes []string) error {
