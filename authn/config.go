@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
-	"github.com/caddy-a2a/caddy-a2a/keys"
 )
 
 // Scheme types, as the card names them (OpenAPI / A2A 0.3 "type").
@@ -301,12 +301,61 @@ func orDefault(d Duration, def time.Duration) time.Duration {
 
 var schemeName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// hmacAlgorithms are the symmetric JWS algorithms, which HMACSecret
-// enables.
-var hmacAlgorithms = []string{"HS256", "HS384", "HS512"}
+// kind is one way to authenticate. Its file declares it: what a scheme of
+// that kind checks in its configuration, how it is set up, and what the
+// card shows of it; kinds lists it.
+type kind struct {
+	// typ, and httpScheme (lower case) for an http scheme, are the Type
+	// and HTTPScheme of its schemes.
+	typ, httpScheme string
+	// card is its type on the card.
+	card a2a.SecuritySchemeType
+	// priority orders the credentials of one request (see Identity).
+	priority int
+	// tokens says it takes bearer tokens, checked by JWT and Introspection.
+	tokens bool
+	// validate checks its own fields, without files, environment or
+	// network.
+	validate func(s *Scheme) []error
+	// build sets s up from its configuration.
+	build func(b *builder, s *scheme, sc *Scheme) error
+	// cardFields sets what the card shows of it besides its type and
+	// description; nil when nothing.
+	cardFields func(sc *Scheme, out *a2a.SecurityScheme)
+}
 
-// validAlgorithms are the JWS algorithms a token may use.
-var validAlgorithms = append(slices.Clone(keys.Algorithms), hmacAlgorithms...)
+// kinds are the ways to authenticate.
+var kinds = []*kind{&apiKeyKind, &basicKind, &bearerKind, &oauth2Kind, &openIDConnectKind, &mutualTLSKind}
+
+// kind is s's kind, or an error that names the valid types or, for http,
+// the valid schemes.
+func (s *Scheme) kind() (*kind, error) {
+	var types, httpSchemes []string
+	for _, k := range kinds {
+		if s.Type == k.typ && (k.httpScheme == "" || strings.EqualFold(s.HTTPScheme, k.httpScheme)) {
+			return k, nil
+		}
+		if k.httpScheme != "" {
+			httpSchemes = append(httpSchemes, k.httpScheme)
+		}
+		if !slices.Contains(types, k.typ) {
+			types = append(types, k.typ)
+		}
+	}
+	if s.Type == TypeHTTP {
+		return nil, fmt.Errorf("scheme: %q is not %s", s.HTTPScheme, oneOf(httpSchemes, "or"))
+	}
+	return nil, fmt.Errorf("type: %q is not %s", s.Type, oneOf(types, "or"))
+}
+
+// oneOf lists names as "a, b or c" (conjunction or), "a, b and c" (and).
+func oneOf(names []string, conjunction string) string {
+	last := len(names) - 1
+	if last <= 0 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:last], ", ") + " " + conjunction + " " + names[last]
+}
 
 // Validate checks the configuration without reading files, environment or
 // network, so it can run in a Caddy Validate step. New runs it too.
@@ -351,208 +400,27 @@ func (c *Config) Validate() error {
 
 func (s *Scheme) validate() []error {
 	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	tokens := false
-	switch s.Type {
-	case TypeAPIKey:
-		if !slices.Contains([]string{"header", "query", "cookie"}, s.In) {
-			add("in: %q is not header, query or cookie", s.In)
-		}
-		if strings.TrimSpace(s.Name) == "" {
-			add("name: required")
-		}
-		if len(s.Keys) == 0 {
-			add("keys: at least one key is required")
-		}
-		for i, k := range s.Keys {
-			switch {
-			case k.Key == "" && k.SHA256 == "":
-				add("keys[%d]: key or sha256 is required", i)
-			case k.Key != "" && k.SHA256 != "":
-				add("keys[%d]: key and sha256 are exclusive", i)
-			case k.SHA256 != "" && !isHexDigest(k.SHA256):
-				add("keys[%d].sha256: not 64 hex digits", i)
-			}
-			if strings.TrimSpace(k.Subject) == "" {
-				add("keys[%d].subject: required", i)
-			}
-		}
-	case TypeHTTP:
-		switch strings.ToLower(s.HTTPScheme) {
-		case "basic":
-			if len(s.Users) == 0 {
-				add("users: at least one user is required")
-			}
-			seen := map[string]bool{}
-			for i, u := range s.Users {
-				if u.Username == "" || strings.Contains(u.Username, ":") {
-					add("users[%d].username: required, without ':'", i)
-				}
-				if seen[u.Username] {
-					add("users[%d].username: %q appears twice", i, u.Username)
-				}
-				seen[u.Username] = true
-				if u.Password == "" {
-					add("users[%d].password: a bcrypt hash is required", i)
-				}
-			}
-		case "bearer":
-			tokens = true
-			if s.JWT == nil && s.Introspection == nil {
-				add("a bearer scheme needs jwt or introspection")
-			}
-		default:
-			add("scheme: %q is not basic or bearer", s.HTTPScheme)
-		}
-	case TypeOAuth2:
-		tokens = true
-		errs = append(errs, validateFlows(s.Flows)...)
-		if s.MetadataURL != "" {
-			if err := checkURL(s.MetadataURL, s.AllowInsecureHTTP); err != nil {
-				add("metadata_url: %v", err)
-			}
-		}
-		if s.JWT == nil && s.Introspection == nil {
-			add("an oauth2 scheme needs jwt or introspection")
-		}
-		if s.JWT != nil && !s.JWT.hasKeySource() && s.MetadataURL == "" {
-			add("jwt: no key source: set jwks_url, public_keys, hmac_secret or metadata_url")
-		}
-	case TypeOpenIDConnect:
-		tokens = true
-		if err := checkURL(s.OpenIDConnectURL, s.AllowInsecureHTTP); err != nil {
-			add("openid_connect_url: %v", err)
-		}
-		if s.JWT == nil || len(s.JWT.Audiences) == 0 {
-			add("jwt.audiences: required for openIdConnect")
-		}
-	case TypeMutualTLS:
-		if s.MTLS != nil {
-			errs = append(errs, s.MTLS.validate()...)
-		}
-	default:
-		add("type: %q is not apiKey, http, oauth2, openIdConnect or mutualTLS", s.Type)
+	k, err := s.kind()
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		errs = append(errs, k.validate(s)...)
 	}
-	if tokens {
-		if s.JWT != nil {
-			errs = append(errs, s.JWT.validate(s)...)
-		}
-		if in := s.Introspection; in != nil {
-			if err := checkURL(in.URL, s.AllowInsecureHTTP); err != nil {
-				add("introspection.url: %v", err)
-			}
-			if in.CacheTTL < 0 || in.Timeout < 0 {
-				add("introspection: negative duration")
-			}
-		}
+	if k != nil && k.tokens {
+		errs = append(errs, s.validateTokens()...)
 	} else if s.JWT != nil || s.Introspection != nil {
-		add("jwt and introspection apply only to bearer, oauth2 and openIdConnect schemes")
+		var takers []string
+		for _, k := range kinds {
+			if k.tokens {
+				takers = append(takers, cmp.Or(k.httpScheme, k.typ))
+			}
+		}
+		errs = append(errs, fmt.Errorf("jwt and introspection apply only to %s schemes", oneOf(takers, "and")))
 	}
 	if s.Type != TypeMutualTLS && s.MTLS != nil {
-		add("mtls applies only to mutualTLS schemes")
+		errs = append(errs, errors.New("mtls applies only to mutualTLS schemes"))
 	}
 	return errs
-}
-
-func (j *JWTConfig) hasKeySource() bool {
-	return j.JWKSURL != "" || len(j.PublicKeys) > 0 || j.HMACSecret != ""
-}
-
-func (j *JWTConfig) validate(s *Scheme) []error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("jwt."+format, args...)) }
-	discovered := s.Type == TypeOpenIDConnect || (s.Type == TypeOAuth2 && s.MetadataURL != "" && !j.hasKeySource())
-	if !j.hasKeySource() && !discovered {
-		add("keys: set jwks_url, public_keys or hmac_secret")
-	}
-	if (j.JWKSURL != "" || discovered) && len(j.Audiences) == 0 {
-		add("audiences: required when keys come from a JWKS")
-	}
-	if j.JWKSURL != "" {
-		if err := checkURL(j.JWKSURL, s.AllowInsecureHTTP); err != nil {
-			add("jwks_url: %v", err)
-		}
-	}
-	hmac := false
-	for _, alg := range j.Algorithms {
-		if !slices.Contains(validAlgorithms, alg) {
-			add("algorithms: %q is not one of %s", alg, strings.Join(validAlgorithms, ", "))
-		}
-		if strings.HasPrefix(alg, "HS") {
-			hmac = true
-		}
-	}
-	if hmac && j.HMACSecret == "" {
-		add("algorithms: HS* algorithms need hmac_secret")
-	}
-	if len(j.Algorithms) > 0 && !hmac && j.HMACSecret != "" {
-		add("hmac_secret: set, but no HS* algorithm is allowed")
-	}
-	if j.Leeway < 0 || j.RefreshInterval < 0 || j.MinRefreshInterval < 0 || j.FetchTimeout < 0 {
-		add("negative duration")
-	}
-	if time.Duration(j.Leeway) > 5*time.Minute {
-		add("leeway: at most 5m")
-	}
-	return errs
-}
-
-func validateFlows(f *Flows) []error {
-	if f == nil {
-		return []error{errors.New("flows: exactly one flow is required")}
-	}
-	if n := f.Len(); n != 1 {
-		return []error{fmt.Errorf("flows: exactly one flow is required, got %d", n)}
-	}
-	var errs []error
-	for t, flow := range f.All() {
-		for _, u := range t.URLs(flow) {
-			if u.URL == "" && !u.Required {
-				continue
-			}
-			if err := checkURL(u.URL, true); err != nil {
-				errs = append(errs, fmt.Errorf("flows.%s.%s: %w", t.ProtoName(), u.ProtoName, err))
-			}
-		}
-	}
-	return errs
-}
-
-var subjectSources = []string{"uri", "dns", "email", "cn", "dn"}
-
-func (m *MTLSConfig) validate() []error {
-	var errs []error
-	if (len(m.TrustedProxies) > 0) != (m.CertHeader != "") {
-		errs = append(errs, errors.New("mtls: trusted_proxies and cert_header go together"))
-	}
-	for i, p := range m.TrustedProxies {
-		if _, err := parsePrefix(p); err != nil {
-			errs = append(errs, fmt.Errorf("mtls.trusted_proxies[%d]: %w", i, err))
-		}
-	}
-	for _, s := range m.SubjectFrom {
-		if !slices.Contains(subjectSources, s) {
-			errs = append(errs, fmt.Errorf("mtls.subject_from: %q is not one of %s", s, strings.Join(subjectSources, ", ")))
-		}
-	}
-	return errs
-}
-
-// parsePrefix reads a CIDR or a single address.
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return netip.Prefix{}, err
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	a = a.Unmap()
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // checkURL wants an absolute https URL, or http to a loopback host (or
@@ -587,16 +455,4 @@ func isLoopback(host string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
-}
-
-func isHexDigest(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
