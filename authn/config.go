@@ -91,7 +91,9 @@ type Scheme struct {
 	// Description is shown on the card.
 	Description string `json:"description,omitempty"`
 
-	// In is where an apiKey is sent: header, query or cookie.
+	// In is where an apiKey is sent: header, query or cookie. In the
+	// Caddyfile, In and Name follow the scheme's name: api_key <name>
+	// header X-API-Key.
 	In string `json:"in,omitempty"`
 
 	// Name is the header, query parameter or cookie of an apiKey.
@@ -132,10 +134,12 @@ type Scheme struct {
 
 	// OpenIDConnectURL is the discovery document of an openIdConnect
 	// scheme, which gives the issuer and the JWKS; JWT's audiences are
-	// required.
+	// required. In the Caddyfile it follows the scheme's name:
+	// openid_connect <name> <url>.
 	OpenIDConnectURL string `json:"openid_connect_url,omitempty"`
 
-	// MTLS says which client certificates a mutualTLS scheme accepts.
+	// MTLS says which client certificates a mutualTLS scheme accepts. In
+	// the Caddyfile its options stand in the scheme's block.
 	MTLS *MTLSConfig `json:"mtls,omitempty"`
 
 	// AllowInsecureHTTP permits http:// JWKS, discovery and introspection
