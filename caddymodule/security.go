@@ -15,12 +15,6 @@ import (
 // subdirective sets the field its setting names; the fields, in authn's
 // configuration, document the options.
 
-// oneOf lists names as "a, b or c".
-func oneOf(names []string) string {
-	last := len(names) - 1
-	return strings.Join(names[:last], ", ") + " or " + names[last]
-}
-
 // schemeKinds are the subdirectives that declare a scheme.
 var schemeKinds = []string{"api_key", "basic", "bearer", "oauth2", "openid_connect", "mutual_tls"}
 

@@ -1,6 +1,10 @@
 package caddymodule
 
-import "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+import (
+	"strings"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+)
 
 // A block whose subdirectives each set one field is a list of settings:
 // each subdirective is named once, beside the field it sets, and the list
@@ -57,4 +61,10 @@ func setDuration[D ~int64](p *D) func(*caddyfile.Dispenser, string) error {
 		*p = D(v)
 		return err
 	}
+}
+
+// oneOf lists names as "a, b or c".
+func oneOf(names []string) string {
+	last := len(names) - 1
+	return strings.Join(names[:last], ", ") + " or " + names[last]
 }
