@@ -114,22 +114,3 @@ type SecurityScheme struct {
 	// openIdConnect
 	OpenIDConnectURL string
 }
-
-// OAuthFlows holds the OAuth 2.0 flows a scheme supports; set ones only.
-type OAuthFlows struct {
-	AuthorizationCode *OAuthFlow
-	ClientCredentials *OAuthFlow
-	DeviceCode        *OAuthFlow
-	Implicit          *OAuthFlow
-	Password          *OAuthFlow
-}
-
-// OAuthFlow is one OAuth 2.0 flow; which URLs apply depends on the flow.
-type OAuthFlow struct {
-	AuthorizationURL       string
-	DeviceAuthorizationURL string
-	TokenURL               string
-	RefreshURL             string
-	Scopes                 map[string]string
-	PKCERequired           bool
-}

@@ -58,7 +58,7 @@ func MarshalAgentCard(c *AgentCard) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a2a: marshal agent card: %w", err)
 	}
-	b, err := marshalNoEscape(w)
+	b, err := MarshalNoEscape(w)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: marshal agent card: %w", err)
 	}
@@ -111,7 +111,7 @@ func MarshalAgentCardAs(c *AgentCard, shape CardShape) ([]byte, error) {
 			}
 		}
 	}
-	b, err := marshalNoEscape(card)
+	b, err := MarshalNoEscape(card)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: marshal agent card: %w", err)
 	}
@@ -135,9 +135,10 @@ func bareScopes(requirements any) {
 	}
 }
 
-// marshalNoEscape encodes v as JSON without escaping <, > and &: a card's
-// text is served as written.
-func marshalNoEscape(v any) ([]byte, error) {
+// MarshalNoEscape encodes v as JSON without escaping <, > and &, so that a
+// card's text and a JWS header are written as given, and without a final
+// newline.
+func MarshalNoEscape(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

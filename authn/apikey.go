@@ -7,9 +7,56 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
+
+// apiKeyKind takes a key from a header, a query parameter or a cookie.
+var apiKeyKind = kind{typ: TypeAPIKey, card: a2a.SchemeAPIKey, priority: priorityAPIKey,
+	validate: validateAPIKey, build: (*builder).apiKey,
+	cardFields: func(sc *Scheme, out *a2a.SecurityScheme) { out.Location, out.Name = sc.In, sc.Name }}
+
+// validateAPIKey checks where the key is and the keys.
+func validateAPIKey(s *Scheme) []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !slices.Contains([]string{"header", "query", "cookie"}, s.In) {
+		add("in: %q is not header, query or cookie", s.In)
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		add("name: required")
+	}
+	if len(s.Keys) == 0 {
+		add("keys: at least one key is required")
+	}
+	for i, k := range s.Keys {
+		switch {
+		case k.Key == "" && k.SHA256 == "":
+			add("keys[%d]: key or sha256 is required", i)
+		case k.Key != "" && k.SHA256 != "":
+			add("keys[%d]: key and sha256 are exclusive", i)
+		case k.SHA256 != "" && !isHexDigest(k.SHA256):
+			add("keys[%d].sha256: not 64 hex digits", i)
+		}
+		if strings.TrimSpace(k.Subject) == "" {
+			add("keys[%d].subject: required", i)
+		}
+	}
+	return errs
+}
+
+func isHexDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
 
 // minAPIKeyLength keeps guessable keys out of the configuration.
 const minAPIKeyLength = 16
@@ -19,6 +66,7 @@ const minAPIKeyLength = 16
 // with every digest in constant time, so neither the time taken nor the
 // memory held reveals a key.
 func (b *builder) apiKey(s *scheme, sc *Scheme) error {
+	s.challenge = fmt.Sprintf(`APIKey realm=%s, in=%s, name=%s`, quote(b.a.realm), quote(sc.In), quote(sc.Name))
 	type entry struct {
 		digest [sha256.Size]byte
 		id     *Identity

@@ -357,21 +357,10 @@ func (a *Authenticator) CardSchemes() map[string]a2a.SecurityScheme {
 	}
 	out := make(map[string]a2a.SecurityScheme, len(a.cardSchemes))
 	for name, s := range a.cardSchemes {
-		f := &s.Flows
-		f.AuthorizationCode, f.ClientCredentials, f.DeviceCode = cloneFlow(f.AuthorizationCode), cloneFlow(f.ClientCredentials), cloneFlow(f.DeviceCode)
-		f.Implicit, f.Password = cloneFlow(f.Implicit), cloneFlow(f.Password)
+		s.Flows = s.Flows.Clone()
 		out[name] = s
 	}
 	return out
-}
-
-func cloneFlow(f *a2a.OAuthFlow) *a2a.OAuthFlow {
-	if f == nil {
-		return nil
-	}
-	c := *f
-	c.Scopes = maps.Clone(f.Scopes)
-	return &c
 }
 
 // CardRequirements is the card's agent-wide security: the requirement

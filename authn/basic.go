@@ -19,6 +19,33 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
+// basicKind checks a user name and password (HTTP Basic).
+var basicKind = kind{typ: TypeHTTP, httpScheme: "basic", card: a2a.SchemeHTTPAuth, priority: priorityBasic,
+	validate: validateBasic, build: (*builder).basic, cardFields: httpCard}
+
+// validateBasic checks the users.
+func validateBasic(s *Scheme) []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if len(s.Users) == 0 {
+		add("users: at least one user is required")
+	}
+	seen := map[string]bool{}
+	for i, u := range s.Users {
+		if u.Username == "" || strings.Contains(u.Username, ":") {
+			add("users[%d].username: required, without ':'", i)
+		}
+		if seen[u.Username] {
+			add("users[%d].username: %q appears twice", i, u.Username)
+		}
+		seen[u.Username] = true
+		if u.Password == "" {
+			add("users[%d].password: a bcrypt hash is required", i)
+		}
+	}
+	return errs
+}
+
 // weakBcryptCost is the cost below which a hash is logged as weak.
 const weakBcryptCost = 10
 
@@ -57,6 +84,7 @@ var compareHash = bcrypt.CompareHashAndPassword
 // comparison is recent, unknown users are compared against that hash, in
 // one queue of their own.
 func (b *builder) basic(s *scheme, sc *Scheme) error {
+	s.challenge = fmt.Sprintf(`Basic realm=%s, charset="UTF-8"`, quote(b.a.realm))
 	type user struct {
 		hash []byte
 		cost int

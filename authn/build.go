@@ -20,9 +20,12 @@ type builder struct {
 // build returns the scheme and what the card shows for it. URLs may hold
 // {env.NAME} placeholders; the card shows them expanded.
 func (b *builder) build(name string, index int, cfg *Scheme) (*scheme, a2a.SecurityScheme, error) {
-	s := &scheme{name: name, index: index}
+	k, err := cfg.kind()
+	if err != nil {
+		return nil, a2a.SecurityScheme{}, err
+	}
+	s := &scheme{name: name, index: index, typ: k.card, priority: k.priority}
 	sc := *cfg
-	var err error
 	for _, u := range []struct {
 		field string
 		v     *string
@@ -37,37 +40,15 @@ func (b *builder) build(name string, index int, cfg *Scheme) (*scheme, a2a.Secur
 			return nil, a2a.SecurityScheme{}, fmt.Errorf("%s: %w", u.field, err)
 		}
 	}
-	switch sc.Type {
-	case TypeAPIKey:
-		s.typ, s.priority = a2a.SchemeAPIKey, priorityAPIKey
-		s.challenge = fmt.Sprintf(`APIKey realm=%s, in=%s, name=%s`, quote(b.a.realm), quote(sc.In), quote(sc.Name))
-		err = b.apiKey(s, &sc)
-	case TypeHTTP:
-		s.typ = a2a.SchemeHTTPAuth
-		if strings.EqualFold(sc.HTTPScheme, "basic") {
-			s.priority = priorityBasic
-			s.challenge = fmt.Sprintf(`Basic realm=%s, charset="UTF-8"`, quote(b.a.realm))
-			err = b.basic(s, &sc)
-		} else {
-			err = b.token(s, &sc)
-		}
-	case TypeOAuth2:
-		s.typ = a2a.SchemeOAuth2
-		err = b.token(s, &sc)
-	case TypeOpenIDConnect:
-		s.typ = a2a.SchemeOpenIDConnect
-		err = b.token(s, &sc)
-	case TypeMutualTLS:
-		s.typ, s.priority = a2a.SchemeMutualTLS, priorityMTLS
-		// Not a registered scheme: the handshake is the real challenge, but a
-		// 401 must name at least one (RFC 9110 §11.6.1).
-		s.challenge = "MutualTLS realm=" + quote(b.a.realm)
-		err = b.mtls(s, &sc)
-	}
-	if err != nil {
+	if err := k.build(b, s, &sc); err != nil {
 		return nil, a2a.SecurityScheme{}, err
 	}
-	return s, cardScheme(&sc, s.typ), nil
+	// What the card shows: how to call, never the secrets or keys behind it.
+	card := a2a.SecurityScheme{Type: k.card, Description: sc.Description}
+	if k.cardFields != nil {
+		k.cardFields(&sc, &card)
+	}
+	return s, card, nil
 }
 
 // envExpander resolves {env.NAME} placeholders; an unset variable is an
@@ -108,50 +89,12 @@ func (e envExpander) pemSource(field, src string) ([]byte, error) {
 	return b, nil
 }
 
-// cardScheme is what the card shows for a scheme: how to call, never the
-// secrets or keys behind it.
-func cardScheme(sc *Scheme, typ a2a.SecuritySchemeType) a2a.SecurityScheme {
-	out := a2a.SecurityScheme{Type: typ, Description: sc.Description}
-	switch sc.Type {
-	case TypeAPIKey:
-		out.Location, out.Name = sc.In, sc.Name
-	case TypeHTTP:
-		out.Scheme = strings.ToLower(sc.HTTPScheme)
-		out.BearerFormat = sc.BearerFormat
-		if out.Scheme == "bearer" && out.BearerFormat == "" && sc.JWT != nil && sc.Introspection == nil {
-			out.BearerFormat = "JWT"
-		}
-	case TypeOAuth2:
-		out.OAuth2MetadataURL = sc.MetadataURL
-		if f := sc.Flows; f != nil {
-			out.Flows = a2a.OAuthFlows{
-				AuthorizationCode: cardFlow(f.AuthorizationCode),
-				ClientCredentials: cardFlow(f.ClientCredentials),
-				DeviceCode:        cardFlow(f.DeviceCode),
-				Implicit:          cardFlow(f.Implicit),
-				Password:          cardFlow(f.Password),
-			}
-		}
-	case TypeOpenIDConnect:
-		out.OpenIDConnectURL = sc.OpenIDConnectURL
-	}
-	return out
-}
-
-func cardFlow(f *Flow) *a2a.OAuthFlow {
-	if f == nil {
-		return nil
-	}
-	scopes := make(map[string]string, len(f.Scopes))
-	for k, v := range f.Scopes {
-		scopes[k] = v
-	}
-	return &a2a.OAuthFlow{
-		AuthorizationURL:       f.AuthorizationURL,
-		DeviceAuthorizationURL: f.DeviceAuthorizationURL,
-		TokenURL:               f.TokenURL,
-		RefreshURL:             f.RefreshURL,
-		Scopes:                 scopes,
-		PKCERequired:           f.PKCERequired,
+// httpCard is what the card shows of an http scheme: basic or bearer, and
+// for bearer what its tokens are, JWT when they can only be JWTs.
+func httpCard(sc *Scheme, out *a2a.SecurityScheme) {
+	out.Scheme = strings.ToLower(sc.HTTPScheme)
+	out.BearerFormat = sc.BearerFormat
+	if out.Scheme == "bearer" && out.BearerFormat == "" && sc.JWT != nil && sc.Introspection == nil {
+		out.BearerFormat = "JWT"
 	}
 }

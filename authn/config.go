@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
-	"github.com/caddy-a2a/caddy-a2a/keys"
 )
 
 // Scheme types, as the card names them (OpenAPI / A2A 0.3 "type").
@@ -36,205 +36,330 @@ const (
 	DefaultIntrospectionTTL   = time.Minute
 )
 
-// Config declares the security schemes of an agent and the agent-wide
-// requirement. The same declaration produces the card's securitySchemes and
-// security fields (Authenticator.CardSchemes, CardRequirements) and drives
-// the checks, so the card states exactly what is enforced.
+// Config declares how callers authenticate (spec 1.0 §7): the security
+// schemes and the agent-wide requirement. The same declaration makes the
+// card's securitySchemes and security (Authenticator.CardSchemes,
+// CardRequirements) and drives the checks, so the card states exactly what
+// is checked; skills may require more (security: in the skills file).
+//
+// It is the a2a handler's security block: the json names are the JSON
+// configuration's, and a Caddyfile subdirective sets the field of the same
+// name, or the one whose comment names it. Secrets, keys and URLs take
+// {env.NAME} placeholders, read by New: an unset variable is an error,
+// never an empty secret.
 type Config struct {
-	// Schemes by name; the names are the keys of the card's securitySchemes
-	// and what requirements refer to. A name is letters, digits, '_', '-'
-	// and '.'; "anonymous" is reserved.
-	Schemes map[string]*Scheme
+	// Schemes by name: the names are the keys of the card's
+	// securitySchemes, and what require and the skills file's security:
+	// refer to. A name is 1 to 64 letters, digits, '_', '-' or '.';
+	// anonymous is reserved. In the Caddyfile a scheme is declared by its
+	// kind: api_key, basic, bearer, oauth2, openid_connect or mutual_tls.
+	Schemes map[string]*Scheme `json:"schemes,omitempty"`
 
-	// Require is the agent-wide requirement, an OR of ANDs: a request is
-	// admitted when it satisfies every scheme (with the scopes listed) of
-	// at least one entry. When empty, any one declared scheme alone is
-	// enough. An empty entry ({}) admits callers that present no
-	// credentials at all.
-	Require []a2a.SecurityRequirement
+	// Require is the agent-wide requirement, an OR of ANDs, checked on
+	// every request before its body is read: a request is admitted when it
+	// satisfies every scheme of one entry, each with the scopes listed. An
+	// empty entry admits callers that present no credentials (require
+	// anonymous in the Caddyfile, where each require is one entry and a
+	// block of lines ANDs them). Default: any one declared scheme. A
+	// request that meets no entry gets 401 with a WWW-Authenticate
+	// challenge per acceptable scheme, one whose credentials lack a scope
+	// 403; both carry an A2A error (JSON-RPC -31401, -31403).
+	Require []a2a.SecurityRequirement `json:"require,omitempty"`
 
-	// Realm is the realm of the WWW-Authenticate challenges. Default "a2a".
-	Realm string
+	// Realm is the realm of the WWW-Authenticate challenges. Default: a2a.
+	Realm string `json:"realm,omitempty"`
 
 	// CacheSize bounds how many verified credentials (tokens, basic
-	// credentials, client certificates) are remembered. Default 10000;
-	// negative disables the cache.
-	CacheSize int
+	// logins, client certificates) are remembered, by a hash, so that a
+	// repeated one is not verified again. Default: 10000; negative
+	// disables the cache.
+	CacheSize int `json:"cache_size,omitempty"`
 
-	// CacheTTL is the longest a verified credential is reused without
-	// verifying it again; a token's own expiry shortens it. Default 5m.
-	CacheTTL time.Duration
+	// CacheTTL is the longest a verified credential is remembered; never
+	// past a token's exp or a certificate's notAfter. Default: 5m.
+	CacheTTL Duration `json:"cache_ttl,omitempty"`
 }
 
-// Scheme is one way a caller can authenticate. Type says which fields apply.
+// Scheme is one way a caller can authenticate. Type says which fields
+// apply.
 type Scheme struct {
-	// Type is apiKey, http, oauth2, openIdConnect or mutualTLS.
-	Type        string
-	Description string
+	// Type is apiKey, http, oauth2, openIdConnect or mutualTLS, as the card
+	// names it. In the Caddyfile: api_key, basic or bearer (http), oauth2,
+	// openid_connect, mutual_tls.
+	Type string `json:"type"`
 
-	// apiKey: In is header, query or cookie; Name is the header, query
-	// parameter or cookie name. Keys are the accepted keys.
-	In   string
-	Name string
-	Keys []APIKey
+	// Description is shown on the card.
+	Description string `json:"description,omitempty"`
 
-	// http: HTTPScheme is basic or bearer. Basic checks Users; bearer
-	// checks tokens with JWT and/or Introspection.
-	HTTPScheme   string
-	BearerFormat string
-	Users        []User
+	// In is where an apiKey is sent: header, query or cookie. In the
+	// Caddyfile, In and Name follow the scheme's name: api_key <name>
+	// header X-API-Key.
+	In string `json:"in,omitempty"`
 
-	// Token validation for http bearer, oauth2 and openIdConnect. A token
-	// shaped like a JWT is verified locally when JWT is set; any other
-	// token is introspected when Introspection is set.
-	JWT           *JWTConfig
-	Introspection *IntrospectionConfig
+	// Name is the header, query parameter or cookie of an apiKey.
+	Name string `json:"name,omitempty"`
 
-	// oauth2: exactly one flow, for the card; its scopes are the scopes
-	// requirements may name. MetadataURL (RFC 8414) is shown on the card
-	// and, when JWT names no key source, gives the issuer and the JWKS.
-	Flows       *Flows
-	MetadataURL string
+	// Keys are the keys an apiKey scheme accepts. At least one.
+	Keys []APIKey `json:"keys,omitempty"`
 
-	// openIdConnect: the discovery document that gives the issuer and the
-	// JWKS. JWT.Audiences is required.
-	OpenIDConnectURL string
+	// HTTPScheme is basic or bearer, for an http scheme.
+	HTTPScheme string `json:"scheme,omitempty"`
 
-	// mutualTLS: see MTLSConfig.
-	MTLS *MTLSConfig
+	// BearerFormat is the card's hint at what a bearer token is. Default:
+	// JWT when only JWTs are accepted.
+	BearerFormat string `json:"bearer_format,omitempty"`
 
-	// AllowInsecureHTTP permits http:// URLs for the JWKS, discovery and
-	// introspection on hosts other than loopback. Keys fetched over plain
-	// HTTP can be replaced by anyone on the path.
-	AllowInsecureHTTP bool
+	// Users are the accounts of a basic scheme. At least one.
+	Users []User `json:"users,omitempty"`
+
+	// JWT verifies the tokens of a bearer, oauth2 or openIdConnect scheme
+	// that are shaped like JWTs. In the Caddyfile its options stand in the
+	// scheme's block.
+	JWT *JWTConfig `json:"jwt,omitempty"`
+
+	// Introspection checks the other tokens of a bearer or oauth2 scheme.
+	// A bearer or oauth2 scheme needs JWT or Introspection.
+	Introspection *IntrospectionConfig `json:"introspection,omitempty"`
+
+	// Flows is the one OAuth 2.0 flow of an oauth2 scheme, for the card;
+	// its scopes are those requirements may ask for. In the Caddyfile:
+	// flow <type> { ... }, with scope <scope> [<description>] for each
+	// scope.
+	Flows *Flows `json:"flows,omitempty"`
+
+	// MetadataURL is the RFC 8414 authorization server metadata of an
+	// oauth2 scheme, shown on the card. Without a key source in JWT, it
+	// gives the issuer and the JWKS.
+	MetadataURL string `json:"metadata_url,omitempty"`
+
+	// OpenIDConnectURL is the discovery document of an openIdConnect
+	// scheme, which gives the issuer and the JWKS; JWT's audiences are
+	// required. In the Caddyfile it follows the scheme's name:
+	// openid_connect <name> <url>.
+	OpenIDConnectURL string `json:"openid_connect_url,omitempty"`
+
+	// MTLS says which client certificates a mutualTLS scheme accepts. In
+	// the Caddyfile its options stand in the scheme's block.
+	MTLS *MTLSConfig `json:"mtls,omitempty"`
+
+	// AllowInsecureHTTP permits http:// JWKS, discovery and introspection
+	// URLs on hosts other than loopback; otherwise they must be https.
+	// Keys fetched over plain HTTP can be replaced by anyone on the path.
+	AllowInsecureHTTP bool `json:"allow_insecure_http,omitempty"`
 }
 
-// APIKey is one accepted key and the identity it stands for.
+// APIKey is a key an apiKey scheme accepts and the caller it names. In the
+// Caddyfile: key <key> <subject> [<scopes...>], or key_sha256 with the
+// digest.
 type APIKey struct {
-	// Key is the key itself (at least 16 characters), or a {env.NAME}
-	// placeholder. Only its SHA-256 digest is kept after loading.
-	Key string
-	// SHA256 is the hex SHA-256 digest of the key, instead of Key.
-	SHA256 string
+	// Key is the key, at least 16 characters, or an {env.NAME}
+	// placeholder. Only its SHA-256 is kept once loaded.
+	Key string `json:"key,omitempty"`
+
+	// SHA256 is the hex SHA-256 of the key, in place of Key, so that the
+	// configuration never holds the key: printf %s "$KEY" | sha256sum.
+	SHA256 string `json:"sha256,omitempty"`
+
 	// Subject names the caller. Required.
-	Subject string
+	Subject string `json:"subject"`
+
 	// Scopes are granted to the caller.
-	Scopes []string
+	Scopes []string `json:"scopes,omitempty"`
 }
 
-// User is one basic-auth account.
+// User is an account of a basic scheme. In the Caddyfile: user <username>
+// <bcrypt hash> [<scopes...>].
 type User struct {
-	Username string
+	// Username, without ':'. Required.
+	Username string `json:"username"`
+
 	// Password is the bcrypt hash of the password ($2a$, $2b$, $2y$), as
-	// `caddy hash-password` prints it, or that hash base64-encoded, as
-	// Caddy's basic_auth also accepts. {env.NAME} placeholders expand.
-	Password string
-	Scopes   []string
+	// caddy hash-password prints it, or that hash base64-encoded, as
+	// Caddy's basic_auth also takes it; an {env.NAME} placeholder expands.
+	// Costs under 10 are logged as weak.
+	Password string `json:"password"`
+
+	// Scopes are granted to the user.
+	Scopes []string `json:"scopes,omitempty"`
 }
 
-// JWTConfig validates JWTs: signature against an allowlist of algorithms
-// and a key source, then exp, nbf, iat (with leeway), iss and aud.
+// JWTConfig verifies JWTs: the signature, by an allowed algorithm and a
+// configured or discovered key, then exp (required), nbf and iat with the
+// leeway, iss and aud. Tokens with a crit header are refused.
 type JWTConfig struct {
-	// Issuer is the required iss. With openIdConnect or an oauth2
-	// metadata URL it defaults to the discovered issuer and, when set,
-	// must equal it.
-	Issuer string
-	// Audiences: the token's aud must contain one of them. Required when
-	// the keys come from a JWKS (jwks_url or discovery), since such keys
-	// sign tokens for many services.
-	Audiences []string
-	// Algorithms allowed. Default: RS256..512, PS256..512, ES256..512 and
-	// EdDSA, plus HS256..512 when HMACSecret is set. HS* needs HMACSecret;
-	// "none" is never allowed.
-	Algorithms []string
-	// Leeway for exp, nbf and iat. Default 30s.
-	Leeway time.Duration
+	// Issuer is the iss tokens must carry. With openIdConnect or an oauth2
+	// metadata_url it defaults to the discovered issuer, and when set must
+	// equal it.
+	Issuer string `json:"issuer,omitempty"`
 
-	// Key sources; at least one unless discovery provides a JWKS.
-	JWKSURL string
-	// PublicKeys are PEM texts or file paths: PKIX or PKCS#1 public keys
-	// or certificates. RSA keys must have at least 2048 bits.
-	PublicKeys []string
-	// HMACSecret enables HS256/384/512; at least 32 bytes. {env.NAME}
-	// placeholders expand.
-	HMACSecret string
+	// Audiences: a token's aud must name one of them (Caddyfile:
+	// audience). Required whenever the keys come from a JWKS (jwks_url or
+	// discovery), whose keys sign tokens for many services.
+	Audiences []string `json:"audiences,omitempty"`
 
-	// SubjectClaim names the claim that identifies the caller. Default "sub".
-	SubjectClaim string
+	// Algorithms allowed. Default: RS256/384/512, PS256/384/512,
+	// ES256/384/512 and EdDSA, and HS256/384/512 only with hmac_secret.
+	// none is never accepted.
+	Algorithms []string `json:"algorithms,omitempty"`
 
-	// RefreshInterval is how often the JWKS is fetched in the background.
-	// Default 15m.
-	RefreshInterval time.Duration
-	// MinRefreshInterval is the least time between two fetches caused by
-	// an unknown kid or by failures. Default 30s.
-	MinRefreshInterval time.Duration
-	// FetchTimeout bounds one fetch of the JWKS or discovery document.
-	// Default 10s.
-	FetchTimeout time.Duration
+	// Leeway for exp, nbf and iat; at most 5m. Default: 30s.
+	Leeway Duration `json:"leeway,omitempty"`
+
+	// JWKSURL is a JWK Set to take keys from. One key source (jwks_url,
+	// public_keys or hmac_secret) is required unless discovery gives a
+	// JWKS.
+	JWKSURL string `json:"jwks_url,omitempty"`
+
+	// PublicKeys are PEM files, or PEM text in {env.NAME}, of PKIX or
+	// PKCS #1 public keys or certificates; RSA keys need 2048 bits
+	// (Caddyfile: public_key).
+	PublicKeys []string `json:"public_keys,omitempty"`
+
+	// HMACSecret, at least 32 bytes, is the only way to allow
+	// HS256/384/512.
+	HMACSecret string `json:"hmac_secret,omitempty"`
+
+	// SubjectClaim is the claim that names the caller. Default: sub.
+	SubjectClaim string `json:"subject_claim,omitempty"`
+
+	// RefreshInterval is how often the JWKS is fetched again in the
+	// background; sooner, with backoff, after a failure. Default: 15m.
+	RefreshInterval Duration `json:"refresh_interval,omitempty"`
+
+	// MinRefreshInterval is the least time between two fetches for tokens
+	// with an unknown kid or after failures. Default: 30s.
+	MinRefreshInterval Duration `json:"min_refresh_interval,omitempty"`
+
+	// FetchTimeout bounds one fetch of the JWKS or a discovery document.
+	// Default: 10s.
+	FetchTimeout Duration `json:"fetch_timeout,omitempty"`
 }
 
-// IntrospectionConfig checks opaque tokens with an RFC 7662 endpoint.
+// IntrospectionConfig checks opaque tokens with an RFC 7662 endpoint. In
+// the Caddyfile: introspection <url> { ... }.
 type IntrospectionConfig struct {
-	URL string
-	// ClientID and ClientSecret authenticate this server to the endpoint
-	// (client_secret_basic). {env.NAME} placeholders expand.
-	ClientID     string
-	ClientSecret string
-	// Audiences, when set: an answer that names an aud must name one of them.
-	Audiences []string
-	// SubjectClaim names the field that identifies the caller. Default
-	// "sub", then "client_id", then "username".
-	SubjectClaim string
+	// URL of the introspection endpoint. Required.
+	URL string `json:"url"`
+
+	// ClientID authenticates this agent to the endpoint, with
+	// ClientSecret (client_secret_basic).
+	ClientID string `json:"client_id,omitempty"`
+
+	// ClientSecret goes with ClientID; use an {env.NAME} placeholder.
+	ClientSecret string `json:"client_secret,omitempty"`
+
+	// Audiences: an answer that names an aud must name one of them
+	// (Caddyfile: audience).
+	Audiences []string `json:"audiences,omitempty"`
+
+	// SubjectClaim is the answer's field that names the caller. Default:
+	// sub, then client_id, then username.
+	SubjectClaim string `json:"subject_claim,omitempty"`
+
 	// CacheTTL is the longest an active answer is reused; the token's exp
-	// shortens it. Default 1m.
-	CacheTTL time.Duration
-	// Timeout bounds one introspection call. Default 10s.
-	Timeout time.Duration
+	// shortens it. Default: 1m.
+	CacheTTL Duration `json:"cache_ttl,omitempty"`
+
+	// Timeout bounds one call. Default: 10s.
+	Timeout Duration `json:"timeout,omitempty"`
 }
 
 // Flows holds the one OAuth 2.0 flow an oauth2 scheme declares, in the
-// card's own types.
+// card's own types, whose json names are the proto's.
 type Flows = a2a.OAuthFlows
 
 // Flow is one OAuth 2.0 flow, as the card shows it.
 type Flow = a2a.OAuthFlow
 
-// MTLSConfig says which client certificates are accepted and where the
-// caller's name comes from.
+// MTLSConfig says which client certificates a mutualTLS scheme accepts and
+// how the caller is named. The site must ask for client certificates
+// (tls { client_auth { ... } }) unless a trusted proxy passes them on.
 type MTLSConfig struct {
-	// TrustedCAs are PEM texts or file paths of the CAs a client
-	// certificate must chain to. Without them, only a certificate that the
-	// TLS server itself verified (Caddy's client_auth with trusted CAs) or
-	// that a trusted proxy passed on is accepted.
-	TrustedCAs []string
-	// TrustedProxies are the addresses (IPs or CIDRs) of proxies in front
-	// whose CertHeader is believed. Both or neither are set.
-	TrustedProxies []string
+	// TrustedCAs are PEM files, or PEM text in {env.NAME}, of the CAs a
+	// client certificate must chain to (Caddyfile: trusted_ca). Without
+	// them, only a certificate the TLS server itself verified (Caddy's
+	// client_auth with trusted CAs) or a trusted proxy passed on counts.
+	TrustedCAs []string `json:"trusted_cas,omitempty"`
+
+	// TrustedProxies are the IPs or CIDRs of proxies in front whose
+	// cert_header is believed; from anywhere else the header fails the
+	// request. Set with CertHeader.
+	TrustedProxies []string `json:"trusted_proxies,omitempty"`
+
 	// CertHeader carries the client certificate from a trusted proxy:
 	// URL-encoded PEM (nginx $ssl_client_escaped_cert, AWS ALB), base64
-	// DER (Traefik), or Envoy's X-Forwarded-Client-Cert with Cert="...".
-	CertHeader string
-	// SubjectFrom is the order in which the caller's name is taken from
-	// the certificate: uri, dns, email (SANs), cn, dn. Default: uri, dns,
-	// email, cn.
-	SubjectFrom []string
+	// DER (Traefik) or Envoy's X-Forwarded-Client-Cert.
+	CertHeader string `json:"cert_header,omitempty"`
+
+	// SubjectFrom orders where the caller's name comes from: uri, dns and
+	// email (SANs), cn, dn. Default: uri dns email cn.
+	SubjectFrom []string `json:"subject_from,omitempty"`
 }
 
-func orDefault(d, def time.Duration) time.Duration {
+func orDefault(d Duration, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
 	}
-	return d
+	return time.Duration(d)
 }
 
 var schemeName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// hmacAlgorithms are the symmetric JWS algorithms, which HMACSecret
-// enables.
-var hmacAlgorithms = []string{"HS256", "HS384", "HS512"}
+// kind is one way to authenticate. Its file declares it: what a scheme of
+// that kind checks in its configuration, how it is set up, and what the
+// card shows of it; kinds lists it.
+type kind struct {
+	// typ, and httpScheme (lower case) for an http scheme, are the Type
+	// and HTTPScheme of its schemes.
+	typ, httpScheme string
+	// card is its type on the card.
+	card a2a.SecuritySchemeType
+	// priority orders the credentials of one request (see Identity).
+	priority int
+	// tokens says it takes bearer tokens, checked by JWT and Introspection.
+	tokens bool
+	// validate checks its own fields, without files, environment or
+	// network.
+	validate func(s *Scheme) []error
+	// build sets s up from its configuration.
+	build func(b *builder, s *scheme, sc *Scheme) error
+	// cardFields sets what the card shows of it besides its type and
+	// description; nil when nothing.
+	cardFields func(sc *Scheme, out *a2a.SecurityScheme)
+}
 
-// validAlgorithms are the JWS algorithms a token may use.
-var validAlgorithms = append(slices.Clone(keys.Algorithms), hmacAlgorithms...)
+// kinds are the ways to authenticate.
+var kinds = []*kind{&apiKeyKind, &basicKind, &bearerKind, &oauth2Kind, &openIDConnectKind, &mutualTLSKind}
+
+// kind is s's kind, or an error that names the valid types or, for http,
+// the valid schemes.
+func (s *Scheme) kind() (*kind, error) {
+	var types, httpSchemes []string
+	for _, k := range kinds {
+		if s.Type == k.typ && (k.httpScheme == "" || strings.EqualFold(s.HTTPScheme, k.httpScheme)) {
+			return k, nil
+		}
+		if k.httpScheme != "" {
+			httpSchemes = append(httpSchemes, k.httpScheme)
+		}
+		if !slices.Contains(types, k.typ) {
+			types = append(types, k.typ)
+		}
+	}
+	if s.Type == TypeHTTP {
+		return nil, fmt.Errorf("scheme: %q is not %s", s.HTTPScheme, oneOf(httpSchemes, "or"))
+	}
+	return nil, fmt.Errorf("type: %q is not %s", s.Type, oneOf(types, "or"))
+}
+
+// oneOf lists names as "a, b or c" (conjunction or), "a, b and c" (and).
+func oneOf(names []string, conjunction string) string {
+	last := len(names) - 1
+	if last <= 0 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:last], ", ") + " " + conjunction + " " + names[last]
+}
 
 // Validate checks the configuration without reading files, environment or
 // network, so it can run in a Caddy Validate step. New runs it too.
@@ -279,232 +404,27 @@ func (c *Config) Validate() error {
 
 func (s *Scheme) validate() []error {
 	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	tokens := false
-	switch s.Type {
-	case TypeAPIKey:
-		if !slices.Contains([]string{"header", "query", "cookie"}, s.In) {
-			add("in: %q is not header, query or cookie", s.In)
-		}
-		if strings.TrimSpace(s.Name) == "" {
-			add("name: required")
-		}
-		if len(s.Keys) == 0 {
-			add("keys: at least one key is required")
-		}
-		for i, k := range s.Keys {
-			switch {
-			case k.Key == "" && k.SHA256 == "":
-				add("keys[%d]: key or sha256 is required", i)
-			case k.Key != "" && k.SHA256 != "":
-				add("keys[%d]: key and sha256 are exclusive", i)
-			case k.SHA256 != "" && !isHexDigest(k.SHA256):
-				add("keys[%d].sha256: not 64 hex digits", i)
-			}
-			if strings.TrimSpace(k.Subject) == "" {
-				add("keys[%d].subject: required", i)
-			}
-		}
-	case TypeHTTP:
-		switch strings.ToLower(s.HTTPScheme) {
-		case "basic":
-			if len(s.Users) == 0 {
-				add("users: at least one user is required")
-			}
-			seen := map[string]bool{}
-			for i, u := range s.Users {
-				if u.Username == "" || strings.Contains(u.Username, ":") {
-					add("users[%d].username: required, without ':'", i)
-				}
-				if seen[u.Username] {
-					add("users[%d].username: %q appears twice", i, u.Username)
-				}
-				seen[u.Username] = true
-				if u.Password == "" {
-					add("users[%d].password: a bcrypt hash is required", i)
-				}
-			}
-		case "bearer":
-			tokens = true
-			if s.JWT == nil && s.Introspection == nil {
-				add("a bearer scheme needs jwt or introspection")
-			}
-		default:
-			add("scheme: %q is not basic or bearer", s.HTTPScheme)
-		}
-	case TypeOAuth2:
-		tokens = true
-		errs = append(errs, validateFlows(s.Flows)...)
-		if s.MetadataURL != "" {
-			if err := checkURL(s.MetadataURL, s.AllowInsecureHTTP); err != nil {
-				add("metadata_url: %v", err)
-			}
-		}
-		if s.JWT == nil && s.Introspection == nil {
-			add("an oauth2 scheme needs jwt or introspection")
-		}
-		if s.JWT != nil && !s.JWT.hasKeySource() && s.MetadataURL == "" {
-			add("jwt: no key source: set jwks_url, public_keys, hmac_secret or metadata_url")
-		}
-	case TypeOpenIDConnect:
-		tokens = true
-		if err := checkURL(s.OpenIDConnectURL, s.AllowInsecureHTTP); err != nil {
-			add("openid_connect_url: %v", err)
-		}
-		if s.JWT == nil || len(s.JWT.Audiences) == 0 {
-			add("jwt.audiences: required for openIdConnect")
-		}
-	case TypeMutualTLS:
-		if s.MTLS != nil {
-			errs = append(errs, s.MTLS.validate()...)
-		}
-	default:
-		add("type: %q is not apiKey, http, oauth2, openIdConnect or mutualTLS", s.Type)
+	k, err := s.kind()
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		errs = append(errs, k.validate(s)...)
 	}
-	if tokens {
-		if s.JWT != nil {
-			errs = append(errs, s.JWT.validate(s)...)
-		}
-		if in := s.Introspection; in != nil {
-			if err := checkURL(in.URL, s.AllowInsecureHTTP); err != nil {
-				add("introspection.url: %v", err)
-			}
-			if in.CacheTTL < 0 || in.Timeout < 0 {
-				add("introspection: negative duration")
-			}
-		}
+	if k != nil && k.tokens {
+		errs = append(errs, s.validateTokens()...)
 	} else if s.JWT != nil || s.Introspection != nil {
-		add("jwt and introspection apply only to bearer, oauth2 and openIdConnect schemes")
+		var takers []string
+		for _, k := range kinds {
+			if k.tokens {
+				takers = append(takers, cmp.Or(k.httpScheme, k.typ))
+			}
+		}
+		errs = append(errs, fmt.Errorf("jwt and introspection apply only to %s schemes", oneOf(takers, "and")))
 	}
 	if s.Type != TypeMutualTLS && s.MTLS != nil {
-		add("mtls applies only to mutualTLS schemes")
+		errs = append(errs, errors.New("mtls applies only to mutualTLS schemes"))
 	}
 	return errs
-}
-
-func (j *JWTConfig) hasKeySource() bool {
-	return j.JWKSURL != "" || len(j.PublicKeys) > 0 || j.HMACSecret != ""
-}
-
-func (j *JWTConfig) validate(s *Scheme) []error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("jwt."+format, args...)) }
-	discovered := s.Type == TypeOpenIDConnect || (s.Type == TypeOAuth2 && s.MetadataURL != "" && !j.hasKeySource())
-	if !j.hasKeySource() && !discovered {
-		add("keys: set jwks_url, public_keys or hmac_secret")
-	}
-	if (j.JWKSURL != "" || discovered) && len(j.Audiences) == 0 {
-		add("audiences: required when keys come from a JWKS")
-	}
-	if j.JWKSURL != "" {
-		if err := checkURL(j.JWKSURL, s.AllowInsecureHTTP); err != nil {
-			add("jwks_url: %v", err)
-		}
-	}
-	hmac := false
-	for _, alg := range j.Algorithms {
-		if !slices.Contains(validAlgorithms, alg) {
-			add("algorithms: %q is not one of %s", alg, strings.Join(validAlgorithms, ", "))
-		}
-		if strings.HasPrefix(alg, "HS") {
-			hmac = true
-		}
-	}
-	if hmac && j.HMACSecret == "" {
-		add("algorithms: HS* algorithms need hmac_secret")
-	}
-	if len(j.Algorithms) > 0 && !hmac && j.HMACSecret != "" {
-		add("hmac_secret: set, but no HS* algorithm is allowed")
-	}
-	if j.Leeway < 0 || j.RefreshInterval < 0 || j.MinRefreshInterval < 0 || j.FetchTimeout < 0 {
-		add("negative duration")
-	}
-	if j.Leeway > 5*time.Minute {
-		add("leeway: at most 5m")
-	}
-	return errs
-}
-
-func validateFlows(f *Flows) []error {
-	if f == nil {
-		return []error{errors.New("flows: exactly one flow is required")}
-	}
-	type named struct {
-		name                     string
-		flow                     *Flow
-		needAuth, needDev, needT bool
-	}
-	var set []named
-	for _, n := range []named{
-		{"authorization_code", f.AuthorizationCode, true, false, true},
-		{"client_credentials", f.ClientCredentials, false, false, true},
-		{"device_code", f.DeviceCode, false, true, true},
-		{"implicit", f.Implicit, true, false, false},
-		{"password", f.Password, false, false, true},
-	} {
-		if n.flow != nil {
-			set = append(set, n)
-		}
-	}
-	if len(set) != 1 {
-		return []error{fmt.Errorf("flows: exactly one flow is required, got %d", len(set))}
-	}
-	var errs []error
-	n := set[0]
-	for _, u := range []struct {
-		field, v string
-		need     bool
-	}{
-		{"authorization_url", n.flow.AuthorizationURL, n.needAuth},
-		{"device_authorization_url", n.flow.DeviceAuthorizationURL, n.needDev},
-		{"token_url", n.flow.TokenURL, n.needT},
-		{"refresh_url", n.flow.RefreshURL, false},
-	} {
-		if u.v == "" && !u.need {
-			continue
-		}
-		if err := checkURL(u.v, true); err != nil {
-			errs = append(errs, fmt.Errorf("flows.%s.%s: %w", n.name, u.field, err))
-		}
-	}
-	return errs
-}
-
-var subjectSources = []string{"uri", "dns", "email", "cn", "dn"}
-
-func (m *MTLSConfig) validate() []error {
-	var errs []error
-	if (len(m.TrustedProxies) > 0) != (m.CertHeader != "") {
-		errs = append(errs, errors.New("mtls: trusted_proxies and cert_header go together"))
-	}
-	for i, p := range m.TrustedProxies {
-		if _, err := parsePrefix(p); err != nil {
-			errs = append(errs, fmt.Errorf("mtls.trusted_proxies[%d]: %w", i, err))
-		}
-	}
-	for _, s := range m.SubjectFrom {
-		if !slices.Contains(subjectSources, s) {
-			errs = append(errs, fmt.Errorf("mtls.subject_from: %q is not one of %s", s, strings.Join(subjectSources, ", ")))
-		}
-	}
-	return errs
-}
-
-// parsePrefix reads a CIDR or a single address.
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return netip.Prefix{}, err
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	a = a.Unmap()
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // checkURL wants an absolute https URL, or http to a loopback host (or
@@ -539,16 +459,4 @@ func isLoopback(host string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
-}
-
-func isHexDigest(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }

@@ -237,3 +237,26 @@ func TestNoSchemesIsAnonymous(t *testing.T) {
 		t.Error("the card declares security without schemes")
 	}
 }
+
+// TestValidateNamesTheKinds: a scheme of no known kind, or with options of
+// another kind, is refused with the kinds that would take it.
+func TestValidateNamesTheKinds(t *testing.T) {
+	key := authn.Scheme{Type: "apiKey", In: "header", Name: "X-API-Key", Keys: []authn.APIKey{{Key: "0123456789abcdef", Subject: "ci"}}}
+	withIntrospection, withMTLS := key, key
+	withIntrospection.Introspection = &authn.IntrospectionConfig{URL: "https://idp.example/introspect"}
+	withMTLS.MTLS = &authn.MTLSConfig{}
+	for _, tt := range []struct {
+		scheme authn.Scheme
+		want   string
+	}{
+		{authn.Scheme{Type: "magic"}, `authn: scheme "s": type: "magic" is not apiKey, http, oauth2, openIdConnect or mutualTLS`},
+		{authn.Scheme{Type: "http", HTTPScheme: "digest"}, `authn: scheme "s": scheme: "digest" is not basic or bearer`},
+		{withIntrospection, `authn: scheme "s": jwt and introspection apply only to bearer, oauth2 and openIdConnect schemes`},
+		{withMTLS, `authn: scheme "s": mtls applies only to mutualTLS schemes`},
+	} {
+		cfg := authn.Config{Schemes: map[string]*authn.Scheme{"s": &tt.scheme}}
+		if err := cfg.Validate(); err == nil || err.Error() != tt.want {
+			t.Errorf("Validate: %v\nwant %s", err, tt.want)
+		}
+	}
+}

@@ -19,7 +19,7 @@ func introspectAuth(t *testing.T, p *idp, clk *clock, logs *logBuffer, mutate fu
 			Scopes: map[string]string{"orders:read": "Read"}}},
 		Introspection: &authn.IntrospectionConfig{
 			URL: p.URL + "/introspect", ClientID: p.clientID, ClientSecret: "{env.INTROSPECT_SECRET}",
-			CacheTTL: time.Minute, Timeout: time.Second,
+			CacheTTL: authn.Duration(time.Minute), Timeout: authn.Duration(time.Second),
 		},
 	}
 	if mutate != nil {

@@ -21,9 +21,9 @@ func jwksAuth(t *testing.T, p *idp, clk *clock, logs *logBuffer, mutate func(*au
 		Issuer:             "https://issuer.example",
 		Audiences:          []string{"a2a-agent"},
 		JWKSURL:            p.URL + "/jwks",
-		RefreshInterval:    time.Hour,
-		MinRefreshInterval: time.Minute,
-		FetchTimeout:       2 * time.Second,
+		RefreshInterval:    authn.Duration(time.Hour),
+		MinRefreshInterval: authn.Duration(time.Minute),
+		FetchTimeout:       authn.Duration(2 * time.Second),
 	}
 	if mutate != nil {
 		mutate(cfg)
@@ -143,7 +143,7 @@ func TestJWKSHangs(t *testing.T) {
 	p := newIDP(t)
 	p.setMode("hang")
 	start := time.Now()
-	a := jwksAuth(t, p, clk, nil, func(c *authn.JWTConfig) { c.FetchTimeout = 200 * time.Millisecond })
+	a := jwksAuth(t, p, clk, nil, func(c *authn.JWTConfig) { c.FetchTimeout = authn.Duration(200 * time.Millisecond) })
 	tok := mint(t, jwt.SigningMethodRS256, rsaKey(), "k1", claimsAt(clk.Now(), nil))
 	clk.Advance(2 * time.Minute)
 	if _, f := a.Authenticate(bearer(tok)); f == nil || f.Status != http.StatusUnauthorized {
@@ -161,8 +161,8 @@ func TestCloseDoesNotWaitForAHangingFetch(t *testing.T) {
 	clk := newClock()
 	p := newIDP(t, jwk("k1", "RS256", &rsaKey().PublicKey))
 	a := jwksAuth(t, p, clk, nil, func(c *authn.JWTConfig) {
-		c.RefreshInterval = 10 * time.Millisecond
-		c.FetchTimeout = time.Minute
+		c.RefreshInterval = authn.Duration(10 * time.Millisecond)
+		c.FetchTimeout = authn.Duration(time.Minute)
 	})
 	p.setMode("hang")
 	deadline := time.After(10 * time.Second)
@@ -201,7 +201,7 @@ func TestJWKSGarbageAtStartThenRecovers(t *testing.T) {
 func TestJWKSBackgroundRefresh(t *testing.T) {
 	clk := newClock()
 	p := newIDP(t, jwk("k1", "RS256", &rsaKey().PublicKey))
-	a := jwksAuth(t, p, clk, nil, func(c *authn.JWTConfig) { c.RefreshInterval = 10 * time.Millisecond })
+	a := jwksAuth(t, p, clk, nil, func(c *authn.JWTConfig) { c.RefreshInterval = authn.Duration(10 * time.Millisecond) })
 	p.waitFetches(t, 1) // the one at start
 	p.setKeys(jwk("k2", "RS256", &rsaKey2().PublicKey))
 	p.drain()
@@ -433,7 +433,7 @@ func TestHangingJWKSHoldsUpNothing(t *testing.T) {
 		Schemes: map[string]*authn.Scheme{
 			"remote": {Type: "http", HTTPScheme: "bearer", JWT: &authn.JWTConfig{
 				Issuer: "https://issuer.example", Audiences: []string{"a2a-agent"}, JWKSURL: p.URL + "/jwks",
-				FetchTimeout: time.Hour, RefreshInterval: time.Hour, MinRefreshInterval: time.Minute}},
+				FetchTimeout: authn.Duration(time.Hour), RefreshInterval: authn.Duration(time.Hour), MinRefreshInterval: authn.Duration(time.Minute)}},
 			"static": {Type: "http", HTTPScheme: "bearer", JWT: &authn.JWTConfig{
 				Issuer: "https://issuer.example", Audiences: []string{"a2a-agent"}, PublicKeys: []string{publicPEM(&ecKey().PublicKey)}}},
 		},

@@ -203,7 +203,7 @@ func TestJWTAlgorithmAllowlist(t *testing.T) {
 
 func TestJWTLeeway(t *testing.T) {
 	clk := newClock()
-	a := staticAuth(t, clk, func(c *authn.JWTConfig) { c.Leeway = time.Minute })
+	a := staticAuth(t, clk, func(c *authn.JWTConfig) { c.Leeway = authn.Duration(time.Minute) })
 	tok := mint(t, jwt.SigningMethodRS256, rsaKey(), "", claimsAt(clk.Now(), jwt.MapClaims{"exp": clk.Now().Add(-30 * time.Second).Unix()}))
 	if _, f := a.Authenticate(bearer(tok)); f != nil {
 		t.Errorf("a token 30s past exp was refused with a 1m leeway: %v", f)

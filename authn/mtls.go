@@ -18,6 +18,53 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
+// mutualTLSKind takes the caller from a client certificate.
+var mutualTLSKind = kind{typ: TypeMutualTLS, card: a2a.SchemeMutualTLS, priority: priorityMTLS,
+	validate: func(s *Scheme) []error {
+		if s.MTLS == nil {
+			return nil
+		}
+		return s.MTLS.validate()
+	},
+	build: (*builder).mtls}
+
+var subjectSources = []string{"uri", "dns", "email", "cn", "dn"}
+
+func (m *MTLSConfig) validate() []error {
+	var errs []error
+	if (len(m.TrustedProxies) > 0) != (m.CertHeader != "") {
+		errs = append(errs, errors.New("mtls: trusted_proxies and cert_header go together"))
+	}
+	for i, p := range m.TrustedProxies {
+		if _, err := parsePrefix(p); err != nil {
+			errs = append(errs, fmt.Errorf("mtls.trusted_proxies[%d]: %w", i, err))
+		}
+	}
+	for _, s := range m.SubjectFrom {
+		if !slices.Contains(subjectSources, s) {
+			errs = append(errs, fmt.Errorf("mtls.subject_from: %q is not one of %s", s, strings.Join(subjectSources, ", ")))
+		}
+	}
+	return errs
+}
+
+// parsePrefix reads a CIDR or a single address.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, err
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
 var defaultSubjectFrom = []string{"uri", "dns", "email", "cn"}
 
 // mtls takes the caller from a client certificate: the one of the TLS
@@ -26,6 +73,9 @@ var defaultSubjectFrom = []string{"uri", "dns", "email", "cn"}
 // without them, when the TLS server verified it (or the trusted proxy
 // passed it on).
 func (b *builder) mtls(s *scheme, sc *Scheme) error {
+	// Not a registered scheme: the handshake is the real challenge, but a
+	// 401 must name at least one (RFC 9110 §11.6.1).
+	s.challenge = "MutualTLS realm=" + quote(b.a.realm)
 	cfg := sc.MTLS
 	if cfg == nil {
 		cfg = &MTLSConfig{}

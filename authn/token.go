@@ -12,23 +12,99 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/keys"
 )
+
+// bearerKind checks a bearer token (RFC 6750): a JWT, or one an
+// introspection endpoint vouches for.
+var bearerKind = kind{typ: TypeHTTP, httpScheme: "bearer", card: a2a.SchemeHTTPAuth, priority: priorityToken, tokens: true,
+	validate: func(s *Scheme) []error {
+		if s.JWT == nil && s.Introspection == nil {
+			return []error{errors.New("a bearer scheme needs jwt or introspection")}
+		}
+		return nil
+	},
+	build: (*builder).token, cardFields: httpCard}
+
+// hmacAlgorithms are the symmetric JWS algorithms, which HMACSecret
+// enables.
+var hmacAlgorithms = []string{"HS256", "HS384", "HS512"}
+
+// validAlgorithms are the JWS algorithms a token may use.
+var validAlgorithms = append(slices.Clone(keys.Algorithms), hmacAlgorithms...)
+
+// validateTokens checks the token options of a kind that takes tokens.
+func (s *Scheme) validateTokens() []error {
+	var errs []error
+	if s.JWT != nil {
+		errs = append(errs, s.JWT.validate(s)...)
+	}
+	if in := s.Introspection; in != nil {
+		if err := checkURL(in.URL, s.AllowInsecureHTTP); err != nil {
+			errs = append(errs, fmt.Errorf("introspection.url: %v", err))
+		}
+		if in.CacheTTL < 0 || in.Timeout < 0 {
+			errs = append(errs, errors.New("introspection: negative duration"))
+		}
+	}
+	return errs
+}
+
+func (j *JWTConfig) hasKeySource() bool {
+	return j.JWKSURL != "" || len(j.PublicKeys) > 0 || j.HMACSecret != ""
+}
+
+func (j *JWTConfig) validate(s *Scheme) []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("jwt."+format, args...)) }
+	discovered := s.Type == TypeOpenIDConnect || (s.Type == TypeOAuth2 && s.MetadataURL != "" && !j.hasKeySource())
+	if !j.hasKeySource() && !discovered {
+		add("keys: set jwks_url, public_keys or hmac_secret")
+	}
+	if (j.JWKSURL != "" || discovered) && len(j.Audiences) == 0 {
+		add("audiences: required when keys come from a JWKS")
+	}
+	if j.JWKSURL != "" {
+		if err := checkURL(j.JWKSURL, s.AllowInsecureHTTP); err != nil {
+			add("jwks_url: %v", err)
+		}
+	}
+	hmac := false
+	for _, alg := range j.Algorithms {
+		if !slices.Contains(validAlgorithms, alg) {
+			add("algorithms: %q is not one of %s", alg, strings.Join(validAlgorithms, ", "))
+		}
+		if strings.HasPrefix(alg, "HS") {
+			hmac = true
+		}
+	}
+	if hmac && j.HMACSecret == "" {
+		add("algorithms: HS* algorithms need hmac_secret")
+	}
+	if len(j.Algorithms) > 0 && !hmac && j.HMACSecret != "" {
+		add("hmac_secret: set, but no HS* algorithm is allowed")
+	}
+	if j.Leeway < 0 || j.RefreshInterval < 0 || j.MinRefreshInterval < 0 || j.FetchTimeout < 0 {
+		add("negative duration")
+	}
+	if time.Duration(j.Leeway) > 5*time.Minute {
+		add("leeway: at most 5m")
+	}
+	return errs
+}
 
 // token sets up a bearer, oauth2 or openIdConnect scheme: JWTs verified
 // locally, other tokens introspected, verified tokens cached until they
 // expire.
 func (b *builder) token(s *scheme, sc *Scheme) error {
-	s.priority = priorityToken
 	s.bearer = true
 	s.challenge = "Bearer realm=" + quote(b.a.realm)
 	if sc.Type == TypeOAuth2 && sc.Flows != nil {
 		declared := map[string]bool{}
-		for _, f := range []*Flow{sc.Flows.AuthorizationCode, sc.Flows.ClientCredentials, sc.Flows.DeviceCode, sc.Flows.Implicit, sc.Flows.Password} {
-			if f != nil {
-				for scope := range f.Scopes {
-					declared[scope] = true
-				}
+		for _, f := range sc.Flows.All() {
+			for scope := range f.Scopes {
+				declared[scope] = true
 			}
 		}
 		s.checkScopes = func(scopes []string) error {

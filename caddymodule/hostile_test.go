@@ -18,6 +18,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	zapobserver "go.uber.org/zap/zaptest/observer"
+
+	"github.com/caddy-a2a/caddy-a2a/authn"
 )
 
 // loadHostile loads the agent with extra lines in its a2a block, behind
@@ -198,11 +200,11 @@ func TestIntegrationHangingJWKS(t *testing.T) {
 // it reads out of it: here, one in a header and one in a query parameter.
 func TestIntegrationAccessLogAdvice(t *testing.T) {
 	a := startAgent(t)
-	security := &SecurityConfig{Schemes: map[string]*SecurityScheme{
+	security := &SecurityConfig{Config: authn.Config{Schemes: map[string]*authn.Scheme{
 		"header": {Type: "apiKey", In: "header", Name: "x-api-key"},
 		"query":  {Type: "apiKey", In: "query", Name: "api_key"},
 		"bearer": {Type: "http"},
-	}}
+	}}}
 	advice := newAccessLogAdvice(security)
 	if advice == nil || !slices.Equal(advice.headers, []string{"X-Api-Key"}) || !slices.Equal(advice.queries, []string{"api_key"}) {
 		t.Fatalf("advice %+v, want the X-Api-Key header and the api_key parameter", advice)
@@ -275,8 +277,8 @@ func TestIntegrationAccessLogAdvice(t *testing.T) {
 // The advice is logged when the handler is provisioned in a server that
 // keeps an access log, and only then.
 func TestAccessLogAdviceWarnsAtProvision(t *testing.T) {
-	advice := newAccessLogAdvice(&SecurityConfig{Schemes: map[string]*SecurityScheme{
-		"header": {Type: "apiKey", In: "header", Name: "x-api-key"}}})
+	advice := newAccessLogAdvice(&SecurityConfig{Config: authn.Config{Schemes: map[string]*authn.Scheme{
+		"header": {Type: "apiKey", In: "header", Name: "x-api-key"}}}})
 	for _, tt := range []struct {
 		name string
 		srv  *caddyhttp.Server

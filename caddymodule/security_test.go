@@ -88,35 +88,35 @@ func TestUnmarshalCaddyfileSecurity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &SecurityConfig{ProtectCard: true,
-		Realm: "agents", CacheSize: -1, CacheTTL: caddy.Duration(time.Minute),
-		Schemes: map[string]*SecurityScheme{
-			"key": {Type: "apiKey", In: "cookie", Name: "a2a_key", Keys: []APIKey{
+	want := &SecurityConfig{ProtectCard: true, Config: authn.Config{
+		Realm: "agents", CacheSize: -1, CacheTTL: authn.Duration(time.Minute),
+		Schemes: map[string]*authn.Scheme{
+			"key": {Type: "apiKey", In: "cookie", Name: "a2a_key", Keys: []authn.APIKey{
 				{Key: "{env.KEY}", Subject: "ci", Scopes: []string{"tasks:read", "tasks:write"}},
 				{SHA256: "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8", Subject: "partner", Scopes: []string{}},
 			}},
-			"staff": {Type: "http", HTTPScheme: "basic", Description: "Staff logins", Users: []BasicUser{
+			"staff": {Type: "http", HTTPScheme: "basic", Description: "Staff logins", Users: []authn.User{
 				{Username: "bob", Password: "$2a$14$hash", Scopes: []string{"orders:write"}},
 				{Username: "eve", Password: "$2a$14$other", Scopes: []string{}},
 			}},
 			"jwt": {Type: "http", HTTPScheme: "bearer", AllowInsecureHTTP: true,
-				JWT: &JWTConfig{Issuer: "https://issuer.example", Audiences: []string{"a", "b"},
-					Algorithms: []string{"ES256"}, Leeway: caddy.Duration(10 * time.Second),
+				JWT: &authn.JWTConfig{Issuer: "https://issuer.example", Audiences: []string{"a", "b"},
+					Algorithms: []string{"ES256"}, Leeway: authn.Duration(10 * time.Second),
 					PublicKeys: []string{"one.pem", "two.pem", "three.pem"}, HMACSecret: "{env.SECRET}"},
-				Introspection: &IntrospectionConfig{URL: "https://issuer.example/introspect", ClientID: "me",
+				Introspection: &authn.IntrospectionConfig{URL: "https://issuer.example/introspect", ClientID: "me",
 					ClientSecret: "{env.CS}", Audiences: []string{"a"}, SubjectClaim: "client_id",
-					CacheTTL: caddy.Duration(30 * time.Second), Timeout: caddy.Duration(2 * time.Second)}},
+					CacheTTL: authn.Duration(30 * time.Second), Timeout: authn.Duration(2 * time.Second)}},
 			"oauth": {Type: "oauth2", MetadataURL: "https://idp.example/.well-known/oauth-authorization-server",
-				Flows: &OAuthFlows{AuthorizationCode: &OAuthFlow{AuthorizationURL: "https://idp.example/authorize",
+				Flows: &authn.Flows{AuthorizationCode: &authn.Flow{AuthorizationURL: "https://idp.example/authorize",
 					TokenURL: "https://idp.example/token", RefreshURL: "https://idp.example/refresh",
 					Scopes: map[string]string{"read": "", "write": "Write things"}, PKCERequired: true}}},
 			"oidc": {Type: "openIdConnect", OpenIDConnectURL: "https://accounts.example/.well-known/openid-configuration",
-				JWT: &JWTConfig{}},
-			"mtls": {Type: "mutualTLS", MTLS: &MTLSConfig{TrustedCAs: []string{"ca1.pem", "ca2.pem"},
+				JWT: &authn.JWTConfig{}},
+			"mtls": {Type: "mutualTLS", MTLS: &authn.MTLSConfig{TrustedCAs: []string{"ca1.pem", "ca2.pem"},
 				TrustedProxies: []string{"10.0.0.0/8"}, CertHeader: "X-Client-Cert", SubjectFrom: []string{"dns", "cn"}}},
 		},
 		Require: []a2a.SecurityRequirement{{"key": {"tasks:read"}}, {"mtls": {}, "staff": {"orders:write"}}, {}},
-	}
+	}}
 	if !reflect.DeepEqual(h.Security, want) {
 		got, _ := json.MarshalIndent(h.Security, "", " ")
 		exp, _ := json.MarshalIndent(want, "", " ")
@@ -170,11 +170,11 @@ func TestUnmarshalCaddyfileSecurityErrors(t *testing.T) {
 // keyScheme is an API key scheme for alice (scope tasks) and bob (tasks,
 // admin).
 func keyScheme() *SecurityConfig {
-	return &SecurityConfig{Schemes: map[string]*SecurityScheme{
-		"key": {Type: authn.TypeAPIKey, In: "header", Name: "X-API-Key", Keys: []APIKey{
+	return &SecurityConfig{Config: authn.Config{Schemes: map[string]*authn.Scheme{
+		"key": {Type: authn.TypeAPIKey, In: "header", Name: "X-API-Key", Keys: []authn.APIKey{
 			{Key: aliceKey, Subject: "alice", Scopes: []string{"tasks"}},
 			{Key: bobKey, Subject: "bob", Scopes: []string{"tasks", "admin"}},
-		}}}}
+		}}}}}
 }
 
 // securedHandler is a handler for the secured skills with an API key
@@ -386,8 +386,8 @@ func TestSecurityReadmeJSON(t *testing.T) {
 	if err := s.validate(); err != nil {
 		t.Fatalf("the README's JSON does not validate: %v", err)
 	}
-	cfg := s.authnConfig()
-	if cfg.CacheTTL != 5*time.Minute || cfg.Schemes["jwt"].JWT.Leeway != 30*time.Second {
+	cfg := s.Config
+	if time.Duration(cfg.CacheTTL) != 5*time.Minute || time.Duration(cfg.Schemes["jwt"].JWT.Leeway) != 30*time.Second {
 		t.Errorf("durations: cache_ttl %v, leeway %v", cfg.CacheTTL, cfg.Schemes["jwt"].JWT.Leeway)
 	}
 	if got := cfg.Require[3]; !reflect.DeepEqual(got, a2a.SecurityRequirement{"mtls": {}, "staff": {}}) {
@@ -408,9 +408,9 @@ func TestSecurityJSONDurations(t *testing.T) {
 	if err != nil {
 		t.Fatalf("loading the JSON config: %v", err)
 	}
-	cfg := mod.(*Handler).Security.authnConfig()
+	cfg := mod.(*Handler).Security.Config
 	jwt := cfg.Schemes["jwt"].JWT
-	if cfg.CacheTTL != 24*time.Hour || jwt.Leeway != 90*time.Second || jwt.FetchTimeout != 2*time.Second {
+	if time.Duration(cfg.CacheTTL) != 24*time.Hour || time.Duration(jwt.Leeway) != 90*time.Second || time.Duration(jwt.FetchTimeout) != 2*time.Second {
 		t.Errorf("cache_ttl %v, leeway %v, fetch_timeout %v; want 24h, 1m30s, 2s", cfg.CacheTTL, jwt.Leeway, jwt.FetchTimeout)
 	}
 
@@ -418,4 +418,41 @@ func TestSecurityJSONDurations(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"cache_ttl": "soon"}`), &s); err == nil {
 		t.Error(`"soon" was accepted as a duration`)
 	}
+}
+
+// listedSubdirectives is the list of valid subdirectives that the
+// unknown-subdirective error of the block between open and close gives.
+func listedSubdirectives(t *testing.T, open, close string) []string {
+	t.Helper()
+	var h Handler
+	err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(open + "not_a_subdirective\n" + close))
+	_, list, ok := strings.Cut(fmt.Sprint(err), "unknown subdirective 'not_a_subdirective' (valid: ")
+	list, _, closed := strings.Cut(list, ")")
+	if !ok || !closed {
+		t.Fatalf("%s: error %v lists no valid subdirectives", open, err)
+	}
+	return strings.Split(list, ", ")
+}
+
+// FuzzDurationLikeCaddy: a duration in authn's configuration reads as
+// Caddy's own durations read, in JSON strings and numbers.
+func FuzzDurationLikeCaddy(f *testing.F) {
+	for _, s := range []string{"1d", "1.5d", "1d12h", "-1d", "d", "1h1d", "0.5d1d", "1dd", "1m30s", "", "soon", "+2d", "1e3d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		inputs := []string{s} // a number, or any JSON
+		if b, _ := json.Marshal(s); string(b) == `"`+s+`"` {
+			inputs = append(inputs, string(b)) // Caddy reads a string without unescaping it
+		}
+		for _, raw := range inputs {
+			var want caddy.Duration
+			wantErr := json.Unmarshal([]byte(raw), &want)
+			var got authn.Duration
+			gotErr := json.Unmarshal([]byte(raw), &got)
+			if (gotErr == nil) != (wantErr == nil) || (gotErr == nil && int64(got) != int64(want)) {
+				t.Errorf("%s: authn reads %v (%v), Caddy %v (%v)", raw, time.Duration(got), gotErr, time.Duration(want), wantErr)
+			}
+		}
+	})
 }

@@ -245,34 +245,13 @@ func checkScheme(p *problems, field, name string, s a2a.SecurityScheme) {
 // checkFlows wants exactly one flow (OAuthFlows is a oneof in 1.0) with the
 // URLs that flow requires.
 func checkFlows(p *problems, field string, f a2a.OAuthFlows) {
-	type flow struct {
-		name     string
-		flow     *a2a.OAuthFlow
-		needAuth bool // authorizationUrl
-		needDev  bool // deviceAuthorizationUrl
-		needTok  bool // tokenUrl
+	if n := f.Len(); n != 1 {
+		p.add(field, "exactly one flow is needed, got %d", n)
 	}
-	var set []flow
-	for _, fl := range []flow{
-		{"authorizationCode", f.AuthorizationCode, true, false, true},
-		{"clientCredentials", f.ClientCredentials, false, false, true},
-		{"deviceCode", f.DeviceCode, false, true, true},
-		{"implicit", f.Implicit, true, false, false},
-		{"password", f.Password, false, false, true},
-	} {
-		if fl.flow != nil {
-			set = append(set, fl)
+	for t, flow := range f.All() {
+		for _, u := range t.URLs(flow) {
+			urlField(p, field+"."+t.String()+"."+u.JSONName, u.URL, u.Required)
 		}
-	}
-	if len(set) != 1 {
-		p.add(field, "exactly one flow is needed, got %d", len(set))
-	}
-	for _, fl := range set {
-		ff := field + "." + fl.name
-		urlField(p, ff+".authorizationUrl", fl.flow.AuthorizationURL, fl.needAuth)
-		urlField(p, ff+".deviceAuthorizationUrl", fl.flow.DeviceAuthorizationURL, fl.needDev)
-		urlField(p, ff+".tokenUrl", fl.flow.TokenURL, fl.needTok)
-		optionalURL(p, ff+".refreshUrl", fl.flow.RefreshURL)
 	}
 }
 

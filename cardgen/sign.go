@@ -3,7 +3,6 @@ package cardgen
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -80,7 +79,7 @@ func NewSigner(cfg SignerConfig) (*Signer, error) {
 			return nil, fmt.Errorf("cardgen: jku %q is not an absolute http or https URL without credentials", cfg.JWKSURL)
 		}
 	}
-	header, err := marshalNoEscape(struct {
+	header, err := a2a.MarshalNoEscape(struct {
 		Alg string `json:"alg"`
 		Typ string `json:"typ"`
 		Kid string `json:"kid"`
@@ -186,15 +185,4 @@ func (s *Signer) sign(c *a2a.AgentCard, shape a2a.CardShape) ([]byte, error) {
 		}
 	}
 	return served, nil
-}
-
-// marshalNoEscape encodes v as JSON without escaping <, > and &.
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -1,0 +1,120 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+// SecurityConfig is the security block: how callers authenticate, as
+// authn.Config declares it (its fields, documented there, stand in this
+// block), and whether the card asks the same. The card's securitySchemes
+// and security requirement are made from it, so the card states exactly
+// what is checked. An authenticated caller's subject, scheme and scopes are
+// the placeholders {http.auth.user.id}, {http.auth.user.scheme} and
+// {http.auth.user.scopes} (space-separated).
+type SecurityConfig struct {
+	authn.Config
+
+	// ProtectCard makes GET of the Agent Card ask for what A2A requests
+	// ask. Default: the card is public, as clients need it to learn how to
+	// authenticate.
+	ProtectCard bool `json:"protect_card,omitempty"`
+}
+
+// ExtendedCardConfig is what the extended Agent Card (GetExtendedAgentCard,
+// for authenticated callers only) adds to the public one. Besides these
+// fields, it lists the skills marked extended: true in the skills file,
+// which the public card leaves out. It is signed like the public card.
+type ExtendedCardConfig struct {
+	// Description replaces the agent's description.
+	Description string `json:"description,omitempty"`
+	// DocumentationURL replaces the documentation URL.
+	DocumentationURL string `json:"documentation_url,omitempty"`
+}
+
+// validate checks what needs neither files, environment nor network.
+func (s *SecurityConfig) validate() error {
+	if len(s.Schemes) == 0 {
+		return errors.New("declare at least one scheme")
+	}
+	return s.Config.Validate()
+}
+
+// provisionSecurity sets up the authenticator (nil without a security
+// block): keys hashed and loaded, JWKS and discovery documents fetched.
+// Cleanup closes it.
+func (h *Handler) provisionSecurity() error {
+	if h.Security == nil {
+		return nil
+	}
+	auth, err := authn.New(h.Security.Config, authn.Options{Logger: h.logger})
+	if err != nil {
+		return fmt.Errorf("security: %w", err)
+	}
+	h.auth = auth
+	return nil
+}
+
+// checkExtended refuses skills marked extended when no extended card lists
+// them: they would be on no card at all.
+func (h *Handler) checkExtended(skills *mapping.Skills) error {
+	if h.ExtendedCard != nil {
+		return nil
+	}
+	for _, sk := range skills.All() {
+		if sk.Extended {
+			return fmt.Errorf("skills file %s: skill %q is extended: true, but the a2a block has no extended_card", h.Skills, sk.ID)
+		}
+	}
+	return nil
+}
+
+// extendedCardConfig is the extended card's part of the configuration:
+// the public card's, with every skill and the extended card's overrides.
+func (h *Handler) extendedCardConfig() cardgen.Config {
+	cfg := h.cardConfig()
+	cfg.Skills, cfg.SkillArguments = nil, nil
+	for _, sk := range h.skills.All() {
+		cfg.AddSkill(sk.AgentSkill(), sk.ArgumentSchema())
+	}
+	if e := h.ExtendedCard; e.Description != "" {
+		cfg.Description = e.Description
+	}
+	if e := h.ExtendedCard; e.DocumentationURL != "" {
+		cfg.DocumentationURL = e.DocumentationURL
+	}
+	return cfg
+}
+
+// placeholders publishes the caller's identity as Caddy placeholders, as
+// Caddy's own authentication handler does: {http.auth.user.id} (the
+// subject, which access logs record as user_id), {http.auth.user.scheme}
+// and {http.auth.user.scopes} (space-separated). Handlers that run after
+// the response is written (a deferred header, the log) can use them.
+type placeholders struct{ *authn.Authenticator }
+
+func (p placeholders) Authenticate(r *http.Request) (*authn.Identity, *authn.Failure) {
+	id, f := p.Authenticator.Authenticate(r)
+	if id != nil {
+		if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+			repl.Set("http.auth.user.id", id.Subject)
+			repl.Set("http.auth.user.scheme", id.Scheme)
+			repl.Set("http.auth.user.scopes", strings.Join(id.Scopes, " "))
+		}
+		caddyhttp.SetVar(r.Context(), varCaller, id.Subject)
+	}
+	return id, f
+}
+
+// Interface guard
+var _ server.Authenticator = placeholders{}
