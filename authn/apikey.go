@@ -13,6 +13,8 @@ import (
 )
 
 // apiKeyKind takes a key from a header, a query parameter or a cookie.
+func init() { registerKind(&apiKeyKind) }
+
 var apiKeyKind = kind{typ: TypeAPIKey, card: a2a.SchemeAPIKey, priority: priorityAPIKey,
 	validate: validateAPIKey, build: (*builder).apiKey,
 	cardFields: func(sc *Scheme, out *a2a.SecurityScheme) { out.Location, out.Name = sc.In, sc.Name }}

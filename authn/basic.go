@@ -20,6 +20,8 @@ import (
 )
 
 // basicKind checks a user name and password (HTTP Basic).
+func init() { registerKind(&basicKind) }
+
 var basicKind = kind{typ: TypeHTTP, httpScheme: "basic", card: a2a.SchemeHTTPAuth, priority: priorityBasic,
 	validate: validateBasic, build: (*builder).basic, cardFields: httpCard}
 

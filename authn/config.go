@@ -307,7 +307,7 @@ var schemeName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // kind is one way to authenticate. Its file declares it: what a scheme of
 // that kind checks in its configuration, how it is set up, and what the
-// card shows of it; kinds lists it.
+// card shows of it; and registers it (registerKind).
 type kind struct {
 	// typ, and httpScheme (lower case) for an http scheme, are the Type
 	// and HTTPScheme of its schemes.
@@ -328,8 +328,18 @@ type kind struct {
 	cardFields func(sc *Scheme, out *a2a.SecurityScheme)
 }
 
-// kinds are the ways to authenticate.
-var kinds = []*kind{&apiKeyKind, &basicKind, &bearerKind, &oauth2Kind, &openIDConnectKind, &mutualTLSKind}
+// kinds are the ways to authenticate, in the card's order of scheme types
+// (http schemes by name), so that errors list them alike however the
+// files that register them are ordered.
+var kinds []*kind
+
+// registerKind adds k to kinds; each kind's file calls it from init.
+func registerKind(k *kind) {
+	i, _ := slices.BinarySearchFunc(kinds, k, func(a, b *kind) int {
+		return cmp.Or(cmp.Compare(a.card, b.card), strings.Compare(a.httpScheme, b.httpScheme))
+	})
+	kinds = slices.Insert(kinds, i, k)
+}
 
 // kind is s's kind, or an error that names the valid types or, for http,
 // the valid schemes.

@@ -19,6 +19,8 @@ import (
 )
 
 // mutualTLSKind takes the caller from a client certificate.
+func init() { registerKind(&mutualTLSKind) }
+
 var mutualTLSKind = kind{typ: TypeMutualTLS, card: a2a.SchemeMutualTLS, priority: priorityMTLS,
 	validate: func(s *Scheme) []error {
 		if s.MTLS == nil {

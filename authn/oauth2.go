@@ -9,6 +9,8 @@ import (
 
 // oauth2Kind checks the tokens of an OAuth 2.0 authorization server; the
 // card shows its one flow, whose scopes are those requirements may ask for.
+func init() { registerKind(&oauth2Kind) }
+
 var oauth2Kind = kind{typ: TypeOAuth2, card: a2a.SchemeOAuth2, priority: priorityToken, tokens: true,
 	validate: validateOAuth2, build: (*builder).token,
 	cardFields: func(sc *Scheme, out *a2a.SecurityScheme) {

@@ -10,6 +10,8 @@ import (
 // openIDConnectKind checks ID tokens and access tokens (JWTs) of an OpenID
 // Connect provider, whose discovery document gives the issuer and the
 // keys.
+func init() { registerKind(&openIDConnectKind) }
+
 var openIDConnectKind = kind{typ: TypeOpenIDConnect, card: a2a.SchemeOpenIDConnect, priority: priorityToken, tokens: true,
 	validate: func(s *Scheme) []error {
 		var errs []error

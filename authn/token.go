@@ -18,6 +18,8 @@ import (
 
 // bearerKind checks a bearer token (RFC 6750): a JWT, or one an
 // introspection endpoint vouches for.
+func init() { registerKind(&bearerKind) }
+
 var bearerKind = kind{typ: TypeHTTP, httpScheme: "bearer", card: a2a.SchemeHTTPAuth, priority: priorityToken, tokens: true,
 	validate: func(s *Scheme) []error {
 		if s.JWT == nil && s.Introspection == nil {
