@@ -44,17 +44,31 @@ var errSentBefore = errors.New("tasks: follow-up message sent before")
 // hash, of one size whatever the owner and id. ok is false for a record
 // with no first message id, which no later message can repeat.
 func MessageKey(rec *Record) (key [32]byte, ok bool) {
-	if len(rec.Task.History) == 0 || rec.Task.History[0].MessageID == "" {
+	sent, ok := sentBy(rec)
+	if !ok {
 		return key, false
 	}
 	var buf [256]byte
 	b := buf[:0]
-	for _, s := range [...]string{rec.Owner, rec.Quota, rec.Task.History[0].MessageID} {
+	for _, s := range [...]string{sent.owner, sent.quota, sent.id} {
 		// Each part with its length, so that no two triples meet.
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
 	return sha256.Sum256(b), true
+}
+
+// sentMessage names the message that made a task: the id its owner sent,
+// within its quota (what MessageKey hashes).
+type sentMessage struct{ owner, quota, id string }
+
+// sentBy is the message that made rec's task; false for a record with no
+// first message id.
+func sentBy(rec *Record) (sentMessage, bool) {
+	if len(rec.Task.History) == 0 || rec.Task.History[0].MessageID == "" {
+		return sentMessage{}, false
+	}
+	return sentMessage{rec.Owner, rec.Quota, rec.Task.History[0].MessageID}, true
 }
 
 // sentIndex is the place in history of the user message with id, or -1.

@@ -194,8 +194,9 @@ type MemoryStore struct {
 
 	mu   sync.RWMutex
 	byID map[string]*memEntry
-	// byMessage finds a task by the MessageKey of its first message.
-	byMessage map[[32]byte]*memEntry
+	// byMessage finds a task by the message that made it (the strings of
+	// MessageKey, unhashed: they are the record's own).
+	byMessage map[sentMessage]*memEntry
 	owners    map[string]*ownerList
 	// quotas count the live tasks of each quota; one goes when it has none.
 	quotas map[string]*quota
@@ -220,9 +221,9 @@ type memEntry struct {
 	terminal, interrupted bool
 	// quota is what the entry counts against while it is live.
 	quota *quota
-	// messageKey is the entry's key in byMessage, when keyed.
-	messageKey [32]byte
-	keyed      bool
+	// sent is the entry's key in byMessage, when keyed.
+	sent  sentMessage
+	keyed bool
 }
 
 // quota is the live tasks of one owner, or of one anonymous client.
@@ -238,7 +239,7 @@ func NewMemoryStore(limits Limits) *MemoryStore {
 	s := &MemoryStore{
 		limits:    limits,
 		byID:      make(map[string]*memEntry),
-		byMessage: make(map[[32]byte]*memEntry),
+		byMessage: make(map[sentMessage]*memEntry),
 		owners:    make(map[string]*ownerList),
 		quotas:    make(map[string]*quota),
 		bus:       NewBus(limits.StreamBuffer),
@@ -254,8 +255,8 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	if _, dup := s.byID[rec.Task.ID]; dup {
 		return fmt.Errorf("tasks: insert task %s: id already stored", rec.Task.ID)
 	}
-	key, keyed := MessageKey(&rec)
-	if first := s.byMessage[key]; keyed && first != nil {
+	sent, keyed := sentBy(&rec)
+	if first := s.byMessage[sent]; keyed && first != nil {
 		return &Resent{TaskID: first.rec.Task.ID}
 	}
 	terminal := rec.Task.Status.State.Terminal()
@@ -280,7 +281,7 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	}
 	ow := s.owners[rec.Owner]
 	e := &memEntry{rec: rec, terminal: terminal, interrupted: rec.Task.Status.State.Interrupted(),
-		messageKey: key, keyed: keyed}
+		keyed: keyed}
 	if ow == nil {
 		ow = &ownerList{owner: rec.Owner}
 		s.owners[rec.Owner] = ow
@@ -304,7 +305,8 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	s.bytes += rec.Bytes
 	s.byID[rec.Task.ID] = e
 	if keyed {
-		s.byMessage[key] = e
+		e.sent = sentMessage{e.rec.Owner, e.rec.Quota, e.rec.Task.History[0].MessageID} // the stored strings
+		s.byMessage[e.sent] = e
 	}
 	s.ages(e).pushBack(e)
 	return nil
@@ -685,7 +687,7 @@ func (s *MemoryStore) remove(e *memEntry) {
 	}
 	delete(s.byID, e.rec.Task.ID)
 	if e.keyed {
-		delete(s.byMessage, e.messageKey)
+		delete(s.byMessage, e.sent)
 	}
 }
 
