@@ -117,8 +117,9 @@ type Scheme struct {
 	// scheme's block.
 	JWT *JWTConfig `json:"jwt,omitempty"`
 
-	// Introspection checks the other tokens of a bearer or oauth2 scheme.
-	// A bearer or oauth2 scheme needs JWT or Introspection.
+	// Introspection checks the other tokens of a bearer, oauth2 or
+	// openIdConnect scheme. A bearer or oauth2 scheme needs JWT or
+	// Introspection.
 	Introspection *IntrospectionConfig `json:"introspection,omitempty"`
 
 	// Flows is the one OAuth 2.0 flow of an oauth2 scheme, for the card;
@@ -253,7 +254,8 @@ type IntrospectionConfig struct {
 	Audiences []string `json:"audiences,omitempty"`
 
 	// SubjectClaim is the answer's field that names the caller. Default:
-	// sub, then client_id, then username.
+	// sub, then client_id (as client_id:<id>), then username (as
+	// username:<name>), so that a client never takes a user's name.
 	SubjectClaim string `json:"subject_claim,omitempty"`
 
 	// CacheTTL is the longest an active answer is reused; the token's exp

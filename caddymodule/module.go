@@ -88,9 +88,10 @@ type Handler struct {
 	// skill says otherwise. Default: text/plain and application/json.
 	DefaultOutputModes []string `json:"default_output_modes,omitempty"`
 
-	// MaxRequestBody caps the size in bytes of a JSON-RPC request body; a
-	// larger one is refused with 413. The Caddyfile takes a size such as
-	// 4MiB or 1MB. Default: 4 MiB.
+	// MaxRequestBody caps the size in bytes of a request body of any
+	// binding (JSON-RPC, HTTP+JSON, a gRPC message); a larger one is
+	// refused with 413 (gRPC: RESOURCE_EXHAUSTED). The Caddyfile takes a
+	// size such as 4MiB or 1MB. Default: 4 MiB.
 	MaxRequestBody int64 `json:"max_request_body,omitempty"`
 
 	// Heartbeat is how often an idle SSE stream gets a comment line, so
@@ -228,7 +229,7 @@ type TasksConfig struct {
 	// least 1, at most max_live_per_owner and max_live_anonymous).
 	MaxLivePerClient int `json:"max_live_per_client,omitempty"`
 	// MaxHistory is how many messages one task may hold; a follow-up past
-	// that is refused. Default: 100.
+	// that is refused. Default: 100; a value under 4 counts as 4.
 	MaxHistory int `json:"max_history,omitempty"`
 	// MaxAge is how long a task is kept after its last update; a running
 	// task with no update for that long fails as expired. Default: 1h.
@@ -258,7 +259,8 @@ type TasksConfig struct {
 	// MaxTaskBytes bounds the memory of one task: a message that would
 	// take more is refused with -32602 before anything is kept, and an
 	// upstream result that would take more fails the task. It also bounds
-	// one GetTask answer and one page of ListTasks. Default: 16 MiB.
+	// one GetTask answer and one page of ListTasks. Default: 16 MiB (at
+	// most max_live_bytes_per_owner and max_bytes).
 	MaxTaskBytes int64 `json:"max_task_bytes,omitempty"`
 	// Redis keeps the tasks in Redis, shared by the agent's replicas,
 	// instead of in this process's memory. See RedisConfig.
