@@ -146,6 +146,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        }
 //	        openid_connect <name> <discovery url> {
 //	            <token options>
+//	            introspection <url> { ... }
 //	            allow_insecure_http
 //	            description <text>
 //	        }
