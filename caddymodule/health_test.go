@@ -140,3 +140,36 @@ func TestIntegrationHealthProbes(t *testing.T) {
 		t.Errorf("readiness without an agent: %d %q", status, body)
 	}
 }
+
+// The probes may share the A2A site, written before the a2a handler (in
+// any order: the directive order puts a2a_health first): the probe paths
+// answer as probes, and every other request reaches the agent.
+func TestIntegrationHealthOnTheAgentSite(t *testing.T) {
+	a := startAgent(t)
+	initServer(t, a.tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+}
+
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		upstream %s
+		url %s
+		name "Probed Agent"
+		description "Probes on the agent's own site"
+	}
+	a2a_health /healthz live
+	a2a_health /readyz ready
+}
+`, adminPort, a.port, a.skills, a.upstream, a.publicURL()))
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready"} {
+		if resp, body := a.get(a.publicURL()+path[1:], nil); resp.StatusCode != http.StatusOK || strings.TrimSpace(body) != want {
+			t.Errorf("GET %s: %d %q, want 200 %q", path, resp.StatusCode, body, want)
+		}
+	}
+	if r := a.call("1.0", sendMessage("weather", `{"city":"Paris"}`)); r.Error != nil {
+		t.Fatalf("a message on the probes' site: %+v", r.Error)
+	}
+}
