@@ -1,0 +1,174 @@
+package caddymodule
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
+	"github.com/caddy-a2a/caddy-a2a/push/pushtest"
+)
+
+// What the official compatibility kit (a2a-tck) found missing, through a
+// real Caddy with every binding on.
+
+// rest sends an HTTP+JSON request to the signed agent, with the
+// A2A-Version header when version is set, and returns the answer's status
+// and body.
+func (a *signedAgent) rest(method, path, version, body string) (int, string) {
+	a.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, strings.TrimSuffix(a.url(), "/")+path, rd)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if version != "" {
+		req.Header.Set("A2A-Version", version)
+	}
+	resp, err := a.tester.Client.Do(req)
+	if err != nil {
+		a.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		a.t.Fatalf("%s %s: reading the answer: %v", method, path, err)
+	}
+	return resp.StatusCode, string(raw)
+}
+
+// answerHolds fails the test unless an answer has status want and holds
+// every one of parts.
+func answerHolds(t *testing.T, what string, status int, body string, want int, parts ...string) {
+	t.Helper()
+	if status != want {
+		t.Errorf("%s: status %d, want %d: %s", what, status, want, body)
+		return
+	}
+	for _, p := range parts {
+		if !strings.Contains(body, p) {
+			t.Errorf("%s: %s, want it to hold %s", what, body, p)
+		}
+	}
+}
+
+// rpcHolds is answerHolds for a JSON-RPC answer, which must carry a result.
+func rpcHolds(t *testing.T, what string, r rpcResponse, parts ...string) {
+	t.Helper()
+	if r.Error != nil {
+		t.Errorf("%s: error %d: %s", what, r.Error.Code, r.Error.Message)
+		return
+	}
+	answerHolds(t, what, http.StatusOK, string(r.Result), http.StatusOK, parts...)
+}
+
+// TestIntegrationPushConfigsOnEndedTasks: a completed task takes push
+// configs in every binding and both versions, as the kit creates them:
+// each is read back, listed and deleted; and none is notified, since the
+// task changes no more.
+func TestIntegrationPushConfigsOnEndedTasks(t *testing.T) {
+	a := startSignedAgent(t)
+	hook := pushtest.NewReceiver(t)
+	a.loadAllBindings(`push {
+			allow_insecure
+			allow_private
+		}`)
+	ended := a.call("1.0", sendMessage("weather", `{"city":"Paris"}`))
+	if ended.Error != nil {
+		t.Fatal(ended.Error.Message)
+	}
+	tk := decodeTask10(t, ended.Result)
+	if tk.Status.State != "TASK_STATE_COMPLETED" {
+		t.Fatalf("the task is %s, want completed", tk.Status.State)
+	}
+	id := tk.ID
+
+	t.Run("JSON-RPC 1.0", func(t *testing.T) {
+		url := hook.URL + "/jsonrpc-10"
+		rpcHolds(t, "create", a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig",
+			"params":{"taskId":%q,"id":"c10","url":%q}}`, id, url)), `"id":"c10"`, url)
+		rpcHolds(t, "get", a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"GetTaskPushNotificationConfig",
+			"params":{"taskId":%q,"id":"c10"}}`, id)), url)
+		rpcHolds(t, "list", a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"ListTaskPushNotificationConfigs",
+			"params":{"taskId":%q}}`, id)), `"id":"c10"`)
+		rpcHolds(t, "delete", a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"DeleteTaskPushNotificationConfig",
+			"params":{"taskId":%q,"id":"c10"}}`, id)))
+	})
+
+	t.Run("JSON-RPC 0.3", func(t *testing.T) {
+		url := hook.URL + "/jsonrpc-03"
+		rpcHolds(t, "set", a.call("", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/set",
+			"params":{"taskId":%q,"pushNotificationConfig":{"id":"c03","url":%q}}}`, id, url)), `"id":"c03"`, url)
+		rpcHolds(t, "get", a.call("", fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tasks/pushNotificationConfig/get",
+			"params":{"id":%q,"pushNotificationConfigId":"c03"}}`, id)), url)
+		rpcHolds(t, "list", a.call("", fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tasks/pushNotificationConfig/list",
+			"params":{"id":%q}}`, id)), `"id":"c03"`)
+		rpcHolds(t, "delete", a.call("", fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"tasks/pushNotificationConfig/delete",
+			"params":{"id":%q,"pushNotificationConfigId":"c03"}}`, id)))
+	})
+
+	for _, b := range []struct{ name, version, prefix, create, key string }{
+		{"HTTP+JSON 1.0", "1.0", "/rest", `{"id":"r10","url":%q}`, "r10"},
+		{"HTTP+JSON 0.3, a2a-go's form", "", "/rest", `{"pushNotificationConfig":{"id":"r03","url":%q}}`, "r03"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			url := hook.URL + "/" + b.key
+			configs := b.prefix + "/tasks/" + id + "/pushNotificationConfigs"
+			status, body := a.rest("POST", configs, b.version, fmt.Sprintf(b.create, url))
+			answerHolds(t, "create", status, body, http.StatusOK, `"id":"`+b.key+`"`, url)
+			status, body = a.rest("GET", configs+"/"+b.key, b.version, "")
+			answerHolds(t, "get", status, body, http.StatusOK, url)
+			status, body = a.rest("GET", configs, b.version, "")
+			answerHolds(t, "list", status, body, http.StatusOK, `"id":"`+b.key+`"`)
+			status, body = a.rest("DELETE", configs+"/"+b.key, b.version, "")
+			answerHolds(t, "delete", status, body, http.StatusOK)
+		})
+	}
+
+	t.Run("gRPC", func(t *testing.T) {
+		conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", a.port), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		c := a2apb.NewA2AServiceClient(conn)
+		ctx := metadata.AppendToOutgoingContext(t.Context(), "a2a-version", "1.0")
+		url := hook.URL + "/grpc"
+		if got, err := c.CreateTaskPushNotificationConfig(ctx, &a2apb.TaskPushNotificationConfig{TaskId: id, Id: "g", Url: url}); err != nil || got.GetUrl() != url {
+			t.Fatalf("create: %v %v", got, err)
+		}
+		if got, err := c.GetTaskPushNotificationConfig(ctx, &a2apb.GetTaskPushNotificationConfigRequest{TaskId: id, Id: "g"}); err != nil || got.GetUrl() != url {
+			t.Errorf("get: %v %v", got, err)
+		}
+		if got, err := c.ListTaskPushNotificationConfigs(ctx, &a2apb.ListTaskPushNotificationConfigsRequest{TaskId: id}); err != nil || len(got.GetConfigs()) != 1 {
+			t.Errorf("list: %v %v", got, err)
+		}
+		if _, err := c.DeleteTaskPushNotificationConfig(ctx, &a2apb.DeleteTaskPushNotificationConfigRequest{TaskId: id, Id: "g"}); err != nil {
+			t.Errorf("delete: %v", err)
+		}
+	})
+
+	if r := a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"ListTaskPushNotificationConfigs","params":{"taskId":%q}}`, id)); r.Error != nil || strings.Contains(string(r.Result), `"url"`) {
+		t.Errorf("configs left on the task: %+v %s", r.Error, r.Result)
+	}
+	// Nothing was sent for the ended task: the first notification the
+	// receiver gets is a new task's.
+	if r := a.call("1.0", withConfig(hook.URL+"/after")); r.Error != nil {
+		t.Fatal(r.Error.Message)
+	}
+	if n := hook.Next(t); n.Path != "/after" {
+		t.Errorf("the receiver got %s %.80s first, want the new task's notification", n.Path, n.Body)
+	}
+}
