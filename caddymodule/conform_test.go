@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -122,6 +123,7 @@ func TestIntegrationPushConfigsOnEndedTasks(t *testing.T) {
 	for _, b := range []struct{ name, version, prefix, create, key string }{
 		{"HTTP+JSON 1.0", "1.0", "/rest", `{"id":"r10","url":%q}`, "r10"},
 		{"HTTP+JSON 0.3, a2a-go's form", "", "/rest", `{"pushNotificationConfig":{"id":"r03","url":%q}}`, "r03"},
+		{"HTTP+JSON 0.3, the specification's form", "", "/rest/v1", `{"config_id":"v1","config":{"push_notification_config":{"url":%q}}}`, "v1"},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			url := hook.URL + "/" + b.key
@@ -170,5 +172,61 @@ func TestIntegrationPushConfigsOnEndedTasks(t *testing.T) {
 	}
 	if n := hook.Next(t); n.Path != "/after" {
 		t.Errorf("the receiver got %s %.80s first, want the new task's notification", n.Path, n.Body)
+	}
+}
+
+// TestIntegrationRESTProto03: below /v1/, the HTTP+JSON binding of the 0.3
+// specification, through Caddy, with requests in the form of the kit's
+// 0.3 tests (proto field names, no A2A-Version, Content-Type on every
+// request): a message sent and streamed, a task read and canceled, errors
+// as the 0.3 SDKs write them.
+func TestIntegrationRESTProto03(t *testing.T) {
+	a := startSignedAgent(t)
+	a.loadAllBindings("")
+	kit := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, strings.TrimSuffix(a.url(), "/")+"/rest"+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		resp, err := a.tester.Client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" && ct != "text/event-stream" {
+			t.Errorf("%s %s: Content-Type %s", method, path, ct)
+		}
+		return resp.StatusCode, string(raw)
+	}
+	send := func(skill, data string) string {
+		return fmt.Sprintf(`{"message":{"message_id":%q,"role":"ROLE_USER","content":[{"data":{"data":%s}}],"metadata":{"skill":%q}}}`,
+			newMessageID(), data, skill)
+	}
+
+	status, body := kit("POST", "/v1/message:send", send("weather", `{"city":"Paris"}`))
+	answerHolds(t, "send", status, body, http.StatusOK, `{"task":{"id":"`, `"state":"TASK_STATE_COMPLETED"`, `"content":[{"data":{"data":{"city":"Paris"}}}]`)
+	var sent struct{ Task struct{ ID string } }
+	if err := json.Unmarshal([]byte(body), &sent); err != nil || sent.Task.ID == "" {
+		t.Fatalf("send: %v %s", err, body)
+	}
+	status, body = kit("GET", "/v1/tasks/"+sent.Task.ID+"?history_length=1", "")
+	answerHolds(t, "get", status, body, http.StatusOK, `"id":"`+sent.Task.ID+`"`, `"history":[{"messageId"`, `"role":"ROLE_AGENT","content":[{"text":`)
+	status, body = kit("POST", "/v1/tasks/"+sent.Task.ID+":cancel", "")
+	answerHolds(t, "cancel a completed task", status, body, http.StatusConflict, `"code":-32002`, `"error":"io.a2a.spec.TaskNotCancelableError"`)
+	status, body = kit("GET", "/v1/tasks/nope", "")
+	answerHolds(t, "an unknown task", status, body, http.StatusNotFound, `"code":-32001`, `"error":"io.a2a.spec.TaskNotFoundError"`)
+
+	status, body = kit("POST", "/v1/message:stream", send("count", `{"to":2}`))
+	var events []string
+	if err := readSSE(strings.NewReader(body), func(data []byte) bool { events = append(events, string(data)); return true }); err != nil || status != http.StatusOK {
+		t.Fatalf("stream: %d %v %s", status, err, body)
+	}
+	if len(events) < 3 || !strings.HasPrefix(events[0], `{"task":`) || !strings.Contains(events[len(events)-1], `"state":"TASK_STATE_COMPLETED"`) ||
+		!strings.Contains(events[len(events)-1], `"final":true`) || !strings.Contains(body, `{"artifactUpdate":`) || !strings.Contains(body, `{"data":{"data":{"n":2}}}`) {
+		t.Errorf("stream: %q", events)
 	}
 }
