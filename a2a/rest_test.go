@@ -35,6 +35,25 @@ func TestMatchREST(t *testing.T) {
 		{"GET", "/tasks/t1/pushNotificationConfigs/", a2a.RESTTarget{}, "", false},
 		{"GET", "/tasks/%zz", a2a.RESTTarget{}, "", false},
 		{"POST", "/", a2a.RESTTarget{}, "", false},
+		// The 0.3 specification's paths: the same operations but ListTasks,
+		// the extended card at /v1/card; a path below /v1/ that names none
+		// is still the 0.3 form's.
+		{"POST", "/v1/message:send", a2a.RESTTarget{Method: a2a.MethodSendMessage, Proto03: true}, "", true},
+		{"POST", "/v1/message:stream", a2a.RESTTarget{Method: a2a.MethodSendStreamingMessage, Proto03: true}, "", true},
+		{"GET", "/v1/tasks/t1", a2a.RESTTarget{Method: a2a.MethodGetTask, TaskID: "t1", Proto03: true}, "", true},
+		{"POST", "/v1/tasks/t1:cancel", a2a.RESTTarget{Method: a2a.MethodCancelTask, TaskID: "t1", Proto03: true}, "", true},
+		{"POST", "/v1/tasks/t1:subscribe", a2a.RESTTarget{Method: a2a.MethodSubscribeToTask, TaskID: "t1", Proto03: true}, "", true},
+		{"GET", "/v1/tasks/t1:subscribe", a2a.RESTTarget{Method: a2a.MethodSubscribeToTask, TaskID: "t1", Proto03: true}, "", true},
+		{"POST", "/v1/tasks/t1/pushNotificationConfigs", a2a.RESTTarget{Method: a2a.MethodCreatePushConfig, TaskID: "t1", Proto03: true}, "", true},
+		{"GET", "/v1/tasks/t1/pushNotificationConfigs", a2a.RESTTarget{Method: a2a.MethodListPushConfigs, TaskID: "t1", Proto03: true}, "", true},
+		{"GET", "/v1/tasks/t1/pushNotificationConfigs/c1", a2a.RESTTarget{Method: a2a.MethodGetPushConfig, TaskID: "t1", ConfigID: "c1", Proto03: true}, "", true},
+		{"DELETE", "/v1/tasks/t1/pushNotificationConfigs/c1", a2a.RESTTarget{Method: a2a.MethodDeletePushConfig, TaskID: "t1", ConfigID: "c1", Proto03: true}, "", true},
+		{"GET", "/v1/card", a2a.RESTTarget{Method: a2a.MethodGetExtendedAgentCard, Proto03: true}, "", true},
+		{"GET", "/v1/message:send", a2a.RESTTarget{Proto03: true}, "POST", true},
+		{"GET", "/v1/tasks", a2a.RESTTarget{Proto03: true}, "", false},
+		{"GET", "/v1/extendedAgentCard", a2a.RESTTarget{Proto03: true}, "", false},
+		{"GET", "/card", a2a.RESTTarget{}, "", false},
+		{"GET", "/v1", a2a.RESTTarget{}, "", false},
 	} {
 		got, allow, found := a2a.MatchREST(tc.method, tc.path)
 		if got != tc.want || allow != tc.allow || found != tc.found {
@@ -186,40 +205,6 @@ func FuzzDecodeRESTRequest(f *testing.F) {
 			}
 		}
 	})
-}
-
-// The /v1/ paths are the 0.3 specification's: the same operations but
-// ListTasks, the extended card at /v1/card; a path below /v1/ that names
-// none is still the 0.3 form's.
-func TestMatchRESTProto03(t *testing.T) {
-	for _, tc := range []struct {
-		method, path string
-		want         a2a.RESTTarget
-		allow        string
-		found        bool
-	}{
-		{"POST", "/v1/message:send", a2a.RESTTarget{Method: a2a.MethodSendMessage, Proto03: true}, "", true},
-		{"POST", "/v1/message:stream", a2a.RESTTarget{Method: a2a.MethodSendStreamingMessage, Proto03: true}, "", true},
-		{"GET", "/v1/tasks/t1", a2a.RESTTarget{Method: a2a.MethodGetTask, TaskID: "t1", Proto03: true}, "", true},
-		{"POST", "/v1/tasks/t1:cancel", a2a.RESTTarget{Method: a2a.MethodCancelTask, TaskID: "t1", Proto03: true}, "", true},
-		{"POST", "/v1/tasks/t1:subscribe", a2a.RESTTarget{Method: a2a.MethodSubscribeToTask, TaskID: "t1", Proto03: true}, "", true},
-		{"GET", "/v1/tasks/t1:subscribe", a2a.RESTTarget{Method: a2a.MethodSubscribeToTask, TaskID: "t1", Proto03: true}, "", true},
-		{"POST", "/v1/tasks/t1/pushNotificationConfigs", a2a.RESTTarget{Method: a2a.MethodCreatePushConfig, TaskID: "t1", Proto03: true}, "", true},
-		{"GET", "/v1/tasks/t1/pushNotificationConfigs", a2a.RESTTarget{Method: a2a.MethodListPushConfigs, TaskID: "t1", Proto03: true}, "", true},
-		{"GET", "/v1/tasks/t1/pushNotificationConfigs/c1", a2a.RESTTarget{Method: a2a.MethodGetPushConfig, TaskID: "t1", ConfigID: "c1", Proto03: true}, "", true},
-		{"DELETE", "/v1/tasks/t1/pushNotificationConfigs/c1", a2a.RESTTarget{Method: a2a.MethodDeletePushConfig, TaskID: "t1", ConfigID: "c1", Proto03: true}, "", true},
-		{"GET", "/v1/card", a2a.RESTTarget{Method: a2a.MethodGetExtendedAgentCard, Proto03: true}, "", true},
-		{"GET", "/v1/message:send", a2a.RESTTarget{Proto03: true}, "POST", true},
-		{"GET", "/v1/tasks", a2a.RESTTarget{Proto03: true}, "", false},
-		{"GET", "/v1/extendedAgentCard", a2a.RESTTarget{Proto03: true}, "", false},
-		{"GET", "/card", a2a.RESTTarget{}, "", false},
-		{"GET", "/v1", a2a.RESTTarget{}, "", false},
-	} {
-		got, allow, found := a2a.MatchREST(tc.method, tc.path)
-		if got != tc.want || allow != tc.allow || found != tc.found {
-			t.Errorf("%s %s: %+v %q %v, want %+v %q %v", tc.method, tc.path, got, allow, found, tc.want, tc.allow, tc.found)
-		}
-	}
 }
 
 // The 0.3 form's bodies are the 0.3 proto's requests in ProtoJSON: as the

@@ -20,9 +20,9 @@ import (
 // real Caddy with every binding on.
 
 // rest sends an HTTP+JSON request to the signed agent, with the
-// A2A-Version header when version is set, and returns the answer's status
-// and body.
-func (a *signedAgent) rest(method, path, version, body string) (int, string) {
+// A2A-Version header when version is set and then headers (name, value
+// pairs), and returns the answer's status and body.
+func (a *signedAgent) rest(method, path, version, body string, headers ...string) (int, string) {
 	a.t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -37,6 +37,9 @@ func (a *signedAgent) rest(method, path, version, body string) (int, string) {
 	}
 	if version != "" {
 		req.Header.Set("A2A-Version", version)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := a.tester.Client.Do(req)
 	if err != nil {
@@ -96,29 +99,32 @@ func TestIntegrationPushConfigsOnEndedTasks(t *testing.T) {
 	}
 	id := tk.ID
 
-	t.Run("JSON-RPC 1.0", func(t *testing.T) {
-		url := hook.URL + "/jsonrpc-10"
-		rpcHolds(t, "create", a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig",
-			"params":{"taskId":%q,"id":"c10","url":%q}}`, id, url)), `"id":"c10"`, url)
-		rpcHolds(t, "get", a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"GetTaskPushNotificationConfig",
-			"params":{"taskId":%q,"id":"c10"}}`, id)), url)
-		rpcHolds(t, "list", a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"ListTaskPushNotificationConfigs",
-			"params":{"taskId":%q}}`, id)), `"id":"c10"`)
-		rpcHolds(t, "delete", a.call("1.0", fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"DeleteTaskPushNotificationConfig",
-			"params":{"taskId":%q,"id":"c10"}}`, id)))
-	})
-
-	t.Run("JSON-RPC 0.3", func(t *testing.T) {
-		url := hook.URL + "/jsonrpc-03"
-		rpcHolds(t, "set", a.call("", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/set",
-			"params":{"taskId":%q,"pushNotificationConfig":{"id":"c03","url":%q}}}`, id, url)), `"id":"c03"`, url)
-		rpcHolds(t, "get", a.call("", fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tasks/pushNotificationConfig/get",
-			"params":{"id":%q,"pushNotificationConfigId":"c03"}}`, id)), url)
-		rpcHolds(t, "list", a.call("", fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tasks/pushNotificationConfig/list",
-			"params":{"id":%q}}`, id)), `"id":"c03"`)
-		rpcHolds(t, "delete", a.call("", fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"tasks/pushNotificationConfig/delete",
-			"params":{"id":%q,"pushNotificationConfigId":"c03"}}`, id)))
-	})
+	// Each version's four methods, their params written with %[1]q for the
+	// task's id, %[2]q for the config's id and %[3]q for its URL.
+	for _, v := range []struct{ name, version, key, create, get, list, del string }{
+		{"JSON-RPC 1.0", "1.0", "c10",
+			`"CreateTaskPushNotificationConfig","params":{"taskId":%[1]q,"id":%[2]q,"url":%[3]q}`,
+			`"GetTaskPushNotificationConfig","params":{"taskId":%[1]q,"id":%[2]q}`,
+			`"ListTaskPushNotificationConfigs","params":{"taskId":%[1]q}`,
+			`"DeleteTaskPushNotificationConfig","params":{"taskId":%[1]q,"id":%[2]q}`},
+		{"JSON-RPC 0.3", "", "c03",
+			`"tasks/pushNotificationConfig/set","params":{"taskId":%[1]q,"pushNotificationConfig":{"id":%[2]q,"url":%[3]q}}`,
+			`"tasks/pushNotificationConfig/get","params":{"id":%[1]q,"pushNotificationConfigId":%[2]q}`,
+			`"tasks/pushNotificationConfig/list","params":{"id":%[1]q}`,
+			`"tasks/pushNotificationConfig/delete","params":{"id":%[1]q,"pushNotificationConfigId":%[2]q}`},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			key, url := v.key, hook.URL+"/"+v.key
+			call := func(method string) rpcResponse {
+				t.Helper()
+				return a.call(v.version, `{"jsonrpc":"2.0","id":1,"method":`+fmt.Sprintf(method, id, key, url)+`}`)
+			}
+			rpcHolds(t, "create", call(v.create), `"id":"`+key+`"`, url)
+			rpcHolds(t, "get", call(v.get), url)
+			rpcHolds(t, "list", call(v.list), `"id":"`+key+`"`)
+			rpcHolds(t, "delete", call(v.del))
+		})
+	}
 
 	for _, b := range []struct{ name, version, prefix, create, key string }{
 		{"HTTP+JSON 1.0", "1.0", "/rest", `{"id":"r10","url":%q}`, "r10"},
@@ -183,24 +189,10 @@ func TestIntegrationPushConfigsOnEndedTasks(t *testing.T) {
 func TestIntegrationRESTProto03(t *testing.T) {
 	a := startSignedAgent(t)
 	a.loadAllBindings("")
+	// The kit sends Content-Type on every request, with a body or not.
 	kit := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, strings.TrimSuffix(a.url(), "/")+"/rest"+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json")
-		resp, err := a.tester.Client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		if ct := resp.Header.Get("Content-Type"); ct != "application/json" && ct != "text/event-stream" {
-			t.Errorf("%s %s: Content-Type %s", method, path, ct)
-		}
-		return resp.StatusCode, string(raw)
+		return a.rest(method, "/rest"+path, "", body, "Content-Type", "application/json", "Accept", "application/json")
 	}
 	send := func(skill, data string) string {
 		return fmt.Sprintf(`{"message":{"message_id":%q,"role":"ROLE_USER","content":[{"data":{"data":%s}}],"metadata":{"skill":%q}}}`,
