@@ -102,8 +102,9 @@ func FuzzMessageVars(f *testing.F) {
 
 // FuzzStream reads arbitrary upstream bodies as streams of each format:
 // the run ends completed or failed, never in a panic (which Run would turn
-// into "failed unexpectedly"), every chunk holds a part, and a completed
-// stream's last chunk says so, with none after it.
+// into "failed unexpectedly"), every chunk holds a part, and none follows
+// one marked the last. (Whether the last is marked depends on timing: a
+// chunk waits a moment at most for the next; see streamed.)
 func FuzzStream(f *testing.F) {
 	var body bodyTransport
 	skills, err := mapping.Parse("fuzz.yaml", []byte(`upstream: {url: "http://upstream.invalid"}
@@ -126,9 +127,6 @@ skills:
 			out := skills.ByID(id).Run(context.Background(), mapping.Call{Message: message(id, nil, "")}, check)
 			if (out.State != a2a.TaskStateCompleted && out.State != a2a.TaskStateFailed) || strings.Contains(messageText(out), "unexpectedly") {
 				t.Fatalf("%s: %v %q (%v)", id, out.State, messageText(out), out.Err)
-			}
-			if out.State == a2a.TaskStateCompleted && check.chunks > 0 && !check.last {
-				t.Fatalf("%s: %d chunks, none of them the last", id, check.chunks)
 			}
 		}
 	})

@@ -14,6 +14,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/expr-lang/expr/vm"
@@ -141,17 +143,30 @@ func (s *streamRule) parts(m *vm.VM, vars *exprVars) ([]a2a.Part, error) {
 }
 
 // streamed is the artifact a stream builds: reported chunk by chunk, or
-// gathered when there is no one to report to. A chunk is reported when the
-// next one comes, or when the stream ends, so that the last can say it is
-// the last: a chunk must hold a part (an Artifact's parts are REQUIRED,
-// spec 1.0 §4.1.7), so an artifact cannot be closed by an empty one.
+// gathered when there is no one to report to. A chunk must hold a part (an
+// Artifact's parts are REQUIRED, spec 1.0 §4.1.7), so an artifact cannot
+// be closed by an empty one: to let the last chunk say it is the last, a
+// chunk is held back until the next event with parts comes or the stream
+// ends, but never longer than chunkLinger, so that a slow stream's chunks
+// are not each held until the next one (its end is then told by the task's
+// final status alone).
 type streamed struct {
 	sk       *Skill
 	progress Progress
-	id       string     // the artifact's, once its first chunk is recorded
-	held     []a2a.Part // the chunk not reported yet
 	gathered []a2a.Artifact
+
+	// mu orders the reports of the reader and of the linger timer.
+	mu    sync.Mutex
+	id    string     // the artifact's, once its first chunk is recorded
+	held  []a2a.Part // the chunk not reported yet
+	timer *time.Timer
+	// late is the failure of a chunk the timer reported, told by the
+	// next add or end.
+	late *failure
 }
+
+// chunkLinger bounds how long a chunk waits for the next one.
+const chunkLinger = 100 * time.Millisecond
 
 // add takes the parts of one event; last says that no chunk follows.
 func (s *streamed) add(ctx context.Context, parts []a2a.Part, last bool) *failure {
@@ -163,19 +178,50 @@ func (s *streamed) add(ctx context.Context, parts []a2a.Part, last bool) *failur
 		s.gathered[0].Parts = append(s.gathered[0].Parts, parts...)
 		return nil
 	}
-	if f := s.end(ctx, false); f != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.flush(ctx, false); f != nil {
 		return f
 	}
 	if last {
 		return s.report(ctx, parts, true)
 	}
 	s.held = parts
+	if s.timer == nil {
+		s.timer = time.AfterFunc(chunkLinger, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if f := s.flush(ctx, false); f != nil && s.late == nil {
+				s.late = f
+			}
+		})
+	} else {
+		s.timer.Reset(chunkLinger)
+	}
 	return nil
 }
 
 // end reports the chunk held back, if any: as the last one when the stream
 // ended as it should.
 func (s *streamed) end(ctx context.Context, last bool) *failure {
+	if s.progress == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	return s.flush(ctx, last)
+}
+
+// flush reports the chunk held back, if any, or the failure of one the
+// timer reported. s.mu is held.
+func (s *streamed) flush(ctx context.Context, last bool) *failure {
+	if f := s.late; f != nil {
+		s.late = nil
+		return f
+	}
 	if s.held == nil {
 		return nil
 	}

@@ -193,6 +193,43 @@ func TestStreamChunksAsTheyCome(t *testing.T) {
 	}
 }
 
+// A chunk held back to learn whether it is the last waits no longer than
+// a moment: an upstream whose next event is long in coming does not hold
+// the caller's copy of the last one until then.
+func TestStreamChunkNotHeldUntilTheNext(t *testing.T) {
+	next := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-next:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, "data: two\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	progress := newChunkProgress()
+	done := make(chan mapping.Outcome)
+	go func() { done <- runStream(t, srv, `      artifact: {text: "{event.text}"}`, progress) }()
+	select {
+	case c := <-progress.got:
+		if c.parts != "one" || c.lastChunk {
+			t.Fatalf("first chunk %+v, want one, not the last", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the only chunk so far was held until the next event")
+	}
+	close(next)
+	if out := <-done; out.State != a2a.TaskStateCompleted {
+		t.Fatalf("state %v (%v)", out.State, out.Err)
+	}
+	if got := progress.chunks(); len(got) != 1 || got[0].parts != "two" || !got[0].lastChunk {
+		t.Errorf("later chunks %v, want two, as the last", got)
+	}
+}
+
 func TestStreamLimits(t *testing.T) {
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
