@@ -44,7 +44,7 @@ func appendSendMessage(dst []byte, v Version, req *Request, p *SendMessageReques
 	}
 	dst = appendStringField(dst, "method", req.Method.Name(v))
 	dst = append(dst, `,"params":{"message":`...)
-	if dst, err = appendMessage(dst, v, &p.Message); err != nil {
+	if dst, err = appendMessage(dst, form(v), &p.Message); err != nil {
 		return dst, err
 	}
 	if c := p.Configuration; c != nil {

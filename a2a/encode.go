@@ -8,38 +8,57 @@ import (
 	"strconv"
 )
 
-// Encoders of the model, for both versions. Field order follows the proto.
+// Encoders of the model, in each form. Field order follows the proto.
 // REQUIRED members are always written; optional ones only when set. In 0.3
 // every object carries its "kind", contextId is always written (0.3
 // requires it), and parts take the 0.3 text/file/data shapes.
 
-func appendStreamResponse(dst []byte, v Version, r *StreamResponse) ([]byte, error) {
+// form is how the encoders write the model: the JSON of one protocol
+// version, or formProto03, the ProtoJSON of the 0.3 proto that the 0.3
+// specification's HTTP+JSON binding speaks (rest03.go): 1.0's shapes
+// (results wrapped, enum names, no "kind") with the 0.3 proto's members.
+type form uint8
+
+const (
+	form03           = form(V03)
+	form10           = form(V10)
+	formProto03 form = 2
+)
+
+func (f form) String() string {
+	if f == formProto03 {
+		return "0.3 ProtoJSON"
+	}
+	return Version(f).String()
+}
+
+func appendStreamResponse(dst []byte, f form, r *StreamResponse) ([]byte, error) {
 	if r == nil {
 		return dst, errors.New("nil stream response")
 	}
 	var err error
 	switch {
 	case r.Task != nil:
-		dst, err = appendTask(openWrap(dst, v, "task"), v, r.Task)
+		dst, err = appendTask(openWrap(dst, f, "task"), f, r.Task)
 	case r.Message != nil:
-		dst, err = appendMessage(openWrap(dst, v, "message"), v, r.Message)
+		dst, err = appendMessage(openWrap(dst, f, "message"), f, r.Message)
 	case r.StatusUpdate != nil:
-		dst, err = appendStatusUpdate(openWrap(dst, v, "statusUpdate"), v, r.StatusUpdate)
+		dst, err = appendStatusUpdate(openWrap(dst, f, "statusUpdate"), f, r.StatusUpdate)
 	case r.ArtifactUpdate != nil:
-		dst, err = appendArtifactUpdate(openWrap(dst, v, "artifactUpdate"), v, r.ArtifactUpdate)
+		dst, err = appendArtifactUpdate(openWrap(dst, f, "artifactUpdate"), f, r.ArtifactUpdate)
 	default:
 		return dst, errors.New("empty stream response")
 	}
-	if err != nil || v != V10 {
+	if err != nil || f == form03 {
 		return dst, err
 	}
 	return append(dst, '}'), nil
 }
 
-// openWrap opens the 1.0 StreamResponse wrapper ({"task": ...); 0.3 writes
+// openWrap opens the StreamResponse wrapper ({"task": ...); 0.3 writes
 // the object itself.
-func openWrap(dst []byte, v Version, member string) []byte {
-	if v != V10 {
+func openWrap(dst []byte, f form, member string) []byte {
+	if f == form03 {
 		return dst
 	}
 	dst = append(dst, `{"`...)
@@ -47,14 +66,14 @@ func openWrap(dst []byte, v Version, member string) []byte {
 	return append(dst, `":`...)
 }
 
-func appendTask(dst []byte, v Version, t *Task) ([]byte, error) {
+func appendTask(dst []byte, f form, t *Task) ([]byte, error) {
 	dst = append(dst, `{"id":`...)
 	dst = appendString(dst, t.ID)
 	var err error
-	if t.ContextID != "" || v == V03 {
+	if t.ContextID != "" || f == form03 {
 		dst = appendStringField(dst, "contextId", t.ContextID)
 	}
-	if dst, err = appendStatus(appendKey(dst, "status"), v, &t.Status); err != nil {
+	if dst, err = appendStatus(appendKey(dst, "status"), f, &t.Status); err != nil {
 		return dst, fmt.Errorf("task %s: status: %w", t.ID, err)
 	}
 	if len(t.Artifacts) > 0 {
@@ -64,7 +83,7 @@ func appendTask(dst []byte, v Version, t *Task) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			if dst, err = appendArtifact(dst, v, &t.Artifacts[i]); err != nil {
+			if dst, err = appendArtifact(dst, f, &t.Artifacts[i]); err != nil {
 				return dst, fmt.Errorf("task %s: artifacts[%d]: %w", t.ID, i, err)
 			}
 		}
@@ -77,7 +96,7 @@ func appendTask(dst []byte, v Version, t *Task) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			if dst, err = appendMessage(dst, v, &t.History[i]); err != nil {
+			if dst, err = appendMessage(dst, f, &t.History[i]); err != nil {
 				return dst, fmt.Errorf("task %s: history[%d]: %w", t.ID, i, err)
 			}
 		}
@@ -86,21 +105,21 @@ func appendTask(dst []byte, v Version, t *Task) ([]byte, error) {
 	if dst, err = appendMetadata(dst, t.Metadata); err != nil {
 		return dst, fmt.Errorf("task %s: %w", t.ID, err)
 	}
-	if v == V03 {
+	if f == form03 {
 		dst = append(dst, `,"kind":"task"`...)
 	}
 	return append(dst, '}'), nil
 }
 
-func appendStatus(dst []byte, v Version, s *TaskStatus) ([]byte, error) {
-	if int(s.State) >= len(stateNames[v]) {
+func appendStatus(dst []byte, f form, s *TaskStatus) ([]byte, error) {
+	if int(s.State) >= len(stateNames[f]) {
 		return dst, fmt.Errorf("unknown task state %d", s.State)
 	}
 	dst = append(dst, `{"state":`...)
-	dst = appendString(dst, stateNames[v][s.State])
+	dst = appendString(dst, stateNames[f][s.State])
 	if s.Message != nil {
 		var err error
-		if dst, err = appendMessage(appendKey(dst, "message"), v, s.Message); err != nil {
+		if dst, err = appendMessage(appendKey(dst, "message"), f, s.Message); err != nil {
 			return dst, fmt.Errorf("message: %w", err)
 		}
 	}
@@ -110,9 +129,9 @@ func appendStatus(dst []byte, v Version, s *TaskStatus) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-func appendMessage(dst []byte, v Version, m *Message) ([]byte, error) {
-	if int(m.Role) >= len(roleNames[v]) || roleNames[v][m.Role] == "" {
-		return dst, fmt.Errorf("message %s: role %d has no %s name", m.MessageID, m.Role, v)
+func appendMessage(dst []byte, f form, m *Message) ([]byte, error) {
+	if int(m.Role) >= len(roleNames[f]) || roleNames[f][m.Role] == "" {
+		return dst, fmt.Errorf("message %s: role %d has no %s name", m.MessageID, m.Role, f)
 	}
 	dst = append(dst, `{"messageId":`...)
 	dst = appendString(dst, m.MessageID)
@@ -122,9 +141,13 @@ func appendMessage(dst []byte, v Version, m *Message) ([]byte, error) {
 	if m.TaskID != "" {
 		dst = appendStringField(dst, "taskId", m.TaskID)
 	}
-	dst = appendStringField(dst, "role", roleNames[v][m.Role])
+	dst = appendStringField(dst, "role", roleNames[f][m.Role])
+	parts := "parts"
+	if f == formProto03 {
+		parts = "content" // the 0.3 proto's name; it has no referenceTaskIds
+	}
 	var err error
-	if dst, err = appendParts(appendKey(dst, "parts"), v, m.Parts); err != nil {
+	if dst, err = appendParts(appendKey(dst, parts), f, m.Parts); err != nil {
 		return dst, fmt.Errorf("message %s: %w", m.MessageID, err)
 	}
 	if dst, err = appendMetadata(dst, m.Metadata); err != nil {
@@ -133,16 +156,16 @@ func appendMessage(dst []byte, v Version, m *Message) ([]byte, error) {
 	if len(m.Extensions) > 0 {
 		dst = appendStrings(appendKey(dst, "extensions"), m.Extensions)
 	}
-	if len(m.ReferenceTaskIDs) > 0 {
+	if len(m.ReferenceTaskIDs) > 0 && f != formProto03 {
 		dst = appendStrings(appendKey(dst, "referenceTaskIds"), m.ReferenceTaskIDs)
 	}
-	if v == V03 {
+	if f == form03 {
 		dst = append(dst, `,"kind":"message"`...)
 	}
 	return append(dst, '}'), nil
 }
 
-func appendArtifact(dst []byte, v Version, a *Artifact) ([]byte, error) {
+func appendArtifact(dst []byte, f form, a *Artifact) ([]byte, error) {
 	dst = append(dst, `{"artifactId":`...)
 	dst = appendString(dst, a.ArtifactID)
 	if a.Name != "" {
@@ -152,7 +175,7 @@ func appendArtifact(dst []byte, v Version, a *Artifact) ([]byte, error) {
 		dst = appendStringField(dst, "description", a.Description)
 	}
 	var err error
-	if dst, err = appendParts(appendKey(dst, "parts"), v, a.Parts); err != nil {
+	if dst, err = appendParts(appendKey(dst, "parts"), f, a.Parts); err != nil {
 		return dst, fmt.Errorf("artifact %s: %w", a.ArtifactID, err)
 	}
 	if dst, err = appendMetadata(dst, a.Metadata); err != nil {
@@ -164,16 +187,19 @@ func appendArtifact(dst []byte, v Version, a *Artifact) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-func appendParts(dst []byte, v Version, parts []Part) ([]byte, error) {
+func appendParts(dst []byte, f form, parts []Part) ([]byte, error) {
 	dst = append(dst, '[')
 	for i := range parts {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		var err error
-		if v == V10 {
+		switch f {
+		case form10:
 			dst, err = appendPart10(dst, &parts[i])
-		} else {
+		case formProto03:
+			dst, err = appendPartProto03(dst, &parts[i])
+		default:
 			dst, err = appendPart03(dst, &parts[i])
 		}
 		if err != nil {
@@ -234,14 +260,11 @@ func appendPart03(dst []byte, p *Part) ([]byte, error) {
 		}
 		dst = append(dst, '}')
 	case PartData:
-		dst = append(dst, `{"kind":"data","data":`...)
-		mark := len(dst)
-		if dst, err = appendAny(dst, p.Data); err != nil {
-			return dst, fmt.Errorf("data: %w", err)
+		var wrapped bool
+		if dst, wrapped, err = appendDataObject(append(dst, `{"kind":"data","data":`...), p.Data); err != nil {
+			return dst, err
 		}
-		if firstByte(dst[mark:]) != '{' {
-			value := slices.Clone(dst[mark:])
-			dst = append(append(append(dst[:mark], `{"value":`...), value...), '}')
+		if wrapped {
 			meta = maps.Clone(meta)
 			if meta == nil {
 				meta = make(map[string]any, 1)
@@ -257,6 +280,21 @@ func appendPart03(dst []byte, p *Part) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// appendDataObject appends a data part's value as 0.3 holds it, an
+// object: a value that is none is wrapped as {"value": v}, and wrapped
+// says so.
+func appendDataObject(dst []byte, data any) (out []byte, wrapped bool, err error) {
+	mark := len(dst)
+	if dst, err = appendAny(dst, data); err != nil {
+		return dst, false, fmt.Errorf("data: %w", err)
+	}
+	if firstByte(dst[mark:]) == '{' {
+		return dst, false, nil
+	}
+	value := slices.Clone(dst[mark:])
+	return append(append(append(dst[:mark], `{"value":`...), value...), '}'), true, nil
+}
+
 // firstByte returns the first byte of JSON text that is not white space.
 func firstByte(b []byte) byte {
 	for _, c := range b {
@@ -267,32 +305,32 @@ func firstByte(b []byte) byte {
 	return 0
 }
 
-func appendStatusUpdate(dst []byte, v Version, e *TaskStatusUpdateEvent) ([]byte, error) {
+func appendStatusUpdate(dst []byte, f form, e *TaskStatusUpdateEvent) ([]byte, error) {
 	dst = append(dst, `{"taskId":`...)
 	dst = appendString(dst, e.TaskID)
 	dst = appendStringField(dst, "contextId", e.ContextID)
 	var err error
-	if dst, err = appendStatus(appendKey(dst, "status"), v, &e.Status); err != nil {
+	if dst, err = appendStatus(appendKey(dst, "status"), f, &e.Status); err != nil {
 		return dst, fmt.Errorf("task %s: status: %w", e.TaskID, err)
 	}
-	if v == V03 {
+	if f != form10 {
 		dst = strconv.AppendBool(append(dst, `,"final":`...), e.Final)
 	}
 	if dst, err = appendMetadata(dst, e.Metadata); err != nil {
 		return dst, fmt.Errorf("task %s: %w", e.TaskID, err)
 	}
-	if v == V03 {
+	if f == form03 {
 		dst = append(dst, `,"kind":"status-update"`...)
 	}
 	return append(dst, '}'), nil
 }
 
-func appendArtifactUpdate(dst []byte, v Version, e *TaskArtifactUpdateEvent) ([]byte, error) {
+func appendArtifactUpdate(dst []byte, f form, e *TaskArtifactUpdateEvent) ([]byte, error) {
 	dst = append(dst, `{"taskId":`...)
 	dst = appendString(dst, e.TaskID)
 	dst = appendStringField(dst, "contextId", e.ContextID)
 	var err error
-	if dst, err = appendArtifact(appendKey(dst, "artifact"), v, &e.Artifact); err != nil {
+	if dst, err = appendArtifact(appendKey(dst, "artifact"), f, &e.Artifact); err != nil {
 		return dst, fmt.Errorf("task %s: %w", e.TaskID, err)
 	}
 	if e.Append {
@@ -304,7 +342,7 @@ func appendArtifactUpdate(dst []byte, v Version, e *TaskArtifactUpdateEvent) ([]
 	if dst, err = appendMetadata(dst, e.Metadata); err != nil {
 		return dst, fmt.Errorf("task %s: %w", e.TaskID, err)
 	}
-	if v == V03 {
+	if f == form03 {
 		dst = append(dst, `,"kind":"artifact-update"`...)
 	}
 	return append(dst, '}'), nil
@@ -313,16 +351,16 @@ func appendArtifactUpdate(dst []byte, v Version, e *TaskArtifactUpdateEvent) ([]
 // flushAt is how much of a large answer is encoded before it is written.
 const flushAt = 64 << 10
 
-func appendListTasks(dst []byte, v Version, r *ListTasksResponse) ([]byte, error) {
-	return appendListTasksFlushing(dst, v, r, nil)
+func appendListTasks(dst []byte, f form, r *ListTasksResponse) ([]byte, error) {
+	return appendListTasksFlushing(dst, f, r, nil)
 }
 
 // appendListTasksFlushing appends a ListTasks answer; with a flush, each
 // time dst passes flushAt bytes between two tasks it hands dst to flush and
 // goes on with the buffer flush returns, so that a large page never sits
 // whole in memory.
-func appendListTasksFlushing(dst []byte, v Version, r *ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
-	if v != V10 {
+func appendListTasksFlushing(dst []byte, f form, r *ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	if f != form10 {
 		return dst, errors.New("ListTasks has no 0.3 form")
 	}
 	if r == nil {
@@ -334,7 +372,7 @@ func appendListTasksFlushing(dst []byte, v Version, r *ListTasksResponse, flush 
 			dst = append(dst, ',')
 		}
 		var err error
-		if dst, err = appendTask(dst, v, &r.Tasks[i]); err != nil {
+		if dst, err = appendTask(dst, f, &r.Tasks[i]); err != nil {
 			return dst, fmt.Errorf("tasks[%d]: %w", i, err)
 		}
 		if flush != nil && len(dst) >= flushAt {

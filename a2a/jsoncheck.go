@@ -44,11 +44,12 @@ func checkJSON(v Version, body []byte) (renamed bool, err *Error) {
 	return checkDocument(jsonChecker{body: body, protoNames: v == V10}, requestMembers[v])
 }
 
-// checkParams is checkJSON for an HTTP+JSON body, which is the params
-// themselves: every problem is an invalid parameter. Both versions read
-// proto field names there (a2av0 sends 0.3 members in snake_case).
-func checkParams(v Version, body []byte) (renamed bool, err *Error) {
-	return checkDocument(jsonChecker{body: body, params: true, protoNames: true}, paramsMembers[v])
+// checkParams is checkJSON for an HTTP+JSON body, whose root has the
+// members known (paramsMembers, paramsMembersProto03): every problem is an
+// invalid parameter. Every form reads proto field names there (a2av0
+// sends 0.3 members in snake_case).
+func checkParams(known *members, body []byte) (renamed bool, err *Error) {
+	return checkDocument(jsonChecker{body: body, params: true, protoNames: true}, known)
 }
 
 // checkDocument checks c's body, whose root has the members known.
@@ -237,8 +238,9 @@ type members struct {
 // The members of every request body, by version: a JSON-RPC request, and
 // the params an HTTP+JSON body holds.
 var (
-	requestMembers = [...]*members{V03: membersOf[envelope[params03]](), V10: membersOf[envelope[params10]]()}
-	paramsMembers  = [...]*members{V03: membersOf[params03](), V10: membersOf[params10]()}
+	requestMembers       = [...]*members{V03: membersOf[envelope[params03]](), V10: membersOf[envelope[params10]]()}
+	paramsMembers        = [...]*members{V03: membersOf[params03](), V10: membersOf[params10]()}
+	paramsMembersProto03 = membersOf[paramsProto03]()
 )
 
 func membersOf[T any]() *members { return typeMembers(reflect.TypeFor[T]()) }

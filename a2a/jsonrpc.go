@@ -203,43 +203,43 @@ func appendEnvelope(dst []byte, id json.RawMessage) []byte {
 // unchanged.
 func AppendResult(dst []byte, v Version, id json.RawMessage, result any) ([]byte, error) {
 	start := len(dst)
-	dst, err := appendResult(append(appendEnvelope(dst, id), `,"result":`...), v, result)
+	dst, err := appendResult(append(appendEnvelope(dst, id), `,"result":`...), form(v), result)
 	if err != nil {
 		return dst[:start], err
 	}
 	return append(dst, '}'), nil
 }
 
-// appendResult appends the result itself; on error dst is returned
-// unchanged.
-func appendResult(dst []byte, v Version, result any) ([]byte, error) {
+// appendResult appends the result itself, in form f; on error dst is
+// returned unchanged.
+func appendResult(dst []byte, f form, result any) ([]byte, error) {
 	start := len(dst)
 	var err error
 	switch r := result.(type) {
 	case *StreamResponse:
-		dst, err = appendStreamResponse(dst, v, r)
+		dst, err = appendStreamResponse(dst, f, r)
 	case *Task:
 		if r == nil {
 			err = errors.New("nil task")
 			break
 		}
-		dst, err = appendTask(dst, v, r)
+		dst, err = appendTask(dst, f, r)
 	case *ListTasksResponse:
-		dst, err = appendListTasks(dst, v, r)
+		dst, err = appendListTasks(dst, f, r)
 	case *AgentCard:
 		var card []byte
 		if card, err = MarshalAgentCard(r); err == nil {
 			dst = append(dst, card...)
 		}
 	case *TaskPushNotificationConfig:
-		dst = appendPushConfigResult(dst, v, r)
+		dst = appendPushConfigResult(dst, f, r)
 	case *ListTaskPushNotificationConfigsResponse:
-		dst = appendPushConfigList(dst, v, r)
+		dst = appendPushConfigList(dst, f, r)
 	case *Empty:
-		if v == V10 {
-			dst = append(dst, "{}"...)
-		} else {
+		if f == form03 {
 			dst = append(dst, "null"...)
+		} else {
+			dst = append(dst, "{}"...)
 		}
 	case json.RawMessage:
 		dst, err = appendRaw(dst, r)
@@ -247,7 +247,7 @@ func appendResult(dst []byte, v Version, result any) ([]byte, error) {
 		err = fmt.Errorf("unsupported result type %T", result)
 	}
 	if err != nil {
-		return dst[:start], fmt.Errorf("a2a: encode %s result: %w", v, err)
+		return dst[:start], fmt.Errorf("a2a: encode %s result: %w", f, err)
 	}
 	return dst, nil
 }
@@ -261,7 +261,7 @@ func AppendListTasksResult(dst []byte, id json.RawMessage, r *ListTasksResponse,
 	start := len(dst)
 	flushed := false
 	dst = append(appendEnvelope(dst, id), `,"result":`...)
-	dst, err := appendListTasksFlushing(dst, V10, r, func(b []byte) ([]byte, error) {
+	dst, err := appendListTasksFlushing(dst, form10, r, func(b []byte) ([]byte, error) {
 		flushed = true
 		return flush(b)
 	})

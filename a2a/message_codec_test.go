@@ -10,7 +10,7 @@ func MarshalMessage(v Version, m *Message) ([]byte, error) {
 	if m == nil {
 		return nil, fmt.Errorf("a2a: marshal %s message: nil message", v)
 	}
-	b, err := appendMessage(nil, v, m)
+	b, err := appendMessage(nil, form(v), m)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: marshal %s message: %w", v, err)
 	}

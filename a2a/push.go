@@ -51,18 +51,23 @@ func checkPushConfig(c *TaskPushNotificationConfig) *Error {
 }
 
 // appendPushConfigResult writes a config as Create and Get answer: 1.0 the
-// TaskPushNotificationConfig, 0.3 the config wrapped with its taskId.
-func appendPushConfigResult(dst []byte, v Version, c *TaskPushNotificationConfig) []byte {
-	if v == V10 {
-		return appendPushConfig(dst, v, c)
+// TaskPushNotificationConfig, 0.3 the config wrapped with its taskId, the
+// 0.3 proto the config wrapped with its resource name.
+func appendPushConfigResult(dst []byte, f form, c *TaskPushNotificationConfig) []byte {
+	switch f {
+	case form10:
+		return appendPushConfig(dst, V10, c)
+	case formProto03:
+		dst = appendString(append(dst, `{"name":`...), pushConfigName(c.TaskID, c.ID))
+	default:
+		dst = appendString(append(dst, `{"taskId":`...), c.TaskID)
 	}
-	dst = appendString(append(dst, `{"taskId":`...), c.TaskID)
-	dst = appendPushConfig(appendKey(dst, "pushNotificationConfig"), v, c)
+	dst = appendPushConfig(appendKey(dst, "pushNotificationConfig"), V03, c)
 	return append(dst, '}')
 }
 
-func appendPushConfigList(dst []byte, v Version, r *ListTaskPushNotificationConfigsResponse) []byte {
-	if v == V10 {
+func appendPushConfigList(dst []byte, f form, r *ListTaskPushNotificationConfigsResponse) []byte {
+	if f != form03 {
 		dst = append(dst, `{"configs":`...)
 	}
 	dst = append(dst, '[')
@@ -70,10 +75,10 @@ func appendPushConfigList(dst []byte, v Version, r *ListTaskPushNotificationConf
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendPushConfigResult(dst, v, &r.Configs[i])
+		dst = appendPushConfigResult(dst, f, &r.Configs[i])
 	}
 	dst = append(dst, ']')
-	if v == V10 {
+	if f != form03 {
 		if r.NextPageToken != "" {
 			dst = appendStringField(dst, "nextPageToken", r.NextPageToken)
 		}
@@ -96,10 +101,10 @@ func PushContentType(v Version) string {
 // (ev is then not used). See the comment at the top of this file.
 func AppendPushNotification(dst []byte, v Version, task *Task, ev *StreamResponse) ([]byte, error) {
 	if v == V10 {
-		return appendStreamResponse(dst, v, ev)
+		return appendStreamResponse(dst, form(v), ev)
 	}
 	if task == nil {
 		return dst, errors.New("a2a: push notification: nil task")
 	}
-	return appendTask(dst, v, task)
+	return appendTask(dst, form(v), task)
 }

@@ -18,6 +18,6 @@ func SameContent(a, b *Message) bool {
 func contentBytes(m *Message) ([]byte, bool) {
 	c := *m
 	c.MessageID, c.TaskID, c.ContextID = "", "", ""
-	b, err := appendMessage(nil, V10, &c)
+	b, err := appendMessage(nil, form10, &c)
 	return b, err == nil
 }

@@ -14,7 +14,8 @@ import (
 // and its answers: the 1.0 JSON of the result with no envelope, and errors
 // as google.rpc.Status with the HTTP status of spec 1.0 §5.4. The same
 // paths serve 0.3, as a2a-go's a2av0 REST transport speaks it: the 0.3
-// params and results, the same errors.
+// params and results, the same errors. The /v1/ paths serve 0.3 as the
+// 0.3 specification defines it (rest03.go).
 
 // RESTTarget is what the method and path of an HTTP+JSON request name: an
 // operation and the ids its path carries.
@@ -22,6 +23,10 @@ type RESTTarget struct {
 	Method   Method
 	TaskID   string
 	ConfigID string
+	// Proto03 says that the path is one of the 0.3 specification's
+	// (/v1/…): the request speaks 0.3, its body and answer are the 0.3
+	// proto's ProtoJSON (AppendProto03Result, AppendProto03Error).
+	Proto03 bool
 }
 
 // RESTContentType is the media type spec 1.0 §11.1 asks of requests and
@@ -34,20 +39,26 @@ const RESTContentType = "application/a2a+json"
 // whether the path names a resource at all; when it does but not for
 // httpMethod, t.Method is MethodUnknown and allow lists the methods it
 // takes. SubscribeToTask takes GET (the proto) and POST (the spec's text).
+// Below /v1/ are the 0.3 specification's paths (its §7, and the 0.3
+// proto's rules), t.Proto03 set even when none matches: the same
+// operations but ListTasks, and the extended card at /v1/card.
 func MatchREST(httpMethod, path string) (t RESTTarget, allow string, found bool) {
 	type route struct {
 		method Method
 		http   string
 	}
 	var routes []route
+	if rest, ok := strings.CutPrefix(path, "/v1/"); ok {
+		path, t.Proto03 = "/"+rest, true
+	}
 	switch {
 	case path == "/message:send":
 		routes = []route{{MethodSendMessage, "POST"}}
 	case path == "/message:stream":
 		routes = []route{{MethodSendStreamingMessage, "POST"}}
-	case path == "/tasks":
+	case path == "/tasks" && !t.Proto03:
 		routes = []route{{MethodListTasks, "GET"}}
-	case path == "/extendedAgentCard":
+	case path == "/extendedAgentCard" && !t.Proto03, path == "/card" && t.Proto03:
 		routes = []route{{MethodGetExtendedAgentCard, "GET"}}
 	case strings.HasPrefix(path, "/tasks/"):
 		segs := strings.Split(path[len("/tasks/"):], "/")
@@ -65,15 +76,15 @@ func MatchREST(httpMethod, path string) (t RESTTarget, allow string, found bool)
 			routes = []route{{MethodGetPushConfig, "GET"}, {MethodDeletePushConfig, "DELETE"}}
 			t.ConfigID = unescapeSegment(segs[2])
 			if t.ConfigID == "" {
-				return RESTTarget{}, "", false
+				return RESTTarget{Proto03: t.Proto03}, "", false
 			}
 		}
 		if t.TaskID = unescapeSegment(id); t.TaskID == "" {
-			return RESTTarget{}, "", false
+			return RESTTarget{Proto03: t.Proto03}, "", false
 		}
 	}
 	if len(routes) == 0 {
-		return RESTTarget{}, "", false
+		return RESTTarget{Proto03: t.Proto03}, "", false
 	}
 	for _, r := range routes {
 		if r.http == httpMethod {
@@ -85,7 +96,7 @@ func MatchREST(httpMethod, path string) (t RESTTarget, allow string, found bool)
 		}
 		allow += r.http
 	}
-	return RESTTarget{TaskID: t.TaskID, ConfigID: t.ConfigID}, allow, true
+	return RESTTarget{TaskID: t.TaskID, ConfigID: t.ConfigID, Proto03: t.Proto03}, allow, true
 }
 
 // unescapeSegment decodes one path segment; "" when it is empty or not
@@ -103,21 +114,24 @@ func unescapeSegment(s string) string {
 // GetTask's historyLength and ListTasks' filters) and its body (the request
 // message of the proto, for POST; cancel and subscribe may send none). In
 // 0.3 the paths are the same and the bodies are the 0.3 params (a2a-go's
-// a2av0 REST transport), and ListTasks is not served. It checks what
-// DecodeRequest checks, with the same errors; a field is named from the
-// body's root ("message.parts[0]") or as its query parameter. The result
-// has no ID.
+// a2av0 REST transport), and ListTasks is not served. A t.Proto03 request
+// is read as 0.3 whatever v says: its bodies are the 0.3 proto's requests.
+// It checks what DecodeRequest checks, with the same errors; a field is
+// named from the body's root ("message.parts[0]") or as its query
+// parameter. The result has no ID.
 func DecodeRESTRequest(v Version, t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
-	if v == V10 {
-		return decodeREST[params10](V10, t, query, body)
-	}
-	if t.Method == MethodListTasks {
+	switch {
+	case t.Proto03:
+		return decodeREST[paramsProto03](paramsMembersProto03, t, query, body)
+	case v == V10:
+		return decodeREST[params10](paramsMembers[V10], t, query, body)
+	case t.Method == MethodListTasks:
 		return &Request{Method: t.Method}, MethodNotFound(V03, t.Method.Name(V10))
 	}
-	return decodeREST[params03](V03, t, query, body)
+	return decodeREST[params03](paramsMembers[V03], t, query, body)
 }
 
-// restParams is a pointer to params10 or params03.
+// restParams is a pointer to params10, params03 or paramsProto03.
 type restParams[P any] interface {
 	*P
 	model(m Method) (any, *Error)
@@ -125,11 +139,13 @@ type restParams[P any] interface {
 	fromQuery(m Method, q url.Values) *Error
 }
 
-func decodeREST[P any, PP restParams[P]](v Version, t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
+// decodeREST decodes a request whose body, if any, holds the members
+// known.
+func decodeREST[P any, PP restParams[P]](known *members, t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
 	req := &Request{Method: t.Method}
 	w := PP(new(P))
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
-		if err := decodeRESTBody(v, body, w); err != nil {
+		if err := decodeRESTBody(known, body, w); err != nil {
 			return req, err
 		}
 	}
@@ -147,11 +163,12 @@ func decodeREST[P any, PP restParams[P]](v Version, t RESTTarget, query url.Valu
 	return req, nil
 }
 
-// decodeRESTBody decodes a request body into w: one JSON object, checked as
-// every request body is (checkParams), proto field names allowed (a2av0
-// sends every 0.3 member name in snake_case).
-func decodeRESTBody(v Version, body []byte, w any) *Error {
-	renamed, e := checkParams(v, body)
+// decodeRESTBody decodes a request body, whose root has the members
+// known, into w: one JSON object, checked as every request body is
+// (checkParams), proto field names allowed (a2av0 sends every 0.3 member
+// name in snake_case, and so does the kit in the 0.3 form).
+func decodeRESTBody(known *members, body []byte, w any) *Error {
+	renamed, e := checkParams(known, body)
 	if e != nil {
 		return e
 	}
@@ -298,13 +315,13 @@ func queryInt(q url.Values, name string, dst **int32) *Error {
 // JSON in version v, with no envelope. result is any of AppendResult's. On
 // error dst is returned unchanged.
 func AppendRESTResult(dst []byte, v Version, result any) ([]byte, error) {
-	return appendResult(dst, v, result)
+	return appendResult(dst, form(v), result)
 }
 
 // AppendRESTListTasks is AppendRESTResult for a ListTasks answer, flushed
 // as AppendListTasksResult flushes.
 func AppendRESTListTasks(dst []byte, r *ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
-	return appendListTasksFlushing(dst, V10, r, flush)
+	return appendListTasksFlushing(dst, form10, r, flush)
 }
 
 // RESTStatus is the HTTP status and google.rpc.Code name of e in the

@@ -105,7 +105,7 @@ func AppendTask(dst []byte, v Version, t *Task) ([]byte, error) {
 	if t == nil {
 		return dst, fmt.Errorf("a2a: marshal %s task: nil task", v)
 	}
-	b, err := appendTask(dst, v, t)
+	b, err := appendTask(dst, form(v), t)
 	if err != nil {
 		return dst, fmt.Errorf("a2a: marshal %s task: %w", v, err)
 	}
@@ -161,7 +161,7 @@ func AppendEvent(dst []byte, ev *StreamResponse) ([]byte, error) {
 	if ev == nil || (ev.StatusUpdate == nil && ev.ArtifactUpdate == nil) {
 		return dst, errors.New("a2a: append event: not a status or artifact update")
 	}
-	return appendStreamResponse(dst, V10, ev)
+	return appendStreamResponse(dst, form10, ev)
 }
 
 // UnmarshalEvent decodes what AppendEvent wrote. A status update is final

@@ -34,9 +34,9 @@ type wireMessage[P wirePart] struct {
 	ReferenceTaskIDs []string       `json:"referenceTaskIds"`
 }
 
-// wirePart is a part as one version writes it.
+// wirePart is a part as one form writes it.
 type wirePart interface {
-	part10 | part03
+	part10 | part03 | partProto03
 	model() (Part, *Error)
 }
 
@@ -133,13 +133,15 @@ func parseTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// Enum names on the wire, indexed by the model's value.
+// Enum names on the wire, by form (a version's, or the 0.3 proto's) and
+// the model's value.
 var (
-	roleNames = [2][3]string{
-		V03: {RoleUnspecified: "", RoleUser: "user", RoleAgent: "agent"},
-		V10: {RoleUnspecified: "ROLE_UNSPECIFIED", RoleUser: "ROLE_USER", RoleAgent: "ROLE_AGENT"},
+	roleNames = [3][3]string{
+		V03:         {RoleUnspecified: "", RoleUser: "user", RoleAgent: "agent"},
+		V10:         {RoleUnspecified: "ROLE_UNSPECIFIED", RoleUser: "ROLE_USER", RoleAgent: "ROLE_AGENT"},
+		formProto03: {RoleUnspecified: "ROLE_UNSPECIFIED", RoleUser: "ROLE_USER", RoleAgent: "ROLE_AGENT"},
 	}
-	stateNames = [2][9]string{
+	stateNames = [3][9]string{
 		V03: {
 			TaskStateUnspecified:   "unknown",
 			TaskStateSubmitted:     "submitted",
@@ -158,6 +160,17 @@ var (
 			TaskStateCompleted:     "TASK_STATE_COMPLETED",
 			TaskStateFailed:        "TASK_STATE_FAILED",
 			TaskStateCanceled:      "TASK_STATE_CANCELED",
+			TaskStateInputRequired: "TASK_STATE_INPUT_REQUIRED",
+			TaskStateRejected:      "TASK_STATE_REJECTED",
+			TaskStateAuthRequired:  "TASK_STATE_AUTH_REQUIRED",
+		},
+		formProto03: { // 1.0's, but for CANCELLED
+			TaskStateUnspecified:   "TASK_STATE_UNSPECIFIED",
+			TaskStateSubmitted:     "TASK_STATE_SUBMITTED",
+			TaskStateWorking:       "TASK_STATE_WORKING",
+			TaskStateCompleted:     "TASK_STATE_COMPLETED",
+			TaskStateFailed:        "TASK_STATE_FAILED",
+			TaskStateCanceled:      "TASK_STATE_CANCELLED",
 			TaskStateInputRequired: "TASK_STATE_INPUT_REQUIRED",
 			TaskStateRejected:      "TASK_STATE_REJECTED",
 			TaskStateAuthRequired:  "TASK_STATE_AUTH_REQUIRED",

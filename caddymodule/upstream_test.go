@@ -249,16 +249,17 @@ func TestIntegrationPolledJob(t *testing.T) {
 }
 
 // chat is an upstream that streams: GET /chat answers server-sent events,
-// the first chunk at once and the rest only when the test releases them
-// (each request hands its release channel to arrived once its first chunk
-// is sent); GET /numbers answers NDJSON.
+// the first two chunks at once (the agent sends a chunk when the next one
+// comes, so that it can mark the last) and the rest only when the test
+// releases them (each request hands its release channel to arrived once
+// its first chunks are sent); GET /numbers answers NDJSON.
 type chat struct{ arrived chan chan struct{} }
 
 func (c *chat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/chat":
 		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, `data: {"delta": "Hel"}`+"\n\n")
+		io.WriteString(w, `data: {"delta": "Hel"}`+"\n\n"+`data: {"delta": "lo"}`+"\n\n")
 		w.(http.Flusher).Flush()
 		release := make(chan struct{})
 		select {
@@ -271,7 +272,7 @@ func (c *chat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-		io.WriteString(w, `data: {"delta": "lo"}`+"\n\n"+"data: [DONE]\n\n")
+		io.WriteString(w, `data: {"delta": "!"}`+"\n\n"+"data: [DONE]\n\n")
 	case "/numbers":
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		io.WriteString(w, `{"n": 1}`+"\n"+`{"n": 2}`+"\n")
@@ -325,9 +326,9 @@ func TestIntegrationStreamedUpstream(t *testing.T) {
 			if strings.Contains(first, `"append":true`) || strings.Contains(first, `"lastChunk":true`) {
 				t.Errorf("first chunk %s: want neither append nor lastChunk", first)
 			}
-			close(release) // only now does the upstream send the second chunk
+			close(release) // only now does the upstream send the third chunk, and the second is sent
 			until(t, events, tt.next, `"text":"lo"`)
-			until(t, events, tt.last)
+			until(t, events, tt.last, `"text":"!"`)
 			final := until(t, events, map[string]string{"1.0": "TASK_STATE_COMPLETED", "": `"completed"`}[tt.version])
 			var id struct {
 				TaskID       string `json:"taskId"`
@@ -350,7 +351,7 @@ func TestIntegrationStreamedUpstream(t *testing.T) {
 		go func() { close(released()) }()
 		r := a.call("1.0", `{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{"message":
 			{"messageId":"c3","role":"ROLE_USER","metadata":{"skill":"chat"},"parts":[{"text":"hi"}]}}}`)
-		if s := compactJSON(t, r.Result); !strings.Contains(s, `"TASK_STATE_COMPLETED"`) || !strings.Contains(s, `"parts":[{"text":"Hel"},{"text":"lo"},{"text":""}]`) {
+		if s := compactJSON(t, r.Result); !strings.Contains(s, `"TASK_STATE_COMPLETED"`) || !strings.Contains(s, `"parts":[{"text":"Hel"},{"text":"lo"},{"text":"!"}]`) {
 			t.Errorf("answer %s: want the task completed with the whole artifact", s)
 		}
 	})
@@ -359,7 +360,7 @@ func TestIntegrationStreamedUpstream(t *testing.T) {
 		r := a.call("", `{"jsonrpc":"2.0","id":4,"method":"message/send","params":{"message":
 			{"kind":"message","messageId":"c4","role":"user","metadata":{"skill":"numbers"},"parts":[{"kind":"text","text":"count"}]}}}`)
 		if s := compactJSON(t, r.Result); !strings.Contains(s, `"state":"completed"`) ||
-			!strings.Contains(s, `"parts":[{"data":{"n":1},"kind":"data"},{"data":{"n":2},"kind":"data"},{"kind":"text","text":""}]`) {
+			!strings.Contains(s, `"parts":[{"data":{"n":1},"kind":"data"},{"data":{"n":2},"kind":"data"}]`) {
 			t.Errorf("answer %s: want the task completed with both lines as data", s)
 		}
 	})

@@ -57,6 +57,11 @@ skills:
     request:
       method: POST
       path: /files
+  - id: routed
+    description: By what the message is, not what it says.
+    match: message.id startsWith "tck-" || "urn:x" in message.extensions || len(message.reference_task_ids) > 1 || message.role == "agent" || message.context_id + message.task_id == "ct"
+    request:
+      path: /routed
 `
 
 // FuzzMessageVars builds the expression variables from arbitrary messages,
@@ -73,6 +78,7 @@ func FuzzMessageVars(f *testing.F) {
 		`{"messageId":"m","role":"ROLE_USER","parts":[{"data":{"city":"Oslo","days":3}}]}`,
 		`{"messageId":"m","role":"ROLE_USER","metadata":{"kind":"upload"},"parts":[{"raw":"aGk=","filename":"a.txt","mediaType":"text/plain"}]}`,
 		`{"messageId":"m","role":"ROLE_USER","metadata":{"skill":"files"},"parts":[{"url":"https://x/y"},{"data":[1,"a",null]}]}`,
+		`{"messageId":"tck-1","role":"ROLE_AGENT","contextId":"c","taskId":"t","extensions":["urn:x"],"referenceTaskIds":["a","b"],"parts":[{"text":"hi"}]}`,
 	} {
 		f.Add(seed)
 	}
@@ -96,7 +102,9 @@ func FuzzMessageVars(f *testing.F) {
 
 // FuzzStream reads arbitrary upstream bodies as streams of each format:
 // the run ends completed or failed, never in a panic (which Run would turn
-// into "failed unexpectedly"), and every chunk holds a part.
+// into "failed unexpectedly"), every chunk holds a part, and none follows
+// one marked the last. (Whether the last is marked depends on timing: a
+// chunk waits a moment at most for the next; see streamed.)
 func FuzzStream(f *testing.F) {
 	var body bodyTransport
 	skills, err := mapping.Parse("fuzz.yaml", []byte(`upstream: {url: "http://upstream.invalid"}
@@ -115,7 +123,8 @@ skills:
 	f.Fuzz(func(t *testing.T, stream string) {
 		for _, id := range []string{"sse", "lines", "split"} {
 			body.set(stream)
-			out := skills.ByID(id).Run(context.Background(), mapping.Call{Message: message(id, nil, "")}, partsCheck{t})
+			check := &chunkCheck{t: t}
+			out := skills.ByID(id).Run(context.Background(), mapping.Call{Message: message(id, nil, "")}, check)
 			if (out.State != a2a.TaskStateCompleted && out.State != a2a.TaskStateFailed) || strings.Contains(messageText(out), "unexpectedly") {
 				t.Fatalf("%s: %v %q (%v)", id, out.State, messageText(out), out.Err)
 			}
@@ -123,15 +132,22 @@ skills:
 	})
 }
 
-// partsCheck is a Progress that fails the test on a chunk without parts.
-type partsCheck struct{ t *testing.T }
+// chunkCheck is a Progress that fails the test on a chunk without parts or
+// after the last one, and counts them.
+type chunkCheck struct {
+	t      *testing.T
+	chunks int
+	last   bool
+}
 
-func (partsCheck) Working(*a2a.Message) {}
+func (*chunkCheck) Working(*a2a.Message) {}
 
-func (p partsCheck) Artifact(art a2a.Artifact, appendParts, lastChunk bool) (string, error) {
-	if len(art.Parts) == 0 {
-		p.t.Errorf("a chunk without parts (append %v, lastChunk %v)", appendParts, lastChunk)
+func (c *chunkCheck) Artifact(art a2a.Artifact, appendParts, lastChunk bool) (string, error) {
+	if len(art.Parts) == 0 || c.last || appendParts != (c.chunks > 0) {
+		c.t.Errorf("chunk %d: %d parts, append %v, after the last %v", c.chunks, len(art.Parts), appendParts, c.last)
 	}
+	c.chunks++
+	c.last = lastChunk
 	return "a", nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/expr-lang/expr/vm"
@@ -56,10 +58,10 @@ func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exp
 			break
 		}
 		if err != nil {
-			return sk.fail(call, sk.streamFailure(ctx, callCtx, err))
+			return out.fail(ctx, call, sk.streamFailure(ctx, callCtx, err))
 		}
 		if n == s.maxChunks {
-			return sk.fail(call, failure{state: a2a.TaskStateFailed, stage: "upstream",
+			return out.fail(ctx, call, failure{state: a2a.TaskStateFailed, stage: "upstream",
 				public: fmt.Sprintf("failed: the service's stream has more than %d chunks, the limit.", s.maxChunks),
 				err:    fmt.Errorf("stream: over %d chunks", s.maxChunks)})
 		}
@@ -72,13 +74,13 @@ func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exp
 		}
 		parts, err := s.parts(m, vars)
 		if err != nil {
-			return sk.fail(call, responseFailure(err))
+			return out.fail(ctx, call, responseFailure(err))
 		}
 		done := false
 		if s.done != nil {
 			v, err := m.Run(s.done, vars)
 			if err != nil {
-				return sk.fail(call, responseFailure(fmt.Errorf("stream.done: %w", err)))
+				return out.fail(ctx, call, responseFailure(fmt.Errorf("stream.done: %w", err)))
 			}
 			done, _ = v.(bool)
 		}
@@ -91,7 +93,7 @@ func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exp
 			break
 		}
 	}
-	if f := out.end(ctx); f != nil {
+	if f := out.end(ctx, true); f != nil {
 		return sk.fail(call, *f)
 	}
 	return sk.finish(call, a2a.TaskStateCompleted, "", out.gathered)
@@ -141,27 +143,106 @@ func (s *streamRule) parts(m *vm.VM, vars *exprVars) ([]a2a.Part, error) {
 }
 
 // streamed is the artifact a stream builds: reported chunk by chunk, or
-// gathered when there is no one to report to.
+// gathered when there is no one to report to. A chunk must hold a part (an
+// Artifact's parts are REQUIRED, spec 1.0 §4.1.7), so an artifact cannot
+// be closed by an empty one: to let the last chunk say it is the last, a
+// chunk is held back until the next event with parts comes or the stream
+// ends, but never longer than chunkLinger, so that a slow stream's chunks
+// are not each held until the next one (its end is then told by the task's
+// final status alone).
 type streamed struct {
 	sk       *Skill
 	progress Progress
-	id       string // the artifact's, once its first chunk is recorded
-	last     bool   // the last chunk has been recorded
 	gathered []a2a.Artifact
+
+	// mu orders the reports of the reader and of the linger timer.
+	mu    sync.Mutex
+	id    string     // the artifact's, once its first chunk is recorded
+	held  []a2a.Part // the chunk not reported yet
+	timer *time.Timer
+	// late is the failure of a chunk the timer reported, told by the
+	// next add or end.
+	late *failure
 }
 
+// chunkLinger bounds how long a chunk waits for the next one.
+const chunkLinger = 100 * time.Millisecond
+
+// add takes the parts of one event; last says that no chunk follows.
 func (s *streamed) add(ctx context.Context, parts []a2a.Part, last bool) *failure {
-	rule := s.sk.stream
 	if s.progress == nil {
 		if s.gathered == nil {
+			rule := s.sk.stream
 			s.gathered = []a2a.Artifact{{Name: rule.name, Description: rule.description}}
 		}
 		s.gathered[0].Parts = append(s.gathered[0].Parts, parts...)
 		return nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.flush(ctx, false); f != nil {
+		return f
+	}
+	if last {
+		return s.report(ctx, parts, true)
+	}
+	s.held = parts
+	if s.timer == nil {
+		s.timer = time.AfterFunc(chunkLinger, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if f := s.flush(ctx, false); f != nil && s.late == nil {
+				s.late = f
+			}
+		})
+	} else {
+		s.timer.Reset(chunkLinger)
+	}
+	return nil
+}
+
+// end reports the chunk held back, if any: as the last one when the stream
+// ended as it should.
+func (s *streamed) end(ctx context.Context, last bool) *failure {
+	if s.progress == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	return s.flush(ctx, last)
+}
+
+// flush reports the chunk held back, if any, or the failure of one the
+// timer reported. s.mu is held.
+func (s *streamed) flush(ctx context.Context, last bool) *failure {
+	if f := s.late; f != nil {
+		s.late = nil
+		return f
+	}
+	if s.held == nil {
+		return nil
+	}
+	parts := s.held
+	s.held = nil
+	return s.report(ctx, parts, last)
+}
+
+// fail is the outcome of a stream that failed: what it gave is kept (the
+// chunk held back is reported, not as the last), and the task fails with
+// f, the first cause, whatever becomes of that report.
+func (s *streamed) fail(ctx context.Context, call *Call, f failure) Outcome {
+	_ = s.end(ctx, false)
+	return s.sk.fail(call, f)
+}
+
+// report records one chunk of the artifact.
+func (s *streamed) report(ctx context.Context, parts []a2a.Part, last bool) *failure {
 	art := a2a.Artifact{ArtifactID: s.id, Parts: parts}
 	if s.id == "" {
-		art.Name, art.Description = rule.name, rule.description
+		art.Name, art.Description = s.sk.stream.name, s.sk.stream.description
 	}
 	id, err := s.progress.Artifact(art, s.id != "", last)
 	if err != nil {
@@ -172,17 +253,8 @@ func (s *streamed) add(ctx context.Context, parts []a2a.Part, last bool) *failur
 		return &failure{state: a2a.TaskStateFailed, stage: "upstream",
 			public: "failed: its streamed result could not be kept.", err: fmt.Errorf("stream: recording a chunk: %w", err)}
 	}
-	s.id, s.last = id, last
+	s.id = id
 	return nil
-}
-
-// end closes an artifact whose last chunk is not known as such: a chunk
-// must hold a part, so the closing one holds an empty text.
-func (s *streamed) end(ctx context.Context) *failure {
-	if s.progress == nil || s.id == "" || s.last {
-		return nil
-	}
-	return s.add(ctx, []a2a.Part{a2a.TextPart("")}, true)
 }
 
 // streamFailure is a stream that could not be read to its end.

@@ -108,16 +108,16 @@ func TestStreamFormats(t *testing.T) {
 			[]string{": hello\n\n", `data: {"delta": "Hel"}` + "\n\n", "event: ping\ndata: {}\n\n", `data: {"delta": "lo"}` + "\r\n\r\n", "data: [DONE]\n\n", `data: {"delta": "late"}` + "\n\n"},
 			`      artifact: {name: answer, text: "{event.data.delta}"}
       done: event.text == "[DONE]"`,
-			[]chunk{{id: "art-1", name: "answer", parts: "Hel"}, {id: "art-1", parts: "lo", append: true}, {id: "art-1", parts: "", append: true, lastChunk: true}}},
+			[]chunk{{id: "art-1", name: "answer", parts: "Hel"}, {id: "art-1", parts: "lo", append: true, lastChunk: true}}},
 		{"sse fields", "text/event-stream",
 			[]string{"id: 7\nevent: note\ndata: line one\ndata: line two\n\n", "data: cut off at the end"},
 			`      artifact: {text: "{event.index} {event.id} {event.type}: {event.text}"}`,
-			[]chunk{{id: "art-1", name: "result", parts: "0 7 note: line one\nline two"}, {id: "art-1", parts: "", append: true, lastChunk: true}}},
+			[]chunk{{id: "art-1", name: "result", parts: "0 7 note: line one\nline two", lastChunk: true}}},
 		{"ndjson by media type, default parts", "application/x-ndjson",
 			[]string{`{"n": 1}` + "\n", "\n", `{"n": 2}` + "\nnot json\n"},
 			`      max_chunks: 3`,
 			[]chunk{{id: "art-1", name: "result", parts: `{"n":1}`}, {id: "art-1", parts: `{"n":2}`, append: true},
-				{id: "art-1", parts: "not json", append: true}, {id: "art-1", parts: "", append: true, lastChunk: true}}},
+				{id: "art-1", parts: "not json", append: true, lastChunk: true}}},
 		{"lines with data and text, ended by done", "text/plain",
 			[]string{`{"word": "a"}` + "\n", `{"word": "b", "end": true}` + "\n", `{"word": "c"}` + "\n"},
 			`      format: lines
@@ -129,7 +129,7 @@ func TestStreamFormats(t *testing.T) {
 			`      format: split
       separator: "|||"`,
 			[]chunk{{id: "art-1", name: "result", parts: "one"}, {id: "art-1", parts: "two", append: true},
-				{id: "art-1", parts: "three", append: true}, {id: "art-1", parts: "", append: true, lastChunk: true}}},
+				{id: "art-1", parts: "three", append: true, lastChunk: true}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			progress := newChunkProgress()
@@ -156,9 +156,47 @@ func TestStreamGathered(t *testing.T) {
 	}
 }
 
-// A chunk is reported as soon as the upstream sends it, while the
-// upstream holds the connection before the next.
+// A chunk is reported as soon as the upstream sends the next one, while
+// the upstream holds the connection; the last is reported, marked as the
+// last, when the stream ends, and no empty chunk closes the artifact.
 func TestStreamChunksAsTheyCome(t *testing.T) {
+	next := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: one\n\ndata: two\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-next:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, "data: three\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	progress := newChunkProgress()
+	done := make(chan mapping.Outcome)
+	go func() { done <- runStream(t, srv, `      artifact: {text: "{event.text}"}`, progress) }()
+	select {
+	case c := <-progress.got:
+		if c.parts != "one" || c.lastChunk {
+			t.Fatalf("first chunk %+v, want one, not the last", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first chunk was not reported while the upstream held the third")
+	}
+	close(next)
+	if out := <-done; out.State != a2a.TaskStateCompleted {
+		t.Fatalf("state %v (%v)", out.State, out.Err)
+	}
+	if got := progress.chunks(); len(got) != 2 || got[0].parts != "two" || got[0].lastChunk || got[1].parts != "three" || !got[1].lastChunk {
+		t.Errorf("later chunks %v, want two, then three as the last", got)
+	}
+}
+
+// A chunk held back to learn whether it is the last waits no longer than
+// a moment: an upstream whose next event is long in coming does not hold
+// the caller's copy of the last one until then.
+func TestStreamChunkNotHeldUntilTheNext(t *testing.T) {
 	next := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -177,18 +215,18 @@ func TestStreamChunksAsTheyCome(t *testing.T) {
 	go func() { done <- runStream(t, srv, `      artifact: {text: "{event.text}"}`, progress) }()
 	select {
 	case c := <-progress.got:
-		if c.parts != "one" {
-			t.Fatalf("first chunk %+v, want one", c)
+		if c.parts != "one" || c.lastChunk {
+			t.Fatalf("first chunk %+v, want one, not the last", c)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("the first chunk was not reported while the upstream held the second")
+		t.Fatal("the only chunk so far was held until the next event")
 	}
 	close(next)
 	if out := <-done; out.State != a2a.TaskStateCompleted {
 		t.Fatalf("state %v (%v)", out.State, out.Err)
 	}
-	if got := progress.chunks(); len(got) != 2 || got[0].parts != "two" || !got[1].lastChunk {
-		t.Errorf("later chunks %v, want two, then the last", got)
+	if got := progress.chunks(); len(got) != 1 || got[0].parts != "two" || !got[0].lastChunk {
+		t.Errorf("later chunks %v, want two, as the last", got)
 	}
 }
 
@@ -208,15 +246,16 @@ func TestStreamLimits(t *testing.T) {
 	many := streamUpstream(t, "application/x-ndjson", strings.Repeat("{}\n", 20))
 	big := streamUpstream(t, "application/x-ndjson", "{}\n", strings.Repeat("x", 2000)+"\n")
 	for _, tt := range []struct {
-		name   string
-		srv    *httptest.Server
-		stream string
-		want   string
+		name     string
+		srv      *httptest.Server
+		stream   string
+		want     string
+		reported int // every chunk read before the failure
 	}{
-		{"chunks", many, "      max_chunks: 10", `Skill "s" failed: the service's stream has more than 10 chunks, the limit.`},
-		{"bytes", big, "      max_bytes: 1KiB", `Skill "s" failed: the service's stream is larger than the limit of 1 KiB.`},
-		{"bytes by max_response_bytes", big, "      format: lines\n    max_response_bytes: 1000", `Skill "s" failed: the service's stream is larger than the limit of 1000 bytes.`},
-		{"timeout", endless, "      format: sse\n    timeout: 200ms", `Skill "s" timed out: the service's stream did not end within 200ms.`},
+		{"chunks", many, "      max_chunks: 10", `Skill "s" failed: the service's stream has more than 10 chunks, the limit.`, 10},
+		{"bytes", big, "      max_bytes: 1KiB", `Skill "s" failed: the service's stream is larger than the limit of 1 KiB.`, 1},
+		{"bytes by max_response_bytes", big, "      format: lines\n    max_response_bytes: 1000", `Skill "s" failed: the service's stream is larger than the limit of 1000 bytes.`, 1},
+		{"timeout", endless, "      format: sse\n    timeout: 200ms", `Skill "s" timed out: the service's stream did not end within 200ms.`, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			progress := newChunkProgress()
@@ -224,8 +263,8 @@ func TestStreamLimits(t *testing.T) {
 			if out.State != a2a.TaskStateFailed || messageText(out) != tt.want {
 				t.Errorf("outcome %v %q (%v), want failed %q", out.State, messageText(out), out.Err, tt.want)
 			}
-			if got := progress.chunks(); len(got) == 0 || got[len(got)-1].lastChunk {
-				t.Errorf("chunks %v: want the first ones reported, and no last chunk", got)
+			if got := progress.chunks(); len(got) != tt.reported || got[len(got)-1].lastChunk {
+				t.Errorf("chunks %v: want the %d read reported, and no last chunk", got, tt.reported)
 			}
 		})
 	}
@@ -288,7 +327,7 @@ func TestStreamStops(t *testing.T) {
 	t.Cleanup(func() { close(hold) })
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-ndjson")
-		io.WriteString(w, "1\n2\n")
+		io.WriteString(w, "1\n2\n3\n") // the first two are reported while it holds
 		w.(http.Flusher).Flush()
 		select {
 		case <-hold:

@@ -26,13 +26,24 @@ type exprVars struct {
 	Event    eventVars               `expr:"event" json:"event"`
 }
 
+// messageVars is the whole message, in one shape for both protocol
+// versions, named as the other variables are (snake_case); its slices and
+// maps are the message's own, which expressions cannot change.
 type messageVars struct {
-	ID       string         `expr:"id" json:"id"`
-	Text     string         `expr:"text" json:"text"`
-	Data     map[string]any `expr:"data" json:"data"`
-	Metadata map[string]any `expr:"metadata" json:"metadata"`
-	Parts    []partVars     `expr:"parts" json:"parts"`
+	ID               string         `expr:"id" json:"id"`
+	Role             string         `expr:"role" json:"role"` // "user" or "agent"
+	ContextID        string         `expr:"context_id" json:"context_id"`
+	TaskID           string         `expr:"task_id" json:"task_id"`
+	ReferenceTaskIDs []string       `expr:"reference_task_ids" json:"reference_task_ids"`
+	Extensions       []string       `expr:"extensions" json:"extensions"`
+	Text             string         `expr:"text" json:"text"`
+	Data             map[string]any `expr:"data" json:"data"`
+	Metadata         map[string]any `expr:"metadata" json:"metadata"`
+	Parts            []partVars     `expr:"parts" json:"parts"`
 }
+
+// roleNames are the roles as expressions read them.
+var roleNames = [...]string{a2a.RoleUser: "user", a2a.RoleAgent: "agent"}
 
 type partVars struct {
 	Kind      string         `expr:"kind" json:"kind"`
@@ -98,6 +109,11 @@ func bindMessage(vars *exprVars, msg *a2a.Message, needs usage) {
 		return
 	}
 	vars.Message.ID = msg.MessageID
+	if int(msg.Role) < len(roleNames) {
+		vars.Message.Role = roleNames[msg.Role]
+	}
+	vars.Message.ContextID, vars.Message.TaskID = msg.ContextID, msg.TaskID
+	vars.Message.ReferenceTaskIDs, vars.Message.Extensions = msg.ReferenceTaskIDs, msg.Extensions
 	vars.Message.Metadata = msg.Metadata
 	vars.Message.Text = joinText(msg.Parts)
 	vars.Message.Data = mergeData(msg.Parts)

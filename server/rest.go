@@ -9,11 +9,14 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
-// The HTTP+JSON binding (spec 1.0 §11, and the same paths in 0.3): the
-// same methods as JSON-RPC, run by invoke on the same engine (authentication, owner isolation, limits,
-// body checks, deadlines, observer), with the operation named by the
-// request's method and path, its parameters in the path, query and body,
-// and answers and errors as the binding writes them.
+// The HTTP+JSON binding (spec 1.0 §11, and the same paths in 0.3 as
+// a2a-go's a2av0 client speaks it; below /v1/, 0.3 as the 0.3
+// specification defines it): the same methods as JSON-RPC, run by invoke
+// on the same engine (authentication, owner isolation, limits, body
+// checks, deadlines, observer), with the operation named by the request's
+// method and path, its parameters in the path, query and body, and
+// answers and errors as the binding writes them: in the form of the path
+// (httpJSON, or proto03Form below /v1/).
 type httpJSON struct {
 	h *Handler
 	// path is where the binding is served (Config.RESTPath).
@@ -55,7 +58,11 @@ func (b *httpJSON) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
 	}
 	h := b.h
 	version, versionErr := requestVersion(r)
-	c.begin(a2a.BindingHTTPJSON, version, b, restMediaType(r))
+	if t.Proto03 {
+		c.begin(a2a.BindingHTTPJSON, version, proto03Form{}, "application/json") // 0.3 §3.2.3
+	} else {
+		c.begin(a2a.BindingHTTPJSON, version, b, restMediaType(r))
+	}
 	switch {
 	case t.Method == a2a.MethodUnknown && allow != "":
 		w.Header().Set("Allow", allow)
@@ -78,6 +85,10 @@ func (b *httpJSON) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
 	c.Caller = caller
 	if versionErr != nil {
 		h.writeError(w, http.StatusBadRequest, c, versionErr)
+		return true
+	}
+	if t.Proto03 && c.Version != a2a.V03 {
+		h.writeError(w, http.StatusNotFound, c, a2a.NotProto03(c.Version))
 		return true
 	}
 
@@ -167,3 +178,29 @@ func (*httpJSON) errorStatus(e *a2a.Error) int {
 func (*httpJSON) errorEvent() string { return "event: error\ndata: " }
 
 func (*httpJSON) errorStreams(a2a.Method) bool { return false }
+
+// proto03Form writes the answers below /v1/, the HTTP+JSON binding of the
+// 0.3 specification: the 0.3 proto's ProtoJSON, and errors as
+// {"code", "error", "message"} with the HTTP statuses of the 0.3 SDKs
+// (a2a.Proto03Status), in a stream as events of type error.
+type proto03Form struct{}
+
+func (proto03Form) appendResult(dst []byte, _ *call, result any) ([]byte, error) {
+	return a2a.AppendProto03Result(dst, result)
+}
+
+// appendList is never called: no /v1/ path names ListTasks, which 0.3
+// does not have.
+func (proto03Form) appendList(dst []byte, _ *call, list *a2a.ListTasksResponse, _ func([]byte) ([]byte, error)) ([]byte, error) {
+	return a2a.AppendProto03Result(dst, list)
+}
+
+func (proto03Form) appendError(dst []byte, _ *call, _ int, e *a2a.Error) []byte {
+	return a2a.AppendProto03Error(dst, e)
+}
+
+func (proto03Form) errorStatus(e *a2a.Error) int { return a2a.Proto03Status(e) }
+
+func (proto03Form) errorEvent() string { return "event: error\ndata: " }
+
+func (proto03Form) errorStreams(a2a.Method) bool { return false }

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -61,13 +62,7 @@ func (a *agent) rest(method, path, body string, headers ...string) restAnswer {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/a2a+json")
 	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		if headers[i+1] == "" {
-			req.Header.Del(headers[i])
-		} else {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-	}
+	setHeaders(req, headers)
 	resp, err := a.http.Do(req)
 	if err != nil {
 		a.t.Fatal(err)
@@ -88,8 +83,21 @@ func (a *agent) rest(method, path, body string, headers ...string) restAnswer {
 	return ans
 }
 
-// restStream opens an HTTP+JSON stream and returns its events as they come.
-func (a *agent) restStream(ctx context.Context, method, path, body string) (*http.Response, <-chan map[string]any) {
+// setHeaders adds headers (name, value pairs) to req, or removes those
+// whose value is "".
+func setHeaders(req *http.Request, headers []string) {
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+		} else {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+	}
+}
+
+// restStream opens an HTTP+JSON stream and returns its events as they
+// come; headers are as rest's.
+func (a *agent) restStream(ctx context.Context, method, path, body string, headers ...string) (*http.Response, <-chan map[string]any) {
 	a.t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -102,6 +110,7 @@ func (a *agent) restStream(ctx context.Context, method, path, body string) (*htt
 	req.Header.Set("A2A-Version", "1.0")
 	req.Header.Set("Content-Type", "application/a2a+json")
 	req.Header.Set("Accept", "text/event-stream")
+	setHeaders(req, headers)
 	resp, err := a.http.Do(req)
 	if err != nil {
 		a.t.Fatal(err)
@@ -393,5 +402,167 @@ func TestRESTAuthentication(t *testing.T) {
 	a.noUpstreamCall()
 	if card := a.rest("GET", "/rest/extendedAgentCard", "", "X-API-Key", bobKey); card.status != 200 || card.body["description"] != "the extended description" {
 		t.Errorf("extended card: %d %s", card.status, card.raw)
+	}
+}
+
+// kitHeaders are what the compatibility kit's 0.3 REST client sends with
+// every request: no A2A-Version, and Content-Type application/json even
+// without a body.
+var kitHeaders = []string{"A2A-Version", "", "Content-Type", "application/json", "Accept", "application/json"}
+
+// kitSend is a SendMessageRequest of the 0.3 proto, written as the kit
+// writes it: proto field names, the parts in content, a data part's
+// object under data.data.
+func kitSend(skill string, data, configuration string) string {
+	body := fmt.Sprintf(`{"message":{"message_id":%q,"role":"ROLE_USER","content":[{"data":{"data":%s}}],"metadata":{"skill":%q}}`,
+		newMessageID(), data, skill)
+	if configuration != "" {
+		body += `,"configuration":` + configuration
+	}
+	return body + "}"
+}
+
+// proto03Error is the error of an answer in the 0.3 form.
+func (a restAnswer) proto03Error() (code float64, kind string) {
+	code, _ = a.body["code"].(float64)
+	kind, _ = a.body["error"].(string)
+	return code, kind
+}
+
+// Below /v1/, the HTTP+JSON binding as the 0.3 specification defines it,
+// spoken as the compatibility kit speaks it: the 0.3 proto's ProtoJSON in
+// and out, errors as {"code", "error", "message"} with the 0.3 SDKs'
+// statuses.
+func TestRESTProto03(t *testing.T) {
+	a := newRESTAgent(t, func(c *server.Config) { c.Push = urlPolicy{} })
+	sent := a.rest("POST", "/rest/v1/message:send", kitSend("weather", `{"city":"Paris"}`, `{"accepted_output_modes":["application/json"]}`), kitHeaders...)
+	task, _ := sent.body["task"].(map[string]any)
+	if sent.status != 200 || sent.contentType != "application/json" || stateOf(task) != "TASK_STATE_COMPLETED" || task["kind"] != nil {
+		t.Fatalf("send: %d %s %s", sent.status, sent.contentType, sent.raw)
+	}
+	if !strings.Contains(sent.raw, `"role":"ROLE_USER","content":[{"data":{"data":{"city":"Paris"}}}]`) {
+		t.Errorf("the history's message is not in the 0.3 proto's form: %s", sent.raw)
+	}
+	id := task["id"].(string)
+	const unknown = "00000000-0000-4000-8000-000000000000"
+	configs := "/rest/v1/tasks/" + id + "/pushNotificationConfigs"
+
+	for _, tc := range []struct {
+		name, method, path, body string
+		headers                  []string
+		status                   int
+		check                    func(restAnswer) bool
+		code                     int
+		kind                     string
+	}{
+		{name: "get, history_length", method: "GET", path: "/rest/v1/tasks/" + id + "?history_length=1", status: 200,
+			check: func(a restAnswer) bool { h, _ := a.body["history"].([]any); return a.body["id"] == id && len(h) == 1 }},
+		{name: "a push config on the ended task, as the kit creates it", method: "POST", path: configs,
+			body: `{"parent":"tasks/` + id + `","config_id":"default","config":{"name":"tasks/` + id + `/pushNotificationConfigs/default",` +
+				`"push_notification_config":{"id":"default","url":"https://hook.test/a","token":"","authentication":{}}}}`, status: 200,
+			check: func(a restAnswer) bool {
+				c, _ := a.body["pushNotificationConfig"].(map[string]any)
+				return a.body["name"] == "tasks/"+id+"/pushNotificationConfigs/default" && c["url"] == "https://hook.test/a"
+			}},
+		{name: "get the config", method: "GET", path: configs + "/default", status: 200,
+			check: func(a restAnswer) bool {
+				c, _ := a.body["pushNotificationConfig"].(map[string]any)
+				return c["id"] == "default"
+			}},
+		{name: "list the configs", method: "GET", path: configs, status: 200,
+			check: func(a restAnswer) bool { c, _ := a.body["configs"].([]any); return len(c) == 1 }},
+		{name: "delete the config", method: "DELETE", path: configs + "/default", status: 200, check: func(a restAnswer) bool { return a.raw == "{}" }},
+		{name: "cancel a completed task", method: "POST", path: "/rest/v1/tasks/" + id + ":cancel", status: 409,
+			code: -32002, kind: "io.a2a.spec.TaskNotCancelableError"},
+		{name: "unknown task", method: "GET", path: "/rest/v1/tasks/" + unknown, status: 404, code: -32001, kind: "io.a2a.spec.TaskNotFoundError"},
+		{name: "invalid params", method: "POST", path: "/rest/v1/message:send", body: `{"message":{"messageId":"m","role":"ROLE_USER"}}`,
+			status: 422, code: -32602, kind: "io.a2a.spec.InvalidParamsError",
+			check: func(a restAnswer) bool { return strings.Contains(a.body["message"].(string), "message.content") }},
+		{name: "a 0.3 JSON-RPC message", method: "POST", path: "/rest/v1/message:send",
+			body:   `{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}`,
+			status: 422, code: -32602, kind: "io.a2a.spec.InvalidParamsError"},
+		{name: "not JSON", method: "POST", path: "/rest/v1/message:send", body: `{`, status: 400, code: -32700, kind: "io.a2a.spec.JSONParseError"},
+		{name: "extended card not configured", method: "GET", path: "/rest/v1/card", status: 404,
+			code: -32007, kind: "io.a2a.spec.AuthenticatedExtendedCardNotConfiguredError"},
+		{name: "ListTasks has no 0.3 form", method: "GET", path: "/rest/v1/tasks", status: 404, code: -32601, kind: "io.a2a.spec.MethodNotFoundError"},
+		{name: "wrong HTTP method", method: "GET", path: "/rest/v1/message:send", status: 405, code: -32600, kind: "io.a2a.spec.InvalidRequestError",
+			check: func(a restAnswer) bool { return a.allow == "POST" }},
+		{name: "1.0 asked on a 0.3 path", method: "GET", path: "/rest/v1/tasks/" + id, headers: []string{"A2A-Version", "1.0"}, status: 404,
+			code: -32601, kind: "io.a2a.spec.MethodNotFoundError",
+			check: func(a restAnswer) bool {
+				return strings.Contains(a.body["message"].(string), "the /v1/ paths are the HTTP+JSON binding of A2A 0.3")
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := a.rest(tc.method, tc.path, tc.body, append(kitHeaders[:len(kitHeaders):len(kitHeaders)], tc.headers...)...)
+			if got.status != tc.status || got.contentType != "application/json" {
+				t.Fatalf("HTTP %d %s, want %d: %s", got.status, got.contentType, tc.status, got.raw)
+			}
+			if tc.check != nil && !tc.check(got) {
+				t.Errorf("unexpected answer: %s", got.raw)
+			}
+			if tc.status == 200 {
+				return
+			}
+			if code, kind := got.proto03Error(); int(code) != tc.code || kind != tc.kind {
+				t.Errorf("error %v %q, want %d %q: %s", code, kind, tc.code, tc.kind, got.raw)
+			}
+		})
+	}
+
+	// The SDK's form on the 1.0 paths is served beside it.
+	if got := a.rest("GET", "/rest/tasks/"+id, "", "A2A-Version", ""); got.status != 200 || got.body["kind"] != "task" {
+		t.Errorf("a2av0's form: %d %s", got.status, got.raw)
+	}
+}
+
+// A stream below /v1/: StreamResponse objects of the 0.3 proto, the
+// status updates with final; a subscriber of a running task sees it
+// canceled, TASK_STATE_CANCELLED as the 0.3 proto spells it.
+func TestRESTProto03Stream(t *testing.T) {
+	a := newRESTAgent(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, events := a.restStream(ctx, "POST", "/rest/v1/message:stream", kitSend("count", `{"to":2}`, ""), kitHeaders...)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	var kinds []string
+	var last map[string]any
+	for ev := range events {
+		for k := range ev {
+			kinds = append(kinds, k)
+		}
+		if u, ok := ev["artifactUpdate"].(map[string]any); ok {
+			if parts := u["artifact"].(map[string]any)["parts"].([]any); parts[0].(map[string]any)["data"].(map[string]any)["data"] == nil {
+				t.Errorf("a chunk not in the 0.3 proto's form: %v", u)
+			}
+		}
+		last = ev
+	}
+	update, _ := last["statusUpdate"].(map[string]any)
+	if len(kinds) < 3 || kinds[0] != "task" || stateOf(update) != "TASK_STATE_COMPLETED" || update["final"] != true {
+		t.Errorf("events %v, last %v", kinds, last)
+	}
+
+	sent := a.rest("POST", "/rest/v1/message:send", kitSend("slow", `{"seconds":30}`, `{"blocking":false}`), kitHeaders...)
+	task, _ := sent.body["task"].(map[string]any)
+	if stateOf(task) != "TASK_STATE_WORKING" {
+		t.Fatalf("send: %d %s", sent.status, sent.raw)
+	}
+	id := task["id"].(string)
+	_, events = a.restStream(ctx, "POST", "/rest/v1/tasks/"+id+":subscribe", "", kitHeaders...)
+	if first := <-events; first["task"] == nil {
+		t.Fatalf("first event: %v", first)
+	}
+	canceled := a.rest("POST", "/rest/v1/tasks/"+id+":cancel", "", kitHeaders...)
+	if canceled.status != 200 || stateOf(canceled.body) != "TASK_STATE_CANCELLED" {
+		t.Fatalf("cancel: %d %s", canceled.status, canceled.raw)
+	}
+	for ev := range events {
+		last = ev
+	}
+	if update, _ := last["statusUpdate"].(map[string]any); stateOf(update) != "TASK_STATE_CANCELLED" || update["final"] != true {
+		t.Errorf("the stream's last event: %v", last)
 	}
 }

@@ -208,15 +208,15 @@ func (m *Manager) withPushConfig(configs []PushConfig, c PushConfig) ([]PushConf
 
 // SetPushConfig registers c on the caller's task, replacing the config with
 // the same id; a config without an id gets a new one. It returns the config
-// as stored. A terminal task takes no config: it sends no more updates.
+// as stored. A terminal task takes one too (the spec lists no error for
+// it, and clients register configs on tasks that have ended): it can be
+// read, listed and deleted, and counts against the bounds like any other,
+// but since the task changes no more, nothing is delivered to it.
 func (m *Manager) SetPushConfig(owner, taskID string, c PushConfig) (PushConfig, error) {
 	c = m.withPushID(c)
 	err := m.update(context.Background(), taskID, func(rec *Record, tx Tx) error {
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
-		}
-		if state := rec.Task.Status.State; state.Terminal() {
-			return a2a.UnsupportedOperation(fmt.Sprintf("task is in terminal state %s: it sends no more notifications", state))
 		}
 		configs, delta, err := m.withPushConfig(rec.Push, c)
 		if err != nil {

@@ -70,7 +70,7 @@ func (a *API) cancelReport(w http.ResponseWriter, r *http.Request) {
 }
 
 // countUp streams the numbers from 1 to ?to=N (default 5) as server-sent
-// events, one every countEvery, then a [DONE] event.
+// events, one every countEvery, then at once a [DONE] event.
 func (a *API) countUp(w http.ResponseWriter, r *http.Request) {
 	to := 5
 	if s := r.URL.Query().Get("to"); s != "" {
@@ -90,6 +90,9 @@ func (a *API) countUp(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "data: {\"n\": %d}\n\n", n)
 		if flusher != nil {
 			flusher.Flush()
+		}
+		if n == to {
+			break // [DONE] follows the last number at once, as a token stream's does
 		}
 		select {
 		case <-tick.C:

@@ -96,11 +96,72 @@ func (s *suite) TestPushConfigs(t *testing.T) {
 	if got, _ := m.PushConfigs("alice", task.ID); !reflect.DeepEqual(got, []tasks.PushConfig{b}) {
 		t.Errorf("after delete: %+v", got)
 	}
+}
 
-	// A terminal task takes no config.
-	mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: a2a.TaskStateCompleted})
-	if _, err := set("alice", tasks.PushConfig{URL: "https://d.test/"}); a2aCode(err) != a2a.CodeUnsupportedOperation {
-		t.Errorf("set on a completed task: %v", err)
+// A task that has ended takes push configs as one that runs does, in
+// every terminal state: they are read, listed and deleted, bounded in
+// number, and their bytes count in the store's budget like the task's
+// own; the pusher is handed nothing, since the task changes no more.
+func (s *suite) TestPushConfigsOnEndedTasks(t *testing.T) {
+	opts := tasks.Options{MaxPushConfigs: 2}
+	store := s.newStore(t, opts.StoreLimits())
+	opts.Store = store
+	m, _ := s.newManager(t, opts)
+	p := new(recordingPusher)
+	m.SetPusher(p)
+	end := map[a2a.TaskState]func(id string) error{
+		a2a.TaskStateCanceled: func(id string) error { _, err := m.Cancel("alice", id); return err },
+	}
+	for _, state := range []a2a.TaskState{a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected} {
+		t.Run(state.String(), func(t *testing.T) {
+			task := mustCreate(t, m, "alice", userMsg("hello"))
+			if fn := end[state]; fn != nil {
+				if err := fn(task.ID); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				mustSetStatus(t, m, task.ID, a2a.TaskStatus{State: state})
+			}
+			before := storedBytes(t, store, "alice")
+			url := "https://a.test/" + strings.Repeat("x", 1000)
+			a, err := m.SetPushConfig("alice", task.ID, tasks.PushConfig{URL: url, Version: a2a.V10})
+			if err != nil || a.ID == "" {
+				t.Fatalf("set on a %s task: %+v, %v", state, a, err)
+			}
+			if grown := storedBytes(t, store, "alice") - before; grown < int64(len(url)) {
+				t.Errorf("the task's bytes grew by %d for a config of a %d-byte URL", grown, len(url))
+			}
+			b, err := m.SetPushConfig("alice", task.ID, tasks.PushConfig{ID: "b", URL: "https://b.test/", Version: a2a.V03})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.SetPushConfig("alice", task.ID, tasks.PushConfig{URL: "https://c.test/"}); a2aCode(err) != a2a.CodeInvalidParams {
+				t.Errorf("a third config, past the limit of 2: %v", err)
+			}
+			if c, err := m.PushConfig("alice", task.ID, a.ID); err != nil || c != a {
+				t.Errorf("get = %+v, %v; want %+v", c, err, a)
+			}
+			if got, err := m.PushConfigs("alice", task.ID); err != nil || !reflect.DeepEqual(got, []tasks.PushConfig{a, b}) {
+				t.Errorf("list = %+v, %v", got, err)
+			}
+			for _, id := range []string{a.ID, b.ID} {
+				if err := m.DeletePushConfig("alice", task.ID, id); err != nil {
+					t.Fatalf("delete %s: %v", id, err)
+				}
+			}
+			if got, err := m.PushConfigs("alice", task.ID); err != nil || len(got) != 0 {
+				t.Errorf("after deleting both: %+v, %v", got, err)
+			}
+			if after := storedBytes(t, store, "alice"); after != before {
+				t.Errorf("after deleting both configs the task holds %d bytes, %d before", after, before)
+			}
+			if got := mustGet(t, m, "alice", task.ID).Status.State; got != state {
+				t.Errorf("the task is %s, want %s still", got, state)
+			}
+			if got := p.taken(); len(got) != 0 {
+				t.Errorf("notices for the configs of an ended task: %+v", got)
+			}
+		})
 	}
 }
 

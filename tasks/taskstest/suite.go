@@ -80,6 +80,7 @@ func RunShared(t *testing.T, newReplicas Replicas) {
 		{"ResentForgottenWithTask", s.TestResentForgottenWithTask},
 		// Push notification configs (push.go).
 		{"PushConfigs", s.TestPushConfigs},
+		{"PushConfigsOnEndedTasks", s.TestPushConfigsOnEndedTasks},
 		{"PushConfigBytesGivenBack", s.TestPushConfigBytesGivenBack},
 		{"PushNotices", s.TestPushNotices},
 		{"PushExpiryOnce", s.TestPushExpiryOnce},
