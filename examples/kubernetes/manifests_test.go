@@ -28,6 +28,7 @@ const (
 	legacyName     = "legacy-api"
 	caddyfileKey   = "Caddyfile"
 	dockerfilePath = "../../xcaddy.Dockerfile"
+	baseDir        = "base" // the sidecar's kustomization; native-sidecar/ is an overlay of it
 )
 
 // kustomization is the part of kustomization.yaml this example uses;
@@ -41,6 +42,10 @@ type kustomization struct {
 	} `json:"labels"`
 }
 
+// shutdownMargin is the room the tests want between the nested bounds of
+// a pod's shutdown, for the final writes and the exit.
+const shutdownMargin = 3 * time.Second
+
 // manifests are the example's objects, decoded strictly.
 type manifests struct {
 	deployment, redis    appsv1.Deployment
@@ -49,72 +54,91 @@ type manifests struct {
 	service, redisServic corev1.Service
 }
 
-// loadManifests decodes every resource of kustomization.yaml into its
-// k8s.io/api type; an unknown field, kind or duplicate fails.
+// loadManifests decodes every resource of base/kustomization.yaml, as its
+// file has it, into its k8s.io/api type; an unknown field, kind or
+// duplicate fails.
 func loadManifests(t *testing.T) *manifests {
 	t.Helper()
 	var k kustomization
-	decodeFile(t, "kustomization.yaml", &k)
+	decodeFile(t, filepath.Join(baseDir, "kustomization.yaml"), &k)
 	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
 		t.Fatalf("kustomization.yaml: %s %s", k.APIVersion, k.Kind)
 	}
 	// Every manifest beside it is listed, so none is forgotten by kubectl apply -k.
-	files, _ := filepath.Glob("*.yaml")
+	files, _ := filepath.Glob(filepath.Join(baseDir, "*.yaml"))
 	for _, f := range files {
-		if f != "kustomization.yaml" && !slices.Contains(k.Resources, f) {
+		if f := filepath.Base(f); f != "kustomization.yaml" && !slices.Contains(k.Resources, f) {
 			t.Errorf("%s is not among the kustomization's resources", f)
 		}
 	}
 
-	m := new(manifests)
-	seen := map[string]bool{}
+	streams := map[string][]byte{}
 	for _, file := range k.Resources {
-		data, err := os.ReadFile(file)
+		data, err := os.ReadFile(filepath.Join(baseDir, file))
 		if err != nil {
 			t.Fatalf("resource %s: %v", file, err)
 		}
-		for i, doc := range bytes.Split(data, []byte("\n---\n")) {
-			var meta struct {
-				APIVersion string `json:"apiVersion"`
-				Kind       string `json:"kind"`
-				Metadata   struct {
-					Name string `json:"name"`
-				} `json:"metadata"`
-			}
-			if err := yaml.Unmarshal(doc, &meta); err != nil {
-				t.Fatalf("%s, document %d: %v", file, i+1, err)
-			}
-			key := meta.APIVersion + " " + meta.Kind + " " + meta.Metadata.Name
-			var into any
-			switch key {
-			case "apps/v1 Deployment " + agentName:
-				into = &m.deployment
-			case "apps/v1 Deployment " + redisName:
-				into = &m.redis
-			case "v1 ConfigMap " + agentName:
-				into = &m.configMap
-			case "v1 Secret " + agentName:
-				into = &m.secret
-			case "v1 Service " + agentName:
-				into = &m.service
-			case "v1 Service " + redisName:
-				into = &m.redisServic
-			default:
-				t.Fatalf("%s, document %d: unexpected %s", file, i+1, key)
-			}
-			if seen[key] {
-				t.Fatalf("%s: %s twice", file, key)
-			}
-			seen[key] = true
-			if err := yaml.UnmarshalStrict(doc, into); err != nil {
-				t.Fatalf("%s, %s: %v", file, key, err)
-			}
-		}
+		streams[file] = data
+	}
+	return decodeManifests(t, streams)
+}
+
+// decodeManifests decodes every document of the YAML streams (by their
+// source) into its k8s.io/api type: an unknown field, kind or duplicate
+// fails, and so does a missing object.
+func decodeManifests(t *testing.T, streams map[string][]byte) *manifests {
+	t.Helper()
+	m := new(manifests)
+	seen := map[string]bool{}
+	for source, stream := range streams {
+		m.decode(t, source, stream, seen)
 	}
 	if len(seen) != 6 {
 		t.Fatalf("the kustomization has %d of the 6 objects: %v", len(seen), seen)
 	}
 	return m
+}
+
+// decode decodes each document of a YAML stream into its field of m.
+func (m *manifests) decode(t *testing.T, source string, stream []byte, seen map[string]bool) {
+	t.Helper()
+	for i, doc := range bytes.Split(stream, []byte("\n---\n")) {
+		var meta struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			t.Fatalf("%s, document %d: %v", source, i+1, err)
+		}
+		key := meta.APIVersion + " " + meta.Kind + " " + meta.Metadata.Name
+		var into any
+		switch key {
+		case "apps/v1 Deployment " + agentName:
+			into = &m.deployment
+		case "apps/v1 Deployment " + redisName:
+			into = &m.redis
+		case "v1 ConfigMap " + agentName:
+			into = &m.configMap
+		case "v1 Secret " + agentName:
+			into = &m.secret
+		case "v1 Service " + agentName:
+			into = &m.service
+		case "v1 Service " + redisName:
+			into = &m.redisServic
+		default:
+			t.Fatalf("%s, document %d: unexpected %s", source, i+1, key)
+		}
+		if seen[key] {
+			t.Fatalf("%s: %s twice", source, key)
+		}
+		seen[key] = true
+		if err := yaml.UnmarshalStrict(doc, into); err != nil {
+			t.Fatalf("%s, %s: %v", source, key, err)
+		}
+	}
 }
 
 func decodeFile(t *testing.T, path string, into any) {
@@ -479,11 +503,10 @@ func TestManifests(t *testing.T) {
 			t.Fatalf("drain_timeout %s, grace_period %s: set both, explicitly", drain, caddyGrace)
 		}
 		// Caddy's grace period must outlast the drain, and the pod's the
-		// whole shutdown, with room for the final writes and the exit.
-		const margin = 3 * time.Second
-		if caddyGrace < drain+margin || grace < caddyGrace+margin {
+		// whole shutdown.
+		if caddyGrace < drain+shutdownMargin || grace < caddyGrace+shutdownMargin {
 			t.Errorf("drain_timeout %s, Caddy's grace_period %s, terminationGracePeriodSeconds %s: each must exceed the one before by %s",
-				drain, caddyGrace, grace, margin)
+				drain, caddyGrace, grace, shutdownMargin)
 		}
 	})
 
