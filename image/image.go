@@ -133,6 +133,9 @@ func write(img v1.Image, out, tag string) error {
 	if err != nil {
 		return fmt.Errorf("-tag %s: %w", tag, err)
 	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
 	if strings.HasSuffix(out, ".tar") {
 		return tarball.WriteToFile(out, ref, img)
 	}

@@ -199,7 +199,7 @@ func TestWrite(t *testing.T) {
 	configName, _ := img.ConfigName()
 
 	t.Run("OCI layout", func(t *testing.T) {
-		out := filepath.Join(t.TempDir(), "layout")
+		out := filepath.Join(t.TempDir(), "new", "layout")
 		for range 2 { // the second write replaces the first
 			if err := write(img, out, "caddy-a2a:latest"); err != nil {
 				t.Fatal(err)
@@ -249,7 +249,7 @@ func TestWrite(t *testing.T) {
 	})
 
 	t.Run("docker tarball", func(t *testing.T) {
-		out := filepath.Join(t.TempDir(), "caddy-a2a.tar")
+		out := filepath.Join(t.TempDir(), "new", "caddy-a2a.tar") // its directory made too
 		if err := write(img, out, "registry.example.com/caddy-a2a:1.0.0"); err != nil {
 			t.Fatal(err)
 		}

@@ -3,8 +3,8 @@
 // by the Go toolchain alone, with no base image to download. From the
 // repository root:
 //
-//	go -C image run .                 # an OCI image layout in .bin/caddy-a2a-image
-//	go -C image run . -o caddy-a2a.tar  # a docker tarball instead (docker load -i)
+//	go -C image run .                        # an OCI image layout in .bin/caddy-a2a-image
+//	go -C image run . -o .bin/caddy-a2a.tar  # a docker tarball instead (docker load -i)
 //
 // The image is Caddy with this module (./cmd/caddy, built static as the
 // Dockerfile's xcaddy build is) on an empty base, with what the Dockerfile's
@@ -36,7 +36,7 @@ const productModule = "github.com/caddy-a2a/caddy-a2a"
 func main() {
 	var opts options
 	flag.StringVar(&opts.src, "src", "", "the caddy-a2a source tree (default: the one the working directory is in)")
-	flag.StringVar(&opts.out, "o", "", "where to write the image: an OCI image layout directory, or a docker tarball if the name ends in .tar (default: .bin/caddy-a2a-image in the source tree)")
+	flag.StringVar(&opts.out, "o", ".bin/caddy-a2a-image", "where to write the image, relative to the source tree: an OCI image layout directory, or a docker tarball if the name ends in .tar")
 	flag.StringVar(&opts.arch, "arch", runtime.GOARCH, "the image's CPU architecture (GOARCH); the OS is linux")
 	flag.StringVar(&opts.caCerts, "ca-certs", "/etc/ssl/certs/ca-certificates.crt", "the PEM bundle of CA certificates to put in the image (the build machine's, as Debian's ca-certificates package makes it)")
 	flag.StringVar(&opts.tag, "tag", "caddy-a2a:latest", "the image's name: the docker tarball's tag, the OCI layout's reference name (its tag part)")
@@ -66,8 +66,9 @@ func run(opts options) error {
 			return err
 		}
 	}
-	if opts.out == "" {
-		opts.out = filepath.Join(opts.src, ".bin", "caddy-a2a-image")
+	// Relative to the source tree, wherever go run runs this (go -C image).
+	if !filepath.IsAbs(opts.out) {
+		opts.out = filepath.Join(opts.src, opts.out)
 	}
 
 	work, err := os.MkdirTemp("", "caddy-a2a-image-")
