@@ -71,8 +71,11 @@ func assemble(binaryFile, caCerts, arch string) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CA certificates: %w", err)
 	}
-	if n, err := countCertificates(bundle); err != nil || n == 0 {
-		return nil, fmt.Errorf("CA certificates %s: %d certificates (%v): want a PEM bundle", caCerts, n, err)
+	switch n, err := countCertificates(bundle); {
+	case err != nil:
+		return nil, fmt.Errorf("CA certificates %s: %w", caCerts, err)
+	case n == 0:
+		return nil, fmt.Errorf("CA certificates %s: no certificate in it: want a PEM bundle", caCerts)
 	}
 	binary, err := os.ReadFile(binaryFile)
 	if err != nil {

@@ -190,10 +190,7 @@ func (img *image) extract(layout string, layer descriptor, diffID string) error 
 		}
 		img.entries["/"+name] = h
 	}
-	if _, err := io.Copy(io.Discard, tr); err != nil { // the tar's padding, for the diff id
-		return err
-	}
-	if _, err := io.Copy(uncompressed, gz); err != nil {
+	if _, err := io.Copy(uncompressed, gz); err != nil { // what follows the tar's end, for the diff id
 		return err
 	}
 	if got := "sha256:" + hex.EncodeToString(uncompressed.Sum(nil)); got != diffID {
