@@ -3,10 +3,11 @@
 # unit and integration tests with the race detector (a real Caddy in front
 # of a real upstream on loopback), the interop suites against the official
 # Go and JavaScript A2A SDKs, a short run of every fuzz target, a smoke run
-# of every benchmark and of the benchmark harness (bench/), the Kubernetes
-# example's manifests and its sidecar run through a drain
-# (examples/kubernetes), and the xcaddy build that xcaddy.Dockerfile
-# performs.
+# of every benchmark and of the benchmark harness (bench/), the container
+# image built without a container runtime (image/), the Kubernetes
+# example's manifests and overlay, and its sidecar run from that image
+# through a drain (examples/kubernetes), and the xcaddy build that
+# xcaddy.Dockerfile performs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -66,6 +67,7 @@ modules() {
 	go mod download
 	(cd interop && go mod download)
 	(cd bench && go mod download)
+	(cd image && go mod download)
 	(cd examples/kubernetes && go mod download)
 	(cd interop/js && npm ci --no-audit --no-fund --loglevel=error)
 }
@@ -80,6 +82,7 @@ format_and_vet() {
 	go vet ./...
 	(cd interop && go vet ./...)
 	(cd bench && go vet ./...)
+	(cd image && go vet ./...)
 	(cd examples/kubernetes && go vet ./...)
 }
 
@@ -157,7 +160,8 @@ stage "modules" modules
 stage "gofmt and vet" format_and_vet
 stage "tests (race detector; a real Caddy, upstreams and Redis on loopback)" go test -race -count=1 ./...
 stage "interop (official Go and JavaScript SDK clients)" bash -c 'cd interop && go test -race -count=1 ./...'
-stage "Kubernetes example (manifests; the sidecar on loopback through a SIGTERM drain)" bash -c 'cd examples/kubernetes && go test -count=1 ./...'
+stage "image and Kubernetes example (the image built without Docker; manifests and overlay; its binary on loopback through a SIGTERM drain)" \
+	bash -c 'cd image && go test -race -count=1 ./... && cd ../examples/kubernetes && go test -count=1 ./...'
 stage "fuzzing (smoke: a few seconds per target; docs/development.md says how to run them longer)" fuzz_smoke
 stage "benchmarks and the benchmark harness (smoke)" benchmark_smoke
 stage "demo.sh (the README's first command)" demo_smoke

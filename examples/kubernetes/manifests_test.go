@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +28,7 @@ const (
 	legacyName     = "legacy-api"
 	caddyfileKey   = "Caddyfile"
 	dockerfilePath = "../../xcaddy.Dockerfile"
+	baseDir        = "base" // the sidecar's kustomization; native-sidecar/ is an overlay of it
 )
 
 // kustomization is the part of kustomization.yaml this example uses;
@@ -41,6 +42,10 @@ type kustomization struct {
 	} `json:"labels"`
 }
 
+// shutdownMargin is the room the tests want between the nested bounds of
+// a pod's shutdown, for the final writes and the exit.
+const shutdownMargin = 3 * time.Second
+
 // manifests are the example's objects, decoded strictly.
 type manifests struct {
 	deployment, redis    appsv1.Deployment
@@ -49,72 +54,91 @@ type manifests struct {
 	service, redisServic corev1.Service
 }
 
-// loadManifests decodes every resource of kustomization.yaml into its
-// k8s.io/api type; an unknown field, kind or duplicate fails.
+// loadManifests decodes every resource of base/kustomization.yaml, as its
+// file has it, into its k8s.io/api type; an unknown field, kind or
+// duplicate fails.
 func loadManifests(t *testing.T) *manifests {
 	t.Helper()
 	var k kustomization
-	decodeFile(t, "kustomization.yaml", &k)
+	decodeFile(t, filepath.Join(baseDir, "kustomization.yaml"), &k)
 	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
 		t.Fatalf("kustomization.yaml: %s %s", k.APIVersion, k.Kind)
 	}
 	// Every manifest beside it is listed, so none is forgotten by kubectl apply -k.
-	files, _ := filepath.Glob("*.yaml")
+	files, _ := filepath.Glob(filepath.Join(baseDir, "*.yaml"))
 	for _, f := range files {
-		if f != "kustomization.yaml" && !slices.Contains(k.Resources, f) {
+		if f := filepath.Base(f); f != "kustomization.yaml" && !slices.Contains(k.Resources, f) {
 			t.Errorf("%s is not among the kustomization's resources", f)
 		}
 	}
 
-	m := new(manifests)
-	seen := map[string]bool{}
+	streams := map[string][]byte{}
 	for _, file := range k.Resources {
-		data, err := os.ReadFile(file)
+		data, err := os.ReadFile(filepath.Join(baseDir, file))
 		if err != nil {
 			t.Fatalf("resource %s: %v", file, err)
 		}
-		for i, doc := range bytes.Split(data, []byte("\n---\n")) {
-			var meta struct {
-				APIVersion string `json:"apiVersion"`
-				Kind       string `json:"kind"`
-				Metadata   struct {
-					Name string `json:"name"`
-				} `json:"metadata"`
-			}
-			if err := yaml.Unmarshal(doc, &meta); err != nil {
-				t.Fatalf("%s, document %d: %v", file, i+1, err)
-			}
-			key := meta.APIVersion + " " + meta.Kind + " " + meta.Metadata.Name
-			var into any
-			switch key {
-			case "apps/v1 Deployment " + agentName:
-				into = &m.deployment
-			case "apps/v1 Deployment " + redisName:
-				into = &m.redis
-			case "v1 ConfigMap " + agentName:
-				into = &m.configMap
-			case "v1 Secret " + agentName:
-				into = &m.secret
-			case "v1 Service " + agentName:
-				into = &m.service
-			case "v1 Service " + redisName:
-				into = &m.redisServic
-			default:
-				t.Fatalf("%s, document %d: unexpected %s", file, i+1, key)
-			}
-			if seen[key] {
-				t.Fatalf("%s: %s twice", file, key)
-			}
-			seen[key] = true
-			if err := yaml.UnmarshalStrict(doc, into); err != nil {
-				t.Fatalf("%s, %s: %v", file, key, err)
-			}
-		}
+		streams[file] = data
+	}
+	return decodeManifests(t, streams)
+}
+
+// decodeManifests decodes every document of the YAML streams (by their
+// source) into its k8s.io/api type: an unknown field, kind or duplicate
+// fails, and so does a missing object.
+func decodeManifests(t *testing.T, streams map[string][]byte) *manifests {
+	t.Helper()
+	m := new(manifests)
+	seen := map[string]bool{}
+	for source, stream := range streams {
+		m.decode(t, source, stream, seen)
 	}
 	if len(seen) != 6 {
 		t.Fatalf("the kustomization has %d of the 6 objects: %v", len(seen), seen)
 	}
 	return m
+}
+
+// decode decodes each document of a YAML stream into its field of m.
+func (m *manifests) decode(t *testing.T, source string, stream []byte, seen map[string]bool) {
+	t.Helper()
+	for i, doc := range bytes.Split(stream, []byte("\n---\n")) {
+		var meta struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			t.Fatalf("%s, document %d: %v", source, i+1, err)
+		}
+		key := meta.APIVersion + " " + meta.Kind + " " + meta.Metadata.Name
+		var into any
+		switch key {
+		case "apps/v1 Deployment " + agentName:
+			into = &m.deployment
+		case "apps/v1 Deployment " + redisName:
+			into = &m.redis
+		case "v1 ConfigMap " + agentName:
+			into = &m.configMap
+		case "v1 Secret " + agentName:
+			into = &m.secret
+		case "v1 Service " + agentName:
+			into = &m.service
+		case "v1 Service " + redisName:
+			into = &m.redisServic
+		default:
+			t.Fatalf("%s, document %d: unexpected %s", source, i+1, key)
+		}
+		if seen[key] {
+			t.Fatalf("%s: %s twice", source, key)
+		}
+		seen[key] = true
+		if err := yaml.UnmarshalStrict(doc, into); err != nil {
+			t.Fatalf("%s, %s: %v", source, key, err)
+		}
+	}
 }
 
 func decodeFile(t *testing.T, path string, into any) {
@@ -155,121 +179,104 @@ func portNumber(t *testing.T, c *corev1.Container, p intstr.IntOrString) int32 {
 
 // dockerfile is what the tests read of xcaddy.Dockerfile's final stage.
 type dockerfile struct {
-	workdir string
-	env     map[string]string
-	user    string
-	expose  []string
-	cmd     []string
-	xcaddy  string // the pinned xcaddy version
+	base       string // the final stage's FROM
+	copies     []string
+	env        map[string]string
+	workdir    string
+	user       string
+	expose     []string
+	labels     map[string]string
+	entrypoint []string
+	cmd        []string
+	xcaddy     string // the pinned xcaddy version
 }
 
+// readDockerfile reads xcaddy.Dockerfile's final stage. An instruction it
+// does not know fails the test: the image built here (image/) makes that
+// stage without Docker, and must learn each new instruction with this.
 func readDockerfile(t *testing.T) dockerfile {
 	t.Helper()
 	data, err := os.ReadFile(dockerfilePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	df := dockerfile{env: map[string]string{}}
+	df := dockerfile{env: map[string]string{}, labels: map[string]string{}}
 	if m := regexp.MustCompile(`xcaddy/cmd/xcaddy@(v[\d.]+)`).FindSubmatch(data); m != nil {
 		df.xcaddy = string(m[1])
 	}
 	stages := strings.Split(string(data), "\nFROM ")
-	for _, line := range strings.Split(stages[len(stages)-1], "\n") {
+	final := strings.Split(stages[len(stages)-1], "\n")
+	df.base = final[0]
+	execForm := func(instr, rest string, into *[]string) {
+		if err := json.Unmarshal([]byte(rest), into); err != nil {
+			t.Fatalf("xcaddy.Dockerfile: %s %s: not the exec form (a JSON array), which needs no shell: %v", instr, rest, err)
+		}
+	}
+	for _, line := range final[1:] {
 		instr, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
 		switch instr {
+		case "", "#":
+		case "COPY":
+			fields := strings.Fields(rest)
+			df.copies = append(df.copies, fields[len(fields)-1])
+		case "ENV", "LABEL":
+			into := map[string]map[string]string{"ENV": df.env, "LABEL": df.labels}[instr]
+			for _, kv := range strings.Fields(rest) {
+				k, v, _ := strings.Cut(kv, "=")
+				into[k] = v
+			}
 		case "WORKDIR":
 			df.workdir = rest
 		case "USER":
 			df.user = rest
 		case "EXPOSE":
 			df.expose = strings.Fields(rest)
-		case "ENV":
-			for _, kv := range strings.Fields(rest) {
-				k, v, _ := strings.Cut(kv, "=")
-				df.env[k] = v
-			}
+		case "ENTRYPOINT":
+			execForm(instr, rest, &df.entrypoint)
 		case "CMD":
-			if err := json.Unmarshal([]byte(rest), &df.cmd); err != nil {
-				t.Fatalf("xcaddy.Dockerfile: CMD %s: %v", rest, err)
-			}
+			execForm(instr, rest, &df.cmd)
+		default:
+			t.Fatalf("xcaddy.Dockerfile: %s in the final stage: image/ does not make it, nor does this test read it", instr)
 		}
 	}
 	return df
 }
 
-// buildDir holds the Caddy that caddyBinary built; TestMain removes it.
-var buildDir string
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
-
-// caddyBinary builds Caddy with the module (cmd/caddy: Caddy's standard
-// modules and this one, as the xcaddy build has them) once per test run.
-var caddyBinary = sync.OnceValues(func() (string, error) {
-	if path := os.Getenv(envCaddy); path != "" {
-		return path, nil // built by the parent of a pod test
-	}
-	var err error
-	if buildDir, err = os.MkdirTemp("", "k8stest-caddy-"); err != nil {
-		return "", err
-	}
-	out := filepath.Join(buildDir, "caddy")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/caddy")
-	cmd.Dir = "../.."
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/caddy: %v\n%s", err, msg)
-	}
-	return out, nil
-})
-
-func buildCaddy(t *testing.T) string {
-	t.Helper()
-	path, err := caddyBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// pod is the sidecar's files and environment laid out in a directory as the
-// pod's mounts lay them out: the container's working directory, with the
-// ConfigMap and the Secret mounted where the Deployment mounts them.
+// pod is the sidecar's container as the kubelet makes it: the image's
+// filesystem with the pod's volumes mounted over it, in a directory; the
+// image's entrypoint and command; the image's env and the container's.
 type pod struct {
-	workdir string   // stands for the container's workingDir
-	args    []string // the image's command, its paths mapped into workdir
-	env     []string // the container's env, resolved as the kubelet does
+	root       string   // stands for the container's /
+	workdir    string   // the container's working directory, in root
+	entrypoint string   // the image's entrypoint, in root
+	args       []string // the image's command, its paths in root
+	env        []string // the container's env, resolved as the kubelet does
 }
 
-// layOut writes the ConfigMap's and the Secret's files under a new
-// directory and resolves the sidecar's env. The Secret's placeholder for
-// the signing key is replaced by a key made here: the manifest cannot hold
-// a real one. override replaces env values (a cluster's DNS names, which
-// loopback cannot resolve).
+// path is where a path of the container is here.
+func (p *pod) path(inContainer string) string { return filepath.Join(p.root, inContainer) }
+
+// layOut copies the image's files into a new directory, mounts the
+// ConfigMap's and the Secret's files and an empty dir for each emptyDir
+// where the Deployment mounts them, and resolves the sidecar's env. The
+// Secret's placeholder for the signing key is replaced by a key made here:
+// the manifest cannot hold a real one. override replaces env values (a
+// cluster's DNS names, which loopback cannot resolve).
 func layOut(t *testing.T, m *manifests, override map[string]string) *pod {
 	t.Helper()
 	c := container(t, &m.deployment, sidecarName)
-	df := readDockerfile(t)
-	p := &pod{workdir: t.TempDir()}
-	inWorkdir := func(path string) string {
-		rel, err := filepath.Rel(c.WorkingDir, path)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			t.Fatalf("%s is outside the working directory %s", path, c.WorkingDir)
-		}
-		return filepath.Join(p.workdir, rel)
-	}
+	img := unpackedImage(t)
+	p := &pod{root: t.TempDir()}
+	copyTree(t, img.root, p.root)
 	volumes := map[string]corev1.Volume{}
 	for _, v := range m.deployment.Spec.Template.Spec.Volumes {
 		volumes[v.Name] = v
 	}
 	for _, vm := range c.VolumeMounts {
-		dir := filepath.Join(p.workdir, "mounts", vm.Name)
-		if strings.HasPrefix(vm.MountPath, c.WorkingDir+"/") {
-			dir = inWorkdir(vm.MountPath)
+		// The volume hides what the image has there.
+		dir := p.path(vm.MountPath)
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -291,20 +298,25 @@ func layOut(t *testing.T, m *manifests, override map[string]string) *pod {
 				}
 				writeFile(t, filepath.Join(dir, item.Path), content)
 			}
-		case v.EmptyDir != nil:
-			// Caddy's state: the image's XDG directories point into it.
-			for _, name := range []string{"XDG_DATA_HOME", "XDG_CONFIG_HOME"} {
-				if rel, err := filepath.Rel(vm.MountPath, df.env[name]); err == nil && !strings.HasPrefix(rel, "..") {
-					p.env = append(p.env, name+"="+filepath.Join(dir, rel))
-				}
-			}
+		case v.EmptyDir == nil:
+			t.Fatalf("volume %s: a kind the test does not mount", vm.Name)
 		}
 	}
-	for _, arg := range df.cmd {
-		if strings.HasPrefix(arg, c.WorkingDir+"/") {
-			arg = inWorkdir(arg)
+	cfg := img.config.Config
+	p.workdir = p.path(cmp.Or(c.WorkingDir, cfg.WorkingDir))
+	p.entrypoint = p.path(cfg.Entrypoint[0])
+	for _, arg := range slices.Concat(cfg.Entrypoint[1:], cfg.Cmd) {
+		if filepath.IsAbs(arg) {
+			arg = p.path(arg)
 		}
 		p.args = append(p.args, arg)
+	}
+	// The image's env, its paths in root (PATH aside: the sidecar runs no
+	// other program), then the container's, which wins.
+	for _, kv := range cfg.Env {
+		if name, value, _ := strings.Cut(kv, "="); name != "PATH" && filepath.IsAbs(value) {
+			p.env = append(p.env, name+"="+p.path(value))
+		}
 	}
 	for _, e := range c.Env {
 		value := e.Value
@@ -321,8 +333,9 @@ func layOut(t *testing.T, m *manifests, override map[string]string) *pod {
 		}
 		p.env = append(p.env, e.Name+"="+value)
 	}
-	// Nothing of the test's own environment but what finds programs.
-	p.env = append(p.env, "PATH="+os.Getenv("PATH"), "HOME="+p.workdir)
+	// HOME, as runtimes set it: the user's, from the image's /etc/passwd.
+	_, _, home := img.user(t)
+	p.env = append(p.env, "HOME="+p.path(home))
 	return p
 }
 
@@ -336,9 +349,9 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// caddy runs the built Caddy with args in p's working directory and env.
+// caddy runs the image's Caddy with args in p's working directory and env.
 func (p *pod) caddy(t *testing.T, args ...string) *exec.Cmd {
-	cmd := exec.Command(buildCaddy(t), args...)
+	cmd := exec.Command(p.entrypoint, args...)
 	cmd.Dir, cmd.Env = p.workdir, p.env
 	return cmd
 }
@@ -490,11 +503,10 @@ func TestManifests(t *testing.T) {
 			t.Fatalf("drain_timeout %s, grace_period %s: set both, explicitly", drain, caddyGrace)
 		}
 		// Caddy's grace period must outlast the drain, and the pod's the
-		// whole shutdown, with room for the final writes and the exit.
-		const margin = 3 * time.Second
-		if caddyGrace < drain+margin || grace < caddyGrace+margin {
+		// whole shutdown.
+		if caddyGrace < drain+shutdownMargin || grace < caddyGrace+shutdownMargin {
 			t.Errorf("drain_timeout %s, Caddy's grace_period %s, terminationGracePeriodSeconds %s: each must exceed the one before by %s",
-				drain, caddyGrace, grace, margin)
+				drain, caddyGrace, grace, shutdownMargin)
 		}
 	})
 

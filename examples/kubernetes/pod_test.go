@@ -34,14 +34,15 @@ import (
 // itself there, with these variables set.
 const (
 	envInPod = "K8STEST_IN_POD"
-	envCaddy = "K8STEST_CADDY"
+	envImage = "K8STEST_IMAGE" // the image's layout, built by the parent
 )
 
-// TestPod runs the sidecar exactly as the pod runs it: the ConfigMap's
-// files and the Secret's where the Deployment mounts them, the container's
-// env (REDIS_ADDRESS aside: loopback has no cluster DNS), the image's
-// command, the legacy API and Redis beside it on loopback with the ports
-// the manifests give. It answers the probes, serves a task, and on SIGTERM
+// TestPod runs the sidecar exactly as the pod runs it: the binary of the
+// image built here, unpacked from its layers, with the image's entrypoint,
+// command and env, the ConfigMap's files and the Secret's where the
+// Deployment mounts them over the image's files, the container's env
+// (REDIS_ADDRESS aside: loopback has no cluster DNS), the legacy API and
+// Redis beside it on loopback with the ports the manifests give. It answers the probes, serves a task, and on SIGTERM
 // with a task running, a blocking call waiting and a stream open: readiness
 // goes false, the blocking call and the stream get the task's final status
 // (failed: the agent stopped), the process exits within the pod's grace
@@ -60,9 +61,12 @@ func TestPod(t *testing.T) {
 // it could; without one (no privileges for it) the test runs on the
 // machine's loopback, where the pod's ports must be free.
 func enterPod(t *testing.T) bool {
-	caddy := buildCaddy(t)
+	layout, err := imageLayout()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPod$", "-test.v", "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(), envInPod+"=1", envCaddy+"="+caddy)
+	cmd.Env = append(os.Environ(), envInPod+"=1", envImage+"="+layout)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
 	if os.Geteuid() != 0 {
 		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
@@ -71,7 +75,7 @@ func enterPod(t *testing.T) bool {
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Start()
+	err = cmd.Start()
 	var errno syscall.Errno // EPERM, EINVAL, ENOSPC: namespaces not allowed here
 	if errors.As(err, &errno) {
 		t.Logf("no network namespace (%v): running on this machine's loopback, whose ports must be free", err)
