@@ -26,7 +26,7 @@ import (
 
 // nativeGRPC serves h on a native gRPC server of its own, on loopback,
 // until the test ends; it returns the server and its address.
-func nativeGRPC(t *testing.T, h http.Handler, o server.GRPCServerOptions, ag server.GRPCAgent) (*server.GRPCServer, string) {
+func nativeGRPC(t testing.TB, h http.Handler, o server.GRPCServerOptions, ag server.GRPCAgent) (*server.GRPCServer, string) {
 	t.Helper()
 	s := server.NewGRPCServer(o)
 	if _, err := s.Attach(h.(*server.Handler), ag); err != nil {
@@ -37,7 +37,7 @@ func nativeGRPC(t *testing.T, h http.Handler, o server.GRPCServerOptions, ag ser
 
 // serveGRPC serves s on loopback until the test ends, and returns its
 // address.
-func serveGRPC(t *testing.T, s *server.GRPCServer) string {
+func serveGRPC(t testing.TB, s *server.GRPCServer) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -57,7 +57,7 @@ func serveGRPC(t *testing.T, s *server.GRPCServer) string {
 }
 
 // dial is a gRPC client connection to addr, without TLS.
-func dial(t *testing.T, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
+func dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
 	conn, err := grpc.NewClient(addr, append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
