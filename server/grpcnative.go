@@ -1,8 +1,8 @@
 package server
 
 // The gRPC binding on a listener of its own: grpc-go's own HTTP/2
-// transport, which is several times cheaper per call than its ServeHTTP
-// behind net/http (grpc.go), for the operators who choose gRPC for speed.
+// transport, cheaper per call than its ServeHTTP behind net/http
+// (grpc.go), for the operators who choose gRPC for speed.
 // The calls run on the same engine as on Caddy's port: the same admission
 // (version, then authentication from the metadata and the connection's TLS
 // state, before the message is read), the same dispatch (invoke), limits
