@@ -244,7 +244,7 @@ func (s *GRPCServer) method(m a2a.Method, serve func(*grpcService, context.Conte
 }
 
 // serve runs one call of method m: the caller admitted before its message
-// is read, then the method on a goroutine of its own, supervised. The
+// is read, then the method on a runner of its own (runWarm), supervised. The
 // observer is told as the method ends (endCall), also when the call was
 // ended for a stalled read or write.
 func (a *grpcAgent) serve(m a2a.Method, ss grpc.ServerStream, serve func(*grpcService, context.Context, grpc.ServerStream) error) error {
@@ -486,13 +486,6 @@ func (g grpcHealth) Watch(in *healthpb.HealthCheckRequest, stream grpc.ServerStr
 	}
 }
 
-// Interface guards
-var (
-	_ healthpb.HealthServer            = grpcHealth{}
-	_ credentials.TransportCredentials = agentCredentials{}
-	_ grpc.ServerStream                = (*grpcStream)(nil)
-)
-
 // warmRunners are goroutines that ran a method and wait for the next: a
 // new goroutine starts with a small stack, which a method's calls deepen
 // several times over, each time copying it (a tenth of a call's CPU in a
@@ -525,3 +518,10 @@ func warmRunner(f func()) {
 		}
 	}
 }
+
+// Interface guards
+var (
+	_ healthpb.HealthServer            = grpcHealth{}
+	_ credentials.TransportCredentials = agentCredentials{}
+	_ grpc.ServerStream                = (*grpcStream)(nil)
+)
