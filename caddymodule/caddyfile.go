@@ -50,7 +50,15 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    card_bare_scopes
 //	    drain_timeout <duration>
 //	    rest         <path> [<url>]
-//	    grpc         [<address>]
+//	    grpc         [<address>] {
+//	        listen     <host:port>
+//	        tls        [<cert file> <key file>]
+//	        keepalive_time     <duration>
+//	        keepalive_timeout  <duration>
+//	        keepalive_min_time <duration>
+//	        max_concurrent_streams <count>
+//	        reflection
+//	    }
 //	    tasks {
 //	        max_tasks          <count>
 //	        max_live_per_owner <count>
@@ -186,7 +194,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // Each subdirective sets the JSON field of the same name, or the one whose
 // comment names it where the two differ, and that field documents it: see
 // Handler, TasksConfig, SigningConfig, SecurityConfig, ExtendedCardConfig,
-// PushConfig, RESTConfig and GRPCConfig. A subdirective may appear once,
+// PushConfig, RESTConfig, GRPCConfig and GRPCTLSConfig. A subdirective may appear once,
 // except key in signing, and in security the schemes, require, key,
 // key_sha256, user, public_key, trusted_ca and a flow's scope.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -252,14 +260,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "rest":
 			h.REST, err = parseREST(d, at)
 		case "grpc":
-			args := d.RemainingArgs()
-			if len(args) > 1 {
-				return d.Errf("%s: want at most one argument (the address the card lists), got %d", at, len(args))
-			}
-			h.GRPC = &GRPCConfig{}
-			if len(args) == 1 {
-				h.GRPC.URL = args[0]
-			}
+			h.GRPC, err = parseGRPC(d, at)
 		default:
 			return unknownSubdirective(handlerSubdirectives)
 		}

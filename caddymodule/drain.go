@@ -27,11 +27,7 @@ const DefaultDrainTimeout = 20 * time.Second
 // shut down: tasks that run without a connection (returnImmediately) get
 // their time too, and the process exits only once they are stored.
 func (h *Handler) drainOnExit(ctx caddy.Context) {
-	manager, logger := h.shared.manager, h.logger
-	timeout := time.Duration(h.DrainTimeout)
-	if timeout == 0 {
-		timeout = DefaultDrainTimeout
-	}
+	manager, logger, timeout := h.shared.manager, h.logger, h.drainTimeout()
 	h.drain = sync.OnceFunc(func() {
 		manager.BeginDrain()
 		logger.Info("draining: new tasks are refused; running tasks may finish until the deadline",
@@ -51,4 +47,12 @@ func (h *Handler) drainOnExit(ctx caddy.Context) {
 			}
 		})
 	}
+}
+
+// drainTimeout is the configured drain timeout, or its default.
+func (h *Handler) drainTimeout() time.Duration {
+	if h.DrainTimeout > 0 {
+		return time.Duration(h.DrainTimeout)
+	}
+	return DefaultDrainTimeout
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -56,20 +55,7 @@ func TestGRPCThroughCaddy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, last := 0, a2apb.TaskState_TASK_STATE_UNSPECIFIED
-	for {
-		ev, err := stream.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("after %d events: %v", events, err)
-		}
-		events++
-		if su := ev.GetStatusUpdate(); su != nil {
-			last = su.Status.State
-		}
-	}
+	events, last := readStream(t, stream)
 	if events < 3 || last != a2apb.TaskState_TASK_STATE_COMPLETED {
 		t.Errorf("stream: %d events, last state %v", events, last)
 	}

@@ -173,9 +173,10 @@ type Handler struct {
 	REST *RESTConfig `json:"rest,omitempty"`
 
 	// GRPC serves the gRPC binding (A2A 1.0's A2AService) beside JSON-RPC,
-	// on the same site, and lists it on the card. gRPC needs HTTP/2: over
-	// TLS as Caddy serves it by default, or over cleartext with the
-	// server's `protocols h1 h2 h2c`. Off without it. See GRPCConfig.
+	// and lists it on the card: on the same site (gRPC needs HTTP/2 there:
+	// over TLS as Caddy serves it by default, or over cleartext with the
+	// server's `protocols h1 h2 h2c`), or with listen on a listener of its
+	// own. Off without it. See GRPCConfig.
 	GRPC *GRPCConfig `json:"grpc,omitempty"`
 
 	skills   *mapping.Skills
@@ -189,17 +190,67 @@ type Handler struct {
 	manager *tasks.Manager
 	pusher  *push.Sender
 	logger  *zap.Logger
+	// grpcListen is set while this handler holds a reference in
+	// grpcListeners; detachGRPC detaches it from that listener.
+	grpcListen string
+	detachGRPC func()
 }
 
-// GRPCConfig is the gRPC binding: HTTP/2 requests with a gRPC content type
-// (on the paths /lf.a2a.v1.A2AService/<method>, which must route to this
-// handler) are served by the same engine, authentication and limits as
-// JSON-RPC.
+// GRPCConfig is the gRPC binding, served by the same engine,
+// authentication, limits and observer as JSON-RPC: on the site's port,
+// HTTP/2 requests with a gRPC content type (on the paths
+// /lf.a2a.v1.A2AService/<method>, which must route to this handler); or,
+// with Listen, every call on a listener of the binding's own. In the
+// Caddyfile: grpc [<address>] [{ … }].
 type GRPCConfig struct {
 	// URL is the address the card lists for the gRPC binding: a gRPC
 	// target, as gRPC clients (the official SDKs' among them) dial it.
-	// Default: the host and port of url, such as agent.example.com:443.
+	// Default: the host and port of url, such as agent.example.com:443;
+	// with Listen, the host of url and the port of Listen, such as
+	// agent.example.com:50051.
 	URL string `json:"url,omitempty"`
+
+	// Listen serves the binding on a listener of its own at this
+	// host:port (":50051": every interface), by grpc-go's own HTTP/2
+	// transport, cheaper per call than on the site's port (docs/bindings.md
+	// has the figures), which then takes no gRPC call; with
+	// grpc.health.v1.Health beside it.
+	// A reload that keeps the address keeps the listener and its
+	// connections, and hands new calls to the new config; the listener
+	// stops once no loaded config uses it (gracefully, within
+	// drain_timeout). Default: the binding is served on the site's port.
+	// The settings below are the listener's.
+	Listen string `json:"listen,omitempty"`
+
+	// TLS serves the listener over TLS. Default: cleartext (HTTP/2 with
+	// prior knowledge, as gRPC clients speak it without TLS). When
+	// security declares a mutual_tls scheme, clients are asked for a
+	// certificate, which the scheme checks. See GRPCTLSConfig.
+	TLS *GRPCTLSConfig `json:"tls,omitempty"`
+
+	// KeepaliveTime: a connection on which nothing arrived for this long
+	// is pinged, so that idle streams outlive the idle timeouts of NATs and
+	// load balancers, and a client that vanished is found. Default: 30s.
+	KeepaliveTime caddy.Duration `json:"keepalive_time,omitempty"`
+
+	// KeepaliveTimeout: a ping not answered within this closes its
+	// connection and ends its calls. Default: 20s.
+	KeepaliveTimeout caddy.Duration `json:"keepalive_timeout,omitempty"`
+
+	// KeepaliveMinTime is how often clients may ping, with or without a
+	// call open; a client that pings more often is sent GOAWAY
+	// (too_many_pings). Default: 10s.
+	KeepaliveMinTime caddy.Duration `json:"keepalive_min_time,omitempty"`
+
+	// MaxConcurrentStreams bounds the calls open at once on one
+	// connection. Default: 250.
+	MaxConcurrentStreams int `json:"max_concurrent_streams,omitempty"`
+
+	// Reflection serves gRPC server reflection (v1 and v1alpha), which
+	// tools such as grpcurl use to list and call the service without its
+	// proto. Like the health service, it asks for no credentials. Off by
+	// default.
+	Reflection bool `json:"reflection,omitempty"`
 }
 
 // Provider is the organization behind the agent.
@@ -348,7 +399,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		ClientAddress:     clientIP,
 		Logger:            h.logger,
 		Observer:          observer{},
-		GRPC:              h.GRPC != nil,
+		GRPC:              h.GRPC != nil && h.GRPC.Listen == "",
 	}
 	if h.REST != nil {
 		srvCfg.RESTPath = h.REST.Path
@@ -413,6 +464,9 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("setting up the A2A server: %w", err)
 	}
+	if err := h.listenGRPC(ctx); err != nil {
+		return err
+	}
 	h.drainOnExit(ctx)
 	agents.add(h)
 	return nil
@@ -464,6 +518,10 @@ func (h *Handler) grpcURL() string {
 	u, err := url.Parse(h.URL) // checked by Validate
 	if err != nil {
 		return ""
+	}
+	if h.GRPC.Listen != "" {
+		port, _ := listenPort(h.GRPC.Listen) // checked by Validate
+		return net.JoinHostPort(u.Hostname(), port)
 	}
 	if u.Port() != "" {
 		return u.Host
@@ -548,6 +606,11 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("rest: %w", err)
 		}
 	}
+	if h.GRPC != nil {
+		if err := h.GRPC.validate(); err != nil {
+			return fmt.Errorf("grpc: %w", err)
+		}
+	}
 	if e := h.ExtendedCard; e != nil {
 		if h.Security == nil {
 			return errors.New("extended_card: the extended card is served to authenticated callers only: configure security")
@@ -614,14 +677,16 @@ func checkAbsoluteURL(s string) error {
 }
 
 // Cleanup stops the authenticator's key refreshes, closes the skills'
-// upstream connections and releases the task store; the last handler to
-// release a store closes it. When the process exits, it first lets the
-// drain finish (see drainOnExit).
+// upstream connections and releases the gRPC listener and the task store;
+// the last handler to release one stops or closes it. When the process
+// exits, it first lets the drain finish (see drainOnExit), while the gRPC
+// listener still answers (its health service: NOT_SERVING).
 func (h *Handler) Cleanup() error {
 	agents.remove(h)
 	if h.drain != nil && caddy.Exiting() {
 		h.drain()
 	}
+	grpcErr := h.releaseGRPC()
 	h.auth.Close()
 	h.auth = nil
 	if h.pusher != nil {
@@ -634,14 +699,14 @@ func (h *Handler) Cleanup() error {
 		h.skills = nil
 	}
 	if h.storeKey == "" {
-		return nil
+		return grpcErr
 	}
 	key := h.storeKey
 	h.storeKey, h.shared = "", nil
 	if _, err := stores.Delete(key); err != nil {
-		return fmt.Errorf("releasing the task store of %s: %w", key, err)
+		return errors.Join(grpcErr, fmt.Errorf("releasing the task store of %s: %w", key, err))
 	}
-	return nil
+	return grpcErr
 }
 
 // ServeHTTP hands the request to the A2A server. The handler is terminal.

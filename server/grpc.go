@@ -9,8 +9,9 @@ package server
 // exporters), so it adds no module; the official Go SDK's gRPC transport
 // is built on it; and its ServeHTTP needs nothing of the
 // listener, so TLS, h2c and the connection's limits stay Caddy's. What
-// ServeHTTP lacks (its own keepalive pings, gRPC-only HTTP/2 tuning) the
-// A2A methods do not need.
+// ServeHTTP lacks is speed: grpcnative.go serves the same A2AService on a
+// listener of its own, by grpc-go's own transport, with keepalive pings
+// and the health service.
 
 import (
 	"cmp"
@@ -54,12 +55,25 @@ type grpcBinding struct {
 	server *grpc.Server
 }
 
-// newGRPC makes the gRPC binding when cfg asks for it. The extended card's
-// proto form is made here, once.
+// newGRPC makes the gRPC binding when cfg asks for it.
 func newGRPC(h *Handler, cfg Config) (binding, error) {
 	if !cfg.GRPC {
 		return nil, nil
 	}
+	svc, err := newGRPCService(h)
+	if err != nil {
+		return nil, err
+	}
+	// Requests are capped like JSON-RPC bodies; answers are the agent's
+	// own, bounded by the task store's limits.
+	b := &grpcBinding{h: h, server: grpc.NewServer(grpc.MaxRecvMsgSize(int(h.maxBody)))}
+	a2apb.RegisterA2AServiceServer(b.server, svc)
+	return b, nil
+}
+
+// newGRPCService makes h's A2AService, for either gRPC transport. The
+// extended card's proto form is made here, once.
+func newGRPCService(h *Handler) (*grpcService, error) {
 	svc := &grpcService{h: h}
 	if h.extendedCard != nil {
 		svc.extendedCard = new(a2apb.AgentCard)
@@ -67,11 +81,7 @@ func newGRPC(h *Handler, cfg Config) (binding, error) {
 			return nil, fmt.Errorf("server: the extended card for gRPC: %w", err)
 		}
 	}
-	// Requests are capped like JSON-RPC bodies; answers are the agent's
-	// own, bounded by the task store's limits.
-	b := &grpcBinding{h: h, server: grpc.NewServer(grpc.MaxRecvMsgSize(int(h.maxBody)))}
-	a2apb.RegisterA2AServiceServer(b.server, svc)
-	return b, nil
+	return svc, nil
 }
 
 // grpcCall is what the methods of one gRPC call know of its request,
@@ -140,16 +150,7 @@ func (b *grpcBinding) serve(w http.ResponseWriter, r *http.Request, c *call) boo
 	if name, ok := strings.CutPrefix(r.URL.Path, grpcMethodPrefix); ok {
 		m = a2a.LookupMethod(a2a.V10, name)
 	}
-	e := grpcVersion(r.Header.Get(a2a.VersionParameter))
-	if e == nil {
-		caller, f := h.authenticate(r)
-		if f != nil {
-			e = h.refusal(w.Header(), f)
-		}
-		c.Caller = caller
-	}
-	if e != nil {
-		c.Code = e.Code
+	if e := h.admitGRPC(r, c, w.Header); e != nil {
 		writeGRPCStatus(w, pbconv.Status(e))
 		return true
 	}
@@ -180,6 +181,25 @@ func (b *grpcBinding) serve(w http.ResponseWriter, r *http.Request, c *call) boo
 		gw.endWith(status.FromContextError(call.ended))
 	}
 	return true
+}
+
+// admitGRPC settles the version and the caller of gRPC call c, on either
+// transport, before its message is read: an unauthenticated caller costs a
+// header lookup. A call it refuses ends with the error it returns, whose
+// challenges it adds to challenges() (headers, or metadata to come).
+func (h *Handler) admitGRPC(r *http.Request, c *call, challenges func() http.Header) *a2a.Error {
+	e := grpcVersion(r.Header.Get(a2a.VersionParameter))
+	if e == nil {
+		caller, f := h.authenticate(r)
+		if f != nil {
+			e = h.refusal(challenges(), f)
+		}
+		c.Caller = caller
+	}
+	if e != nil {
+		c.Code = e.Code
+	}
+	return e
 }
 
 // grpcVersion checks the A2A-Version of a gRPC call. The service is 1.0's

@@ -241,18 +241,24 @@ func (l *lab) startCaddy(ctx context.Context, name, global, sites, ready string)
 }
 
 // a2aSite is the Caddyfile site of a caddy-a2a instance in front of
-// upstream; extra goes inside the a2a block.
+// upstream, with every binding on its port; extra goes inside the a2a
+// block.
 func (l *lab) a2aSite(upstream, extra string) string {
-	return `http://:%[1]s {
+	return agentSite("%[1]s", l.skills, upstream, "\t\trest /rest\n\t\tgrpc\n"+extra)
+}
+
+// agentSite is a Caddyfile site on port (a startCaddy placeholder) with
+// an a2a handler of skills in front of upstream; extra goes inside the a2a
+// block.
+func agentSite(port, skills, upstream, extra string) string {
+	return `http://:` + port + ` {
 	bind 127.0.0.1
 	a2a {
-		skills "` + l.skills + `"
+		skills "` + skills + `"
 		upstream http://` + upstream + `
-		url http://127.0.0.1:%[1]s/
+		url http://127.0.0.1:` + port + `/
 		name "Bench Agent"
 		description "caddy-a2a under the benchmark"
-		rest /rest
-		grpc
 ` + extra + `	}
 }
 `
@@ -263,6 +269,9 @@ func (l *lab) a2aSite(upstream, extra string) string {
 // whose share of live tasks must hold every call under way (by default it
 // is a hundredth of max_tasks).
 const oneClient = "\t\t\tmax_live_per_client 1024\n"
+
+// oneClientTasks is the tasks block of oneClient alone.
+const oneClientTasks = "\t\ttasks {\n" + oneClient + "\t\t}\n"
 
 // h2c lets a Caddy take HTTP/2 without TLS beside HTTP/1.1, for the gRPC
 // binding.
@@ -275,6 +284,26 @@ const h2c = `	servers {
 func (l *lab) startA2A(ctx context.Context, name, upstream, extra string) (*caddy, error) {
 	c, _, err := l.startCaddy(ctx, name, h2c, l.a2aSite(upstream, extra), "/.well-known/agent-card.json")
 	return c, err
+}
+
+// startVariants starts a caddy-a2a with the variants of the A2A agent in
+// front of upstream: the gRPC binding on a listener of its own (its
+// address is grpcAddr), on the first site, and on the second (nineAddr) an
+// agent of nine skills (skills9.yaml, beside the skills file).
+func (l *lab) startVariants(ctx context.Context, upstream string) (c *caddy, grpcAddr, nineAddr string, err error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, "", "", err
+	}
+	grpcAddr = "127.0.0.1:" + strconv.Itoa(port)
+	nine := filepath.Join(filepath.Dir(l.skills), "skills9.yaml")
+	sites := agentSite("%[1]s", l.skills, upstream, "\t\tgrpc {\n\t\t\tlisten "+grpcAddr+"\n\t\t}\n"+oneClientTasks) +
+		agentSite("%[2]s", nine, upstream, oneClientTasks)
+	c, second, err := l.startCaddy(ctx, "caddy-a2a-variants", "", sites, "/.well-known/agent-card.json")
+	if err != nil {
+		return nil, "", "", err
+	}
+	return c, grpcAddr, second, nil
 }
 
 // memStats is the part of runtime.MemStats the benchmark reads from a Go

@@ -218,7 +218,7 @@ func (l *lab) runScenarios(ctx context.Context, cfg *config, rep *report, progre
 			}
 		}
 		// The rest needs only the upstream: free the machine of the others.
-		for _, p := range []*proc{f.sdkJS, f.sdkGo, f.proxy.proc, f.a2a.proc} {
+		for _, p := range []*proc{f.sdkJS, f.sdkGo, f.proxy.proc, f.floor, f.variants.proc, f.a2a.proc} {
 			l.stopProc(p)
 		}
 		if f.a2aRedis != nil {

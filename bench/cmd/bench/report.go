@@ -294,6 +294,19 @@ func (r *report) targets(b *bytes.Buffer) {
 			fmt.Sprintf("%.3f vs %.3f (Go) and %.3f (JS) CPU s / 1k", cpu(nameA2A10), cpu(nameSDKGo), cpu(nameSDKJS)),
 			verdict(cpu(nameA2A10) < cpu(nameSDKGo) && cpu(nameA2A10) < cpu(nameSDKJS))})
 	}
+	if t := r.throughput; t != nil && rps(t, nameGRPCFloor) > 0 && rps(t, nameA2AGRPCNative) > 0 {
+		ratio := rps(t, nameA2AGRPCNative) / rps(t, nameGRPCFloor)
+		rows = append(rows, row{nameA2AGRPCNative + " ≥ 0.9 × gRPC floor (requests/s)", fmt.Sprintf("%.2f×", ratio), verdict(ratio >= 0.9)})
+		if rps(t, nameA2A10) > 0 {
+			native, jsonRPC := t[nameA2AGRPCNative][conns].cpuPer1000(), t[nameA2A10][conns].cpuPer1000()
+			rows = append(rows, row{nameA2AGRPCNative + " CPU per request ≤ JSON-RPC's",
+				fmt.Sprintf("%.3f vs %.3f CPU s / 1k", native, jsonRPC), verdict(native <= jsonRPC)})
+		}
+	}
+	if t := r.throughput; t != nil && rps(t, nameA2A10) > 0 && rps(t, nameA2ANine) > 0 {
+		ratio := rps(t, nameA2ANine) / rps(t, nameA2A10)
+		rows = append(rows, row{nameA2ANine + " within 5% of one skill's requests/s", fmt.Sprintf("%.2f×", ratio), verdict(ratio >= 0.95)})
+	}
 	if t := r.throughput; t != nil && rps(t, nameProxy) > 0 && t[nameA2ARedis][conns] != nil {
 		ratio := rps(t, nameA2ARedis) / rps(t, nameProxy)
 		rows = append(rows, row{nameA2ARedis + " ≥ 0.5 × reverse_proxy (requests/s)", fmt.Sprintf("%.2f× (CPU s / 1k: %s)", ratio, t[nameA2ARedis][conns].cpuText()), verdict(ratio >= 0.5)})

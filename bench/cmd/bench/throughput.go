@@ -40,10 +40,14 @@ const (
 	nameA2AREST  = "caddy-a2a 1.0 HTTP+JSON send"
 	nameA2ARedis = "caddy-a2a 1.0 SendMessage (Redis)"
 	nameA2AGRPC  = "caddy-a2a 1.0 SendMessage (gRPC)"
-	nameSDKGo    = "a2a-go SDK agent"
-	nameSDKJS    = "@a2a-js/sdk agent"
-	nameCard     = "caddy-a2a card"
-	nameRespond  = "caddy respond"
+	// The gRPC binding on a listener of its own, and its floor.
+	nameA2AGRPCNative = "caddy-a2a 1.0 SendMessage (gRPC native)"
+	nameGRPCFloor     = "gRPC floor"
+	nameA2ANine       = "caddy-a2a 1.0 SendMessage (9 skills)"
+	nameSDKGo         = "a2a-go SDK agent"
+	nameSDKJS         = "@a2a-js/sdk agent"
+	nameCard          = "caddy-a2a card"
+	nameRespond       = "caddy respond"
 )
 
 // fleet is every process of the throughput, latency and card scenarios.
@@ -51,6 +55,12 @@ type fleet struct {
 	upstream   *proc
 	upAddr     string
 	a2a, proxy *caddy
+	// variants is caddy-a2a with the gRPC binding on a listener of its own
+	// (grpcAddr), and beside it a nine-skill agent (nineAddr).
+	variants           *caddy
+	grpcAddr, nineAddr string
+	floor              *proc
+	floorAddr          string
 	// a2aRedis is caddy-a2a with its tasks in redis, when that contender
 	// is wanted.
 	a2aRedis  *caddy
@@ -71,7 +81,13 @@ func (l *lab) startFleet(ctx context.Context, node string, withRedis bool) (*fle
 	if f.upstream, f.upAddr, err = l.start(ctx, "upstream", true, nil, filepath.Join(l.binDir, "upstream")); err != nil {
 		return nil, err
 	}
-	if f.a2a, err = l.startA2A(ctx, "caddy-a2a", f.upAddr, "\t\ttasks {\n"+oneClient+"\t\t}\n"); err != nil {
+	if f.a2a, err = l.startA2A(ctx, "caddy-a2a", f.upAddr, oneClientTasks); err != nil {
+		return nil, err
+	}
+	if f.variants, f.grpcAddr, f.nineAddr, err = l.startVariants(ctx, f.upAddr); err != nil {
+		return nil, err
+	}
+	if f.floor, f.floorAddr, err = l.start(ctx, "grpc-floor", true, nil, filepath.Join(l.binDir, "grpcfloor"), "-upstream", "http://"+f.upAddr); err != nil {
 		return nil, err
 	}
 	if withRedis {
@@ -162,6 +178,8 @@ func (f *fleet) sendContenders() []*contender {
 			proc: f.proxy.proc, caddy: f.proxy, target: load.Target{Addr: f.proxy.addr, Request: load.NewRequest("GET", f.proxy.addr, "/item", nil), Expect: item}},
 		{name: nameA2A10, what: "blocking 1.0 `SendMessage` → skill `item` → `GET /item` → completed task with the body as a data artifact",
 			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}},
+		{name: nameA2ANine, what: "the same blocking 1.0 `SendMessage`, on an agent of nine skills ([`skills9.yaml`](skills9.yaml)) chosen by `metadata.skill`, on another Caddy (`caddy-a2a-variants`)",
+			proc: f.variants.proc, caddy: f.variants, target: load.Target{Addr: f.nineAddr, Request: load.NewRequest("POST", f.nineAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}},
 		{name: nameA2A03, what: "the same in 0.3 `message/send` (no `A2A-Version` header)",
 			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/", fixture.MessageSend03("item"), json...),
 				Expect: [][]byte{[]byte(fixture.Completed03), []byte(fixture.ItemMarker)}, Prepare: fixture.NewMessageID}},
@@ -170,14 +188,18 @@ func (f *fleet) sendContenders() []*contender {
 				"Content-Type", "application/a2a+json", "A2A-Version", "1.0"), Expect: task10, Prepare: fixture.NewMessageID}},
 		{name: nameA2AGRPC, what: "the same blocking 1.0 `SendMessage` over the gRPC binding (h2c), one gRPC client connection per load connection",
 			proc: f.a2a.proc, caddy: f.a2a, target: grpcSendMessage(f.a2a.addr, "item")},
+		{name: nameA2AGRPCNative, what: "the same blocking 1.0 `SendMessage` over the gRPC binding on a listener of its own (`grpc { listen … }`: grpc-go's own transport), on `caddy-a2a-variants`, by the same gRPC load client",
+			proc: f.variants.proc, caddy: f.variants, target: grpcSendMessage(f.grpcAddr, "item")},
+		{name: nameGRPCFloor, what: "a bare grpc-go server on its own transport ([`cmd/grpcfloor`](cmd/grpcfloor)) that only fetches `GET /item` and answers a completed task with it (no store, authentication or mapping), by the same gRPC load client",
+			proc: f.floor, target: grpcSendMessage(f.floorAddr, "item")},
 		{name: nameSDKGo, what: "`a2asrv` JSON-RPC handler, default in-memory task store, an executor doing the same `GET /item` and returning the same task (`cmd/sdkagent`)",
 			proc: f.sdkGo, target: load.Target{Addr: f.sdkGoAddr, Request: load.NewRequest("POST", f.sdkGoAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}},
 		{name: nameSDKJS, what: "`DefaultRequestHandler` + `InMemoryTaskStore` + `JsonRpcTransportHandler` on `node:http`, the same executor (`js/agent.mjs`)",
 			proc: f.sdkJS, target: load.Target{Addr: f.sdkJSAddr, Request: load.NewRequest("POST", f.sdkJSAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}},
 	}
 	if c := f.a2aRedis; c != nil {
-		// After caddy-a2a's own three, so that the report shows them together.
-		cs = slices.Insert(cs, 5, &contender{name: nameA2ARedis,
+		// After caddy-a2a's HTTP ones, so that the report shows them together.
+		cs = slices.Insert(cs, slices.IndexFunc(cs, func(c *contender) bool { return c.name == nameA2AREST })+1, &contender{name: nameA2ARedis,
 			what: "the same blocking 1.0 `SendMessage`, by the same Caddy build and skills, with the tasks in a redis-server of its own on loopback (`tasks { redis { … } }`: two round trips per call); CPU is Caddy's + Redis's",
 			proc: c.proc, caddy: c, aux: f.redis, auxName: "Redis",
 			target: load.Target{Addr: c.addr, Request: load.NewRequest("POST", c.addr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}})
