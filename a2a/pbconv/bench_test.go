@@ -76,3 +76,19 @@ func BenchmarkDecodeSendMessage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRawData converts the upstream's kilobyte of JSON alone, and
+// marshals it.
+func BenchmarkRawData(b *testing.B) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(itemJSON)))
+	for b.Loop() {
+		v, err := pbconv.RawValue(itemJSON)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := proto.Marshal(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

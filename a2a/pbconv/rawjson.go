@@ -17,9 +17,11 @@ package pbconv
 // the 2 of `1,` in a list).
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"unicode/utf16"
@@ -64,26 +66,25 @@ func rawValue(doc []byte) (*structpb.Value, error) {
 }
 
 // jsonEncoder writes the Value a JSON document is. A length-delimited
-// field's length is known only once the field is written, so out holds the
-// encoding without those lengths, and lengths says where each goes and what
-// it is; bytes merges the two.
+// field's length is known only once the field is written: each gets one
+// byte for it as it begins, enough for most (under 128 bytes); a longer one
+// is noted in long, and bytes writes its length in full, in place.
 type jsonEncoder struct {
-	src []byte
-	pos int
-	out []byte
-	// lengths are the lengths of the length-delimited fields, in the order
-	// of their places in out; open indexes those being written, innermost
-	// last.
-	lengths []fieldLength
-	open    []int
+	src  []byte
+	pos  int
+	out  []byte
+	open []openField // the fields being written, innermost last
+	long []fieldLength
 }
 
-type fieldLength struct {
-	at int // where in out the length goes
-	n  int // the field's length, once written
-	// nested is what the lengths of the fields within it add.
-	nested int
+type openField struct {
+	at int // where in out its length goes
+	// extra is what its long fields' lengths add to it: their bytes beyond
+	// the one each has in out.
+	extra int
 }
+
+type fieldLength struct{ at, n int }
 
 var encoders = sync.Pool{New: func() any { return new(jsonEncoder) }}
 
@@ -94,43 +95,52 @@ const (
 )
 
 func (e *jsonEncoder) release() {
-	if cap(e.out) > maxPooledBytes || cap(e.lengths) > maxPooledLengths {
+	if cap(e.out) > maxPooledBytes || cap(e.long) > maxPooledLengths {
 		return
 	}
-	*e = jsonEncoder{out: e.out[:0], lengths: e.lengths[:0], open: e.open[:0]}
+	*e = jsonEncoder{out: e.out[:0], open: e.open[:0], long: e.long[:0]}
 	encoders.Put(e)
 }
 
 // begin starts length-delimited field f.
 func (e *jsonEncoder) begin(f protowire.Number) {
 	e.out = protowire.AppendTag(e.out, f, protowire.BytesType)
-	e.open = append(e.open, len(e.lengths))
-	e.lengths = append(e.lengths, fieldLength{at: len(e.out)})
+	e.open = append(e.open, openField{at: len(e.out)})
+	e.out = append(e.out, 0)
 }
 
 // end ends the field begun last.
 func (e *jsonEncoder) end() {
-	i := e.open[len(e.open)-1]
+	f := e.open[len(e.open)-1]
 	e.open = e.open[:len(e.open)-1]
-	l := &e.lengths[i]
-	l.n = len(e.out) - l.at + l.nested
+	n := len(e.out) - f.at - 1 + f.extra
+	if n < 0x80 {
+		e.out[f.at] = byte(n)
+		return
+	}
+	e.long = append(e.long, fieldLength{at: f.at, n: n})
 	if len(e.open) > 0 {
-		e.lengths[e.open[len(e.open)-1]].nested += l.nested + protowire.SizeVarint(uint64(l.n))
+		e.open[len(e.open)-1].extra += f.extra + protowire.SizeVarint(uint64(n)) - 1
 	}
 }
 
-// bytes is the encoding, its lengths in place.
+// bytes is the encoding, the long fields' lengths in place.
 func (e *jsonEncoder) bytes() []byte {
+	if len(e.long) == 0 {
+		return bytes.Clone(e.out)
+	}
+	// long is in the order the fields ended, inner ones first.
+	slices.SortFunc(e.long, func(a, b fieldLength) int { return a.at - b.at })
 	size := len(e.out)
-	for _, l := range e.lengths {
-		size += protowire.SizeVarint(uint64(l.n))
+	for _, l := range e.long {
+		size += protowire.SizeVarint(uint64(l.n)) - 1
 	}
 	b := make([]byte, 0, size)
 	from := 0
-	for _, l := range e.lengths {
+	for _, l := range e.long {
 		b = append(b, e.out[from:l.at]...)
 		b = protowire.AppendVarint(b, uint64(l.n))
-		from = l.at
+		from = l.at + 1
 	}
 	return append(b, e.out[from:]...)
 }
