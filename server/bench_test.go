@@ -73,11 +73,11 @@ func (w *discardWriter) FlushError() error                { return nil }
 // skill, create the task, build and send the upstream request (answered in
 // memory), map the answer to a completed task, encode it.
 func BenchmarkSendMessage(b *testing.B) {
-	h := benchHandler(b, "bench.yaml", benchSkills, nil)
+	h := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, nil)
 	// The same handler with an observer that does nothing: what observing
 	// costs the handler itself (the observer's own work is caddymodule's
 	// BenchmarkObserver).
-	observed := benchHandler(b, "bench.yaml", benchSkills, nopObserver{})
+	observed := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, nopObserver{})
 	for _, tc := range []struct {
 		name, version, body string
 		h                   *server.Handler
@@ -90,10 +90,10 @@ func BenchmarkSendMessage(b *testing.B) {
 	}
 }
 
-// benchHandler serves the skills src (named name), the upstream answered
-// in memory, with obs as its observer.
-func benchHandler(b *testing.B, name, src string, obs server.Observer) *server.Handler {
-	skills, err := mapping.Parse(name, []byte(src), mapping.Options{Transport: memoryUpstream{}})
+// memoryHandler serves the skills src (named name), the upstream answered
+// in memory by upstream, with obs as its observer.
+func memoryHandler(b testing.TB, name, src string, upstream http.RoundTripper, obs server.Observer) *server.Handler {
+	skills, err := mapping.Parse(name, []byte(src), mapping.Options{Transport: upstream})
 	if err != nil {
 		b.Fatal(err)
 	}
