@@ -4,7 +4,11 @@ package mapping
 // its upstream requests' methods, which the skill's optional mcp block
 // overrides.
 
-import "gopkg.in/yaml.v3"
+import (
+	"gopkg.in/yaml.v3"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
 
 // ToolHints describe a skill as an MCP tool's annotations do: a title,
 // and what calling it does to the world. They are hints for the client's
@@ -78,4 +82,18 @@ func (sk *Skill) ToolHints() ToolHints {
 		}
 	}
 	return h
+}
+
+// AskedSchema is the JSON Schema of the arguments an input-required
+// message asks for (the data part askFor adds), or nil when it names none.
+func AskedSchema(msg *a2a.Message) any {
+	if msg == nil {
+		return nil
+	}
+	for _, p := range msg.Parts {
+		if p.Kind == a2a.PartData && p.Metadata[inputSchemaKey] == true {
+			return p.Data
+		}
+	}
+	return nil
 }

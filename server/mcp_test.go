@@ -1,0 +1,247 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+// The MCP protocol versions the binding serves: stateless, and with
+// sessions.
+const (
+	mcpStateless = "2026-07-28"
+	mcpStateful  = "2025-11-25"
+)
+
+var mcpVersions = []string{mcpStateless, mcpStateful}
+
+func withMCP(cfg *server.Config) { cfg.MCP = &server.MCPConfig{} }
+
+// withKey adds an API key to every request of a client.
+type withKey struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (k withKey) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-API-Key", k.key)
+	return k.next.RoundTrip(r)
+}
+
+// connectMCP connects the SDK's client to the agent's MCP endpoint at
+// version, sending key ("" none) with every request.
+func connectMCP(t *testing.T, a *agent, version, key string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	httpClient := a.http
+	if key != "" {
+		httpClient = &http.Client{Transport: withKey{key, a.http.Transport}}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: httpClient},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connecting at %s: %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("connected at %s, want %s", got, version)
+	}
+	// 2026-07-28 is served without sessions, the versions before with.
+	if stateful := cs.ID() != ""; stateful != (version < mcpStateless) {
+		t.Fatalf("at %s, the session id is %q", version, cs.ID())
+	}
+	return cs
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("calling %s: %v", name, err)
+	}
+	return res
+}
+
+// texts are a result's text contents.
+func texts(res *mcp.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			out = append(out, tc.Text)
+		}
+	}
+	return out
+}
+
+func TestMCPListTools(t *testing.T) {
+	a := newAgent(t, withMCP)
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			cs := connectMCP(t, a, version, "", nil)
+			list, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools := map[string]*mcp.Tool{}
+			for _, tool := range list.Tools {
+				tools[tool.Name] = tool
+			}
+			for _, want := range []string{"weather", "avatar", "place_order", "fail", "echo", "count", "report"} {
+				if tools[want] == nil {
+					t.Errorf("tools/list lacks %s: %v", want, slices.Collect(func(yield func(string) bool) {
+						for n := range tools {
+							yield(n)
+						}
+					}))
+				}
+			}
+			weather := tools["weather"]
+			if weather == nil {
+				return
+			}
+			schema, _ := json.Marshal(weather.InputSchema)
+			if !strings.Contains(string(schema), `"required":["city"]`) || weather.Title != "Weather" ||
+				!strings.HasPrefix(weather.Description, "Current weather") {
+				t.Errorf("weather = %+v, schema %s", weather, schema)
+			}
+			if ann := weather.Annotations; ann == nil || !ann.ReadOnlyHint || !ann.IdempotentHint || ann.DestructiveHint == nil || *ann.DestructiveHint {
+				t.Errorf("weather (GET) annotations = %+v", ann)
+			}
+			if ann := tools["place_order"].Annotations; ann == nil || ann.ReadOnlyHint {
+				t.Errorf("place_order (POST) annotations = %+v", ann)
+			}
+			if schema, _ := json.Marshal(tools["fail"].InputSchema); string(schema) != `{"type":"object"}` {
+				t.Errorf("a skill without arguments has input schema %s", schema)
+			}
+		})
+	}
+}
+
+func TestMCPCallTool(t *testing.T) {
+	a := newAgent(t, withMCP)
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			cs := connectMCP(t, a, version, "", nil)
+
+			t.Run("json", func(t *testing.T) {
+				res := callTool(t, cs, "weather", map[string]any{"city": "Paris"})
+				got := texts(res)
+				if res.IsError || len(got) != 2 || !strings.HasPrefix(got[0], "Paris: ") || !strings.Contains(got[1], `"city":"Paris"`) {
+					t.Fatalf("result = %+v, texts %q", res, got)
+				}
+				if m, ok := res.StructuredContent.(map[string]any); !ok || m["city"] != "Paris" {
+					t.Errorf("structured content = %#v", res.StructuredContent)
+				}
+				// The call is a task the same caller reads over A2A.
+				taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
+				ans := a.call("1.0", "GetTask", map[string]any{"id": taskID})
+				if ans.Error != nil || stateOf(ans.Result) != "TASK_STATE_COMPLETED" {
+					t.Errorf("GetTask %q = %+v", taskID, ans)
+				}
+			})
+			t.Run("text", func(t *testing.T) {
+				res := callTool(t, cs, "echo", map[string]any{"tags": []string{"a", "b"}})
+				if got := texts(res); res.IsError || len(got) == 0 || !strings.Contains(strings.Join(got, " "), "/echo") {
+					t.Errorf("result = %+v, texts %q", res, got)
+				}
+			})
+			t.Run("file", func(t *testing.T) {
+				res := callTool(t, cs, "avatar", map[string]any{"id": 1})
+				var image *mcp.ImageContent
+				for _, c := range res.Content {
+					if ic, ok := c.(*mcp.ImageContent); ok {
+						image = ic
+					}
+				}
+				if res.IsError || image == nil || image.MIMEType != "image/png" || len(image.Data) == 0 {
+					t.Errorf("result = %+v", res)
+				}
+			})
+			t.Run("upstream failure", func(t *testing.T) {
+				res := callTool(t, cs, "fail", nil)
+				if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "boom") {
+					t.Errorf("result = %+v, texts %q", res, got)
+				}
+			})
+			t.Run("arguments not an object", func(t *testing.T) {
+				res := callTool(t, cs, "weather", []int{1})
+				if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "object") {
+					t.Errorf("result = %+v, texts %q", res, got)
+				}
+			})
+			t.Run("bad argument", func(t *testing.T) {
+				res := callTool(t, cs, "user", map[string]any{"id": "one"})
+				if got := texts(res); !res.IsError || len(got) == 0 || !strings.Contains(got[0], "id") {
+					t.Errorf("result = %+v, texts %q", res, got)
+				}
+			})
+			t.Run("unknown tool", func(t *testing.T) {
+				if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "nope"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+					t.Errorf("error = %v", err)
+				}
+			})
+		})
+	}
+}
+
+func TestMCPAuth(t *testing.T) {
+	a := newAuthAgent(t, nil, withMCP)
+	t.Run("unauthenticated", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := a.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || len(resp.Header.Values("WWW-Authenticate")) == 0 {
+			t.Errorf("HTTP %d, challenges %q", resp.StatusCode, resp.Header.Values("WWW-Authenticate"))
+		}
+	})
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			alice := connectMCP(t, a.agent, version, aliceKey, nil)
+			bob := connectMCP(t, a.agent, version, bobKey, nil)
+			names := func(cs *mcp.ClientSession) []string {
+				list, err := cs.ListTools(t.Context(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, tool := range list.Tools {
+					out = append(out, tool.Name)
+				}
+				return out
+			}
+			if got := names(alice); slices.Contains(got, "admin") || !slices.Contains(got, "secret") {
+				t.Errorf("alice's tools: %v", got)
+			}
+			if got := names(bob); !slices.Contains(got, "admin") {
+				t.Errorf("bob's tools: %v", got)
+			}
+			if _, err := alice.CallTool(t.Context(), &mcp.CallToolParams{Name: "admin"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+				t.Errorf("alice calling admin: %v", err)
+			}
+			res := callTool(t, bob, "admin", nil)
+			taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
+			if res.IsError || taskID == "" {
+				t.Fatalf("bob calling admin: %+v", res)
+			}
+			if ans := a.as(bobKey, "GetTask", map[string]any{"id": taskID}); ans.Error != nil {
+				t.Errorf("bob's GetTask of his call's task: %s", ans.raw)
+			}
+			if ans := a.as(aliceKey, "GetTask", map[string]any{"id": taskID}); ans.Error == nil || ans.Error.Code != a2a.CodeTaskNotFound {
+				t.Errorf("alice's GetTask of bob's task: %s", ans.raw)
+			}
+		})
+	}
+}
