@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -243,5 +244,81 @@ func TestMCPAuth(t *testing.T) {
 				t.Errorf("alice's GetTask of bob's task: %s", ans.raw)
 			}
 		})
+	}
+}
+
+func TestMCPMissingArguments(t *testing.T) {
+	a := newAgent(t, withMCP)
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			var asked []*mcp.ElicitParams
+			answer := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"city": "Tokyo"}}
+			cs := connectMCP(t, a, version, "", &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = append(asked, req.Params)
+					return answer, nil
+				}})
+
+			res := callTool(t, cs, "weather", nil)
+			if got := texts(res); res.IsError || len(got) == 0 || !strings.HasPrefix(got[0], "Tokyo: ") {
+				t.Fatalf("result = %+v, texts %q", res, got)
+			}
+			if len(asked) != 1 {
+				t.Fatalf("asked %d times", len(asked))
+			}
+			schema, _ := json.Marshal(asked[0].RequestedSchema)
+			if asked[0].Mode != "form" || !strings.Contains(asked[0].Message, "city") || !strings.Contains(string(schema), `"required":["city"]`) {
+				t.Errorf("asked %+v, schema %s", asked[0], schema)
+			}
+			// The answer went to the task that asked: one task, two messages.
+			taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
+			task, err := a.tasks.Get("", taskID, nil)
+			if err != nil || len(task.History) != 4 { // the call, the question, the answer, the weather
+				t.Errorf("task %q: %v, history %d", taskID, err, len(task.History))
+			}
+
+			answer = &mcp.ElicitResult{Action: "decline"}
+			res = callTool(t, cs, "weather", nil)
+			taskID, _ = res.Meta[server.MCPTaskIDMeta].(string)
+			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "decline") {
+				t.Errorf("declined: result = %+v, texts %q", res, got)
+			}
+			if task, err := a.tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
+				t.Errorf("declined task %q: %v, %v", taskID, err, task)
+			}
+		})
+	}
+	t.Run("no elicitation capability", func(t *testing.T) {
+		cs := connectMCP(t, a, mcpStateful, "", nil)
+		res := callTool(t, cs, "weather", nil)
+		if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "city") {
+			t.Errorf("result = %+v, texts %q", res, got)
+		}
+	})
+}
+
+func TestMCPRequestState(t *testing.T) {
+	a := newAgent(t, withMCP)
+	cs := connectMCP(t, a, mcpStateless, "", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil }})
+	res := callTool(t, cs, "weather", nil)
+	if !res.NeedsInput() || !strings.HasPrefix(res.RequestState, "a2a-task:") {
+		t.Fatalf("result = %+v", res)
+	}
+	answer := mcp.InputResponseMap{"arguments": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"city": "Paris"}}}
+	for _, tc := range []struct{ name, tool, state, want string }{
+		{"not ours", "weather", "something", "requeststate"},
+		{"too long", "weather", "a2a-task:" + strings.Repeat("x", 300), "requeststate"},
+		{"unknown task", "weather", "a2a-task:nope", "not found"},
+		{"another tool's task", "user", res.RequestState, "another tool"},
+	} {
+		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tc.tool, InputResponses: answer, RequestState: tc.state})
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	done, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", InputResponses: answer, RequestState: res.RequestState})
+	if err != nil || done.IsError || !strings.HasPrefix(texts(done)[0], "Paris: ") {
+		t.Errorf("answered: %v, %+v", err, done)
 	}
 }
