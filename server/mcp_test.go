@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
@@ -321,4 +322,85 @@ func TestMCPRequestState(t *testing.T) {
 	if err != nil || done.IsError || !strings.HasPrefix(texts(done)[0], "Paris: ") {
 		t.Errorf("answered: %v, %+v", err, done)
 	}
+}
+
+func TestMCPProgress(t *testing.T) {
+	a := newAgent(t, withMCP)
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			progress := make(chan *mcp.ProgressNotificationParams, 256)
+			cs := connectMCP(t, a, version, "", &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					progress <- req.Params
+				}})
+			for _, tc := range []struct {
+				tool string
+				args map[string]any
+				want string // in a notification's message
+			}{
+				{"report", nil, "% done"},               // a polled job
+				{"count", map[string]any{"to": 3}, "3"}, // a streamed answer
+			} {
+				params := &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}
+				params.SetProgressToken("p-" + tc.tool)
+				res, err := cs.CallTool(t.Context(), params)
+				if err != nil || res.IsError {
+					t.Fatalf("%s: %v, %+v", tc.tool, err, res)
+				}
+				for seen := false; !seen; {
+					select {
+					case p := <-progress:
+						// The client may handle the last notifications of
+						// a call after its result.
+						seen = p.ProgressToken == "p-"+tc.tool && strings.Contains(p.Message, tc.want)
+					case <-t.Context().Done():
+						t.Fatalf("%s: no progress says %q", tc.tool, tc.want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestMCPCancel(t *testing.T) {
+	a := newAgent(t, withMCP)
+	a.cancelOnCleanup()
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			cs := connectMCP(t, a, version, "", nil)
+			before := a.api.Stats()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			ended := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
+				ended <- err
+			}()
+			if _, err := a.api.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowStarted > before.SlowStarted }); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			if err := <-ended; err == nil {
+				t.Error("a canceled call answered")
+			}
+			// The task's upstream call is canceled with it.
+			if _, err := a.api.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowCanceled > before.SlowCanceled }); err != nil {
+				t.Fatal(err)
+			}
+			list, err := a.tasks.List("", &a2a.ListTasksRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, task := range list.Tasks {
+				if skillOfTask(&task) == "slow" && task.Status.State != a2a.TaskStateCanceled {
+					t.Errorf("task %s is %s; want it canceled", task.ID, task.Status.State)
+				}
+			}
+		})
+	}
+}
+
+func skillOfTask(task *a2a.Task) string {
+	s, _ := task.Metadata["skill"].(string)
+	return s
 }
