@@ -12,6 +12,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
@@ -403,4 +404,94 @@ func TestMCPCancel(t *testing.T) {
 func skillOfTask(task *a2a.Task) string {
 	s, _ := task.Metadata["skill"].(string)
 	return s
+}
+
+func TestMCPSessionCap(t *testing.T) {
+	a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessions: 1} })
+	first := connectMCP(t, a, mcpStateful, "", nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	transport := &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http}
+	if cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful}); err == nil {
+		cs.Close()
+		t.Fatal("a session past the cap was opened")
+	} else if !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("past the cap: %v", err)
+	}
+	// Stateless calls need no session.
+	callTool(t, connectMCP(t, a, mcpStateless, "", nil), "weather", map[string]any{"city": "Paris"})
+	// A session closed makes room for another.
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	connectMCP(t, a, mcpStateful, "", nil)
+}
+
+func TestMCPTransportLimits(t *testing.T) {
+	a := newAgent(t, func(cfg *server.Config) { cfg.MCP, cfg.MaxRequestBytes = &server.MCPConfig{Path: "/tools"}, 1024 })
+	post := func(path, body string, header ...string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, a.url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", mcpStateless)
+		req.Header.Set("Mcp-Method", "tools/list")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := a.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if resp := post("/tools", list); resp.StatusCode != http.StatusOK {
+		t.Errorf("tools/list: HTTP %d", resp.StatusCode)
+	}
+	if resp := post("/tools", list[:len(list)-1]+`,"pad":"`+strings.Repeat("x", 1024)+`"}`); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body past the cap: HTTP %d", resp.StatusCode)
+	}
+	if resp := post("/tools", list, "Origin", "https://elsewhere.example", "Sec-Fetch-Site", "cross-site"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-origin request: HTTP %d", resp.StatusCode)
+	}
+	// Another path is JSON-RPC's, as before.
+	if resp := post("/mcp", list); resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("/mcp: HTTP %d, %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+func TestMCPConfigErrors(t *testing.T) {
+	var cfg server.Config
+	newAgent(t, func(c *server.Config) { cfg = *c })
+	longID := strings.Repeat("a", 129)
+	long, err := mapping.Parse("t.yaml", []byte("upstream: {url: http://up}\nskills:\n  - {id: "+longID+", description: d, request: {path: /x}}\n"),
+		mapping.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		mcp    server.MCPConfig
+		skills *mapping.Skills
+		want   string
+	}{
+		{"relative path", server.MCPConfig{Path: "mcp"}, nil, "must start with /"},
+		{"card path", server.MCPConfig{Path: server.CardPath}, nil, "card path"},
+		{"negative timeout", server.MCPConfig{SessionTimeout: -1}, nil, "negative"},
+		{"negative cap", server.MCPConfig{MaxSessions: -1}, nil, "negative"},
+		{"skill id too long", server.MCPConfig{}, long, `skill "` + longID + `": its id is not an MCP tool name`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg
+			c.MCP = &tc.mcp
+			if tc.skills != nil {
+				c.Skills = tc.skills
+			}
+			_, err := server.New(c)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
 }
