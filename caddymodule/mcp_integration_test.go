@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
 // apiKeyTransport sends an API key with every request.
@@ -93,5 +95,20 @@ func TestIntegrationMCP(t *testing.T) {
 				t.Errorf("whoami: %+v", res)
 			}
 		})
+	}
+}
+
+// An MCP call's span and metrics say the binding and the MCP method.
+func TestMCPObservedNames(t *testing.T) {
+	for m, name := range map[a2a.Method]string{a2a.MethodMCPToolsCall: "tools/call", a2a.MethodMCPToolsList: "tools/list",
+		a2a.MethodMCPOther: "mcp/other"} {
+		span := observedSpan(t, a2a.BindingMCP, m, 0)
+		if span.Name() != "A2A "+name || attr(span, "rpc.method") != name || attr(span, "rpc.system") != "jsonrpc" ||
+			attr(span, "a2a.protocol_binding") != a2a.BindingMCP {
+			t.Errorf("%s: span %q %v", name, span.Name(), span.Attributes())
+		}
+		if got := methodLabel(m); got != name {
+			t.Errorf("%s: method label %q", name, got)
+		}
 	}
 }
