@@ -309,13 +309,15 @@ func TestMCPMissingArguments(t *testing.T) {
 			}
 		})
 	}
-	t.Run("no elicitation capability", func(t *testing.T) {
-		cs := connectMCP(t, a, mcpStateful, "", nil)
-		res := callTool(t, cs, "weather", nil)
-		if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "city") {
-			t.Errorf("result = %+v, texts %q", res, got)
-		}
-	})
+	for _, version := range mcpVersions {
+		t.Run("no elicitation capability at "+version, func(t *testing.T) {
+			cs := connectMCP(t, a, version, "", nil)
+			res := callTool(t, cs, "weather", nil)
+			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "city") {
+				t.Errorf("result = %+v, texts %q", res, got)
+			}
+		})
+	}
 }
 
 func TestMCPRequestState(t *testing.T) {
