@@ -68,8 +68,8 @@ type mcpBinding struct {
 	// session id: a session serves only the caller that opened it.
 	ownersMu sync.Mutex
 	owners   map[string]string
-	origins *http.CrossOriginProtection
-	tools   mcpTools
+	origins  *http.CrossOriginProtection
+	tools    mcpTools
 	// requests are the requests being served, by their mcpCallHeader
 	// value; lastRequest numbers them.
 	requests    sync.Map
