@@ -299,6 +299,18 @@ func TestMCPMissingArguments(t *testing.T) {
 				t.Errorf("task %q: %v, history %d", taskID, err, len(task.History))
 			}
 
+			// A value the skill cannot use is the caller's to correct: an
+			// error result, not a question for the user.
+			before := len(asked)
+			res = callTool(t, cs, "user", map[string]any{"id": "one"})
+			taskID, _ = res.Meta[server.MCPTaskIDMeta].(string)
+			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "id") || len(asked) != before {
+				t.Errorf("invalid argument: result = %+v, texts %q, asked %d times", res, got, len(asked)-before)
+			}
+			if task, err := a.tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
+				t.Errorf("the task of invalid arguments %q: %v, %v", taskID, err, task)
+			}
+
 			answer = &mcp.ElicitResult{Action: "decline"}
 			res = callTool(t, cs, "weather", nil)
 			taskID, _ = res.Meta[server.MCPTaskIDMeta].(string)
@@ -316,6 +328,10 @@ func TestMCPMissingArguments(t *testing.T) {
 			res := callTool(t, cs, "weather", nil)
 			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "city") {
 				t.Errorf("result = %+v, texts %q", res, got)
+			}
+			taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
+			if task, err := a.tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
+				t.Errorf("the task %q: %v, %v", taskID, err, task)
 			}
 		})
 	}
