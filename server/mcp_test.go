@@ -546,6 +546,16 @@ func TestMCPObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs.expect(t, "start MCP tools/list 1.0", "end tools/list 1.0 0 span=tools/list")
+
+	// An answer the SDK refuses ends the call with an error code.
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "text/plain")
+	if resp, err := a.http.Do(req); err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Fatalf("text/plain: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+	obs.expect(t, "start MCP tools/list 1.0", "end tools/list 1.0 -32600 span=tools/list")
 }
 
 // Closing the sessions ends the streams they hold open, which a server's
