@@ -139,6 +139,7 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	h := b.h
 	// Refusals are JSON-RPC errors, as MCP's transport errors are.
 	c.begin(a2a.BindingMCP, a2a.V10, jsonRPC{h}, "application/json")
+	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), h: h, c: c}
 	// Who is calling is settled before the body is read, as for every
 	// binding.
 	caller, failure := h.authenticate(r)
@@ -173,7 +174,6 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	b.requests.Store(key, &mcpRequest{r: r, caller: caller})
 	defer b.requests.Delete(key)
 
-	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), h: h, c: c}
 	session := r.Header.Get(mcpSessionHeader)
 	switch {
 	case r.Header.Get("Mcp-Protocol-Version") >= mcpStatelessVersion:
@@ -318,6 +318,7 @@ type deadlineWriter struct {
 
 func (d *deadlineWriter) WriteHeader(status int) {
 	switch {
+	case d.c.Code != 0: // the binding's own error answer
 	case status >= 500:
 		d.c.Code = a2a.CodeInternalError
 	case status >= 400:

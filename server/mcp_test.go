@@ -558,6 +558,20 @@ func TestMCPObserved(t *testing.T) {
 	obs.expect(t, "start MCP tools/list 1.0", "end tools/list 1.0 -32600 span=tools/list")
 }
 
+// A refusal is observed with its own code, as the other bindings' are.
+func TestMCPRefusalObserved(t *testing.T) {
+	obs := make(observations, 64)
+	a := newAuthAgent(t, nil, func(cfg *server.Config) { cfg.MCP, cfg.Observer = &server.MCPConfig{}, obs })
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	obs.expect(t, `auth  "no credentials"`, "end  1.0 -31401 span=")
+}
+
 // Closing the sessions ends the streams they hold open, which a server's
 // graceful shutdown would otherwise wait for.
 func TestMCPCloseSessions(t *testing.T) {
