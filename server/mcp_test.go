@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -476,6 +477,7 @@ func TestMCPTransportLimits(t *testing.T) {
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
 		}
+		req.Host = cmp.Or(req.Header.Get("Host"), req.Host)
 		resp, err := a.http.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -492,6 +494,10 @@ func TestMCPTransportLimits(t *testing.T) {
 	}
 	if resp := post("/tools", list, "Origin", "https://elsewhere.example", "Sec-Fetch-Site", "cross-site"); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a cross-origin request: HTTP %d", resp.StatusCode)
+	}
+	// DNS rebinding: a name that is not loopback's, on a loopback connection.
+	if resp := post("/tools", list, "Host", "agent.example"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a request for another host on loopback: HTTP %d", resp.StatusCode)
 	}
 	// Another path is JSON-RPC's, as before.
 	if resp := post("/mcp", list); resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
