@@ -152,5 +152,11 @@ func TestMCPObservedNames(t *testing.T) {
 		if got := methodLabel(m); got != name {
 			t.Errorf("%s: method label %q", name, got)
 		}
+		counter := metrics.requests.WithLabelValues(a2a.BindingMCP, name, "1.0", "ok")
+		before := counterValue(t, counter)
+		observedSpan(t, a2a.BindingMCP, m, 0)
+		if after := counterValue(t, counter); after != before+1 {
+			t.Errorf("%s: requests_total{binding=MCP} went from %v to %v", name, before, after)
+		}
 	}
 }

@@ -106,7 +106,7 @@ func (observer) StartMethod(r *http.Request, c server.Call) context.Context {
 
 func (observer) EndRequest(ctx context.Context, c server.Call) {
 	code := c.Code
-	countRequest(c.Method, c.Version, code)
+	countRequest(c.Binding, c.Method, c.Version, code)
 	if span, ok := ctx.Value(methodSpan{}).(trace.Span); ok {
 		if code < 0 {
 			span.SetAttributes(attribute.Int("rpc.jsonrpc.error_code", code))
