@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -610,5 +611,63 @@ func TestMCPCloseSessions(t *testing.T) {
 	}
 	if _, err := cs.ListTools(t.Context(), nil); err == nil {
 		t.Error("a closed session still answers")
+	}
+}
+
+// Files become embedded resources or resource links, sound audio, and
+// the one data object the structured content.
+func TestMCPFileResults(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/doc":
+			w.Header().Set("Content-Type", "application/pdf")
+			w.Header().Set("Content-Disposition", `attachment; filename="r.pdf"`)
+			io.WriteString(w, "%PDF-1.7")
+		case "/sound":
+			w.Header().Set("Content-Type", "audio/wav")
+			io.WriteString(w, "RIFF")
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"url":"https://files.example/r.pdf","items":[1,2]}`)
+		}
+	}))
+	t.Cleanup(upstream.Close)
+	skills, err := mapping.Parse("t.yaml", []byte(`upstream: {url: `+upstream.URL+`}
+skills:
+  - {id: doc, description: d, request: {path: /doc}, response: [{when: "true", state: completed, artifacts: [{name: doc, file: {}}]}]}
+  - {id: sound, description: d, request: {path: /sound}, response: [{when: "true", state: completed, artifacts: [{name: s, file: {}}]}]}
+  - id: link
+    description: d
+    request: {path: /link}
+    response:
+      - when: "true"
+        state: completed
+        artifacts:
+          - {name: link, file: {url: "{response.body.url}", media_type: application/pdf}}
+          - {name: items, data: response.body.items}
+`), mapping.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(skills.Close)
+	a := newAgent(t, func(cfg *server.Config) { cfg.Skills, cfg.MCP = skills, &server.MCPConfig{} })
+	cs := connectMCP(t, a, mcpStateless, "", nil)
+
+	res := callTool(t, cs, "doc", nil)
+	if r, ok := res.Content[0].(*mcp.EmbeddedResource); !ok || r.Resource.MIMEType != "application/pdf" ||
+		string(r.Resource.Blob) != "%PDF-1.7" || !strings.HasSuffix(r.Resource.URI, "r.pdf") {
+		t.Errorf("doc: %+v", res.Content[0])
+	}
+	res = callTool(t, cs, "sound", nil)
+	if s, ok := res.Content[0].(*mcp.AudioContent); !ok || s.MIMEType != "audio/wav" || string(s.Data) != "RIFF" {
+		t.Errorf("sound: %+v", res.Content[0])
+	}
+	res = callTool(t, cs, "link", nil)
+	if l, ok := res.Content[0].(*mcp.ResourceLink); !ok || l.URI != "https://files.example/r.pdf" || l.MIMEType != "application/pdf" {
+		t.Errorf("link: %+v", res.Content[0])
+	}
+	// The data is an array, not an object: no structured content.
+	if got := texts(res); res.StructuredContent != nil || len(got) != 1 || got[0] != "[1,2]" {
+		t.Errorf("link's data: %#v, texts %q", res.StructuredContent, got)
 	}
 }
