@@ -23,9 +23,10 @@ import (
 // docs/observability.md.
 var metrics struct {
 	once sync.Once
-	// requests: method (1.0 name, or "unknown"), version, code ("ok", the
-	// JSON-RPC error code, or "canceled" / "deadline_exceeded" when the
-	// request's context ended first).
+	// requests: binding (server.Call's: JSONRPC, HTTP+JSON, GRPC, MCP),
+	// method (1.0 name, an MCP method's, or "unknown"), version, code
+	// ("ok", the JSON-RPC error code, or "canceled" / "deadline_exceeded"
+	// when the request's context ended first).
 	requests *prometheus.CounterVec
 	// tasks: skill, state; taskDuration (of a run): skill.
 	tasks        *prometheus.CounterVec
@@ -54,8 +55,8 @@ func initMetrics() {
 				Buckets: buckets}
 		}
 		metrics.requests = prometheus.NewCounterVec(prometheus.CounterOpts(opts("requests_total",
-			"A2A requests answered, of every binding, by method, protocol version and code (ok, the JSON-RPC error code, or canceled or deadline_exceeded when the request's context ended first).")),
-			[]string{"method", "version", "code"})
+			"A2A requests answered, by binding (the MCP endpoint's too), method, protocol version and code (ok, the JSON-RPC error code, or canceled or deadline_exceeded when the request's context ended first).")),
+			[]string{"binding", "method", "version", "code"})
 		metrics.tasks = prometheus.NewCounterVec(prometheus.CounterOpts(opts("tasks_total",
 			"Tasks reaching a terminal or interrupted state, as a run of their skill left them or by CancelTask, by skill and state.")),
 			[]string{"skill", "state"})
@@ -143,7 +144,7 @@ func (c storesCollector) Collect(ch chan<- prometheus.Metric) {
 
 // Label values made once, so that counting allocates nothing.
 var (
-	methodLabels  [a2a.MethodGetExtendedAgentCard + 1]string
+	methodLabels  [a2a.MethodMCPOther + 1]string
 	versionLabels = [...]string{a2a.V03: a2a.V03.String(), a2a.V10: a2a.V10.String()}
 	stateLabels   [a2a.TaskStateAuthRequired + 1]string
 	// statusLabels are the HTTP statuses 100 to 599.
@@ -218,8 +219,8 @@ func codeLabel(code int) string {
 }
 
 // What the observer counts.
-func countRequest(m a2a.Method, v a2a.Version, code int) {
-	metrics.requests.WithLabelValues(methodLabel(m), versionLabel(v), codeLabel(code)).Inc()
+func countRequest(binding string, m a2a.Method, v a2a.Version, code int) {
+	metrics.requests.WithLabelValues(binding, methodLabel(m), versionLabel(v), codeLabel(code)).Inc()
 }
 
 func countTaskEnded(skill string, state a2a.TaskState) {

@@ -106,7 +106,7 @@ func (observer) StartMethod(r *http.Request, c server.Call) context.Context {
 
 func (observer) EndRequest(ctx context.Context, c server.Call) {
 	code := c.Code
-	countRequest(c.Method, c.Version, code)
+	countRequest(c.Binding, c.Method, c.Version, code)
 	if span, ok := ctx.Value(methodSpan{}).(trace.Span); ok {
 		if code < 0 {
 			span.SetAttributes(attribute.Int("rpc.jsonrpc.error_code", code))
@@ -203,7 +203,8 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 // Interface guard
 var _ server.Observer = observer{}
 
-// rpcSystem is the span's rpc.system for a binding: grpc and jsonrpc, as
+// rpcSystem is the span's rpc.system for a binding: grpc and jsonrpc (MCP
+// is JSON-RPC too), as
 // OpenTelemetry's semantic conventions name them; none for HTTP+JSON,
 // which is no RPC system the conventions know (its spans say their
 // binding in a2a.protocol_binding, as every span does).
@@ -211,7 +212,7 @@ func rpcSystem(binding string) string {
 	switch binding {
 	case a2a.BindingGRPC:
 		return "grpc"
-	case a2a.BindingJSONRPC:
+	case a2a.BindingJSONRPC, a2a.BindingMCP:
 		return "jsonrpc"
 	}
 	return ""

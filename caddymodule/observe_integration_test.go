@@ -266,11 +266,11 @@ func TestIntegrationObservability(t *testing.T) {
 		labels []string
 		delta  float64
 	}{
-		{"caddy_a2a_requests_total", []string{"method", "SendMessage", "version", "1.0", "code", "ok"}, 2},
-		{"caddy_a2a_requests_total", []string{"method", "SendMessage", "version", "0.3", "code", "ok"}, 1},
-		{"caddy_a2a_requests_total", []string{"method", "unknown", "version", "0.3", "code", "-32601"}, 1},
-		{"caddy_a2a_requests_total", []string{"method", "unknown", "version", "1.0", "code", "-31401"}, 2},
-		{"caddy_a2a_requests_total", []string{"method", "SubscribeToTask", "version", "1.0", "code", "ok"}, 1},
+		{"caddy_a2a_requests_total", []string{"binding", "JSONRPC", "method", "SendMessage", "version", "1.0", "code", "ok"}, 2},
+		{"caddy_a2a_requests_total", []string{"binding", "JSONRPC", "method", "SendMessage", "version", "0.3", "code", "ok"}, 1},
+		{"caddy_a2a_requests_total", []string{"binding", "JSONRPC", "method", "unknown", "version", "0.3", "code", "-32601"}, 1},
+		{"caddy_a2a_requests_total", []string{"binding", "JSONRPC", "method", "unknown", "version", "1.0", "code", "-31401"}, 2},
+		{"caddy_a2a_requests_total", []string{"binding", "JSONRPC", "method", "SubscribeToTask", "version", "1.0", "code", "ok"}, 1},
 		{"caddy_a2a_tasks_total", []string{"skill", "weather", "state", "completed"}, 1},
 		{"caddy_a2a_tasks_total", []string{"skill", "broken", "state", "failed"}, 1},
 		{"caddy_a2a_tasks_total", []string{"skill", "slow", "state", "completed"}, 1},
@@ -325,7 +325,7 @@ func TestIntegrationObservability(t *testing.T) {
 	}
 	// The request is counted once its answer is out: the scrape may come
 	// first, so it is repeated for a while.
-	name, labels := "caddy_a2a_requests_total", []string{"method", "SendMessage", "version", "1.0", "code", "ok"}
+	name, labels := "caddy_a2a_requests_total", []string{"binding", "JSONRPC", "method", "SendMessage", "version", "1.0", "code", "ok"}
 	was, now := sample(after, name, labels...), 0.0
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
 		if now = sample(scrape(t), name, labels...); now == was+1 {

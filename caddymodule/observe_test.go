@@ -159,7 +159,7 @@ func TestRequestEndedByContext(t *testing.T) {
 		label string
 	}{{server.CodeCanceled, "canceled"}, {server.CodeDeadlineExceeded, "deadline_exceeded"}} {
 		initMetrics()
-		counter := metrics.requests.WithLabelValues("SendStreamingMessage", "1.0", tc.label)
+		counter := metrics.requests.WithLabelValues(a2a.BindingJSONRPC, "SendStreamingMessage", "1.0", tc.label)
 		before := counterValue(t, counter)
 		span := observedSpan(t, a2a.BindingJSONRPC, a2a.MethodSendStreamingMessage, tc.code)
 		if after := counterValue(t, counter); after != before+1 {
