@@ -46,19 +46,14 @@ type ResourceMetadata struct {
 
 // NewResourceMetadata checks and encodes pr, to be served with the card's
 // cache headers (Cache-Control max-age maxAge, in whole seconds; an ETag
-// and Last-Modified).
+// and Last-Modified) at ResourceMetadataURL(pr.Resource).
 func NewResourceMetadata(pr ProtectedResource, maxAge time.Duration) (*ResourceMetadata, error) {
 	if maxAge < 0 {
 		return nil, fmt.Errorf("cardgen: resource metadata: max-age %s is negative", maxAge)
 	}
-	u, err := url.Parse(pr.Resource)
-	switch {
-	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
-		return nil, fmt.Errorf("cardgen: resource metadata: resource %q is not an absolute http or https URL", pr.Resource)
-	case u.Fragment != "" || strings.Contains(pr.Resource, "#"):
-		return nil, fmt.Errorf("cardgen: resource metadata: resource %q has a fragment (RFC 9728 §2)", pr.Resource)
-	case u.User != nil:
-		return nil, fmt.Errorf("cardgen: resource metadata: resource %q holds credentials", pr.Resource)
+	docURL, path, err := locate(pr.Resource)
+	if err != nil {
+		return nil, err
 	}
 	var errs []error
 	for _, as := range pr.AuthorizationServers {
@@ -73,14 +68,32 @@ func NewResourceMetadata(pr ProtectedResource, maxAge time.Duration) (*ResourceM
 	if err != nil {
 		return nil, fmt.Errorf("cardgen: encoding resource metadata: %w", err)
 	}
-	// RFC 9728 §3.1: a resource with a path has its metadata at the
-	// well-known path with the resource's path after it.
-	path := WellKnownResourceMetadata + strings.TrimSuffix(u.EscapedPath(), "/")
-	return &ResourceMetadata{
-		url:  (&url.URL{Scheme: u.Scheme, Host: u.Host}).String() + path,
-		path: path,
-		res:  newResource(body, "application/json", maxAge, time.Now()),
-	}, nil
+	return &ResourceMetadata{url: docURL, path: path, res: newResource(body, "application/json", maxAge, time.Now())}, nil
+}
+
+// ResourceMetadataURL is the absolute URL of resource's metadata, as a
+// ResourceMetadata for it serves it and challenges name it: known before
+// the document is made, so that the challenges can be.
+func ResourceMetadataURL(resource string) (string, error) {
+	docURL, _, err := locate(resource)
+	return docURL, err
+}
+
+// locate checks resource and gives the URL and path of its metadata: RFC
+// 9728 §3.1 puts the metadata of a resource with a path at the well-known
+// path with the resource's path after it.
+func locate(resource string) (docURL, path string, err error) {
+	u, err := url.Parse(resource)
+	switch {
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
+		return "", "", fmt.Errorf("cardgen: resource metadata: resource %q is not an absolute http or https URL", resource)
+	case u.Fragment != "" || strings.Contains(resource, "#"):
+		return "", "", fmt.Errorf("cardgen: resource metadata: resource %q has a fragment (RFC 9728 §2)", resource)
+	case u.User != nil:
+		return "", "", fmt.Errorf("cardgen: resource metadata: resource %q holds credentials", resource)
+	}
+	path = WellKnownResourceMetadata + strings.TrimSuffix(u.EscapedPath(), "/")
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String() + path, path, nil
 }
 
 // URL is the absolute URL of the document, which challenges name

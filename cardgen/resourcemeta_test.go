@@ -38,6 +38,9 @@ func TestResourceMetadata(t *testing.T) {
 			if m.URL() != tt.url {
 				t.Errorf("URL = %s, want %s", m.URL(), tt.url)
 			}
+			if u, err := cardgen.ResourceMetadataURL(tt.resource); u != tt.url || err != nil {
+				t.Errorf("ResourceMetadataURL = %s, %v; want %s", u, err, tt.url)
+			}
 			for _, p := range tt.serves {
 				if !m.Serves(p) {
 					t.Errorf("does not serve %s", p)
@@ -102,6 +105,9 @@ func TestResourceMetadataErrors(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := cardgen.NewResourceMetadata(tt.pr, 0); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: error %v, want one containing %q", tt.pr, err, tt.want)
+		}
+		if _, err := cardgen.ResourceMetadataURL(tt.pr.Resource); len(tt.pr.AuthorizationServers) == 0 && err == nil {
+			t.Errorf("ResourceMetadataURL(%q) accepted", tt.pr.Resource)
 		}
 	}
 	if _, err := cardgen.NewResourceMetadata(cardgen.ProtectedResource{Resource: "https://agent.example/mcp"}, -time.Second); err == nil {
