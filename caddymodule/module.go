@@ -179,6 +179,13 @@ type Handler struct {
 	// own. Off without it. See GRPCConfig.
 	GRPC *GRPCConfig `json:"grpc,omitempty"`
 
+	// MCP serves the skills as an MCP server. With a security scheme that
+	// takes bearer tokens, its OAuth 2.0 Protected Resource Metadata is
+	// served at /.well-known/oauth-protected-resource (also followed by
+	// the endpoint's path), Bearer challenges name it, and JWTs must be
+	// for the endpoint's URL (docs/mcp.md, Authorization). See MCPConfig.
+	MCP *MCPConfig `json:"mcp,omitempty"`
+
 	skills   *mapping.Skills
 	auth     *authn.Authenticator // nil without Security
 	storeKey string               // set while this handler holds a reference in stores
@@ -441,6 +448,9 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		srvCfg.Auth = placeholders{h.auth}
 		srvCfg.ProtectCard = h.Security.ProtectCard
 	}
+	if srvCfg.ResourceMetadata, err = h.resourceMetadata(); err != nil {
+		return err
+	}
 
 	if srvCfg.Tasks, err = h.acquireStore(); err != nil {
 		return err
@@ -504,6 +514,16 @@ func (h *Handler) cardConfig() cardgen.Config {
 	cfg.PushNotifications = h.Push != nil
 	cfg.GRPCURL = h.grpcURL()
 	return cfg
+}
+
+// siteURL is the absolute URL of path on the agent's site: the scheme and
+// host of url.
+func (h *Handler) siteURL(path string) string {
+	u, err := url.Parse(h.URL)
+	if err != nil {
+		return "" // Validate has refused it
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}).String()
 }
 
 // grpcURL is the address the card lists for the gRPC binding ("": not
