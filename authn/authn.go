@@ -658,9 +658,9 @@ func named(alts []alternative) (schemes []*scheme, scopes [][]string) {
 	return schemes, scopes
 }
 
-// challengeFor is s's challenge to a caller without credentials, naming
-// for a token scheme the scopes the token needs (RFC 6750 §3), so that a
-// client asks for them (MCP's do).
+// challengeFor is s's challenge on a 401, naming for a token scheme the
+// scopes the token needs (RFC 6750 §3), so that a client asks for them
+// (MCP's do).
 func (s *scheme) challengeFor(scopes []string) string {
 	if !s.bearer || len(scopes) == 0 {
 		return s.challenge
