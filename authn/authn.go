@@ -63,6 +63,12 @@ type Options struct {
 	HTTPClient *http.Client
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// ResourceMetadata is the absolute URL of the agent's OAuth 2.0
+	// Protected Resource Metadata (RFC 9728), when it serves one: every
+	// Bearer challenge names it (resource_metadata), so that a client
+	// (MCP's) finds there which authorization server issues the tokens.
+	// Default: none.
+	ResourceMetadata string
 }
 
 // Credential is what one scheme established about the caller. Values are
@@ -197,6 +203,8 @@ type Authenticator struct {
 	// turns schedules the password hash comparisons of every basic scheme
 	// (see basic).
 	turns *turns
+	// resourceMetadata is Options.ResourceMetadata.
+	resourceMetadata string
 
 	cardSchemes map[string]a2a.SecurityScheme
 	cardReqs    []a2a.SecurityRequirement
@@ -216,6 +224,9 @@ type scheme struct {
 	check     func(r *http.Request) outcome
 	// checkScopes says why a requirement's scopes can never be granted.
 	checkScopes func(scopes []string) error
+	// token is, for a scheme that takes bearer tokens, who issues them and
+	// for whom (resource.go); nil for the other kinds.
+	token *tokenTarget
 }
 
 // outcome is one scheme's verdict on one request.
@@ -257,9 +268,15 @@ func New(cfg Config, opts Options) (*Authenticator, error) {
 		return nil, err
 	}
 	a := &Authenticator{
-		realm:  cmp.Or(cfg.Realm, DefaultRealm),
-		byName: make(map[string]*scheme, len(cfg.Schemes)),
-		now:    opts.Now,
+		realm:            cmp.Or(cfg.Realm, DefaultRealm),
+		resourceMetadata: opts.ResourceMetadata,
+		byName:           make(map[string]*scheme, len(cfg.Schemes)),
+		now:              opts.Now,
+	}
+	if a.resourceMetadata != "" {
+		if err := checkURL(a.resourceMetadata, true); err != nil {
+			return nil, fmt.Errorf("authn: resource metadata URL: %w", err)
+		}
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -600,32 +617,55 @@ func (a *Authenticator) unauthenticated(outs []outcome, presented bool) *Failure
 		f.Message, f.Cause = "the credentials presented were not accepted", CauseNotAccepted
 	}
 	var details []string
-	seen := map[*scheme]bool{}
-	for _, alt := range a.require {
-		for _, req := range alt {
-			s := req.scheme
-			if seen[s] {
-				continue
+	schemes, scopes := named(a.require)
+	for i, s := range schemes {
+		o := outs[s.index]
+		c := s.challengeFor(scopes[i])
+		if o.state == invalid {
+			details = append(details, fmt.Sprintf("scheme %q: %s", s.name, o.detail))
+			if f.Scheme == "" {
+				f.Scheme, f.Cause = s.name, o.reason
 			}
-			seen[s] = true
-			o := outs[s.index]
-			if o.state == invalid {
-				details = append(details, fmt.Sprintf("scheme %q: %s", s.name, o.detail))
-				if f.Scheme == "" {
-					f.Scheme, f.Cause = s.name, o.reason
-				}
-			}
-			c := s.challenge
-			if s.bearer && o.state == invalid {
+			if s.bearer {
 				c += `, error="invalid_token", error_description=` + quote(o.reason)
 			}
-			if !slices.Contains(f.Challenges, c) {
-				f.Challenges = append(f.Challenges, c)
-			}
+		}
+		if !slices.Contains(f.Challenges, c) {
+			f.Challenges = append(f.Challenges, c)
 		}
 	}
 	f.Detail = strings.Join(details, "; ")
 	return f
+}
+
+// named lists the schemes alts name, in order, each once, with the scopes
+// any of the alternatives asks of it.
+func named(alts []alternative) (schemes []*scheme, scopes [][]string) {
+	for _, alt := range alts {
+		for _, req := range alt {
+			i := slices.Index(schemes, req.scheme)
+			if i < 0 {
+				i = len(schemes)
+				schemes, scopes = append(schemes, req.scheme), append(scopes, nil)
+			}
+			for _, scope := range req.scopes {
+				if !slices.Contains(scopes[i], scope) {
+					scopes[i] = append(scopes[i], scope)
+				}
+			}
+		}
+	}
+	return schemes, scopes
+}
+
+// challengeFor is s's challenge on a 401, naming for a token scheme the
+// scopes the token needs (RFC 6750 §3), so that a client asks for them
+// (MCP's do).
+func (s *scheme) challengeFor(scopes []string) string {
+	if !s.bearer || len(scopes) == 0 {
+		return s.challenge
+	}
+	return s.challenge + ", scope=" + quote(strings.Join(scopes, " "))
 }
 
 // insufficientScope names, for each alternative, the requirements the
@@ -652,11 +692,10 @@ func (a *Authenticator) anonymousRefused(alts []alternative) *Failure {
 	f := &Failure{Status: http.StatusUnauthorized, Reason: ReasonUnauthenticated,
 		Message: "authentication required: requires " + needs, Cause: CauseNoCredentials}
 	f.Detail = f.Message
-	for _, alt := range alts {
-		for _, req := range alt {
-			if c := req.scheme.challenge; !slices.Contains(f.Challenges, c) {
-				f.Challenges = append(f.Challenges, c)
-			}
+	schemes, scopes := named(alts)
+	for i, s := range schemes {
+		if c := s.challengeFor(scopes[i]); !slices.Contains(f.Challenges, c) {
+			f.Challenges = append(f.Challenges, c)
 		}
 	}
 	return f

@@ -83,15 +83,16 @@ func TestRequirementsOrOfAnds(t *testing.T) {
 		})
 	}
 
-	// Every challenge the requirement allows, once each.
+	// Every challenge the requirement allows, once each; a token's names
+	// the scopes the requirement asks of it.
 	_, f := a.Authenticate(request())
-	want := []string{`APIKey realm="a2a", in="header", name="X-API-Key"`, `MutualTLS realm="a2a"`, `Bearer realm="a2a"`}
+	want := []string{`APIKey realm="a2a", in="header", name="X-API-Key"`, `MutualTLS realm="a2a"`, `Bearer realm="a2a", scope="orders:read"`}
 	if !slices.Equal(f.Challenges, want) {
 		t.Errorf("challenges %q; want %q", f.Challenges, want)
 	}
 	// A presented token that fails gets an error attribute; the key's does not.
 	_, f = a.Authenticate(request("Authorization", "Bearer x.y.z"))
-	if f.Challenges[2] != `Bearer realm="a2a", error="invalid_token", error_description="malformed token"` ||
+	if f.Challenges[2] != `Bearer realm="a2a", scope="orders:read", error="invalid_token", error_description="malformed token"` ||
 		f.Message != "the credentials presented were not accepted" || !strings.Contains(f.Detail, `scheme "jwt": malformed token`) {
 		t.Errorf("failure %+v", f)
 	}
@@ -220,7 +221,7 @@ func TestAuthorize(t *testing.T) {
 		!strings.Contains(f.Message, `scheme "key", or scheme "jwt" with scopes [orders:write]`) {
 		t.Errorf("anonymous: %+v; want a 401 naming both alternatives", f)
 	}
-	if f != nil && !slices.Equal(f.Challenges, []string{`APIKey realm="a2a", in="header", name="X-API-Key"`, `Bearer realm="a2a"`}) {
+	if f != nil && !slices.Equal(f.Challenges, []string{`APIKey realm="a2a", in="header", name="X-API-Key"`, `Bearer realm="a2a", scope="orders:write"`}) {
 		t.Errorf("anonymous: challenges %q", f.Challenges)
 	}
 	if e := f.RPCError(); e.Code != a2a.CodeUnauthenticated {

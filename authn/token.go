@@ -100,8 +100,11 @@ func (j *JWTConfig) validate(s *Scheme) []error {
 // locally, other tokens introspected, verified tokens cached until they
 // expire.
 func (b *builder) token(s *scheme, sc *Scheme) error {
-	s.bearer = true
+	s.bearer, s.token = true, newTokenTarget(sc)
 	s.challenge = "Bearer realm=" + quote(b.a.realm)
+	if b.a.resourceMetadata != "" {
+		s.challenge += ", resource_metadata=" + quote(b.a.resourceMetadata)
+	}
 	if sc.Type == TypeOAuth2 && sc.Flows != nil {
 		declared := map[string]bool{}
 		for _, f := range sc.Flows.All() {

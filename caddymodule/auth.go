@@ -51,18 +51,24 @@ func (s *SecurityConfig) validate() error {
 }
 
 // provisionSecurity sets up the authenticator (nil without a security
-// block): keys hashed and loaded, JWKS and discovery documents fetched.
+// block): keys hashed and loaded, JWKS and discovery documents fetched;
+// with MCP on, Bearer challenges that name the protected resource metadata
+// and token schemes held to the MCP endpoint's audience (mcpauth.go).
 // Cleanup closes it.
 func (h *Handler) provisionSecurity() error {
 	if h.Security == nil {
 		return nil
 	}
-	auth, err := authn.New(h.Security.Config, authn.Options{Logger: h.logger})
+	metadata, err := h.resourceMetadataURL()
+	if err != nil {
+		return err
+	}
+	auth, err := authn.New(h.Security.Config, authn.Options{Logger: h.logger, ResourceMetadata: metadata})
 	if err != nil {
 		return fmt.Errorf("security: %w", err)
 	}
 	h.auth = auth
-	return nil
+	return h.checkMCPAudience()
 }
 
 // checkExtended refuses skills marked extended when no extended card lists

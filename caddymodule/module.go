@@ -180,7 +180,11 @@ type Handler struct {
 	GRPC *GRPCConfig `json:"grpc,omitempty"`
 
 	// MCP serves the skills as the tools of an MCP server on a path of
-	// the site (default /mcp); off without it. See MCPConfig.
+	// the site (default /mcp); off without it. With a security scheme that
+	// takes bearer tokens, its OAuth 2.0 Protected Resource Metadata is
+	// served at /.well-known/oauth-protected-resource (also followed by
+	// the endpoint's path), Bearer challenges name it, and JWTs must be
+	// for the endpoint's URL (docs/mcp.md, Authorization). See MCPConfig.
 	MCP *MCPConfig `json:"mcp,omitempty"`
 
 	skills   *mapping.Skills
@@ -446,6 +450,9 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		srvCfg.Auth = placeholders{h.auth}
 		srvCfg.ProtectCard = h.Security.ProtectCard
 	}
+	if srvCfg.ResourceMetadata, err = h.resourceMetadata(); err != nil {
+		return err
+	}
 
 	if srvCfg.Tasks, err = h.acquireStore(); err != nil {
 		return err
@@ -510,6 +517,16 @@ func (h *Handler) cardConfig() cardgen.Config {
 	cfg.PushNotifications = h.Push != nil
 	cfg.GRPCURL = h.grpcURL()
 	return cfg
+}
+
+// siteURL is the absolute URL of path on the agent's site: the scheme and
+// host of url.
+func (h *Handler) siteURL(path string) string {
+	u, err := url.Parse(h.URL)
+	if err != nil {
+		return "" // Validate has refused it
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}).String()
 }
 
 // grpcURL is the address the card lists for the gRPC binding ("": not

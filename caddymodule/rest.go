@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"fmt"
-	"net/url"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
@@ -50,11 +49,7 @@ func (h *Handler) restURL() string {
 	case h.REST.URL != "":
 		return h.REST.URL
 	}
-	u, err := url.Parse(h.URL)
-	if err != nil {
-		return "" // Validate has refused it
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: h.REST.Path}).String()
+	return h.siteURL(h.REST.Path)
 }
 
 // parseREST reads rest <path> [<url>].

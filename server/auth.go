@@ -84,7 +84,12 @@ func (h *Handler) refuse(w http.ResponseWriter, c *call, f *authn.Failure) {
 
 // refusal notes an authentication or authorization failure of any binding
 // (logged, observed), adds its challenges to hdr (HTTP headers, or gRPC
-// metadata) and returns the protocol error to answer.
+// metadata) and returns the protocol error to answer. A Bearer challenge
+// names the protected resource metadata when the agent serves it (the
+// authenticator builds it so: authn.Options.ResourceMetadata), on every
+// binding: MCP clients follow it to an authorization server, and A2A
+// clients, which read the card's schemes instead, ignore the parameter
+// (RFC 9110 §11.2: unknown auth-params are ignored).
 func (h *Handler) refusal(hdr http.Header, f *authn.Failure) *a2a.Error {
 	h.log.Debug("request refused", zap.Int("status", f.Status), zap.String("reason", f.Reason), zap.String("detail", f.Detail))
 	if h.obs != nil {

@@ -87,6 +87,12 @@ type Config struct {
 	// ProtectCard makes the Agent Card ask what A2A requests ask
 	// (Auth's agent-wide requirement). Default: the card is public.
 	ProtectCard bool
+	// ResourceMetadata, when set, is served on its well-known paths
+	// (cardgen.ResourceMetadata.Serves), always public: the OAuth 2.0
+	// Protected Resource Metadata that tells a client without a token
+	// where to get one, which Auth's Bearer challenges name
+	// (authn.Options.ResourceMetadata = its URL).
+	ResourceMetadata *cardgen.ResourceMetadata
 	// Push, when set, enables push notifications: the push config methods
 	// and configs in SendMessage, whose URLs it checks. Delivery is the
 	// task manager's pusher (tasks.Manager.SetPusher). Nil: every push
@@ -128,6 +134,7 @@ type Handler struct {
 	log          *zap.Logger
 	jwks         http.Handler
 	jwksPath     string
+	resourceMeta *cardgen.ResourceMetadata
 	auth         Authenticator
 	protectCard  bool
 	clientAddr   func(*http.Request) string
@@ -162,6 +169,8 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("server: the extended card is for authenticated callers: it needs an authenticator")
 	case cfg.Auth == nil && cfg.ProtectCard:
 		return nil, errors.New("server: a protected card needs an authenticator")
+	case cfg.Auth == nil && cfg.ResourceMetadata != nil:
+		return nil, errors.New("server: protected resource metadata describes an authenticator's token schemes: it needs one")
 	}
 	skillRequirements, err := compileSkillRequirements(cfg.Auth, cfg.Skills)
 	if err != nil {
@@ -179,6 +188,7 @@ func New(cfg Config) (*Handler, error) {
 		log:          cfg.Logger,
 		jwks:         cfg.JWKS,
 		jwksPath:     cfg.JWKSPath,
+		resourceMeta: cfg.ResourceMetadata,
 		auth:         cfg.Auth,
 		protectCard:  cfg.ProtectCard,
 		clientAddr:   cfg.ClientAddress,
@@ -208,7 +218,8 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// ServeHTTP answers card requests on the well-known paths, and every
+// ServeHTTP answers card requests on the well-known paths (and those of
+// the JWKS and the protected resource metadata, when served), and every
 // other request by the first binding that takes it: gRPC calls, HTTP+JSON
 // requests below the REST path, and JSON-RPC requests (POST) on any other
 // path that routes here.
@@ -227,6 +238,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.jwks != nil && r.URL.Path == h.jwksPath {
 		h.jwks.ServeHTTP(w, r)
+		return
+	}
+	if h.resourceMeta != nil && h.resourceMeta.Serves(r.URL.Path) {
+		h.resourceMeta.ServeHTTP(w, r)
 		return
 	}
 	c := h.newCall(r.Context())

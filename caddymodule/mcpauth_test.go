@@ -1,0 +1,235 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
+)
+
+// The skills of the MCP-authorization agent: whoami answers with the
+// headers the upstream got; orders needs a token with orders:read.
+const mcpAuthSkills = `upstream:
+  url: http://127.0.0.1:1
+skills:
+  - id: whoami
+    description: Tells the upstream who is calling
+    request:
+      path: /whoami
+      headers:
+        X-On-Behalf-Of: "{caller.subject}"
+  - id: orders
+    description: The caller's orders
+    security:
+      - jwt: [orders:read]
+    request: {path: /orders}
+`
+
+// loadWithMCP loads into tester a Caddyfile whose a2a handler has MCP on
+// at /mcp. The Caddyfile's a2a block has no mcp subdirective on this
+// branch: the adapted JSON gets the option.
+func loadWithMCP(t *testing.T, tester *caddytest.Tester, caddyfile string) {
+	t.Helper()
+	adapted, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tester.InitServer(strings.Replace(string(adapted), `"handler":"a2a"`, `"handler":"a2a","mcp":{"path":"/mcp"}`, 1), "json")
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// TestIntegrationMCPAuthorization runs a Caddy whose agent takes JWTs from
+// an identity provider on loopback and serves MCP: the protected resource
+// metadata is served beside the card, a 401 names it, tokens must be for
+// the MCP endpoint's URL, and no token reaches the upstream.
+func TestIntegrationMCPAuthorization(t *testing.T) {
+	idp := newJWKSServer(t)
+	port := freePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	resource, docURL := base+"/mcp", base+"/.well-known/oauth-protected-resource/mcp"
+	tester := newTester(t) // sets adminPort
+	loadWithMCP(t, tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+	auto_https off
+}
+
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		upstream %s
+		url %s/
+		name "MCP Agent"
+		description "Tokens for its MCP endpoint"
+		documentation_url https://docs.example/agent
+		card_max_age 90s
+		security {
+			bearer jwt {
+				issuer https://issuer.test
+				audience a2a-test %s
+				jwks_url %s
+			}
+		}
+	}
+}
+`, adminPort, port, writeSkills(t, mcpAuthSkills), headerEcho(t), base, resource, idp.url))
+	a := &securedAgent{t: t, tester: tester, base: base, client: tester.Client}
+	bearer := func(aud string) []string {
+		return []string{"Authorization", "Bearer " + idp.tokenFor(t, "alice", aud, time.Minute)}
+	}
+
+	t.Run("metadata", func(t *testing.T) {
+		card, err := a.client.Get(base + "/.well-known/agent-card.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		card.Body.Close()
+		var first []byte
+		for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+			resp, err := a.client.Get(base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("GET %s: %s %s", path, resp.Status, body)
+			}
+			if cc := resp.Header.Get("Cache-Control"); cc != card.Header.Get("Cache-Control") || cc != "public, max-age=90" {
+				t.Errorf("GET %s: Cache-Control %q, the card's %q; want the same, public, max-age=90", path, cc, card.Header.Get("Cache-Control"))
+			}
+			if first == nil {
+				first = body
+			} else if string(body) != string(first) {
+				t.Errorf("the two paths serve %s and %s", first, body)
+			}
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(first, &doc); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{
+			"resource":                 resource,
+			"authorization_servers":    []any{"https://issuer.test"},
+			"scopes_supported":         []any{"orders:read"},
+			"bearer_methods_supported": []any{"header"},
+			"resource_name":            "MCP Agent",
+			"resource_documentation":   "https://docs.example/agent",
+		}
+		if fmt.Sprint(doc) != fmt.Sprint(want) {
+			t.Errorf("metadata %v\nwant %v", doc, want)
+		}
+	})
+
+	t.Run("a 401 names it", func(t *testing.T) {
+		resp, r, raw := a.send("whoami", "{}", "")
+		want := `Bearer realm="a2a", resource_metadata="` + docURL + `"`
+		if got := resp.Header.Values("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || r.Error == nil ||
+			r.Error.Code != -31401 || !slices.Equal(got, []string{want}) {
+			t.Errorf("%s %q %s; want 401 with %q", resp.Status, got, raw, want)
+		}
+		// A token for another audience fails the same way, and says why.
+		resp, _, _ = a.send("whoami", "{}", "", bearer("https://elsewhere.example/mcp")...)
+		if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized ||
+			got != want+`, error="invalid_token", error_description="invalid audience"` {
+			t.Errorf("a token for another audience: %s %q", resp.Status, got)
+		}
+		// A skill's scope is named, with the metadata, on its 403.
+		resp, _, _ = a.send("orders", "{}", "", bearer(resource)...)
+		if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden ||
+			got != want+`, error="insufficient_scope", scope="orders:read"` {
+			t.Errorf("a token without the skill's scope: %s %q", resp.Status, got)
+		}
+	})
+
+	t.Run("a token for the MCP endpoint, never passed on", func(t *testing.T) {
+		resp, r, raw := a.send("whoami", "{}", "", bearer(resource)...)
+		if resp.StatusCode != http.StatusOK || r.Error != nil {
+			t.Fatalf("%s %s", resp.Status, raw)
+		}
+		got := echoed(t, r)
+		if got["on_behalf_of"] != "alice" || got["authorization"] != "" {
+			t.Errorf("the upstream got %v: want alice's name and no Authorization header", got)
+		}
+	})
+}
+
+// TestMCPAudienceAtProvision: with MCP on, a scheme that verifies JWTs
+// must list the MCP endpoint's URL among its audiences, or the config does
+// not load, naming the scheme and the line that fixes it; with MCP off, or
+// without token schemes, nothing is asked and no metadata is served.
+func TestMCPAudienceAtProvision(t *testing.T) {
+	t.Setenv("DEMO_API_KEY", testAPIKey)
+	upstream := httptest.NewServer(demoapi.New(demoapi.Options{APIKey: testAPIKey}))
+	defer upstream.Close()
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+
+	const resource = "https://agent.example/mcp"
+	secret := strings.Repeat("s", 32)
+	jwtScheme := func(audiences ...string) map[string]*authn.Scheme {
+		return map[string]*authn.Scheme{"tokens": {Type: "http", HTTPScheme: "bearer",
+			JWT: &authn.JWTConfig{HMACSecret: secret, Issuer: "https://issuer.example", Audiences: audiences}}}
+	}
+	tests := []struct {
+		name     string
+		mcp      *MCPConfig
+		schemes  map[string]*authn.Scheme
+		err      string // "" when it loads
+		metadata bool
+	}{
+		{"no audiences", &MCPConfig{}, jwtScheme(),
+			`security: with mcp on, tokens must be for the MCP endpoint: scheme "tokens": jwt audiences (none) lack ` + resource, false},
+		{"the card's audience only", &MCPConfig{}, jwtScheme("https://agent.example/"),
+			`scheme "tokens": jwt audiences (https://agent.example/) lack ` + resource + `, the resource MCP clients ask tokens for (RFC 8707): add it beside the others (Caddyfile: audience ` + resource + `)`, false},
+		{"another path", &MCPConfig{Path: "/tools"}, jwtScheme(resource), `lack https://agent.example/tools`, false},
+		{"the MCP endpoint's URL", &MCPConfig{}, jwtScheme("a2a", resource), "", true},
+		{"MCP off", nil, jwtScheme(), "", false},
+		{"no token scheme", &MCPConfig{}, map[string]*authn.Scheme{"key": {Type: "apiKey", In: "header", Name: "X-Key",
+			Keys: []authn.APIKey{{Key: strings.Repeat("k", 16), Subject: "k"}}}}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &Handler{
+				Skills: filepath.Join("..", "examples", "skills.yaml"), Upstream: upstream.URL,
+				URL: "https://agent.example/", Name: "Test Agent", Description: "Provisioned by a test",
+				Security: &SecurityConfig{Config: authn.Config{Schemes: tt.schemes}}, MCP: tt.mcp,
+			}
+			err := h.Provision(ctx)
+			t.Cleanup(func() { _ = h.Cleanup() })
+			switch {
+			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+				t.Fatalf("Provision: %v; want an error containing %q", err, tt.err)
+			case tt.err == "" && err != nil:
+				t.Fatalf("Provision: %v", err)
+			case err != nil:
+				return
+			}
+			w := httptest.NewRecorder()
+			if err := h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/.well-known/oauth-protected-resource", nil), nil); err != nil {
+				t.Fatal(err)
+			}
+			if served := w.Code == http.StatusOK; served != tt.metadata {
+				t.Errorf("metadata served: %v (%d %s), want %v", served, w.Code, w.Body, tt.metadata)
+			}
+		})
+	}
+}
