@@ -3,9 +3,10 @@
 // search, feedback (a form), documents (a multipart upload), a flaky
 // endpoint that fails once, a slow endpoint that records cancellations,
 // reports made by jobs to poll, a count streamed as server-sent events, a
+// few small files (an image, a sound, a text and a JSON document), a
 // failing endpoint and an echo endpoint. Every answer is JSON except the
-// avatars (PNG) and the count (SSE). Every endpoint except /echo and
-// /stats requires the X-Api-Key header.
+// avatars (PNG), the count (SSE) and the files. Every endpoint except /echo
+// and /stats requires the X-Api-Key header.
 package demoapi
 
 import (
@@ -58,8 +59,8 @@ type API struct {
 	stats Stats
 	// flaky counts the calls of GET /flaky/{key}, per key.
 	flaky map[string]int
-	// reports holds how far each report job is, in percent, by id.
-	reports map[string]int
+	// reports holds each report job, by id.
+	reports map[string]reportJob
 	// changed is closed and replaced whenever stats change, so WaitStats
 	// can wake without polling.
 	changed chan struct{}
@@ -72,7 +73,7 @@ func New(opts Options) *API {
 		key = DefaultAPIKey
 	}
 	a := &API{mux: http.NewServeMux(), key: []byte(key), changed: make(chan struct{}), flaky: map[string]int{},
-		reports: map[string]int{}}
+		reports: map[string]reportJob{}}
 
 	a.route("GET", "/weather/{city}", a.requireKey(a.weather))
 	a.route("GET", "/users/{id}", a.requireKey(a.user))
@@ -93,6 +94,7 @@ func New(opts Options) *API {
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
 	})
 	a.route("GET", "/count", a.requireKey(a.countUp))
+	a.route("GET", "/files/{name}", a.requireKey(a.fileHandler))
 	// /echo answers every method, so that callers can see the body they sent.
 	a.mux.HandleFunc("/echo", a.echo)
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
