@@ -143,7 +143,7 @@ func (c storesCollector) Collect(ch chan<- prometheus.Metric) {
 
 // Label values made once, so that counting allocates nothing.
 var (
-	methodLabels  [a2a.MethodGetExtendedAgentCard + 1]string
+	methodLabels  [a2a.MethodMCPOther + 1]string
 	versionLabels = [...]string{a2a.V03: a2a.V03.String(), a2a.V10: a2a.V10.String()}
 	stateLabels   [a2a.TaskStateAuthRequired + 1]string
 	// statusLabels are the HTTP statuses 100 to 599.

@@ -203,7 +203,8 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 // Interface guard
 var _ server.Observer = observer{}
 
-// rpcSystem is the span's rpc.system for a binding: grpc and jsonrpc, as
+// rpcSystem is the span's rpc.system for a binding: grpc and jsonrpc (MCP
+// is JSON-RPC too), as
 // OpenTelemetry's semantic conventions name them; none for HTTP+JSON,
 // which is no RPC system the conventions know (its spans say their
 // binding in a2a.protocol_binding, as every span does).
@@ -211,7 +212,7 @@ func rpcSystem(binding string) string {
 	switch binding {
 	case a2a.BindingGRPC:
 		return "grpc"
-	case a2a.BindingJSONRPC:
+	case a2a.BindingJSONRPC, a2a.BindingMCP:
 		return "jsonrpc"
 	}
 	return ""

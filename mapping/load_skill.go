@@ -16,7 +16,7 @@ var skillIDPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 var skillKeys = []string{"id", "name", "description", "tags", "examples", "input_modes", "output_modes",
 	"match", "arguments", "from_text", "timeout", "max_response_bytes", "max_file_bytes", "returns", "config",
 	"working_message", "request", "steps", "response", "client_errors", "error_detail", "security",
-	"forward_headers", "extended", "stream"}
+	"forward_headers", "extended", "stream", "mcp"}
 
 // readSkill reads skills[i]: nil when it has a mistake, each one reported.
 func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[string]any) *Skill {
@@ -172,6 +172,8 @@ func (l *loader) skillFields(n *yaml.Node, sk *Skill, global map[string]any) ski
 			sk.SecurityRequirements = l.security(v, name)
 		case "extended":
 			sk.Extended = l.boolean(v, name)
+		case "mcp":
+			l.skillMCP(v, name, sk)
 		case "forward_headers":
 			sec.forward = v
 			sk.ForwardHeaders = l.forwardHeaders(v, name)

@@ -126,6 +126,8 @@ type Skill struct {
 	// the one served to authenticated callers.
 	Extended bool
 
+	// mcp overrides the hints an MCP client gets (mcp.go).
+	mcp     mcpHints
 	set     *Skills
 	match   *vm.Program // the selection predicate, or nil
 	schema  *argSchema  // nil: the arguments are the messages' data

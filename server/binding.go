@@ -11,7 +11,8 @@ import (
 )
 
 // A binding is one wire form of A2A served on the Handler: JSON-RPC
-// (jsonrpc.go), HTTP+JSON (rest.go), gRPC (grpc.go). Each is an adapter
+// (jsonrpc.go), HTTP+JSON (rest.go), gRPC (grpc.go); and the skills as
+// MCP tools (mcp.go). Each is an adapter
 // over the one engine: it decodes its requests into a2a.Request, runs them
 // by invoke, and writes each outcome (a result, a stream, an error, a
 // refusal) in its own form, recording on the call how it ended. What every
@@ -32,9 +33,9 @@ type binding interface {
 
 // bindings make the bindings New gives a Handler, each nil when cfg
 // leaves it off, in the order ServeHTTP tries them: gRPC first (its paths
-// may lie below the HTTP+JSON binding's), JSON-RPC last (it takes every
-// other request).
-var bindings = [...]func(*Handler, Config) (binding, error){newGRPC, newHTTPJSON, newJSONRPC}
+// may lie below the HTTP+JSON binding's), MCP on its one path, JSON-RPC
+// last (it takes every other request).
+var bindings = [...]func(*Handler, Config) (binding, error){newGRPC, newMCP, newHTTPJSON, newJSONRPC}
 
 // jsonForm is how a binding that answers over HTTP in JSON, and streams
 // as SSE, writes its answers; the call holds the form of its binding.

@@ -109,6 +109,9 @@ type Config struct {
 	// GRPC serves the gRPC binding (grpc.go) beside JSON-RPC: HTTP/2
 	// requests with a gRPC content type go to the A2AService.
 	GRPC bool
+	// MCP, when set, serves the skills as the tools of an MCP server on
+	// its path (mcp.go). Nil: no MCP endpoint.
+	MCP *MCPConfig
 }
 
 // Handler serves the Agent Card and the endpoints of the bindings.

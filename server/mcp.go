@@ -1,0 +1,243 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
+)
+
+// Defaults of MCPConfig.
+const (
+	DefaultMCPPath           = "/mcp"
+	DefaultMCPSessionTimeout = 5 * time.Minute
+	DefaultMCPMaxSessions    = 1000
+)
+
+// MCPConfig turns on the MCP binding (mcp*.go): the skills as the tools of
+// an MCP server, on the official Go SDK's Streamable HTTP transport.
+type MCPConfig struct {
+	// Path is the endpoint's request path (default /mcp).
+	Path string
+	// SessionTimeout closes a stateful session (protocol 2025-11-25 and
+	// earlier) that has had no request for this long (default 5 min).
+	SessionTimeout time.Duration
+	// MaxSessions caps the stateful sessions open at once (default 1000);
+	// past it, a new session is refused with 503 until one closes.
+	// Protocol 2026-07-28 is stateless and counts against no cap.
+	MaxSessions int
+}
+
+// The MCP protocol version from which requests are stateless (SEP-2575):
+// they carry their version in the Mcp-Protocol-Version header.
+const mcpStatelessVersion = "2026-07-28"
+
+// mcpCallHeader carries, from the binding to the SDK's handlers, the key
+// under which the binding keeps the request's caller: the SDK passes a
+// request's headers to its handlers (RequestExtra.Header), not its
+// context. The binding sets it on every request, so a client cannot.
+const mcpCallHeader = "Caddy-A2a-Mcp-Call"
+
+// The MCP binding: requests to its path are authenticated as every
+// binding's, then served by the SDK's Streamable HTTP handlers, one
+// stateless (protocol 2026-07-28) and one with sessions (the versions
+// before). Tools, their calls and their results are in mcptools.go.
+type mcpBinding struct {
+	h    *Handler
+	path string
+	// stateless serves 2026-07-28 requests; stateful the others, on
+	// sessions of statefulServer.
+	stateless, stateful http.Handler
+	statefulServer      *mcp.Server
+	maxSessions         int
+	// opening counts the new sessions being opened, so that concurrent
+	// ones cannot pass the cap together.
+	opening atomic.Int64
+	origins *http.CrossOriginProtection
+	tools   mcpTools
+	// requests are the requests being served, by their mcpCallHeader
+	// value; lastRequest numbers them.
+	requests    sync.Map
+	lastRequest atomic.Uint64
+}
+
+// mcpRequest is what a tool handler knows of the HTTP request that
+// carries its call.
+type mcpRequest struct {
+	r      *http.Request
+	caller *authn.Identity
+}
+
+func newMCP(h *Handler, cfg Config) (binding, error) {
+	mc := cfg.MCP
+	if mc == nil {
+		return nil, nil
+	}
+	switch {
+	case mc.Path != "" && (!strings.HasPrefix(mc.Path, "/") || mc.Path == CardPath || mc.Path == LegacyCardPath):
+		return nil, fmt.Errorf("server: MCP path %q must start with / and not be a card path", mc.Path)
+	case mc.SessionTimeout < 0:
+		return nil, fmt.Errorf("server: MCP session timeout %s is negative", mc.SessionTimeout)
+	case mc.MaxSessions < 0:
+		return nil, fmt.Errorf("server: MCP max sessions %d is negative", mc.MaxSessions)
+	}
+	b := &mcpBinding{h: h, path: mc.Path, maxSessions: mc.MaxSessions, origins: http.NewCrossOriginProtection()}
+	if b.path == "" {
+		b.path = DefaultMCPPath
+	}
+	if b.maxSessions == 0 {
+		b.maxSessions = DefaultMCPMaxSessions
+	}
+	timeout := mc.SessionTimeout
+	if timeout == 0 {
+		timeout = DefaultMCPSessionTimeout
+	}
+	if err := b.tools.build(h); err != nil {
+		return nil, err
+	}
+	opts := mcp.StreamableHTTPOptions{MaxRequestBodyBytes: h.maxBody}
+	stateless := opts
+	stateless.Stateless, stateless.PropagateRequestCancellation = true, true
+	statelessServer := b.server()
+	b.stateless = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return statelessServer }, &stateless)
+	stateful := opts
+	stateful.SessionTimeout = timeout
+	b.statefulServer = b.server()
+	b.stateful = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.statefulServer }, &stateful)
+	return b, nil
+}
+
+// server makes an MCP server with the skills as its tools.
+func (b *mcpBinding) server() *mcp.Server {
+	card := b.h.card.Card()
+	s := mcp.NewServer(&mcp.Implementation{Name: card.Name, Version: card.Version},
+		&mcp.ServerOptions{Instructions: card.Description, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	b.tools.addTo(s, b)
+	return s
+}
+
+func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
+	if r.URL.Path != b.path {
+		return false
+	}
+	h := b.h
+	// Refusals are JSON-RPC errors, as MCP's transport errors are.
+	c.begin(a2a.BindingMCP, a2a.V10, jsonRPC{h}, "application/json")
+	// Who is calling is settled before the body is read, as for every
+	// binding.
+	caller, failure := h.authenticate(r)
+	if failure != nil {
+		h.refuse(w, c, failure)
+		return true
+	}
+	c.Caller = caller
+	if err := b.origins.Check(r); err != nil {
+		http.Error(w, "MCP endpoint: "+err.Error(), http.StatusForbidden)
+		return true
+	}
+
+	var body []byte
+	if r.Method == http.MethodPost {
+		buf := getBuffer()
+		defer putBuffer(buf)
+		var status int
+		var readErr *a2a.Error
+		if body, status, readErr = h.readRequestBody(w, r, buf); readErr != nil {
+			h.writeError(w, status, c, readErr)
+			return true
+		}
+		// The SDK reads the body again, from memory: the size cap and the
+		// read timeout applied here.
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	r = h.startMethod(r, c, mcpMethod(body))
+
+	key := strconv.FormatUint(b.lastRequest.Add(1), 36)
+	r.Header.Set(mcpCallHeader, key)
+	b.requests.Store(key, &mcpRequest{r: r, caller: caller})
+	defer b.requests.Delete(key)
+
+	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), h: h}
+	switch {
+	case r.Header.Get("Mcp-Protocol-Version") >= mcpStatelessVersion:
+		b.stateless.ServeHTTP(w, r)
+	case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "":
+		b.openSession(w, r)
+	default:
+		b.stateful.ServeHTTP(w, r)
+	}
+	return true
+}
+
+// openSession serves a request that opens a stateful session (an
+// initialize), when the cap allows one more.
+func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request) {
+	defer b.opening.Add(-1)
+	open := b.opening.Add(1) - 1 // the others being opened
+	for range b.statefulServer.Sessions() {
+		if open++; open >= int64(b.maxSessions) {
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, fmt.Sprintf("MCP endpoint: %d sessions are open, the most this server keeps; "+
+				"retry later, or use protocol %s, which needs none", b.maxSessions, mcpStatelessVersion),
+				http.StatusServiceUnavailable)
+			return
+		}
+	}
+	b.stateful.ServeHTTP(w, r)
+}
+
+// request is the HTTP request of a call, from its headers; nil when the
+// binding does not serve it (any more).
+func (b *mcpBinding) request(extra *mcp.RequestExtra) *mcpRequest {
+	if extra == nil {
+		return nil
+	}
+	in, _ := b.requests.Load(extra.Header.Get(mcpCallHeader))
+	req, _ := in.(*mcpRequest)
+	return req
+}
+
+// mcpMethod is the method a request's body calls, for the observer.
+func mcpMethod(body []byte) a2a.Method {
+	if len(body) == 0 {
+		return a2a.MethodUnknown
+	}
+	var env struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return a2a.MethodUnknown
+	}
+	return a2a.LookupMCPMethod(env.Method)
+}
+
+// deadlineWriter writes the SDK's answers and events each within the
+// write timeout, as the other bindings write theirs.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	h  *Handler
+}
+
+func (d *deadlineWriter) Write(p []byte) (n int, err error) {
+	err = d.h.withWriteDeadline(d.rc, func() error {
+		n, err = d.ResponseWriter.Write(p)
+		return err
+	})
+	return n, err
+}
+
+func (d *deadlineWriter) Flush() { _ = d.h.withWriteDeadline(d.rc, d.rc.Flush) }
+
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }

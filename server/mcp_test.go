@@ -1,0 +1,497 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+// The MCP protocol versions the binding serves: stateless, and with
+// sessions.
+const (
+	mcpStateless = "2026-07-28"
+	mcpStateful  = "2025-11-25"
+)
+
+var mcpVersions = []string{mcpStateless, mcpStateful}
+
+func withMCP(cfg *server.Config) { cfg.MCP = &server.MCPConfig{} }
+
+// withKey adds an API key to every request of a client.
+type withKey struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (k withKey) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-API-Key", k.key)
+	return k.next.RoundTrip(r)
+}
+
+// connectMCP connects the SDK's client to the agent's MCP endpoint at
+// version, sending key ("" none) with every request.
+func connectMCP(t *testing.T, a *agent, version, key string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	httpClient := a.http
+	if key != "" {
+		httpClient = &http.Client{Transport: withKey{key, a.http.Transport}}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: httpClient},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connecting at %s: %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("connected at %s, want %s", got, version)
+	}
+	// 2026-07-28 is served without sessions, the versions before with.
+	if stateful := cs.ID() != ""; stateful != (version < mcpStateless) {
+		t.Fatalf("at %s, the session id is %q", version, cs.ID())
+	}
+	return cs
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("calling %s: %v", name, err)
+	}
+	return res
+}
+
+// texts are a result's text contents.
+func texts(res *mcp.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			out = append(out, tc.Text)
+		}
+	}
+	return out
+}
+
+func TestMCPListTools(t *testing.T) {
+	a := newAgent(t, withMCP)
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			cs := connectMCP(t, a, version, "", nil)
+			list, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools := map[string]*mcp.Tool{}
+			for _, tool := range list.Tools {
+				tools[tool.Name] = tool
+			}
+			for _, want := range []string{"weather", "avatar", "place_order", "fail", "echo", "count", "report"} {
+				if tools[want] == nil {
+					t.Errorf("tools/list lacks %s: %v", want, slices.Collect(func(yield func(string) bool) {
+						for n := range tools {
+							yield(n)
+						}
+					}))
+				}
+			}
+			weather := tools["weather"]
+			if weather == nil {
+				return
+			}
+			schema, _ := json.Marshal(weather.InputSchema)
+			if !strings.Contains(string(schema), `"required":["city"]`) || weather.Title != "Weather" ||
+				!strings.HasPrefix(weather.Description, "Current weather") {
+				t.Errorf("weather = %+v, schema %s", weather, schema)
+			}
+			if ann := weather.Annotations; ann == nil || !ann.ReadOnlyHint || !ann.IdempotentHint || ann.DestructiveHint == nil || *ann.DestructiveHint {
+				t.Errorf("weather (GET) annotations = %+v", ann)
+			}
+			if ann := tools["place_order"].Annotations; ann == nil || ann.ReadOnlyHint {
+				t.Errorf("place_order (POST) annotations = %+v", ann)
+			}
+			if schema, _ := json.Marshal(tools["fail"].InputSchema); string(schema) != `{"type":"object"}` {
+				t.Errorf("a skill without arguments has input schema %s", schema)
+			}
+		})
+	}
+}
+
+func TestMCPCallTool(t *testing.T) {
+	a := newAgent(t, withMCP)
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			cs := connectMCP(t, a, version, "", nil)
+
+			t.Run("json", func(t *testing.T) {
+				res := callTool(t, cs, "weather", map[string]any{"city": "Paris"})
+				got := texts(res)
+				if res.IsError || len(got) != 2 || !strings.HasPrefix(got[0], "Paris: ") || !strings.Contains(got[1], `"city":"Paris"`) {
+					t.Fatalf("result = %+v, texts %q", res, got)
+				}
+				if m, ok := res.StructuredContent.(map[string]any); !ok || m["city"] != "Paris" {
+					t.Errorf("structured content = %#v", res.StructuredContent)
+				}
+				// The call is a task the same caller reads over A2A.
+				taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
+				ans := a.call("1.0", "GetTask", map[string]any{"id": taskID})
+				if ans.Error != nil || stateOf(ans.Result) != "TASK_STATE_COMPLETED" {
+					t.Errorf("GetTask %q = %+v", taskID, ans)
+				}
+			})
+			t.Run("text", func(t *testing.T) {
+				res := callTool(t, cs, "echo", map[string]any{"tags": []string{"a", "b"}})
+				if got := texts(res); res.IsError || len(got) == 0 || !strings.Contains(strings.Join(got, " "), "/echo") {
+					t.Errorf("result = %+v, texts %q", res, got)
+				}
+			})
+			t.Run("file", func(t *testing.T) {
+				res := callTool(t, cs, "avatar", map[string]any{"id": 1})
+				var image *mcp.ImageContent
+				for _, c := range res.Content {
+					if ic, ok := c.(*mcp.ImageContent); ok {
+						image = ic
+					}
+				}
+				if res.IsError || image == nil || image.MIMEType != "image/png" || len(image.Data) == 0 {
+					t.Errorf("result = %+v", res)
+				}
+			})
+			t.Run("upstream failure", func(t *testing.T) {
+				res := callTool(t, cs, "fail", nil)
+				if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "boom") {
+					t.Errorf("result = %+v, texts %q", res, got)
+				}
+			})
+			t.Run("arguments not an object", func(t *testing.T) {
+				res := callTool(t, cs, "weather", []int{1})
+				if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "object") {
+					t.Errorf("result = %+v, texts %q", res, got)
+				}
+			})
+			t.Run("bad argument", func(t *testing.T) {
+				res := callTool(t, cs, "user", map[string]any{"id": "one"})
+				if got := texts(res); !res.IsError || len(got) == 0 || !strings.Contains(got[0], "id") {
+					t.Errorf("result = %+v, texts %q", res, got)
+				}
+			})
+			t.Run("unknown tool", func(t *testing.T) {
+				if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "nope"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+					t.Errorf("error = %v", err)
+				}
+			})
+		})
+	}
+}
+
+func TestMCPAuth(t *testing.T) {
+	a := newAuthAgent(t, nil, withMCP)
+	t.Run("unauthenticated", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := a.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || len(resp.Header.Values("WWW-Authenticate")) == 0 {
+			t.Errorf("HTTP %d, challenges %q", resp.StatusCode, resp.Header.Values("WWW-Authenticate"))
+		}
+	})
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			alice := connectMCP(t, a.agent, version, aliceKey, nil)
+			bob := connectMCP(t, a.agent, version, bobKey, nil)
+			names := func(cs *mcp.ClientSession) []string {
+				list, err := cs.ListTools(t.Context(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, tool := range list.Tools {
+					out = append(out, tool.Name)
+				}
+				return out
+			}
+			if got := names(alice); slices.Contains(got, "admin") || !slices.Contains(got, "secret") {
+				t.Errorf("alice's tools: %v", got)
+			}
+			if got := names(bob); !slices.Contains(got, "admin") {
+				t.Errorf("bob's tools: %v", got)
+			}
+			if _, err := alice.CallTool(t.Context(), &mcp.CallToolParams{Name: "admin"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+				t.Errorf("alice calling admin: %v", err)
+			}
+			res := callTool(t, bob, "admin", nil)
+			taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
+			if res.IsError || taskID == "" {
+				t.Fatalf("bob calling admin: %+v", res)
+			}
+			if ans := a.as(bobKey, "GetTask", map[string]any{"id": taskID}); ans.Error != nil {
+				t.Errorf("bob's GetTask of his call's task: %s", ans.raw)
+			}
+			if ans := a.as(aliceKey, "GetTask", map[string]any{"id": taskID}); ans.Error == nil || ans.Error.Code != a2a.CodeTaskNotFound {
+				t.Errorf("alice's GetTask of bob's task: %s", ans.raw)
+			}
+		})
+	}
+}
+
+func TestMCPMissingArguments(t *testing.T) {
+	a := newAgent(t, withMCP)
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			var asked []*mcp.ElicitParams
+			answer := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"city": "Tokyo"}}
+			cs := connectMCP(t, a, version, "", &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = append(asked, req.Params)
+					return answer, nil
+				}})
+
+			res := callTool(t, cs, "weather", nil)
+			if got := texts(res); res.IsError || len(got) == 0 || !strings.HasPrefix(got[0], "Tokyo: ") {
+				t.Fatalf("result = %+v, texts %q", res, got)
+			}
+			if len(asked) != 1 {
+				t.Fatalf("asked %d times", len(asked))
+			}
+			schema, _ := json.Marshal(asked[0].RequestedSchema)
+			if asked[0].Mode != "form" || !strings.Contains(asked[0].Message, "city") || !strings.Contains(string(schema), `"required":["city"]`) {
+				t.Errorf("asked %+v, schema %s", asked[0], schema)
+			}
+			// The answer went to the task that asked: one task, two messages.
+			taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
+			task, err := a.tasks.Get("", taskID, nil)
+			if err != nil || len(task.History) != 4 { // the call, the question, the answer, the weather
+				t.Errorf("task %q: %v, history %d", taskID, err, len(task.History))
+			}
+
+			answer = &mcp.ElicitResult{Action: "decline"}
+			res = callTool(t, cs, "weather", nil)
+			taskID, _ = res.Meta[server.MCPTaskIDMeta].(string)
+			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "decline") {
+				t.Errorf("declined: result = %+v, texts %q", res, got)
+			}
+			if task, err := a.tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
+				t.Errorf("declined task %q: %v, %v", taskID, err, task)
+			}
+		})
+	}
+	t.Run("no elicitation capability", func(t *testing.T) {
+		cs := connectMCP(t, a, mcpStateful, "", nil)
+		res := callTool(t, cs, "weather", nil)
+		if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "city") {
+			t.Errorf("result = %+v, texts %q", res, got)
+		}
+	})
+}
+
+func TestMCPRequestState(t *testing.T) {
+	a := newAgent(t, withMCP)
+	cs := connectMCP(t, a, mcpStateless, "", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil }})
+	res := callTool(t, cs, "weather", nil)
+	if !res.NeedsInput() || !strings.HasPrefix(res.RequestState, "a2a-task:") {
+		t.Fatalf("result = %+v", res)
+	}
+	answer := mcp.InputResponseMap{"arguments": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"city": "Paris"}}}
+	for _, tc := range []struct{ name, tool, state, want string }{
+		{"not ours", "weather", "something", "requeststate"},
+		{"too long", "weather", "a2a-task:" + strings.Repeat("x", 300), "requeststate"},
+		{"unknown task", "weather", "a2a-task:nope", "not found"},
+		{"another tool's task", "user", res.RequestState, "another tool"},
+	} {
+		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tc.tool, InputResponses: answer, RequestState: tc.state})
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	done, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", InputResponses: answer, RequestState: res.RequestState})
+	if err != nil || done.IsError || !strings.HasPrefix(texts(done)[0], "Paris: ") {
+		t.Errorf("answered: %v, %+v", err, done)
+	}
+}
+
+func TestMCPProgress(t *testing.T) {
+	a := newAgent(t, withMCP)
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			progress := make(chan *mcp.ProgressNotificationParams, 256)
+			cs := connectMCP(t, a, version, "", &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					progress <- req.Params
+				}})
+			for _, tc := range []struct {
+				tool string
+				args map[string]any
+				want string // in a notification's message
+			}{
+				{"report", nil, "% done"},               // a polled job
+				{"count", map[string]any{"to": 3}, "3"}, // a streamed answer
+			} {
+				params := &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}
+				params.SetProgressToken("p-" + tc.tool)
+				res, err := cs.CallTool(t.Context(), params)
+				if err != nil || res.IsError {
+					t.Fatalf("%s: %v, %+v", tc.tool, err, res)
+				}
+				for seen := false; !seen; {
+					select {
+					case p := <-progress:
+						// The client may handle the last notifications of
+						// a call after its result.
+						seen = p.ProgressToken == "p-"+tc.tool && strings.Contains(p.Message, tc.want)
+					case <-t.Context().Done():
+						t.Fatalf("%s: no progress says %q", tc.tool, tc.want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestMCPCancel(t *testing.T) {
+	a := newAgent(t, withMCP)
+	a.cancelOnCleanup()
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			cs := connectMCP(t, a, version, "", nil)
+			before := a.api.Stats()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			ended := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
+				ended <- err
+			}()
+			if _, err := a.api.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowStarted > before.SlowStarted }); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			if err := <-ended; err == nil {
+				t.Error("a canceled call answered")
+			}
+			// The task's upstream call is canceled with it.
+			if _, err := a.api.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowCanceled > before.SlowCanceled }); err != nil {
+				t.Fatal(err)
+			}
+			list, err := a.tasks.List("", &a2a.ListTasksRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, task := range list.Tasks {
+				if skillOfTask(&task) == "slow" && task.Status.State != a2a.TaskStateCanceled {
+					t.Errorf("task %s is %s; want it canceled", task.ID, task.Status.State)
+				}
+			}
+		})
+	}
+}
+
+func skillOfTask(task *a2a.Task) string {
+	s, _ := task.Metadata["skill"].(string)
+	return s
+}
+
+func TestMCPSessionCap(t *testing.T) {
+	a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessions: 1} })
+	first := connectMCP(t, a, mcpStateful, "", nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	transport := &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http}
+	if cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful}); err == nil {
+		cs.Close()
+		t.Fatal("a session past the cap was opened")
+	} else if !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("past the cap: %v", err)
+	}
+	// Stateless calls need no session.
+	callTool(t, connectMCP(t, a, mcpStateless, "", nil), "weather", map[string]any{"city": "Paris"})
+	// A session closed makes room for another.
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	connectMCP(t, a, mcpStateful, "", nil)
+}
+
+func TestMCPTransportLimits(t *testing.T) {
+	a := newAgent(t, func(cfg *server.Config) { cfg.MCP, cfg.MaxRequestBytes = &server.MCPConfig{Path: "/tools"}, 1024 })
+	post := func(path, body string, header ...string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, a.url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", mcpStateless)
+		req.Header.Set("Mcp-Method", "tools/list")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := a.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if resp := post("/tools", list); resp.StatusCode != http.StatusOK {
+		t.Errorf("tools/list: HTTP %d", resp.StatusCode)
+	}
+	if resp := post("/tools", list[:len(list)-1]+`,"pad":"`+strings.Repeat("x", 1024)+`"}`); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body past the cap: HTTP %d", resp.StatusCode)
+	}
+	if resp := post("/tools", list, "Origin", "https://elsewhere.example", "Sec-Fetch-Site", "cross-site"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-origin request: HTTP %d", resp.StatusCode)
+	}
+	// Another path is JSON-RPC's, as before.
+	if resp := post("/mcp", list); resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("/mcp: HTTP %d, %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+func TestMCPConfigErrors(t *testing.T) {
+	var cfg server.Config
+	newAgent(t, func(c *server.Config) { cfg = *c })
+	longID := strings.Repeat("a", 129)
+	long, err := mapping.Parse("t.yaml", []byte("upstream: {url: http://up}\nskills:\n  - {id: "+longID+", description: d, request: {path: /x}}\n"),
+		mapping.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		mcp    server.MCPConfig
+		skills *mapping.Skills
+		want   string
+	}{
+		{"relative path", server.MCPConfig{Path: "mcp"}, nil, "must start with /"},
+		{"card path", server.MCPConfig{Path: server.CardPath}, nil, "card path"},
+		{"negative timeout", server.MCPConfig{SessionTimeout: -1}, nil, "negative"},
+		{"negative cap", server.MCPConfig{MaxSessions: -1}, nil, "negative"},
+		{"skill id too long", server.MCPConfig{}, long, `skill "` + longID + `": its id is not an MCP tool name`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg
+			c.MCP = &tc.mcp
+			if tc.skills != nil {
+				c.Skills = tc.skills
+			}
+			_, err := server.New(c)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

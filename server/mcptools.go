@@ -1,0 +1,427 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+)
+
+// MCPTaskIDMeta is the key, in a tools/call result's _meta, of the A2A
+// task the call ran as: GetTask and ListTasks show it to the same caller.
+const MCPTaskIDMeta = "a2a/taskId"
+
+// mcpTools are the skills as MCP tools, defined once at provision.
+type mcpTools struct {
+	defs   []*mcp.Tool
+	skills map[string]*mapping.Skill
+	// restricted: a skill is not for every caller the agent admits, so
+	// tools/list is filtered per caller; without one it costs nothing.
+	restricted bool
+}
+
+// The longest MCP tool name.
+const maxToolName = 128
+
+// build defines a tool per skill: its id as the name, its argument
+// schema as the input schema, its hints as the annotations.
+func (t *mcpTools) build(h *Handler) error {
+	t.skills = make(map[string]*mapping.Skill)
+	for _, sk := range h.skills.All() {
+		if len(sk.ID) > maxToolName || strings.ContainsFunc(sk.ID, notToolNameRune) {
+			return fmt.Errorf("server: mcp: skill %q: its id is not an MCP tool name (at most %d letters, digits, '_', '-' and '.')",
+				sk.ID, maxToolName)
+		}
+		schema := sk.ArgumentSchema()
+		if schema == nil {
+			schema = map[string]any{"type": "object"}
+		}
+		hints := sk.ToolHints()
+		destructive := hints.Destructive
+		t.defs = append(t.defs, &mcp.Tool{Name: sk.ID, Title: hints.Title, Description: sk.Description, InputSchema: schema,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: hints.ReadOnly, IdempotentHint: hints.Idempotent,
+				DestructiveHint: &destructive, OpenWorldHint: hints.OpenWorld}})
+		t.skills[sk.ID] = sk
+		t.restricted = t.restricted || sk.Extended || len(sk.SecurityRequirements) > 0
+	}
+	return nil
+}
+
+func notToolNameRune(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')
+}
+
+// addTo adds the tools to s, their calls served by b.
+func (t *mcpTools) addTo(s *mcp.Server, b *mcpBinding) {
+	for _, def := range t.defs {
+		s.AddTool(def, b.callTool)
+	}
+	if t.restricted {
+		s.AddReceivingMiddleware(b.filterTools)
+	}
+}
+
+// filterTools leaves out of tools/list the tools the caller may not call.
+func (b *mcpBinding) filterTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*mcp.ListToolsResult)
+		if err != nil || !ok {
+			return res, err
+		}
+		var caller *authn.Identity
+		if in := b.request(req.GetExtra()); in != nil {
+			caller = in.caller
+		}
+		kept := *list
+		kept.Tools = make([]*mcp.Tool, 0, len(list.Tools))
+		for _, tool := range list.Tools {
+			if b.h.authorize(caller, b.tools.skills[tool.Name]) == nil {
+				kept.Tools = append(kept.Tools, tool)
+			}
+		}
+		return &kept, nil
+	}
+}
+
+// callTool runs the skill named by a tools/call as a blocking
+// SendMessage runs it: the arguments as one data part of a new message
+// for the skill, from the caller, in the task store. A call that answers
+// an input request goes on with the task it asked for.
+func (b *mcpBinding) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in := b.request(req.Extra)
+	if in == nil {
+		return nil, errors.New("the call's HTTP request has ended")
+	}
+	if req.Params.RequestState != "" {
+		return b.resume(ctx, in, req)
+	}
+	args := req.Params.Arguments
+	switch first := firstByte(args); first {
+	case 0, 'n': // none, or null
+		args = json.RawMessage("{}")
+	case '{':
+	default:
+		return toolError("", "the arguments must be a JSON object"), nil
+	}
+	msg := a2a.Message{MessageID: b.h.tasks.NewID(tasks.MessageID), Role: a2a.RoleUser,
+		Parts: []a2a.Part{a2a.DataPart(args)}, Metadata: map[string]any{mapping.MetadataSkillKey: req.Params.Name}}
+	return b.send(ctx, in, req, &msg)
+}
+
+// firstByte is the first byte of a JSON value that is not white space, 0
+// for none.
+func firstByte(v []byte) byte {
+	for _, c := range v {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
+	}
+	return 0
+}
+
+// send runs a message of a tools/call to the end of its skill's run
+// (completed, failed, or asking for input) and answers the call. The
+// call's end (the client cancels it or goes away) cancels the task.
+func (b *mcpBinding) send(ctx context.Context, in *mcpRequest, req *mcp.CallToolRequest, msg *a2a.Message) (*mcp.CallToolResult, error) {
+	h := b.h
+	token := req.Params.GetProgressToken()
+	adm, err := h.admit(in.r, a2a.V10, &a2a.SendMessageRequest{Message: *msg}, in.caller, token != nil)
+	if err != nil {
+		return nil, b.refused(req.Params.Name, err)
+	}
+	if adm.reply != nil {
+		return toolResult("", &a2a.Message{Parts: adm.reply.Parts}, nil), nil
+	}
+	run := adm.run.run
+	owner := in.caller.Owner()
+	cancel := func() { _, _ = h.tasks.Cancel(owner, run.Task.ID) }
+	stopCall := context.AfterFunc(ctx, cancel)
+	defer stopCall()
+	stopRequest := context.AfterFunc(in.r.Context(), cancel)
+	defer stopRequest()
+	if sub := run.Subscription; sub != nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			b.notifyProgress(ctx, req.Session, token, sub)
+		}()
+		defer func() {
+			// The events published until now are sent before the result.
+			sub.Close()
+			<-done
+		}()
+	}
+	task, err := h.execute(adm.run)
+	if err != nil {
+		return nil, b.refused(req.Params.Name, err)
+	}
+	if task == nil { // the task moved on (was canceled) while the skill ran
+		if task, err = h.tasks.Get(owner, run.Task.ID, nil); err != nil {
+			return nil, b.refused(req.Params.Name, err)
+		}
+	}
+	if task.Status.State == a2a.TaskStateInputRequired {
+		return b.askInput(req, task), nil
+	}
+	return taskResult(task), nil
+}
+
+// refused is the protocol error of a call the engine refused: a tool
+// the caller may not use is one it does not know, as tools/list hides it.
+func (b *mcpBinding) refused(tool string, err error) error {
+	if _, ok := errors.AsType[*authn.Failure](err); ok {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", tool)}
+	}
+	if e, ok := errors.AsType[*a2a.Error](err); ok {
+		return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}
+	}
+	b.h.log.Warn("an MCP tool call failed", zap.String("tool", tool), zap.Error(err))
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the call could not be run"}
+}
+
+// taskResult is the result of a call whose task ended (or stopped
+// otherwise than for input): its status message and artifacts when it
+// completed, else an error result with the status text.
+func taskResult(task *a2a.Task) *mcp.CallToolResult {
+	if task.Status.State != a2a.TaskStateCompleted {
+		text := messageText(task.Status.Message)
+		if text == "" {
+			text = "the task ended " + task.Status.State.String()
+		}
+		return toolError(task.ID, text)
+	}
+	return toolResult(task.ID, task.Status.Message, task.Artifacts)
+}
+
+// toolError is an error result saying text.
+func toolError(taskID, text string) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	if taskID != "" {
+		res.Meta = mcp.Meta{MCPTaskIDMeta: taskID}
+	}
+	return res
+}
+
+// toolResult is a result made of a message's parts, then the artifacts':
+// text as text, data as its JSON text (and the one data object as the
+// structured content), files as images, audio, embedded resources or
+// resource links.
+func toolResult(taskID string, msg *a2a.Message, artifacts []a2a.Artifact) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: []mcp.Content{}}
+	if taskID != "" {
+		res.Meta = mcp.Meta{MCPTaskIDMeta: taskID}
+	}
+	data := 0
+	add := func(p *a2a.Part) {
+		if c := partContent(p); c != nil {
+			res.Content = append(res.Content, c)
+		}
+		if p.Kind == a2a.PartData {
+			if data++; data == 1 && isObject(p.Data) {
+				res.StructuredContent = p.Data
+			} else {
+				res.StructuredContent = nil // not one data object
+			}
+		}
+	}
+	if msg != nil {
+		for i := range msg.Parts {
+			add(&msg.Parts[i])
+		}
+	}
+	for i := range artifacts {
+		for j := range artifacts[i].Parts {
+			add(&artifacts[i].Parts[j])
+		}
+	}
+	return res
+}
+
+// partContent is one part as MCP content; nil for a part that has none.
+func partContent(p *a2a.Part) mcp.Content {
+	switch p.Kind {
+	case a2a.PartText:
+		return &mcp.TextContent{Text: p.Text}
+	case a2a.PartData:
+		text, err := json.Marshal(p.Data)
+		if err != nil {
+			return nil
+		}
+		return &mcp.TextContent{Text: string(text)}
+	case a2a.PartURL:
+		name := p.Filename
+		if name == "" {
+			name = p.URL
+		}
+		return &mcp.ResourceLink{URI: p.URL, Name: name, MIMEType: p.MediaType}
+	case a2a.PartRaw:
+		mediaType, _, _ := mime.ParseMediaType(p.MediaType)
+		switch {
+		case strings.HasPrefix(mediaType, "image/"):
+			return &mcp.ImageContent{Data: p.Raw, MIMEType: p.MediaType}
+		case strings.HasPrefix(mediaType, "audio/"):
+			return &mcp.AudioContent{Data: p.Raw, MIMEType: p.MediaType}
+		}
+		uri := "a2a:file"
+		if p.Filename != "" {
+			uri += "/" + p.Filename
+		}
+		return &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: uri, MIMEType: p.MediaType, Blob: p.Raw}}
+	}
+	return nil
+}
+
+// isObject reports whether a data part's value is a JSON object.
+func isObject(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		return true
+	case json.RawMessage:
+		return firstByte(v) == '{'
+	}
+	return false
+}
+
+// messageText is the text of a message's text parts.
+func messageText(msg *a2a.Message) string {
+	if msg == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range msg.Parts {
+		if p.Kind == a2a.PartText {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// mcpInputID names, among a result's input requests, the one that asks
+// for a skill's arguments.
+const mcpInputID = "arguments"
+
+// mcpStatePrefix begins the request state of a call that asks for input:
+// the task the answer goes to follows. maxRequestState bounds what a
+// retry may send back.
+const (
+	mcpStatePrefix  = "a2a-task:"
+	maxRequestState = 256
+)
+
+// askInput answers a call whose task asks for input: an elicitation in
+// form mode with the schema of what is missing and the task in the
+// request state; the client answers by calling again (2026-07-28), or the
+// SDK asks it and calls again for it (before). A client that cannot
+// answer gets an error result that says what is missing.
+func (b *mcpBinding) askInput(req *mcp.CallToolRequest, task *a2a.Task) *mcp.CallToolResult {
+	text := messageText(task.Status.Message)
+	if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
+		return toolError(task.ID, text)
+	}
+	schema := mapping.AskedSchema(task.Status.Message)
+	if schema == nil {
+		schema = freeReplySchema
+	}
+	return &mcp.CallToolResult{Meta: mcp.Meta{MCPTaskIDMeta: task.ID},
+		InputRequests: mcp.InputRequestMap{mcpInputID: &mcp.ElicitParams{Mode: "form", Message: text, RequestedSchema: schema}},
+		RequestState:  mcpStatePrefix + task.ID}
+}
+
+// freeReplySchema asks for a reply in words, when the skill names no
+// arguments it needs: the reply goes to the task as a text part.
+var freeReplySchema = map[string]any{"type": "object", "required": []string{freeReply},
+	"properties": map[string]any{freeReply: map[string]any{"type": "string"}}}
+
+const freeReply = "reply"
+
+// resume goes on with a call that answers an input request: the answer
+// becomes the next message of the task (its owner's only), a refusal
+// cancels the task.
+func (b *mcpBinding) resume(ctx context.Context, in *mcpRequest, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	state := req.Params.RequestState
+	taskID, ok := strings.CutPrefix(state, mcpStatePrefix)
+	if !ok || len(state) > maxRequestState {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState is not one this server gave"}
+	}
+	answer, _ := req.Params.InputResponses[mcpInputID].(*mcp.ElicitResult)
+	if answer == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses has no answer to " + mcpInputID}
+	}
+	owner := in.caller.Owner()
+	noHistory := int32(0)
+	task, err := b.h.tasks.Get(owner, taskID, &noHistory)
+	if err != nil {
+		return nil, b.refused(req.Params.Name, err)
+	}
+	if skillOf(task) != req.Params.Name {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState names a task of another tool"}
+	}
+	if answer.Action != "accept" {
+		if _, err := b.h.tasks.Cancel(owner, taskID); err != nil {
+			return nil, b.refused(req.Params.Name, err)
+		}
+		return toolError(taskID, "The arguments were not given ("+answer.Action+"): the task is canceled."), nil
+	}
+	part := a2a.DataPart(answer.Content)
+	if reply, ok := answer.Content[freeReply].(string); ok && len(answer.Content) == 1 && mapping.AskedSchema(task.Status.Message) == nil {
+		part = a2a.TextPart(reply)
+	}
+	msg := a2a.Message{MessageID: b.h.tasks.NewID(tasks.MessageID), TaskID: taskID, ContextID: task.ContextID,
+		Role: a2a.RoleUser, Parts: []a2a.Part{part}}
+	return b.send(ctx, in, req, &msg)
+}
+
+// notifyProgress sends a progress notification for each status message
+// and artifact update of a call's task, until its events end.
+func (b *mcpBinding) notifyProgress(ctx context.Context, session *mcp.ServerSession, token any, sub *tasks.Subscription) {
+	n := 0
+	for ev := range sub.Events() {
+		var text string
+		switch {
+		case ev.StatusUpdate != nil:
+			text = messageText(ev.StatusUpdate.Status.Message)
+			if text == "" {
+				continue
+			}
+		case ev.ArtifactUpdate != nil:
+			text = artifactText(&ev.ArtifactUpdate.Artifact)
+		default:
+			continue
+		}
+		n++
+		if err := session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
+			Progress: float64(n), Message: text}); err != nil {
+			b.h.log.Debug("an MCP progress notification was not sent")
+		}
+	}
+}
+
+// artifactText says what an artifact update brings: its text, or its
+// data as JSON.
+func artifactText(art *a2a.Artifact) string {
+	var b strings.Builder
+	for i := range art.Parts {
+		if c, ok := partContent(&art.Parts[i]).(*mcp.TextContent); ok {
+			b.WriteString(c.Text)
+		}
+	}
+	if b.Len() == 0 {
+		return "artifact " + art.Name
+	}
+	return b.String()
+}
