@@ -59,6 +59,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        max_concurrent_streams <count>
 //	        reflection
 //	    }
+//	    mcp          [<path>] {
+//	        session_timeout <duration>
+//	        max_sessions    <count>
+//	    }
 //	    tasks {
 //	        max_tasks          <count>
 //	        max_live_per_owner <count>
@@ -261,6 +265,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.REST, err = parseREST(d, at)
 		case "grpc":
 			h.GRPC, err = parseGRPC(d, at)
+		case "mcp":
+			h.MCP, err = parseMCP(d, at)
 		default:
 			return unknownSubdirective(handlerSubdirectives)
 		}
@@ -487,7 +493,7 @@ func countArg(d *caddyfile.Dispenser, at string) (int, error) {
 }
 
 // handlerSubdirectives are the subdirectives of the a2a directive's block.
-var handlerSubdirectives = []string{"skills", "upstream", "url", "name", "description", "version", "provider", "documentation_url", "icon_url", "default_input_modes", "default_output_modes", "max_request_body", "heartbeat", "read_body_timeout", "write_timeout", "card_max_age", "card_format", "card_bare_scopes", "drain_timeout", "tasks", "signing", "security", "extended_card", "push", "rest", "grpc"}
+var handlerSubdirectives = []string{"skills", "upstream", "url", "name", "description", "version", "provider", "documentation_url", "icon_url", "default_input_modes", "default_output_modes", "max_request_body", "heartbeat", "read_body_timeout", "write_timeout", "card_max_age", "card_format", "card_bare_scopes", "drain_timeout", "tasks", "signing", "security", "extended_card", "push", "rest", "grpc", "mcp"}
 
 // tasksSubdirectives are the subdirectives of the tasks block.
 var tasksSubdirectives = []string{"max_tasks", "max_live_per_owner", "max_live_anonymous", "max_live_per_client", "max_history", "max_age", "max_input_wait", "max_bytes", "max_live_bytes_per_owner", "max_live_bytes_anonymous", "max_live_bytes_per_client", "max_task_bytes", "redis", "stream_buffer"}

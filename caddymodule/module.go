@@ -179,6 +179,10 @@ type Handler struct {
 	// own. Off without it. See GRPCConfig.
 	GRPC *GRPCConfig `json:"grpc,omitempty"`
 
+	// MCP serves the skills as the tools of an MCP server on a path of
+	// the site (default /mcp); off without it. See MCPConfig.
+	MCP *MCPConfig `json:"mcp,omitempty"`
+
 	skills   *mapping.Skills
 	auth     *authn.Authenticator // nil without Security
 	storeKey string               // set while this handler holds a reference in stores
@@ -400,6 +404,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		Logger:            h.logger,
 		Observer:          observer{},
 		GRPC:              h.GRPC != nil && h.GRPC.Listen == "",
+		MCP:               h.MCP.serverConfig(),
 	}
 	if h.REST != nil {
 		srvCfg.RESTPath = h.REST.Path
@@ -609,6 +614,11 @@ func (h *Handler) Validate() error {
 	if h.GRPC != nil {
 		if err := h.GRPC.validate(); err != nil {
 			return fmt.Errorf("grpc: %w", err)
+		}
+	}
+	if h.MCP != nil {
+		if err := h.MCP.validate(); err != nil {
+			return fmt.Errorf("mcp: %w", err)
 		}
 	}
 	if e := h.ExtendedCard; e != nil {

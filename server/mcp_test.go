@@ -495,3 +495,17 @@ func TestMCPConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestMCPObserved(t *testing.T) {
+	obs := make(observations, 64)
+	a := newAgent(t, func(cfg *server.Config) { cfg.MCP, cfg.Observer = &server.MCPConfig{}, obs })
+	cs := connectMCP(t, a, mcpStateless, "", nil)
+	obs.expect(t, "start MCP mcp/other 1.0", "end mcp/other 1.0 0 span=mcp/other") // server/discover
+	callTool(t, cs, "weather", map[string]any{"city": "Paris"})
+	obs.expect(t, "start MCP tools/call 1.0", "annotate weather true", "detach span=tools/call",
+		"ended weather completed", "run weather true", "end tools/call 1.0 0 span=tools/call")
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	obs.expect(t, "start MCP tools/list 1.0", "end tools/list 1.0 0 span=tools/list")
+}

@@ -1,0 +1,79 @@
+package caddymodule
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+// MCPConfig serves the skills as the tools of an MCP server (Streamable
+// HTTP; protocol 2026-07-28 without sessions, the versions before with
+// them) on the same engine, task store, authentication, limits and
+// observer as the A2A bindings. docs/mcp.md says what each skill becomes.
+// In the Caddyfile: mcp [<path>] [{ … }].
+type MCPConfig struct {
+	// Path is the endpoint's request path, as the handler sees it (after
+	// any handle_path). Default: /mcp.
+	Path string `json:"path,omitempty"`
+
+	// SessionTimeout closes a session (protocol 2025-11-25 and earlier)
+	// that has had no request for this long. Default: 5m.
+	SessionTimeout caddy.Duration `json:"session_timeout,omitempty"`
+
+	// MaxSessions caps the sessions open at once; past it, a client that
+	// opens one is answered 503 with Retry-After until one closes or times
+	// out. Requests at 2026-07-28 need no session. Default: 1000.
+	MaxSessions int `json:"max_sessions,omitempty"`
+}
+
+func (c *MCPConfig) validate() error {
+	switch {
+	case c.Path != "" && c.Path[0] != '/':
+		return fmt.Errorf("path: %q must start with /", c.Path)
+	case c.SessionTimeout < 0:
+		return fmt.Errorf("session_timeout: %s is negative", time.Duration(c.SessionTimeout))
+	case c.MaxSessions < 0:
+		return fmt.Errorf("max_sessions: %d is negative", c.MaxSessions)
+	}
+	return nil
+}
+
+// serverConfig is the endpoint as the server takes it; nil when off.
+func (c *MCPConfig) serverConfig() *server.MCPConfig {
+	if c == nil {
+		return nil
+	}
+	return &server.MCPConfig{Path: c.Path, SessionTimeout: time.Duration(c.SessionTimeout), MaxSessions: c.MaxSessions}
+}
+
+// parseMCP reads mcp [<path>] [{ session_timeout <duration>; max_sessions <count> }].
+func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
+	args := d.RemainingArgs()
+	if len(args) > 1 {
+		return nil, d.Errf("%s: want at most one argument (the path), got %d", at, len(args))
+	}
+	c := new(MCPConfig)
+	if len(args) == 1 {
+		c.Path = args[0]
+	}
+	err := parseBlock(d, at, nil, func(sub, at string) error {
+		var err error
+		switch sub {
+		case "session_timeout":
+			c.SessionTimeout, err = durationArg(d, at)
+		case "max_sessions":
+			c.MaxSessions, err = countArg(d, at)
+		default:
+			return unknownSubdirective(mcpSubdirectives)
+		}
+		return err
+	})
+	return c, err
+}
+
+// mcpSubdirectives are the subdirectives of the mcp block.
+var mcpSubdirectives = []string{"session_timeout", "max_sessions"}

@@ -1,0 +1,114 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// apiKeyTransport sends an API key with every request.
+type apiKeyTransport struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (k apiKeyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-API-Key", k.key)
+	return k.next.RoundTrip(r)
+}
+
+// TestIntegrationMCP runs a Caddy whose agent, which takes API keys, also
+// serves its skills as MCP tools, and calls them with the Go SDK's client
+// at both protocol versions.
+func TestIntegrationMCP(t *testing.T) {
+	port := freePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	tester := loadSecured(t, fmt.Sprintf(":%d", port), "", fmt.Sprintf(`
+		skills "%s"
+		upstream %s
+		url %s/
+		name "MCP Agent"
+		description "The skills as tools"
+		security {
+			api_key key header X-API-Key {
+				key %s alice tasks
+				key %s bob tasks admin
+			}
+		}
+		extended_card {
+			description "Everything, for the callers we know"
+		}
+		mcp /tools {
+			max_sessions 10
+		}`, writeSkills(t, securedSkills), headerEcho(t), base, aliceKey, bobKey))
+
+	t.Run("unauthenticated", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/tools", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := tester.Client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "X-API-Key") {
+			t.Errorf("HTTP %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Values("WWW-Authenticate"))
+		}
+	})
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/tools",
+				HTTPClient: &http.Client{Transport: apiKeyTransport{aliceKey, http.DefaultTransport}}},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != version {
+				t.Fatalf("connected at %s", got)
+			}
+			list, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Contains(names, "whoami") || slices.Contains(names, "admin_report") {
+				t.Errorf("alice's tools: %v", names)
+			}
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "whoami"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := res.StructuredContent.(map[string]any)
+			if res.IsError || got["on_behalf_of"] != "alice" || got["api_key"] != "" {
+				t.Errorf("whoami: %+v", res)
+			}
+		})
+	}
+}
+
+// An MCP call's span and metrics say the binding and the MCP method.
+func TestMCPObservedNames(t *testing.T) {
+	for m, name := range map[a2a.Method]string{a2a.MethodMCPToolsCall: "tools/call", a2a.MethodMCPToolsList: "tools/list",
+		a2a.MethodMCPOther: "mcp/other"} {
+		span := observedSpan(t, a2a.BindingMCP, m, 0)
+		if span.Name() != "A2A "+name || attr(span, "rpc.method") != name || attr(span, "rpc.system") != "jsonrpc" ||
+			attr(span, "a2a.protocol_binding") != a2a.BindingMCP {
+			t.Errorf("%s: span %q %v", name, span.Name(), span.Attributes())
+		}
+		if got := methodLabel(m); got != name {
+			t.Errorf("%s: method label %q", name, got)
+		}
+	}
+}
