@@ -160,6 +160,7 @@ func startAgent() (*agentEnv, func(clean bool), error) {
 		heartbeat 1s
 		rest /rest
 		grpc
+		mcp
 	}
 }
 `, adminPort, env.BaseURL, filepath.Join(root, "examples", "skills.yaml"), env.DemoURL, env.URL, agentName)
