@@ -25,7 +25,7 @@ func TestJavaScriptSDK(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "interop.test.js") // signing.test.js runs from signing_test.go, mcp.test.js from mcp_js_test.go
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "interop.test.js") // signing.test.js runs from signing_test.go, mcp.test.js from mcp_typescript_test.go
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "A2A_URL="+agent.URL, "A2A_AGENT_NAME="+agent.Name, "NO_COLOR=1")
 	out, err := cmd.CombinedOutput()
