@@ -73,11 +73,13 @@ func newTokenIssuer(t *testing.T) *tokenIssuer {
 		w.Write(jwks)
 	})
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		// RFC 8414 requires an authorization endpoint; no test goes there.
 		writeJSONAnswer(w, http.StatusOK, map[string]any{
-			"issuer": ti.issuer, "token_endpoint": ti.issuer + "/token", "jwks_uri": ti.jwksURL,
+			"issuer": ti.issuer, "authorization_endpoint": ti.issuer + "/authorize", "token_endpoint": ti.issuer + "/token",
+			"jwks_uri":                              ti.jwksURL,
 			"grant_types_supported":                 []string{"client_credentials"},
 			"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
-			"response_types_supported":              []string{"token"},
+			"response_types_supported":              []string{"code"},
 		})
 	})
 	mux.HandleFunc("POST /token", ti.grant)
