@@ -168,14 +168,7 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (ba
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	sitePort, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminPort, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sitePort, adminPort := caddyPorts(t)
 	baseURL = "http://127.0.0.1:" + strconv.Itoa(sitePort)
 	cfg := fmt.Sprintf(`{
 	admin 127.0.0.1:%d

@@ -191,6 +191,20 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
+// caddyPorts asks for two free loopback ports: a Caddy site's and its
+// admin endpoint's.
+func caddyPorts(t *testing.T) (site, admin int) {
+	t.Helper()
+	site, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if admin, err = freePort(); err != nil {
+		t.Fatal(err)
+	}
+	return site, admin
+}
+
 type process struct {
 	name   string
 	cmd    *exec.Cmd

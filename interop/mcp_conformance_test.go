@@ -19,21 +19,11 @@ import (
 // any failure (or warning) not in mcpconformance/expected-failures.yaml, and
 // on any scenario listed there that passes.
 func TestMCPConformance(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: skipping the MCP conformance suite (install Node.js 20+ and run `npm ci` in interop/mcpconformance)")
-	}
+	node, dir := nodePackage(t, "mcpconformance", "@modelcontextprotocol/conformance")
 	if agent.Dir == "" {
 		t.Skip("INTEROP_AGENT_URL is set: no caddy binary was built to start the conformance agent")
 	}
-	dir, err := filepath.Abs("mcpconformance")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cli := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
-	if _, err := os.Stat(cli); err != nil {
-		t.Fatalf("@modelcontextprotocol/conformance is not installed in %s: run `npm ci` there first (%v)", dir, err)
-	}
 	base := startConformanceAgent(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -59,14 +49,7 @@ func startConformanceAgent(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sitePort, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminPort, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sitePort, adminPort := caddyPorts(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(sitePort)
 	cfg := fmt.Sprintf(`{
 	admin 127.0.0.1:%d

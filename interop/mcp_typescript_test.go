@@ -1,10 +1,6 @@
 package interop_test
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -15,33 +11,15 @@ import (
 // authorization server on loopback) or one of two API keys. It needs
 // Node.js 20+ and `npm ci` in js/.
 func TestMCPTypeScriptSDK(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: skipping the @modelcontextprotocol/sdk interop suite (install Node.js 20+ and run `npm ci` in interop/js)")
-	}
-	dir, err := filepath.Abs("js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		t.Fatalf("@modelcontextprotocol/sdk is not installed in %s: run `npm ci` there first (%v)", dir, err)
-	}
-	env := append(os.Environ(), "MCP_URL="+agent.BaseURL+"/mcp", "DEMO_URL="+agent.DemoURL, "NO_COLOR=1")
+	env := []string{"MCP_URL=" + agent.BaseURL + "/mcp", "DEMO_URL=" + agent.DemoURL}
 	if agent.Dir != "" { // an agent of our own: start the one that requires authentication
+		nodePackage(t, "js", "@modelcontextprotocol/sdk") // skip before starting it when there is no node
 		issuer := newTokenIssuer(t)
 		base := startAuthAgent(t, issuer, "mcp")
 		env = append(env, "MCP_AUTH_URL="+base+"/mcp", "MCP_AUTH_A2A_URL="+base+"/", "MCP_AUTH_ISSUER="+issuer.issuer,
 			"MCP_CLIENT_ID="+authClientID, "MCP_CLIENT_SECRET="+authClientSecret,
 			"MCP_API_KEY="+authAPIKey, "MCP_OTHER_API_KEY="+authOtherAPIKey)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "mcp.test.js")
-	cmd.Dir = dir
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node --test mcp.test.js in %s against %s/mcp: %v\n%s", dir, agent.BaseURL, err, out)
-	}
+	out := runNodeTests(t, "js", "@modelcontextprotocol/sdk", "mcp.test.js", 2*time.Minute, env...)
 	t.Logf("node --test:\n%s", out)
 }

@@ -14,6 +14,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -288,20 +289,14 @@ type searchResponse struct {
 
 // search matches q case-insensitively against the titles of a fixed corpus.
 func (a *API) search(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	query := strings.TrimSpace(q.Get("q"))
+	query := strings.TrimSpace(r.URL.Query().Get("q"))
 	if query == "" {
 		writeError(w, http.StatusBadRequest, "missing query parameter q")
 		return
 	}
-	limit := 5
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 50 {
-			writeError(w, http.StatusBadRequest, "limit must be an integer between 1 and 50")
-			return
-		}
-		limit = n
+	limit, ok := queryInt(w, r, "limit", 5, 50)
+	if !ok {
+		return
 	}
 	needle := strings.ToLower(query)
 	results := []searchResult{}
@@ -369,6 +364,21 @@ func (a *API) echo(w http.ResponseWriter, r *http.Request) {
 		Headers: r.Header,
 		Body:    string(body),
 	})
+}
+
+// queryInt reads the query parameter name, an integer from 1 to max, def
+// when absent; a bad value is answered 400, and ok is false.
+func queryInt(w http.ResponseWriter, r *http.Request, name string, def, max int) (n int, ok bool) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > max {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s must be an integer from 1 to %d", name, max))
+		return 0, false
+	}
+	return n, true
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

@@ -4,32 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"image/png"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 )
-
-// getFile GETs path with the API key and answers the response and its body,
-// whatever its media type.
-func getFile(t *testing.T, srv *httptest.Server, path string) (*http.Response, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Api-Key", key)
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: reading the body: %v", path, err)
-	}
-	return resp, body
-}
 
 // Each file comes with its media type and name, and is what it says it is.
 func TestFiles(t *testing.T) {
@@ -71,7 +48,7 @@ func TestFiles(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		resp, body := getFile(t, srv, "/files/"+tt.name)
+		resp, body := send(t, srv, call{path: "/files/" + tt.name})
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != tt.mediaType ||
 			resp.Header.Get("Content-Disposition") != "inline; filename="+tt.name {
 			t.Errorf("%s: %d %v", tt.name, resp.StatusCode, resp.Header)

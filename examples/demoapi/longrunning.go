@@ -31,14 +31,9 @@ type reportJob struct{ percent, step int }
 // job's state. Each poll of the job moves it on by half, or with ?steps=N
 // (1 to MaxReportSteps) by an N-th, so that it is done after N+1 polls.
 func (a *API) startReport(w http.ResponseWriter, r *http.Request) {
-	steps := 2
-	if s := r.URL.Query().Get("steps"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxReportSteps {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("steps must be an integer from 1 to %d", MaxReportSteps))
-			return
-		}
-		steps = n
+	steps, ok := queryInt(w, r, "steps", 2, MaxReportSteps)
+	if !ok {
+		return
 	}
 	id := strconv.FormatInt(a.reportSeq.Add(1), 10)
 	a.mu.Lock()
@@ -88,14 +83,9 @@ func (a *API) cancelReport(w http.ResponseWriter, r *http.Request) {
 // countUp streams the numbers from 1 to ?to=N (default 5) as server-sent
 // events, one every countEvery, then at once a [DONE] event.
 func (a *API) countUp(w http.ResponseWriter, r *http.Request) {
-	to := 5
-	if s := r.URL.Query().Get("to"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxCount {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("to must be an integer from 1 to %d", MaxCount))
-			return
-		}
-		to = n
+	to, ok := queryInt(w, r, "to", 5, MaxCount)
+	if !ok {
+		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

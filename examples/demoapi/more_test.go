@@ -9,7 +9,7 @@ import (
 
 func TestAvatar(t *testing.T) {
 	_, srv := newServer(t)
-	resp, body := getFile(t, srv, "/users/2/avatar")
+	resp, body := send(t, srv, call{path: "/users/2/avatar"})
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" ||
 		resp.Header.Get("Content-Disposition") != `inline; filename=user-2.png` {
 		t.Fatalf("%d %v", resp.StatusCode, resp.Header)

@@ -259,8 +259,9 @@ test('a call started over MCP is a task its caller reads over A2A, and no other 
   assert.equal(theirs.error?.code, -32001, `another caller read the task: ${JSON.stringify(theirs)}`);
 });
 
-// todo until the endpoint binds a session to its caller (see the lead's
-// list of MCP endpoint bugs): the test runs and reports, without failing the suite.
+// A todo until the endpoint binds a session to the caller that opened it
+// (MCP 2025-11-25, security best practices, "Session Hijacking"): the test
+// runs and reports, without failing the suite.
 test("another caller cannot use a caller's MCP session", {
   skip: noAuth,
   todo: 'the MCP endpoint does not bind a 2025-11-25 session to the caller that opened it yet',
