@@ -64,6 +64,10 @@ type mcpBinding struct {
 	// opening counts the new sessions being opened, so that concurrent
 	// ones cannot pass the cap together.
 	opening atomic.Int64
+	// owners are the owners (authn.Identity.Owner) of the sessions, by
+	// session id: a session serves only the caller that opened it.
+	ownersMu sync.Mutex
+	owners   map[string]string
 	origins *http.CrossOriginProtection
 	tools   mcpTools
 	// requests are the requests being served, by their mcpCallHeader
@@ -92,7 +96,8 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 	case mc.MaxSessions < 0:
 		return nil, fmt.Errorf("server: MCP max sessions %d is negative", mc.MaxSessions)
 	}
-	b := &mcpBinding{h: h, path: mc.Path, maxSessions: mc.MaxSessions, origins: http.NewCrossOriginProtection()}
+	b := &mcpBinding{h: h, path: mc.Path, maxSessions: mc.MaxSessions, origins: http.NewCrossOriginProtection(),
+		owners: make(map[string]string)}
 	if b.path == "" {
 		b.path = DefaultMCPPath
 	}
@@ -169,33 +174,98 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	defer b.requests.Delete(key)
 
 	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), h: h}
+	session := r.Header.Get(mcpSessionHeader)
 	switch {
 	case r.Header.Get("Mcp-Protocol-Version") >= mcpStatelessVersion:
 		b.stateless.ServeHTTP(w, r)
-	case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "":
-		b.openSession(w, r)
+	case r.Method == http.MethodPost && session == "":
+		b.openSession(w, r, caller.Owner())
+	case !b.sessionOf(session, caller.Owner()):
+		http.Error(w, "MCP endpoint: the session belongs to another caller", http.StatusForbidden)
 	default:
 		b.stateful.ServeHTTP(w, r)
 	}
 	return true
 }
 
+const mcpSessionHeader = "Mcp-Session-Id"
+
+// sessionOf reports whether owner may use the session id: the one that
+// opened it, or anyone for an id the binding does not know (the SDK
+// answers that it has no such session).
+func (b *mcpBinding) sessionOf(id, owner string) bool {
+	b.ownersMu.Lock()
+	opener, known := b.owners[id]
+	b.ownersMu.Unlock()
+	return !known || opener == owner
+}
+
 // openSession serves a request that opens a stateful session (an
-// initialize), when the cap allows one more.
-func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request) {
+// initialize), when the cap allows one more, and notes the session's
+// owner before its id reaches the client.
+func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, owner string) {
 	defer b.opening.Add(-1)
-	open := b.opening.Add(1) - 1 // the others being opened
-	for range b.statefulServer.Sessions() {
-		if open++; open >= int64(b.maxSessions) {
-			w.Header().Set("Retry-After", "60")
-			http.Error(w, fmt.Sprintf("MCP endpoint: %d sessions are open, the most this server keeps; "+
-				"retry later, or use protocol %s, which needs none", b.maxSessions, mcpStatelessVersion),
-				http.StatusServiceUnavailable)
-			return
+	if !b.roomForSession(b.opening.Add(1) - 1) {
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, fmt.Sprintf("MCP endpoint: %d sessions are open, the most this server keeps; "+
+			"retry later, or use protocol %s, which needs none", b.maxSessions, mcpStatelessVersion),
+			http.StatusServiceUnavailable)
+		return
+	}
+	b.stateful.ServeHTTP(&sessionWriter{ResponseWriter: w, b: b, owner: owner}, r)
+}
+
+// roomForSession reports whether one more session may open, beside the
+// open ones and those opening (others of them), and forgets the owners
+// of the sessions closed since. A session is open before its owner is
+// noted, so the owners are held while the open ones are read: none is
+// forgotten as it opens.
+func (b *mcpBinding) roomForSession(opening int64) bool {
+	b.ownersMu.Lock()
+	defer b.ownersMu.Unlock()
+	open := make(map[string]bool, len(b.owners))
+	for s := range b.statefulServer.Sessions() {
+		open[s.ID()] = true
+	}
+	if int64(len(open))+opening >= int64(b.maxSessions) {
+		return false
+	}
+	for id := range b.owners {
+		if !open[id] {
+			delete(b.owners, id)
 		}
 	}
-	b.stateful.ServeHTTP(w, r)
+	return true
 }
+
+// sessionWriter notes the owner of the session an answer opens, as its
+// header is written.
+type sessionWriter struct {
+	http.ResponseWriter
+	b       *mcpBinding
+	owner   string
+	written bool
+}
+
+func (s *sessionWriter) note() {
+	if s.written {
+		return
+	}
+	s.written = true
+	if id := s.Header().Get(mcpSessionHeader); id != "" {
+		s.b.ownersMu.Lock()
+		s.b.owners[id] = s.owner
+		s.b.ownersMu.Unlock()
+	}
+}
+
+func (s *sessionWriter) WriteHeader(status int) { s.note(); s.ResponseWriter.WriteHeader(status) }
+
+func (s *sessionWriter) Write(p []byte) (int, error) { s.note(); return s.ResponseWriter.Write(p) }
+
+func (s *sessionWriter) Flush() { s.note(); http.NewResponseController(s.ResponseWriter).Flush() }
+
+func (s *sessionWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // request is the HTTP request of a call, from its headers; nil when the
 // binding does not serve it (any more).

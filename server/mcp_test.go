@@ -247,6 +247,25 @@ func TestMCPAuth(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a session is its opener's", func(t *testing.T) {
+		alice := connectMCP(t, a.agent, mcpStateful, aliceKey, nil)
+		for key, want := range map[string]int{aliceKey: http.StatusOK, bobKey: http.StatusForbidden} {
+			req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", mcpStateful)
+			req.Header.Set("Mcp-Session-Id", alice.ID())
+			req.Header.Set("X-API-Key", key)
+			resp, err := a.http.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("alice's session with the key of %s: HTTP %d, want %d", key[:3], resp.StatusCode, want)
+			}
+		}
+	})
 }
 
 func TestMCPMissingArguments(t *testing.T) {
@@ -290,13 +309,15 @@ func TestMCPMissingArguments(t *testing.T) {
 			}
 		})
 	}
-	t.Run("no elicitation capability", func(t *testing.T) {
-		cs := connectMCP(t, a, mcpStateful, "", nil)
-		res := callTool(t, cs, "weather", nil)
-		if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "city") {
-			t.Errorf("result = %+v, texts %q", res, got)
-		}
-	})
+	for _, version := range mcpVersions {
+		t.Run("no elicitation capability at "+version, func(t *testing.T) {
+			cs := connectMCP(t, a, version, "", nil)
+			res := callTool(t, cs, "weather", nil)
+			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "city") {
+				t.Errorf("result = %+v, texts %q", res, got)
+			}
+		})
+	}
 }
 
 func TestMCPRequestState(t *testing.T) {
