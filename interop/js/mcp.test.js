@@ -259,13 +259,9 @@ test('a call started over MCP is a task its caller reads over A2A, and no other 
   assert.equal(theirs.error?.code, -32001, `another caller read the task: ${JSON.stringify(theirs)}`);
 });
 
-// A todo until the endpoint binds a session to the caller that opened it
-// (MCP 2025-11-25, security best practices, "Session Hijacking"): the test
-// runs and reports, without failing the suite.
-test("another caller cannot use a caller's MCP session", {
-  skip: noAuth,
-  todo: 'the MCP endpoint does not bind a 2025-11-25 session to the caller that opened it yet',
-}, async (t) => {
+// A session serves only the caller that opened it (MCP 2025-11-25, security
+// best practices, "Session Hijacking").
+test("another caller cannot use a caller's MCP session", { skip: noAuth }, async (t) => {
   const { transport } = await connect(t, { url: auth.mcpURL, headers: { 'X-API-Key': auth.apiKey } });
   const session = transport.sessionId;
   assert.ok(session, 'the endpoint gave the 2025-11-25 client no session');
