@@ -407,7 +407,7 @@ func (l *wireLog) dump(t *testing.T) {
 	for i, ex := range l.exchanges {
 		var b strings.Builder
 		fmt.Fprintf(&b, "exchange %d: %s %s\n", i+1, ex.method, ex.url)
-		for _, h := range []string{"A2A-Version", "Content-Type", "Accept"} {
+		for _, h := range []string{"A2A-Version", "Mcp-Protocol-Version", "Mcp-Session-Id", "Content-Type", "Accept"} {
 			if v := ex.reqHeader.Get(h); v != "" {
 				fmt.Fprintf(&b, "  > %s: %s\n", h, v)
 			}

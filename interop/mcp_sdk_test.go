@@ -6,6 +6,9 @@ package interop_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,16 +16,23 @@ import (
 )
 
 func TestMCPGoSDK(t *testing.T) {
-	for _, version := range []string{"" /* the SDK's latest, 2026-07-28 */, "2025-11-25"} {
-		name := version
-		if name == "" {
-			name = "latest"
-		}
-		t.Run(name, func(t *testing.T) {
+	tests := []struct {
+		name, version string // version: what the client asks for, "" for the SDK's latest
+		wire          string // the Mcp-Protocol-Version its requests carry
+		session       bool   // whether it gets a session
+	}{
+		{"latest", "", "2026-07-28", false},
+		{"2025-11-25", "2025-11-25", "2025-11-25", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			ctx := ctxTimeout(t, 30*time.Second)
 			client := mcp.NewClient(&mcp.Implementation{Name: "caddy-a2a-interop", Version: "1.0.0"}, nil)
-			transport := &mcp.StreamableClientTransport{Endpoint: agent.BaseURL + "/mcp", HTTPClient: recordedHTTPClient(t)}
-			session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			httpClient := recordedHTTPClient(t)
+			tap := &mcpHeaderTap{base: httpClient.Transport}
+			httpClient.Transport = tap
+			transport := &mcp.StreamableClientTransport{Endpoint: agent.BaseURL + "/mcp", HTTPClient: httpClient}
+			session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: tt.version})
 			if err != nil {
 				t.Fatalf("connecting to %s/mcp: %v", agent.BaseURL, err)
 			}
@@ -66,9 +76,41 @@ func TestMCPGoSDK(t *testing.T) {
 			if err := json.Unmarshal([]byte(jsonString(res.StructuredContent)), &report); err != nil || report.City != "Tokyo" || report.Conditions != "cloudy" {
 				t.Errorf("structuredContent %s, want Tokyo's weather (%v)", jsonString(res.StructuredContent), err)
 			}
-			if session.InitializeResult() != nil && version != "" && session.InitializeResult().ProtocolVersion != version {
-				t.Errorf("negotiated %q, want %q", session.InitializeResult().ProtocolVersion, version)
+			versions, sessions := tap.seen()
+			if len(versions) != 1 || versions[0] != tt.wire {
+				t.Errorf("the requests after the first carried Mcp-Protocol-Version %q, want only %q", versions, tt.wire)
+			}
+			if sessions != tt.session {
+				t.Errorf("requests in a session (Mcp-Session-Id): %t, want %t", sessions, tt.session)
 			}
 		})
 	}
+}
+
+// mcpHeaderTap records the protocol versions the requests after the first
+// carry, and whether any carries a session id.
+type mcpHeaderTap struct {
+	base     http.RoundTripper
+	mu       sync.Mutex
+	requests int
+	versions []string
+	session  bool
+}
+
+func (m *mcpHeaderTap) RoundTrip(req *http.Request) (*http.Response, error) {
+	m.mu.Lock()
+	if m.requests++; m.requests > 1 { // the first may be an initialize, which carries none
+		if v := req.Header.Get("Mcp-Protocol-Version"); !slices.Contains(m.versions, v) {
+			m.versions = append(m.versions, v)
+		}
+	}
+	m.session = m.session || req.Header.Get("Mcp-Session-Id") != ""
+	m.mu.Unlock()
+	return m.base.RoundTrip(req)
+}
+
+func (m *mcpHeaderTap) seen() (versions []string, session bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.versions), m.session
 }
