@@ -2,12 +2,15 @@ package interop_test
 
 // The official MCP Go SDK's client (github.com/modelcontextprotocol/go-sdk)
 // against the interop agent's MCP endpoint, at the stateless 2026-07-28
-// protocol and at 2025-11-25 with its initialize handshake and session.
+// protocol and at 2025-11-25 with its initialize handshake and session:
+// list, call, and a call whose missing argument the agent asks for.
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,7 +30,13 @@ func TestMCPGoSDK(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := ctxTimeout(t, 30*time.Second)
-			client := mcp.NewClient(&mcp.Implementation{Name: "caddy-a2a-interop", Version: "1.0.0"}, nil)
+			var asked []*mcp.ElicitParams // the missing arguments the agent asks for
+			client := mcp.NewClient(&mcp.Implementation{Name: "caddy-a2a-interop", Version: "1.0.0"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = append(asked, req.Params)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"city": "London"}}, nil
+				},
+			})
 			httpClient := recordedHTTPClient(t)
 			tap := &mcpHeaderTap{base: httpClient.Transport}
 			httpClient.Transport = tap
@@ -76,6 +85,20 @@ func TestMCPGoSDK(t *testing.T) {
 			if err := json.Unmarshal([]byte(jsonString(res.StructuredContent)), &report); err != nil || report.City != "Tokyo" || report.Conditions != "cloudy" {
 				t.Errorf("structuredContent %s, want Tokyo's weather (%v)", jsonString(res.StructuredContent), err)
 			}
+			// Without its argument, the call asks for it: an elicitation/create
+			// at 2025-11-25, an input request the client answers by calling
+			// again at 2026-07-28; the SDK's client does either.
+			res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatalf("tools/call weather without a city: %v", err)
+			}
+			if len(asked) != 1 || !strings.Contains(jsonString(asked[0].RequestedSchema), `"city"`) {
+				t.Errorf("asked %s, want one question for the city", jsonString(asked))
+			}
+			if res.IsError || !strings.Contains(jsonString(res.StructuredContent), `"London"`) {
+				t.Errorf("tools/call weather answered with London: %s %s", jsonString(res.StructuredContent), jsonString(res.Content))
+			}
+
 			versions, sessions := tap.seen()
 			if len(versions) != 1 || versions[0] != tt.wire {
 				t.Errorf("the requests after the first carried Mcp-Protocol-Version %q, want only %q", versions, tt.wire)
