@@ -6,6 +6,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
@@ -48,6 +49,18 @@ func (c *MCPConfig) serverConfig() *server.MCPConfig {
 		return nil
 	}
 	return &server.MCPConfig{Path: c.Path, SessionTimeout: time.Duration(c.SessionTimeout), MaxSessions: c.MaxSessions}
+}
+
+// closeMCPOnShutdown closes the MCP sessions as the server shuts down,
+// for a reload too: Caddy waits for the requests under way, and a
+// session's stream would hold it until the session's idle timeout.
+func (h *Handler) closeMCPOnShutdown(ctx caddy.Context) {
+	if h.MCP == nil {
+		return
+	}
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
+		srv.RegisterOnShutdown(h.srv.CloseSessions)
+	}
 }
 
 // parseMCP reads mcp [<path>] [{ session_timeout <duration>; max_sessions <count> }].

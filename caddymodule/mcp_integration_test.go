@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ func (k apiKeyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestIntegrationMCP(t *testing.T) {
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	tester := loadSecured(t, fmt.Sprintf(":%d", port), "", fmt.Sprintf(`
+	a2aBlock := fmt.Sprintf(`
 		skills "%s"
 		upstream %s
 		url %s/
@@ -47,7 +48,8 @@ func TestIntegrationMCP(t *testing.T) {
 		}
 		mcp /tools {
 			max_sessions 10
-		}`, writeSkills(t, securedSkills), headerEcho(t), base, aliceKey, bobKey))
+		}`, writeSkills(t, securedSkills), headerEcho(t), base, aliceKey, bobKey)
+	tester := loadSecured(t, fmt.Sprintf(":%d", port), "", a2aBlock)
 
 	t.Run("unauthenticated", func(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, base+"/tools", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -95,6 +97,46 @@ func TestIntegrationMCP(t *testing.T) {
 				t.Errorf("whoami: %+v", res)
 			}
 		})
+	}
+}
+
+// A reload closes the sessions of the config it replaces, whose streams
+// Caddy's shutdown of the old server would otherwise wait for, up to the
+// sessions' idle timeout.
+func TestIntegrationMCPReload(t *testing.T) {
+	port := freePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	a2aBlock := fmt.Sprintf(`
+		skills "%s"
+		upstream %s
+		url %s/
+		name "Reloaded"
+		description "d"
+		mcp`, writeSkills(t, "upstream: {url: http://127.0.0.1:1}\nskills:\n  - {id: echo, description: d, request: {path: /e}}\n"),
+		headerEcho(t), base)
+	loadSecured(t, fmt.Sprintf(":%d", port), "", a2aBlock)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: HTTP %d", resp.StatusCode)
+	}
+	loadSecured(t, fmt.Sprintf(":%d", port), "", a2aBlock+" /mcp2")
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Errorf("the stream ended with %v", err)
 	}
 }
 

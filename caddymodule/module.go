@@ -473,6 +473,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		return err
 	}
 	h.drainOnExit(ctx)
+	h.closeMCPOnShutdown(ctx)
 	agents.add(h)
 	return nil
 }

@@ -1,8 +1,9 @@
 // Package server is the A2A endpoint as a plain http.Handler: the three
 // bindings of A2A (JSON-RPC and HTTP+JSON with SSE streaming, and gRPC),
 // one dispatch of their methods on the internal model (invoke), and
-// blocking, non-blocking and streamed answers. It wires a2a, tasks,
-// mapping and cardgen together and knows nothing of Caddy.
+// blocking, non-blocking and streamed answers; beside them, the skills as
+// the tools of an MCP server (mcp.go). It wires a2a, tasks, mapping and
+// cardgen together and knows nothing of Caddy.
 //
 // The gRPC binding, when enabled, is served on the same handler by grpc-go's
 // Server.ServeHTTP rather than connect-go: grpc-go is already in Caddy's

@@ -68,8 +68,8 @@ type mcpBinding struct {
 	// session id: a session serves only the caller that opened it.
 	ownersMu sync.Mutex
 	owners   map[string]string
-	origins *http.CrossOriginProtection
-	tools   mcpTools
+	origins  *http.CrossOriginProtection
+	tools    mcpTools
 	// requests are the requests being served, by their mcpCallHeader
 	// value; lastRequest numbers them.
 	requests    sync.Map
@@ -266,6 +266,20 @@ func (s *sessionWriter) Write(p []byte) (int, error) { s.note(); return s.Respon
 func (s *sessionWriter) Flush() { s.note(); http.NewResponseController(s.ResponseWriter).Flush() }
 
 func (s *sessionWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// CloseSessions closes the MCP endpoint's sessions, ending the streams
+// they hold open (a client's standalone GET stream), so that a server
+// that shuts down, for a reload too, does not wait for their idle
+// timeout. Their clients open new sessions.
+func (h *Handler) CloseSessions() {
+	for _, b := range h.bindings {
+		if m, ok := b.(*mcpBinding); ok {
+			for s := range m.statefulServer.Sessions() {
+				_ = s.Close()
+			}
+		}
+	}
+}
 
 // request is the HTTP request of a call, from its headers; nil when the
 // binding does not serve it (any more).

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -529,4 +530,38 @@ func TestMCPObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs.expect(t, "start MCP tools/list 1.0", "end tools/list 1.0 0 span=tools/list")
+}
+
+// Closing the sessions ends the streams they hold open, which a server's
+// graceful shutdown would otherwise wait for.
+func TestMCPCloseSessions(t *testing.T) {
+	a := newAgent(t, withMCP)
+	// The client's own standalone stream is off, so that the test opens
+	// it and sees it end.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, a.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", mcpStateful)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := a.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: HTTP %d", resp.StatusCode)
+	}
+	a.handler.(*server.Handler).CloseSessions()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Errorf("the stream ended with %v", err)
+	}
+	if _, err := cs.ListTools(t.Context(), nil); err == nil {
+		t.Error("a closed session still answers")
+	}
 }
