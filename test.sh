@@ -2,12 +2,12 @@
 # Runs every test of caddy-a2a on a fresh machine: formatting and vet, the
 # unit and integration tests with the race detector (a real Caddy in front
 # of a real upstream on loopback), the interop suites against the official
-# Go and JavaScript A2A SDKs, a short run of every fuzz target, a smoke run
-# of every benchmark and of the benchmark harness (bench/), the container
-# image built without a container runtime (image/), the Kubernetes
-# example's manifests and overlay, and its sidecar run from that image
-# through a drain (examples/kubernetes), and the xcaddy build that
-# xcaddy.Dockerfile performs.
+# Go and JavaScript A2A and MCP SDKs and the MCP conformance suite, a short
+# run of every fuzz target, a smoke run of every benchmark and of the
+# benchmark harness (bench/), the container image built without a container
+# runtime (image/), the Kubernetes example's manifests and overlay, and its
+# sidecar run from that image through a drain (examples/kubernetes), and the
+# xcaddy build that xcaddy.Dockerfile performs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -70,6 +70,7 @@ modules() {
 	(cd image && go mod download)
 	(cd examples/kubernetes && go mod download)
 	(cd interop/js && npm ci --no-audit --no-fund --loglevel=error)
+	(cd interop/mcpconformance && npm ci --no-audit --no-fund --loglevel=error)
 }
 
 format_and_vet() {
@@ -159,7 +160,7 @@ demo_smoke() {
 stage "modules" modules
 stage "gofmt and vet" format_and_vet
 stage "tests (race detector; a real Caddy, upstreams and Redis on loopback)" go test -race -count=1 ./...
-stage "interop (official Go and JavaScript SDK clients)" bash -c 'cd interop && go test -race -count=1 ./...'
+stage "interop (official Go and JavaScript A2A and MCP SDK clients, the MCP conformance suite)" bash -c 'cd interop && go test -race -count=1 ./...'
 stage "image and Kubernetes example (the image built without Docker; manifests and overlay; its binary on loopback through a SIGTERM drain)" \
 	bash -c 'cd image && go test -race -count=1 ./... && cd ../examples/kubernetes && go test -count=1 ./...'
 stage "fuzzing (smoke: a few seconds per target; docs/development.md says how to run them longer)" fuzz_smoke

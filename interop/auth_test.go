@@ -31,15 +31,24 @@ import (
 )
 
 const (
-	authIssuer   = "https://issuer.interop.test"
 	authAudience = "interop-agent"
 	authAPIKey   = "interop-api-key-0123456789"
+	// authOtherAPIKey is a second caller's key, for isolation between callers.
+	authOtherAPIKey = "interop-api-key-other-98765"
+	// The client the authorization server knows, for the client
+	// credentials grant.
+	authClientID     = "interop-mcp-client"
+	authClientSecret = "interop-mcp-client-secret"
 )
 
-// tokenIssuer is an identity provider on loopback: it serves the public
-// half of its RSA key as a JWK Set and mints RS256 tokens.
+// tokenIssuer is an OAuth 2.0 authorization server on loopback: its issuer
+// identifier is its URL, where it serves its metadata (RFC 8414), the public
+// half of its RSA key as a JWK Set, and a token endpoint that grants RS256
+// JWTs to one client by client credentials (for the audience of the
+// resource it names, RFC 8707). Tests also mint tokens directly.
 type tokenIssuer struct {
 	key     *rsa.PrivateKey
+	issuer  string
 	jwksURL string
 }
 
@@ -57,34 +66,98 @@ func newTokenIssuer(t *testing.T) *tokenIssuer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ti := &tokenIssuer{key: key}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(jwks)
-	}))
+	})
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		// RFC 8414 requires an authorization endpoint; no test goes there.
+		writeJSONAnswer(w, http.StatusOK, map[string]any{
+			"issuer": ti.issuer, "authorization_endpoint": ti.issuer + "/authorize", "token_endpoint": ti.issuer + "/token",
+			"jwks_uri":                              ti.jwksURL,
+			"grant_types_supported":                 []string{"client_credentials"},
+			"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
+			"response_types_supported":              []string{"code"},
+		})
+	})
+	mux.HandleFunc("POST /token", ti.grant)
+	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &tokenIssuer{key: key, jwksURL: srv.URL}
+	ti.issuer, ti.jwksURL = srv.URL, srv.URL+"/jwks"
+	return ti
 }
 
-// token mints an RS256 JWT for sub (RFC 7515 compact serialization).
+// grant is the token endpoint: the client credentials grant for the one
+// client, a token whose audience is the resource asked for, else
+// authAudience.
+func (ti *tokenIssuer) grant(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeJSONAnswer(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	if id != authClientID || secret != authClientSecret {
+		writeJSONAnswer(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
+	if r.PostForm.Get("grant_type") != "client_credentials" {
+		writeJSONAnswer(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
+		return
+	}
+	aud := r.PostForm.Get("resource")
+	if aud == "" {
+		aud = authAudience
+	}
+	token, err := ti.sign(id, aud)
+	if err != nil {
+		writeJSONAnswer(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSONAnswer(w, http.StatusOK, map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": 3600})
+}
+
+func writeJSONAnswer(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// token mints an RS256 JWT for sub, for authAudience.
 func (ti *tokenIssuer) token(t *testing.T, sub string) string {
 	t.Helper()
+	token, err := ti.sign(sub, authAudience)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// sign makes an RS256 JWT for sub and aud (RFC 7515 compact serialization).
+func (ti *tokenIssuer) sign(sub, aud string) (string, error) {
 	b64 := base64.RawURLEncoding.EncodeToString
 	header, _ := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "kid": "interop-1"})
 	now := time.Now()
-	claims, _ := json.Marshal(map[string]any{"iss": authIssuer, "aud": authAudience, "sub": sub,
+	claims, _ := json.Marshal(map[string]any{"iss": ti.issuer, "aud": aud, "sub": sub,
 		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix()})
 	input := b64(header) + "." + b64(claims)
 	digest := sha256.Sum256([]byte(input))
 	sig, err := rsa.SignPKCS1v15(rand.Reader, ti.key, crypto.SHA256, digest[:])
 	if err != nil {
-		t.Fatal(err)
+		return "", fmt.Errorf("signing a token: %w", err)
 	}
-	return input + "." + b64(sig)
+	return input + "." + b64(sig), nil
 }
 
 // startAuthAgent starts a second Caddy, from the binary the suite built,
-// whose a2a handler requires a bearer token or an API key and serves an
-// extended card. It is stopped when the test ends.
+// whose a2a handler requires a bearer token of issuer's (for authAudience,
+// or for the MCP endpoint at /mcp when directives turn it on) or one of two
+// API keys, and serves an extended card. It is stopped when the test ends.
 func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (baseURL string) {
 	t.Helper()
 	if agent.Dir == "" {
@@ -95,14 +168,7 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (ba
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	sitePort, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminPort, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sitePort, adminPort := caddyPorts(t)
 	baseURL = "http://127.0.0.1:" + strconv.Itoa(sitePort)
 	cfg := fmt.Sprintf(`{
 	admin 127.0.0.1:%d
@@ -121,11 +187,12 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (ba
 		security {
 			bearer jwt {
 				issuer %s
-				audience %s
+				audience %s %s/mcp
 				jwks_url %s
 			}
 			api_key key header X-API-Key {
 				key {env.INTEROP_AUTH_API_KEY} interop-key-client
+				key {env.INTEROP_AUTH_OTHER_API_KEY} interop-key-other
 			}
 		}
 		extended_card {
@@ -135,7 +202,7 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (ba
 	}
 }
 `, adminPort, baseURL, filepath.Join(root, "examples", "skills.yaml"), agent.DemoURL, baseURL,
-		authIssuer, authAudience, issuer.jwksURL, strings.Join(directives, "\n\t\t"))
+		issuer.issuer, authAudience, baseURL, issuer.jwksURL, strings.Join(directives, "\n\t\t"))
 	cfgPath := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -143,6 +210,7 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (ba
 	env := append(os.Environ(),
 		"DEMO_API_KEY="+demoAPIKey,
 		"INTEROP_AUTH_API_KEY="+authAPIKey,
+		"INTEROP_AUTH_OTHER_API_KEY="+authOtherAPIKey,
 		"HOME="+dir,
 		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
 		"XDG_DATA_HOME="+filepath.Join(dir, "data"),

@@ -160,6 +160,7 @@ func startAgent() (*agentEnv, func(clean bool), error) {
 		heartbeat 1s
 		rest /rest
 		grpc
+		mcp
 	}
 }
 `, adminPort, env.BaseURL, filepath.Join(root, "examples", "skills.yaml"), env.DemoURL, env.URL, agentName)
@@ -188,6 +189,20 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// caddyPorts asks for two free loopback ports: a Caddy site's and its
+// admin endpoint's.
+func caddyPorts(t *testing.T) (site, admin int) {
+	t.Helper()
+	site, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if admin, err = freePort(); err != nil {
+		t.Fatal(err)
+	}
+	return site, admin
 }
 
 type process struct {
@@ -392,7 +407,7 @@ func (l *wireLog) dump(t *testing.T) {
 	for i, ex := range l.exchanges {
 		var b strings.Builder
 		fmt.Fprintf(&b, "exchange %d: %s %s\n", i+1, ex.method, ex.url)
-		for _, h := range []string{"A2A-Version", "Content-Type", "Accept"} {
+		for _, h := range []string{"A2A-Version", "Mcp-Protocol-Version", "Mcp-Session-Id", "Content-Type", "Accept"} {
 			if v := ex.reqHeader.Get(h); v != "" {
 				fmt.Fprintf(&b, "  > %s: %s\n", h, v)
 			}

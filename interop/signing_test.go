@@ -155,14 +155,7 @@ func startSignedCaddyWith(t *testing.T, signing, more string) *signedCaddy {
 	t.Helper()
 	bin := caddyBinary(t)
 	dir := t.TempDir()
-	sitePort, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminPort, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sitePort, adminPort := caddyPorts(t)
 	c := &signedCaddy{
 		bin:     bin,
 		dir:     dir,
@@ -923,27 +916,7 @@ func TestSignedCardAlgorithms(t *testing.T) {
 // is not installed, as TestJavaScriptSDK does.
 func runSigningJS(t *testing.T, env ...string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: skipping @a2a-js/sdk's verifyAgentCardSignature (install Node.js 20+ and run `npm ci` in interop/js)")
-	}
-	dir, err := filepath.Abs("js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		t.Fatalf("@a2a-js/sdk is not installed in %s: run `npm ci` there first (%v)", dir, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "signing.test.js")
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node --test signing.test.js with %s: %v\n%s", strings.Join(env, " "), err, out)
-	}
-	t.Logf("node --test signing.test.js:\n%s", out)
+	t.Logf("node --test signing.test.js:\n%s", runNodeTests(t, "js", "@a2a-js/sdk", "signing.test.js", time.Minute, env...))
 }
 
 // TestSigningKeyRotation rotates from an ES256 key (A) to an Ed25519 key (B)

@@ -3,9 +3,10 @@
 // search, feedback (a form), documents (a multipart upload), a flaky
 // endpoint that fails once, a slow endpoint that records cancellations,
 // reports made by jobs to poll, a count streamed as server-sent events, a
+// few small files (an image, a sound, a text and a JSON document), a
 // failing endpoint and an echo endpoint. Every answer is JSON except the
-// avatars (PNG) and the count (SSE). Every endpoint except /echo and
-// /stats requires the X-Api-Key header.
+// avatars (PNG), the count (SSE) and the files. Every endpoint except /echo
+// and /stats requires the X-Api-Key header.
 package demoapi
 
 import (
@@ -13,6 +14,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -58,8 +60,8 @@ type API struct {
 	stats Stats
 	// flaky counts the calls of GET /flaky/{key}, per key.
 	flaky map[string]int
-	// reports holds how far each report job is, in percent, by id.
-	reports map[string]int
+	// reports holds each report job, by id.
+	reports map[string]reportJob
 	// changed is closed and replaced whenever stats change, so WaitStats
 	// can wake without polling.
 	changed chan struct{}
@@ -72,7 +74,7 @@ func New(opts Options) *API {
 		key = DefaultAPIKey
 	}
 	a := &API{mux: http.NewServeMux(), key: []byte(key), changed: make(chan struct{}), flaky: map[string]int{},
-		reports: map[string]int{}}
+		reports: map[string]reportJob{}}
 
 	a.route("GET", "/weather/{city}", a.requireKey(a.weather))
 	a.route("GET", "/users/{id}", a.requireKey(a.user))
@@ -93,6 +95,7 @@ func New(opts Options) *API {
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
 	})
 	a.route("GET", "/count", a.requireKey(a.countUp))
+	a.route("GET", "/files/{name}", a.requireKey(a.fileHandler))
 	// /echo answers every method, so that callers can see the body they sent.
 	a.mux.HandleFunc("/echo", a.echo)
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
@@ -286,20 +289,14 @@ type searchResponse struct {
 
 // search matches q case-insensitively against the titles of a fixed corpus.
 func (a *API) search(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	query := strings.TrimSpace(q.Get("q"))
+	query := strings.TrimSpace(r.URL.Query().Get("q"))
 	if query == "" {
 		writeError(w, http.StatusBadRequest, "missing query parameter q")
 		return
 	}
-	limit := 5
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 50 {
-			writeError(w, http.StatusBadRequest, "limit must be an integer between 1 and 50")
-			return
-		}
-		limit = n
+	limit, ok := queryInt(w, r, "limit", 5, 50)
+	if !ok {
+		return
 	}
 	needle := strings.ToLower(query)
 	results := []searchResult{}
@@ -367,6 +364,21 @@ func (a *API) echo(w http.ResponseWriter, r *http.Request) {
 		Headers: r.Header,
 		Body:    string(body),
 	})
+}
+
+// queryInt reads the query parameter name, an integer from 1 to max, def
+// when absent; a bad value is answered 400, and ok is false.
+func queryInt(w http.ResponseWriter, r *http.Request, name string, def, max int) (n int, ok bool) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > max {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s must be an integer from 1 to %d", name, max))
+		return 0, false
+	}
+	return n, true
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

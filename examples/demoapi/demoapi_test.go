@@ -32,6 +32,25 @@ type answer struct {
 
 func do(t *testing.T, srv *httptest.Server, c call) answer {
 	t.Helper()
+	resp, raw := send(t, srv, c)
+	a := answer{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	method := resp.Request.Method
+	if method == http.MethodHead {
+		return a
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s %s: Content-Type %q, want application/json", method, c.path, ct)
+	}
+	if err := json.Unmarshal(raw, &a.body); err != nil {
+		t.Fatalf("%s %s: body %q is not a JSON object: %v", method, c.path, raw, err)
+	}
+	return a
+}
+
+// send makes the call (a GET unless it says otherwise, with the API key
+// unless noKey) and answers the response and its body, whatever its type.
+func send(t *testing.T, srv *httptest.Server, c call) (*http.Response, []byte) {
+	t.Helper()
 	method := c.method
 	if method == "" {
 		method = http.MethodGet
@@ -53,19 +72,9 @@ func do(t *testing.T, srv *httptest.Server, c call) answer {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: reading the body: %v", method, c.path, err)
 	}
-	a := answer{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
-	if method == http.MethodHead {
-		return a
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("%s %s: Content-Type %q, want application/json", method, c.path, ct)
-	}
-	if err := json.Unmarshal(raw, &a.body); err != nil {
-		t.Fatalf("%s %s: body %q is not a JSON object: %v", method, c.path, raw, err)
-	}
-	return a
+	return resp, raw
 }
 
 func newServer(t *testing.T) (*demoapi.API, *httptest.Server) {
@@ -128,8 +137,8 @@ func TestEndpoints(t *testing.T) {
 		}}},
 		{"search no match", call{path: "/search?q=zebra"}, 200, obj{"query": "zebra", "results": []any{}}},
 		{"search missing q", call{path: "/search"}, 400, obj{"error": "missing query parameter q"}},
-		{"search bad limit", call{path: "/search?q=a&limit=0"}, 400, obj{"error": "limit must be an integer between 1 and 50"}},
-		{"search limit not a number", call{path: "/search?q=a&limit=x"}, 400, obj{"error": "limit must be an integer between 1 and 50"}},
+		{"search bad limit", call{path: "/search?q=a&limit=0"}, 400, obj{"error": "limit must be an integer from 1 to 50"}},
+		{"search limit not a number", call{path: "/search?q=a&limit=x"}, 400, obj{"error": "limit must be an integer from 1 to 50"}},
 
 		{"slow zero", call{path: "/slow?seconds=0"}, 200, obj{"waited": 0.0}},
 		{"slow fraction", call{path: "/slow?seconds=0.001"}, 200, obj{"waited": 0.001}},

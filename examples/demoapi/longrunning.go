@@ -15,21 +15,32 @@ import (
 const (
 	// maxReports bounds the jobs POST /reports keeps: past it, it forgets.
 	maxReports = 10000
+	// MaxReportSteps bounds POST /reports?steps=N.
+	MaxReportSteps = 100
 	// MaxCount bounds GET /count?to=N.
 	MaxCount = 100
 	// countEvery is the pause between two numbers of GET /count.
 	countEvery = 100 * time.Millisecond
 )
 
+// reportJob is how far a report job is, in percent, and how much each
+// poll moves it on.
+type reportJob struct{ percent, step int }
+
 // startReport starts a report job: 202 Accepted, its Location, and the
-// job's state. Each poll of the job moves it on by half.
-func (a *API) startReport(w http.ResponseWriter, _ *http.Request) {
+// job's state. Each poll of the job moves it on by half, or with ?steps=N
+// (1 to MaxReportSteps) by an N-th, so that it is done after N+1 polls.
+func (a *API) startReport(w http.ResponseWriter, r *http.Request) {
+	steps, ok := queryInt(w, r, "steps", 2, MaxReportSteps)
+	if !ok {
+		return
+	}
 	id := strconv.FormatInt(a.reportSeq.Add(1), 10)
 	a.mu.Lock()
 	if len(a.reports) >= maxReports {
 		clear(a.reports)
 	}
-	a.reports[id] = 0
+	a.reports[id] = reportJob{step: (100 + steps - 1) / steps}
 	a.mu.Unlock()
 	w.Header().Set("Location", "/reports/"+id)
 	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "percent": 0})
@@ -40,16 +51,16 @@ func (a *API) startReport(w http.ResponseWriter, _ *http.Request) {
 func (a *API) report(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	a.mu.Lock()
-	percent, ok := a.reports[id]
-	if ok && percent < 100 {
-		a.reports[id] = percent + 50
+	job, ok := a.reports[id]
+	if ok && job.percent < 100 {
+		a.reports[id] = reportJob{percent: min(job.percent+job.step, 100), step: job.step}
 	}
 	a.mu.Unlock()
 	switch {
 	case !ok:
 		writeError(w, http.StatusNotFound, "no such report")
-	case percent < 100:
-		writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "percent": percent})
+	case job.percent < 100:
+		writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "percent": job.percent})
 	default:
 		writeJSON(w, http.StatusOK, map[string]any{"id": id, "orders": a.orderSeq.Load(), "users": len(users)})
 	}
@@ -72,14 +83,9 @@ func (a *API) cancelReport(w http.ResponseWriter, r *http.Request) {
 // countUp streams the numbers from 1 to ?to=N (default 5) as server-sent
 // events, one every countEvery, then at once a [DONE] event.
 func (a *API) countUp(w http.ResponseWriter, r *http.Request) {
-	to := 5
-	if s := r.URL.Query().Get("to"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxCount {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("to must be an integer from 1 to %d", MaxCount))
-			return
-		}
-		to = n
+	to, ok := queryInt(w, r, "to", 5, MaxCount)
+	if !ok {
+		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

@@ -3,7 +3,10 @@ package demoapi_test
 import (
 	"io"
 	"net/http"
+	"slices"
 	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
 )
 
 // A report is a job: started with 202 and its Location, polled until it is
@@ -50,6 +53,47 @@ func TestCount(t *testing.T) {
 	for _, to := range []string{"0", "101", "x"} {
 		if got := do(t, srv, call{path: "/count?to=" + to}); got.status != http.StatusBadRequest {
 			t.Errorf("to=%s: %d, want 400", to, got.status)
+		}
+	}
+}
+
+// ?steps=N makes a job that answers N polls with 202, each further on,
+// before the report; a bad N is refused.
+func TestReportJobSteps(t *testing.T) {
+	_, srv := newServer(t)
+	tests := []struct {
+		steps    string
+		percents []int // of the polls answered 202, in order
+	}{
+		{"", []int{0, 50}},
+		{"1", []int{0}},
+		{"3", []int{0, 34, 68}},
+		{"4", []int{0, 25, 50, 75}},
+	}
+	for _, tt := range tests {
+		started := do(t, srv, call{method: "POST", path: "/reports?steps=" + tt.steps})
+		if started.status != http.StatusAccepted {
+			t.Fatalf("steps=%s: POST: %d %s", tt.steps, started.status, started.raw)
+		}
+		loc := started.header.Get("Location")
+		var percents []int
+		for range 2 * demoapi.MaxReportSteps {
+			got := do(t, srv, call{path: loc})
+			if got.status != http.StatusAccepted {
+				if got.status != http.StatusOK {
+					t.Errorf("steps=%s: poll: %d %s", tt.steps, got.status, got.raw)
+				}
+				break
+			}
+			percents = append(percents, int(got.body["percent"].(float64)))
+		}
+		if !slices.Equal(percents, tt.percents) {
+			t.Errorf("steps=%s: the polls said %v percent, want %v", tt.steps, percents, tt.percents)
+		}
+	}
+	for _, steps := range []string{"0", "101", "x"} {
+		if got := do(t, srv, call{method: "POST", path: "/reports?steps=" + steps}); got.status != http.StatusBadRequest {
+			t.Errorf("steps=%s: %d %s, want 400", steps, got.status, got.raw)
 		}
 	}
 }

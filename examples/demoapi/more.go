@@ -40,11 +40,7 @@ func (a *API) avatar(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "could not draw the avatar")
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "image/png")
-	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": "user-" + id + ".png"}))
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.Write(buf.Bytes())
+	writeFile(w, "user-"+id+".png", "image/png", buf.Bytes())
 }
 
 type feedbackEntry struct {

@@ -3,22 +3,13 @@ package demoapi_test
 import (
 	"bytes"
 	"image/png"
-	"io"
 	"mime/multipart"
-	"net/http"
 	"testing"
 )
 
 func TestAvatar(t *testing.T) {
 	_, srv := newServer(t)
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/users/2/avatar", nil)
-	req.Header.Set("X-Api-Key", key)
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := send(t, srv, call{path: "/users/2/avatar"})
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" ||
 		resp.Header.Get("Content-Disposition") != `inline; filename=user-2.png` {
 		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
