@@ -34,14 +34,6 @@ const auth = process.env.MCP_AUTH_URL
     }
   : null;
 const noAuth = auth ? false : 'MCP_AUTH_URL is not set: no agent that requires authentication';
-// The OAuth 2.0 Protected Resource Metadata (RFC 9728) comes with the
-// authorization work of issue 24 (branch i24-mcpauth); until the agent
-// serves it, the discovery flow has nothing to discover.
-const noMetadata =
-  noAuth ||
-  ((await fetch(new URL('/.well-known/oauth-protected-resource', auth.mcpURL))).status !== 200 &&
-    'the agent serves no /.well-known/oauth-protected-resource yet (issue 24, branch i24-mcpauth, not merged here)');
-
 /** A connected client; closed when the test ends. */
 async function connect(t, { url = mcpURL, capabilities = {}, headers, authProvider } = {}) {
   const client = new Client({ name: 'caddy-a2a-interop', version: '1.0.0' }, { capabilities });
@@ -213,7 +205,7 @@ async function getTask(id, apiKey) {
   return res.json();
 }
 
-test('without credentials, the agent answers 401 naming its protected resource metadata', { skip: noMetadata }, async () => {
+test('without credentials, the agent answers 401 naming its protected resource metadata', { skip: noAuth }, async () => {
   const res = await fetch(auth.mcpURL, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
@@ -231,7 +223,7 @@ test('without credentials, the agent answers 401 naming its protected resource m
   assert.deepEqual(metadata.authorization_servers, [auth.issuer]);
 });
 
-test('the SDK discovers the authorization server from the 401 and gets a token for the agent', { skip: noMetadata }, async (t) => {
+test('the SDK discovers the authorization server from the 401 and gets a token for the agent', { skip: noAuth }, async (t) => {
   // Without credentials the SDK's client fails with the 401 ...
   await assert.rejects(connect(t, { url: auth.mcpURL }), (err) => err.code === 401);
   // ... and with an OAuth client it follows resource_metadata to the
