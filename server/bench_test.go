@@ -73,31 +73,11 @@ func (w *discardWriter) FlushError() error                { return nil }
 // skill, create the task, build and send the upstream request (answered in
 // memory), map the answer to a completed task, encode it.
 func BenchmarkSendMessage(b *testing.B) {
-	skills, err := mapping.Parse("bench.yaml", []byte(benchSkills), mapping.Options{Transport: memoryUpstream{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	manager := tasks.NewManager(tasks.Options{MaxTasks: 1000})
-	defer manager.Close()
-	card, err := cardgen.Build(cardgen.Config{Name: "Bench", Description: "Bench", Version: "1", URL: "http://localhost/"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	doc, err := cardgen.NewDocument(card)
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, err := server.New(server.Config{Skills: skills, Tasks: manager, Card: doc})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, nil)
 	// The same handler with an observer that does nothing: what observing
 	// costs the handler itself (the observer's own work is caddymodule's
 	// BenchmarkObserver).
-	observed, err := server.New(server.Config{Skills: skills, Tasks: manager, Card: doc, Observer: nopObserver{}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	observed := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, nopObserver{})
 	for _, tc := range []struct {
 		name, version, body string
 		h                   *server.Handler
@@ -106,38 +86,64 @@ func BenchmarkSendMessage(b *testing.B) {
 		{"0.3", "", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-0000000000000000","role":"user","metadata":{"skill":"weather"},"parts":[{"kind":"data","data":{"city":"Paris"}}]}}}`, h},
 		{"1.0-observed", "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-0000000000000000","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}`, observed},
 	} {
-		h := tc.h
-		b.Run(tc.name, func(b *testing.B) {
-			req := httptest.NewRequest(http.MethodPost, "/", nil)
-			req.Header.Set("Content-Type", "application/json")
-			if tc.version != "" {
-				req.Header.Set("A2A-Version", tc.version)
-			}
-			body := []byte(tc.body)
-			// The benchmark must measure a run that completes.
-			rec := httptest.NewRecorder()
-			req.Body = io.NopCloser(bytes.NewReader(body))
-			h.ServeHTTP(rec, req)
-			if !strings.Contains(strings.ToLower(rec.Body.String()), "completed") || !strings.Contains(rec.Body.String(), "partly cloudy") {
-				b.Fatalf("the benchmarked request does not complete with the upstream's data: %s", rec.Body)
-			}
-			reader := bytes.NewReader(body)
-			w := &discardWriter{header: http.Header{}}
-			id := body[bytes.Index(body, []byte("m-0000000000000000"))+2:][:16]
-			b.ReportAllocs()
-			for b.Loop() {
-				// A new message each time: one sent again is answered
-				// from the store, without running the skill.
-				newMessageNumber(id)
-				reader.Reset(body)
-				req.Body = io.NopCloser(reader)
-				clear(w.header)
-				h.ServeHTTP(w, req)
-				if w.status != http.StatusOK {
-					b.Fatalf("status %d", w.status)
-				}
-			}
-		})
+		b.Run(tc.name, func(b *testing.B) { benchSend(b, tc.h, tc.version, tc.body) })
+	}
+}
+
+// memoryHandler serves the skills src (named name), the upstream answered
+// in memory by upstream, with obs as its observer.
+func memoryHandler(b testing.TB, name, src string, upstream http.RoundTripper, obs server.Observer) *server.Handler {
+	skills, err := mapping.Parse(name, []byte(src), mapping.Options{Transport: upstream})
+	if err != nil {
+		b.Fatal(err)
+	}
+	manager := tasks.NewManager(tasks.Options{MaxTasks: 1000})
+	b.Cleanup(manager.Close)
+	card, err := cardgen.Build(cardgen.Config{Name: "Bench", Description: "Bench", Version: "1", URL: "http://localhost/"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, err := cardgen.NewDocument(card)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := server.New(server.Config{Skills: skills, Tasks: manager, Card: doc, Observer: obs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h
+}
+
+// benchSend measures h answering the JSON-RPC request body (in version,
+// when set), whose message id is m-0000000000000000: a new one each time,
+// as one sent again is answered from the store without running the skill.
+func benchSend(b *testing.B, h http.Handler, version, request string) {
+	req := httptest.NewRequest(http.MethodPost, "/", nil)
+	req.Header.Set("Content-Type", "application/json")
+	if version != "" {
+		req.Header.Set("A2A-Version", version)
+	}
+	body := []byte(request)
+	// The benchmark must measure a run that completes.
+	rec := httptest.NewRecorder()
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	h.ServeHTTP(rec, req)
+	if !strings.Contains(strings.ToLower(rec.Body.String()), "completed") || !strings.Contains(rec.Body.String(), "partly cloudy") {
+		b.Fatalf("the benchmarked request does not complete with the upstream's data: %s", rec.Body)
+	}
+	reader := bytes.NewReader(body)
+	w := &discardWriter{header: http.Header{}}
+	id := body[bytes.Index(body, []byte("m-0000000000000000"))+2:][:16]
+	b.ReportAllocs()
+	for b.Loop() {
+		newMessageNumber(id)
+		reader.Reset(body)
+		req.Body = io.NopCloser(reader)
+		clear(w.header)
+		h.ServeHTTP(w, req)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d", w.status)
+		}
 	}
 }
 

@@ -486,10 +486,11 @@ func (g grpcHealth) Watch(in *healthpb.HealthCheckRequest, stream grpc.ServerStr
 	}
 }
 
-// warmRunners are goroutines that ran a method and wait for the next: a
-// new goroutine starts with a small stack, which a method's calls deepen
-// several times over, each time copying it (a tenth of a call's CPU in a
-// profile); a kept one has the stack a method needs. At most
+// warmRunners are goroutines that ran a method of the native listener, or
+// a skill an HTTP/2 call awaits, and wait for the next: a new goroutine
+// starts with a small stack, which a method's calls (an upstream call's
+// above all) deepen several times over, each time copying it (a tenth of
+// a call's CPU in a profile); a kept one has the stack a method needs. At most
 // maxWarmRunners wait: more calls at once run on new goroutines.
 var warmRunners = make(chan chan func(), maxWarmRunners)
 

@@ -6,34 +6,14 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
-	"github.com/caddy-a2a/caddy-a2a/cardgen"
-	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
-	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
 // BenchmarkNativeGRPC is one blocking SendMessage over the gRPC binding on
 // a listener of its own, its client in this process too, the upstream
 // answered in memory: grpc-go's transport both ways, and the module's work.
 func BenchmarkNativeGRPC(b *testing.B) {
-	skills, err := mapping.Parse("bench.yaml", []byte(benchSkills), mapping.Options{Transport: memoryUpstream{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	manager := tasks.NewManager(tasks.Options{MaxTasks: 1000})
-	defer manager.Close()
-	card, err := cardgen.Build(cardgen.Config{Name: "Bench", Description: "Bench", Version: "1", URL: "http://localhost/"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	doc, err := cardgen.NewDocument(card)
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, err := server.New(server.Config{Skills: skills, Tasks: manager, Card: doc})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, nil)
 	_, addr := nativeGRPC(b, h, server.GRPCServerOptions{}, server.GRPCAgent{})
 	c := a2apb.NewA2AServiceClient(dial(b, addr))
 	ctx := v10(b.Context())

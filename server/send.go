@@ -309,10 +309,12 @@ func (h *Handler) await(r *http.Request, e *execution) (*a2a.Task, error) {
 		err  error
 	}
 	done := make(chan ended, 1)
-	go func() {
+	// On a kept goroutine, whose stack the skill's upstream call has
+	// grown already (see runWarm).
+	runWarm(func() {
 		task, err := h.execute(e)
 		done <- ended{task, err}
-	}()
+	})
 	select {
 	case end := <-done:
 		return end.task, end.err

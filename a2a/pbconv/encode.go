@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -230,13 +229,13 @@ func structOf(m map[string]any) (*structpb.Struct, error) {
 	return v.GetStructValue(), nil
 }
 
-// value converts a decoded JSON value of the model. What structpb does not
-// know (json.RawMessage, already-encoded JSON, anywhere in it) goes through
-// JSON.
+// value converts a JSON value of the model: already-encoded JSON straight
+// to the Value's wire form (rawValue), a decoded one by structpb, or, if
+// structpb does not know a type in it (json.RawMessage, json.Number), as
+// the JSON it encodes to.
 func value(v any) (*structpb.Value, error) {
 	if raw, ok := v.(json.RawMessage); ok {
-		out := new(structpb.Value)
-		return out, protojson.Unmarshal(raw, out)
+		return rawValue(raw)
 	}
 	out, err := structpb.NewValue(v)
 	if err == nil {
@@ -246,6 +245,5 @@ func value(v any) (*structpb.Value, error) {
 	if jsonErr != nil {
 		return nil, fmt.Errorf("%w (%w)", err, jsonErr)
 	}
-	out = new(structpb.Value)
-	return out, protojson.Unmarshal(doc, out)
+	return rawValue(doc)
 }

@@ -31,6 +31,21 @@ func viaJSON(t *testing.T, out proto.Message, result any) proto.Message {
 	return out
 }
 
+// onWire is m as a client reads it: marshaled and unmarshaled, so that
+// data written straight in wire form (rawValue) compares by its fields.
+func onWire(t *testing.T, m proto.Message) proto.Message {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := m.ProtoReflect().Type().New().Interface()
+	if err := proto.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func sampleMessage(role a2a.Role) *a2a.Message {
 	return &a2a.Message{MessageID: "m1", ContextID: "c1", TaskID: "t1", Role: role,
 		Extensions: []string{"https://ext/v1"}, ReferenceTaskIDs: []string{"t0"},
@@ -73,7 +88,7 @@ func TestAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if want := viaJSON(t, new(a2apb.StreamResponse), ev); !proto.Equal(got, want) {
+		if want := viaJSON(t, new(a2apb.StreamResponse), ev); !proto.Equal(onWire(t, got), want) {
 			t.Errorf("%s event:\n got %v\nwant %v", name, got, want)
 		}
 		if ev.Task == nil && ev.Message == nil {
@@ -83,7 +98,7 @@ func TestAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if want := viaJSON(t, new(a2apb.SendMessageResponse), ev); !proto.Equal(sent, want) {
+		if want := viaJSON(t, new(a2apb.SendMessageResponse), ev); !proto.Equal(onWire(t, sent), want) {
 			t.Errorf("%s answer:\n got %v\nwant %v", name, sent, want)
 		}
 	}
@@ -94,7 +109,7 @@ func TestAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := viaJSON(t, new(a2apb.ListTasksResponse), list); !proto.Equal(gotList, want) {
+	if want := viaJSON(t, new(a2apb.ListTasksResponse), list); !proto.Equal(onWire(t, gotList), want) {
 		t.Errorf("list:\n got %v\nwant %v", gotList, want)
 	}
 

@@ -7,11 +7,15 @@
 // decoded by the 1.0 JSON codec, they pass the very checks a JSON-RPC
 // request passes (required members, part counts, nesting depth, exact
 // integers, push URLs), with no second set of rules to drift from the
-// first. Answers, on every call's path, are converted field by field
-// (encode.go), held to the JSON codec's output by the tests.
+// first. A plainly valid SendMessage, on every send's path, is converted
+// field by field instead (request.go), held to the JSON route by a fuzz
+// test. Answers, on every call's path, are converted field by field
+// (encode.go), held to the JSON codec's output by the tests; a part's data
+// that is already JSON goes straight into wire form (rawjson.go).
 package pbconv
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -38,6 +42,19 @@ var (
 // page size, as a proto3 zero commonly means "not set" (AIP-158); the
 // official Go SDK sends it whenever its caller sets no page size.
 func DecodeRequest(m a2a.Method, msg proto.Message) (*a2a.Request, *a2a.Error) {
+	if in, ok := msg.(*a2apb.SendMessageRequest); ok && (m == a2a.MethodSendMessage || m == a2a.MethodSendStreamingMessage) {
+		if params, ok := plainSendMessage(in); ok {
+			return &a2a.Request{ID: requestID, Method: m, Params: params}, nil
+		}
+	}
+	return decodeViaJSON(m, msg)
+}
+
+// requestID is the JSON-RPC id of a request made of a message.
+var requestID = json.RawMessage("0")
+
+// decodeViaJSON is DecodeRequest through the 1.0 JSON codec.
+func decodeViaJSON(m a2a.Method, msg proto.Message) (*a2a.Request, *a2a.Error) {
 	if l, ok := msg.(*a2apb.ListTasksRequest); ok && l.GetPageSize() == 0 {
 		l.PageSize = nil
 	}
@@ -46,7 +63,9 @@ func DecodeRequest(m a2a.Method, msg proto.Message) (*a2a.Request, *a2a.Error) {
 		return nil, a2a.InvalidRequest("the request message cannot be read: " + err.Error())
 	}
 	body := make([]byte, 0, len(params)+64)
-	body = append(body, `{"jsonrpc":"2.0","id":0,"method":"`...)
+	body = append(body, `{"jsonrpc":"2.0","id":`...)
+	body = append(body, requestID...)
+	body = append(body, `,"method":"`...)
 	body = append(body, m.Name(a2a.V10)...)
 	body = append(body, `","params":`...)
 	body = append(append(body, params...), '}')

@@ -1,10 +1,12 @@
 package pbconv_test
 
 import (
+	"reflect"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
@@ -109,4 +111,49 @@ func TestDecodeRequest(t *testing.T) {
 	if err != nil || req.Params.(*a2a.ListTasksRequest).PageSize != nil {
 		t.Fatalf("page size 0: %+v %v", req, err)
 	}
+}
+
+// FuzzSendMessageRequest: a SendMessageRequest, whatever its fields, decodes
+// to the very request (or error) the JSON route makes of it, whether or not
+// DecodeRequest converts it field by field.
+func FuzzSendMessageRequest(f *testing.F) {
+	data, _ := structpb.NewValue(map[string]any{"id": 1, "deep": []any{map[string]any{"x": nil}, true, "s"}})
+	meta, _ := structpb.NewStruct(map[string]any{"skill": "item"})
+	history, negative := int32(3), int32(-1)
+	message := func(parts ...*a2apb.Part) *a2apb.Message {
+		return &a2apb.Message{MessageId: "m", ContextId: "c", TaskId: "t", Role: a2apb.Role_ROLE_USER, Metadata: meta,
+			Extensions: []string{"e"}, ReferenceTaskIds: []string{"r"}, Parts: parts}
+	}
+	for _, in := range []*a2apb.SendMessageRequest{
+		{Message: message(&a2apb.Part{Content: &a2apb.Part_Data{Data: data}})},
+		{Tenant: "x", Metadata: meta, Message: message(
+			&a2apb.Part{Content: &a2apb.Part_Text{Text: "hi"}, Metadata: meta},
+			&a2apb.Part{Content: &a2apb.Part_Raw{Raw: []byte{0, 1}}, Filename: "f", MediaType: "application/octet-stream"},
+			&a2apb.Part{Content: &a2apb.Part_Url{Url: "https://example.com/a"}}),
+			Configuration: &a2apb.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}, HistoryLength: &history, ReturnImmediately: true}},
+		{Message: message(&a2apb.Part{Content: &a2apb.Part_Text{}}),
+			Configuration: &a2apb.SendMessageConfiguration{HistoryLength: &negative}},
+		{Message: message(&a2apb.Part{Content: &a2apb.Part_Data{Data: structpb.NewNumberValue(1 << 60)}})},
+		{Message: message(&a2apb.Part{})},
+		{Message: &a2apb.Message{MessageId: "m", Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "x"}}}}},
+		{Message: message(&a2apb.Part{Content: &a2apb.Part_Text{Text: "x"}}),
+			Configuration: &a2apb.SendMessageConfiguration{TaskPushNotificationConfig: &a2apb.TaskPushNotificationConfig{Url: "http://localhost/"}}},
+	} {
+		b, err := proto.Marshal(in)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in := new(a2apb.SendMessageRequest)
+		if proto.Unmarshal(b, in) != nil {
+			return
+		}
+		got, gotErr := pbconv.DecodeRequest(a2a.MethodSendMessage, in)
+		want, wantErr := pbconv.DecodeViaJSON(a2a.MethodSendMessage, in)
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotErr, wantErr) {
+			t.Fatalf("%v:\n got %#v %v\nwant %#v %v", in, got, gotErr, want, wantErr)
+		}
+	})
 }

@@ -286,24 +286,31 @@ func (l *lab) startA2A(ctx context.Context, name, upstream, extra string) (*cadd
 	return c, err
 }
 
-// startVariants starts a caddy-a2a with the variants of the A2A agent in
-// front of upstream: the gRPC binding on a listener of its own (its
-// address is grpcAddr), on the first site, and on the second (nineAddr) an
-// agent of nine skills (skills9.yaml, beside the skills file).
-func (l *lab) startVariants(ctx context.Context, upstream string) (c *caddy, grpcAddr, nineAddr string, err error) {
+// startAgents starts the caddy-a2a that most contenders share, in front of
+// upstream: the one-skill agent with every binding on its port, and on the
+// second (nineAddr) an agent of nine skills (skills9.yaml, beside the
+// skills file). One process holds both, so that the two compare with the
+// same heap, stores and garbage collector's load.
+func (l *lab) startAgents(ctx context.Context, upstream string) (c *caddy, nineAddr string, err error) {
+	nine := filepath.Join(filepath.Dir(l.skills), "skills9.yaml")
+	sites := l.a2aSite(upstream, oneClientTasks) + agentSite("%[2]s", nine, upstream, oneClientTasks)
+	return l.startCaddy(ctx, "caddy-a2a", h2c, sites, "/.well-known/agent-card.json")
+}
+
+// startVariants starts a caddy-a2a with the gRPC binding on a listener of
+// its own (its address is grpcAddr), in front of upstream.
+func (l *lab) startVariants(ctx context.Context, upstream string) (c *caddy, grpcAddr string, err error) {
 	port, err := freePort()
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", err
 	}
 	grpcAddr = "127.0.0.1:" + strconv.Itoa(port)
-	nine := filepath.Join(filepath.Dir(l.skills), "skills9.yaml")
-	sites := agentSite("%[1]s", l.skills, upstream, "\t\tgrpc {\n\t\t\tlisten "+grpcAddr+"\n\t\t}\n"+oneClientTasks) +
-		agentSite("%[2]s", nine, upstream, oneClientTasks)
-	c, second, err := l.startCaddy(ctx, "caddy-a2a-variants", "", sites, "/.well-known/agent-card.json")
+	site := agentSite("%[1]s", l.skills, upstream, "\t\tgrpc {\n\t\t\tlisten "+grpcAddr+"\n\t\t}\n"+oneClientTasks)
+	c, _, err = l.startCaddy(ctx, "caddy-a2a-variants", "", site, "/.well-known/agent-card.json")
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", err
 	}
-	return c, grpcAddr, second, nil
+	return c, grpcAddr, nil
 }
 
 // memStats is the part of runtime.MemStats the benchmark reads from a Go

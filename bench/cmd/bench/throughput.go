@@ -55,12 +55,14 @@ type fleet struct {
 	upstream   *proc
 	upAddr     string
 	a2a, proxy *caddy
+	// nineAddr is the second site of a2a: an agent of nine skills.
+	nineAddr string
 	// variants is caddy-a2a with the gRPC binding on a listener of its own
-	// (grpcAddr), and beside it a nine-skill agent (nineAddr).
-	variants           *caddy
-	grpcAddr, nineAddr string
-	floor              *proc
-	floorAddr          string
+	// (grpcAddr).
+	variants  *caddy
+	grpcAddr  string
+	floor     *proc
+	floorAddr string
 	// a2aRedis is caddy-a2a with its tasks in redis, when that contender
 	// is wanted.
 	a2aRedis  *caddy
@@ -81,10 +83,10 @@ func (l *lab) startFleet(ctx context.Context, node string, withRedis bool) (*fle
 	if f.upstream, f.upAddr, err = l.start(ctx, "upstream", true, nil, filepath.Join(l.binDir, "upstream")); err != nil {
 		return nil, err
 	}
-	if f.a2a, err = l.startA2A(ctx, "caddy-a2a", f.upAddr, oneClientTasks); err != nil {
+	if f.a2a, f.nineAddr, err = l.startAgents(ctx, f.upAddr); err != nil {
 		return nil, err
 	}
-	if f.variants, f.grpcAddr, f.nineAddr, err = l.startVariants(ctx, f.upAddr); err != nil {
+	if f.variants, f.grpcAddr, err = l.startVariants(ctx, f.upAddr); err != nil {
 		return nil, err
 	}
 	if f.floor, f.floorAddr, err = l.start(ctx, "grpc-floor", true, nil, filepath.Join(l.binDir, "grpcfloor"), "-upstream", "http://"+f.upAddr); err != nil {
@@ -178,8 +180,8 @@ func (f *fleet) sendContenders() []*contender {
 			proc: f.proxy.proc, caddy: f.proxy, target: load.Target{Addr: f.proxy.addr, Request: load.NewRequest("GET", f.proxy.addr, "/item", nil), Expect: item}},
 		{name: nameA2A10, what: "blocking 1.0 `SendMessage` → skill `item` → `GET /item` → completed task with the body as a data artifact",
 			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}},
-		{name: nameA2ANine, what: "the same blocking 1.0 `SendMessage`, on an agent of nine skills ([`skills9.yaml`](skills9.yaml)) chosen by `metadata.skill`, on another Caddy (`caddy-a2a-variants`)",
-			proc: f.variants.proc, caddy: f.variants, target: load.Target{Addr: f.nineAddr, Request: load.NewRequest("POST", f.nineAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}},
+		{name: nameA2ANine, what: "the same blocking 1.0 `SendMessage`, on an agent of nine skills ([`skills9.yaml`](skills9.yaml)) chosen by `metadata.skill`, on a second site of the same Caddy",
+			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.nineAddr, Request: load.NewRequest("POST", f.nineAddr, "/", fixture.SendMessage("item", false), v10...), Expect: task10, Prepare: fixture.NewMessageID}},
 		{name: nameA2A03, what: "the same in 0.3 `message/send` (no `A2A-Version` header)",
 			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/", fixture.MessageSend03("item"), json...),
 				Expect: [][]byte{[]byte(fixture.Completed03), []byte(fixture.ItemMarker)}, Prepare: fixture.NewMessageID}},
