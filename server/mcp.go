@@ -173,7 +173,7 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	b.requests.Store(key, &mcpRequest{r: r, caller: caller})
 	defer b.requests.Delete(key)
 
-	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), h: h}
+	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), h: h, c: c}
 	session := r.Header.Get(mcpSessionHeader)
 	switch {
 	case r.Header.Get("Mcp-Protocol-Version") >= mcpStatelessVersion:
@@ -307,11 +307,23 @@ func mcpMethod(body []byte) a2a.Method {
 }
 
 // deadlineWriter writes the SDK's answers and events each within the
-// write timeout, as the other bindings write theirs.
+// write timeout, as the other bindings write theirs, and records on the
+// call how an answer the SDK refuses ended (an HTTP error).
 type deadlineWriter struct {
 	http.ResponseWriter
 	rc *http.ResponseController
 	h  *Handler
+	c  *call
+}
+
+func (d *deadlineWriter) WriteHeader(status int) {
+	switch {
+	case status >= 500:
+		d.c.Code = a2a.CodeInternalError
+	case status >= 400:
+		d.c.Code = a2a.CodeInvalidRequest
+	}
+	d.ResponseWriter.WriteHeader(status)
 }
 
 func (d *deadlineWriter) Write(p []byte) (n int, err error) {

@@ -299,6 +299,18 @@ func TestMCPMissingArguments(t *testing.T) {
 				t.Errorf("task %q: %v, history %d", taskID, err, len(task.History))
 			}
 
+			// A value the skill cannot use is the caller's to correct: an
+			// error result, not a question for the user.
+			before := len(asked)
+			res = callTool(t, cs, "user", map[string]any{"id": "one"})
+			taskID, _ = res.Meta[server.MCPTaskIDMeta].(string)
+			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "id") || len(asked) != before {
+				t.Errorf("invalid argument: result = %+v, texts %q, asked %d times", res, got, len(asked)-before)
+			}
+			if task, err := a.tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
+				t.Errorf("the task of invalid arguments %q: %v, %v", taskID, err, task)
+			}
+
 			answer = &mcp.ElicitResult{Action: "decline"}
 			res = callTool(t, cs, "weather", nil)
 			taskID, _ = res.Meta[server.MCPTaskIDMeta].(string)
@@ -316,6 +328,10 @@ func TestMCPMissingArguments(t *testing.T) {
 			res := callTool(t, cs, "weather", nil)
 			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "city") {
 				t.Errorf("result = %+v, texts %q", res, got)
+			}
+			taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
+			if task, err := a.tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
+				t.Errorf("the task %q: %v, %v", taskID, err, task)
 			}
 		})
 	}
@@ -530,6 +546,16 @@ func TestMCPObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs.expect(t, "start MCP tools/list 1.0", "end tools/list 1.0 0 span=tools/list")
+
+	// An answer the SDK refuses ends the call with an error code.
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "text/plain")
+	if resp, err := a.http.Do(req); err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Fatalf("text/plain: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+	obs.expect(t, "start MCP tools/list 1.0", "end tools/list 1.0 -32600 span=tools/list")
 }
 
 // Closing the sessions ends the streams they hold open, which a server's

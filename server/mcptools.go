@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -173,9 +174,20 @@ func (b *mcpBinding) send(ctx context.Context, in *mcpRequest, req *mcp.CallTool
 		}
 	}
 	if task.Status.State == a2a.TaskStateInputRequired {
-		return b.askInput(req, task), nil
+		return b.askInput(req, task, owner, msg.TaskID == "" && invalidArguments(adm.run.skill, msg)), nil
 	}
 	return taskResult(task), nil
+}
+
+// invalidArguments reports whether a call's arguments hold a value its
+// skill cannot use (a wrong type, a value out of its enum): an error the
+// caller is to correct, not input for its user to give.
+func invalidArguments(sk *mapping.Skill, msg *a2a.Message) bool {
+	if sk == nil {
+		return false
+	}
+	_, problems := sk.GatherArguments(mapping.Call{Message: msg})
+	return slices.ContainsFunc(problems, func(p mapping.ArgumentProblem) bool { return p.Why != "" })
 }
 
 // refused is the protocol error of a call the engine refused: a tool
@@ -326,11 +338,16 @@ const (
 // askInput answers a call whose task asks for input: an elicitation in
 // form mode with the schema of what is missing and the task in the
 // request state; the client answers by calling again (2026-07-28), or the
-// SDK asks it and calls again for it (before). A client that cannot
-// answer gets an error result that says what is missing.
-func (b *mcpBinding) askInput(req *mcp.CallToolRequest, task *a2a.Task) *mcp.CallToolResult {
+// SDK asks it and calls again for it (before). A call whose arguments are
+// invalid, or whose client cannot answer, gets an error result that says
+// what is missing or wrong, and its task is canceled: the caller calls
+// again, and its abandoned tasks do not hold its share of the store.
+func (b *mcpBinding) askInput(req *mcp.CallToolRequest, task *a2a.Task, owner string, invalid bool) *mcp.CallToolResult {
 	text := messageText(task.Status.Message)
-	if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
+	if caps := req.ClientCapabilities(); invalid || caps == nil || caps.Elicitation == nil {
+		if _, err := b.h.tasks.Cancel(owner, task.ID); err != nil {
+			b.h.logLateUpdate(task.ID, err)
+		}
 		return toolError(task.ID, text)
 	}
 	schema := mapping.AskedSchema(task.Status.Message)
