@@ -70,6 +70,13 @@ type mcpBinding struct {
 	owners   map[string]string
 	origins  *http.CrossOriginProtection
 	tools    mcpTools
+	// serverInfo is the server's identity, which results carry;
+	// serverInfoJSON its _meta member.
+	serverInfo     *mcp.Implementation
+	serverInfoJSON []byte
+	// bySDK leaves every request to the SDK, also a plain tools/call
+	// (callDirect): for the tests that compare the two.
+	bySDK bool
 	// requests are the requests being served, by their mcpCallHeader
 	// value; lastRequest numbers them.
 	requests    sync.Map
@@ -98,6 +105,13 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 	}
 	b := &mcpBinding{h: h, path: mc.Path, maxSessions: mc.MaxSessions, origins: http.NewCrossOriginProtection(),
 		owners: make(map[string]string)}
+	card := h.card.Card()
+	b.serverInfo = &mcp.Implementation{Name: card.Name, Version: card.Version}
+	info, err := json.Marshal(map[string]any{mcp.MetaKeyServerInfo: b.serverInfo})
+	if err != nil {
+		return nil, fmt.Errorf("server: mcp: the server's identity: %w", err)
+	}
+	b.serverInfoJSON = info[1 : len(info)-1]
 	if b.path == "" {
 		b.path = DefaultMCPPath
 	}
@@ -125,9 +139,8 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 
 // server makes an MCP server with the skills as its tools.
 func (b *mcpBinding) server() *mcp.Server {
-	card := b.h.card.Card()
-	s := mcp.NewServer(&mcp.Implementation{Name: card.Name, Version: card.Version},
-		&mcp.ServerOptions{Instructions: card.Description, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	s := mcp.NewServer(b.serverInfo,
+		&mcp.ServerOptions{Instructions: b.h.card.Card().Description, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	b.tools.addTo(s, b)
 	return s
 }
@@ -167,7 +180,12 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 		// read timeout applied here.
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	r = h.startMethod(r, c, mcpMethod(body))
+	env, plain := decodeMCPEnvelope(body)
+	m := a2a.MethodUnknown
+	if plain {
+		m = a2a.LookupMCPMethod(env.Method)
+	}
+	r = h.startMethod(r, c, m)
 
 	key := strconv.FormatUint(b.lastRequest.Add(1), 36)
 	r.Header.Set(mcpCallHeader, key)
@@ -177,7 +195,9 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	session := r.Header.Get(mcpSessionHeader)
 	switch {
 	case r.Header.Get("Mcp-Protocol-Version") >= mcpStatelessVersion:
-		b.stateless.ServeHTTP(w, r)
+		if !plain || b.bySDK || !b.callDirect(w, r, c, &env) {
+			b.stateless.ServeHTTP(w, r)
+		}
 	case r.Method == http.MethodPost && session == "":
 		b.openSession(w, r, caller.Owner())
 	case !b.sessionOf(session, caller.Owner()):
@@ -290,20 +310,6 @@ func (b *mcpBinding) request(extra *mcp.RequestExtra) *mcpRequest {
 	in, _ := b.requests.Load(extra.Header.Get(mcpCallHeader))
 	req, _ := in.(*mcpRequest)
 	return req
-}
-
-// mcpMethod is the method a request's body calls, for the observer.
-func mcpMethod(body []byte) a2a.Method {
-	if len(body) == 0 {
-		return a2a.MethodUnknown
-	}
-	var env struct {
-		Method string `json:"method"`
-	}
-	if json.Unmarshal(body, &env) != nil {
-		return a2a.MethodUnknown
-	}
-	return a2a.LookupMCPMethod(env.Method)
 }
 
 // deadlineWriter writes the SDK's answers and events each within the

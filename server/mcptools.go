@@ -267,7 +267,7 @@ func partContent(p *a2a.Part) mcp.Content {
 	case a2a.PartText:
 		return &mcp.TextContent{Text: p.Text}
 	case a2a.PartData:
-		text, err := json.Marshal(p.Data)
+		text, err := a2a.AppendJSON(nil, p.Data)
 		if err != nil {
 			return nil
 		}

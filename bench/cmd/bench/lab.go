@@ -244,7 +244,7 @@ func (l *lab) startCaddy(ctx context.Context, name, global, sites, ready string)
 // upstream, with every binding on its port; extra goes inside the a2a
 // block.
 func (l *lab) a2aSite(upstream, extra string) string {
-	return agentSite("%[1]s", l.skills, upstream, "\t\trest /rest\n\t\tgrpc\n"+extra)
+	return agentSite("%[1]s", l.skills, upstream, "\t\trest /rest\n\t\tgrpc\n\t\tmcp\n"+extra)
 }
 
 // agentSite is a Caddyfile site on port (a startCaddy placeholder) with

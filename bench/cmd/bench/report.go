@@ -303,6 +303,10 @@ func (r *report) targets(b *bytes.Buffer) {
 				fmt.Sprintf("%.3f vs %.3f CPU s / 1k", native, jsonRPC), verdict(native <= jsonRPC)})
 		}
 	}
+	if t := r.throughput; t != nil && rps(t, nameA2A10) > 0 && rps(t, nameA2AMCP) > 0 {
+		ratio := rps(t, nameA2AMCP) / rps(t, nameA2A10)
+		rows = append(rows, row{nameA2AMCP + " ≥ 0.9 × JSON-RPC SendMessage (requests/s)", fmt.Sprintf("%.2f×", ratio), verdict(ratio >= 0.9)})
+	}
 	if t := r.throughput; t != nil && rps(t, nameA2A10) > 0 && rps(t, nameA2ANine) > 0 {
 		ratio := rps(t, nameA2ANine) / rps(t, nameA2A10)
 		rows = append(rows, row{nameA2ANine + " within 5% of one skill's requests/s", fmt.Sprintf("%.2f×", ratio), verdict(ratio >= 0.95)})

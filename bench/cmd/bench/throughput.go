@@ -40,6 +40,7 @@ const (
 	nameA2AREST  = "caddy-a2a 1.0 HTTP+JSON send"
 	nameA2ARedis = "caddy-a2a 1.0 SendMessage (Redis)"
 	nameA2AGRPC  = "caddy-a2a 1.0 SendMessage (gRPC)"
+	nameA2AMCP   = "caddy-a2a MCP tools/call"
 	// The gRPC binding on a listener of its own, and its floor.
 	nameA2AGRPCNative = "caddy-a2a 1.0 SendMessage (gRPC native)"
 	nameGRPCFloor     = "gRPC floor"
@@ -188,6 +189,10 @@ func (f *fleet) sendContenders() []*contender {
 		{name: nameA2AREST, what: "the same 1.0 call over the HTTP+JSON binding: `POST /rest/message:send`, the same Caddy",
 			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/rest/message:send", fixture.RESTSendMessage("item"),
 				"Content-Type", "application/a2a+json", "A2A-Version", "1.0"), Expect: task10, Prepare: fixture.NewMessageID}},
+		{name: nameA2AMCP, what: "the same skill as an MCP tool: a `tools/call` in protocol " + fixture.MCPProtocolVersion + " (stateless: no session) to `POST /mcp` (`mcp`), the same Caddy; the call is a task in the same store",
+			proc: f.a2a.proc, caddy: f.a2a, target: load.Target{Addr: f.a2a.addr, Request: load.NewRequest("POST", f.a2a.addr, "/mcp", fixture.MCPToolsCall("item"),
+				"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", fixture.MCPProtocolVersion,
+				"Mcp-Method", "tools/call", "Mcp-Name", "item"), Expect: item}},
 		{name: nameA2AGRPC, what: "the same blocking 1.0 `SendMessage` over the gRPC binding (h2c), one gRPC client connection per load connection",
 			proc: f.a2a.proc, caddy: f.a2a, target: grpcSendMessage(f.a2a.addr, "item")},
 		{name: nameA2AGRPCNative, what: "the same blocking 1.0 `SendMessage` over the gRPC binding on a listener of its own (`grpc { listen … }`: grpc-go's own transport), on `caddy-a2a-variants`, by the same gRPC load client",

@@ -1,0 +1,251 @@
+package server
+
+// The direct path of a stateless tools/call. The SDK's stateless handler
+// makes a session for each request and decodes the request a dozen times
+// over (docs/mcp.md, "Performance"): 10× the CPU of the same call over
+// JSON-RPC. The plain call, which is nearly every call, needs none of
+// that: it is checked here as the SDK checks it, run by the same tool
+// handler, and answered in JSON. Whatever is not plain (a batch, a
+// progress token, headers or _meta the SDK would refuse or make more of)
+// goes to the SDK, which answers it, or its error, as before.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segmentjson "github.com/segmentio/encoding/json"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+)
+
+// mcpEnvelope is a JSON-RPC request to the MCP endpoint, decoded once:
+// its method for the observer, and the parameters of a tools/call for the
+// direct path.
+type mcpEnvelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      struct {
+			ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
+			ClientCapabilities map[string]any  `json:"io.modelcontextprotocol/clientCapabilities"`
+			ProgressToken      json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+		// What only a call that answers an input request holds.
+		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage `json:"requestState"`
+	} `json:"params"`
+}
+
+// decodeMCPEnvelope decodes body, a POST's, as the SDK decodes (member
+// names matched exactly); ok is false for a body that is not one JSON-RPC
+// request object of that shape (a batch, bad JSON, none), which the SDK
+// answers.
+func decodeMCPEnvelope(body []byte) (env mcpEnvelope, ok bool) {
+	if firstByte(body) != '{' {
+		return env, false
+	}
+	rest, err := segmentjson.Parse(body, &env, segmentjson.DontMatchCaseInsensitiveStructFields)
+	return env, err == nil && firstByte(rest) == 0
+}
+
+// The headers of a 2026-07-28 request that name what its body calls.
+const (
+	mcpMethodHeader      = "Mcp-Method"
+	mcpNameHeader        = "Mcp-Name"
+	mcpParamHeaderPrefix = "Mcp-Param-"
+)
+
+// callDirect answers env, a stateless request of call c, when it is a
+// plain tools/call, and reports whether it did; false, and nothing
+// written, for a request the SDK is to answer.
+func (b *mcpBinding) callDirect(w http.ResponseWriter, r *http.Request, c *call, env *mcpEnvelope) bool {
+	params, ok := b.plainToolsCall(r, env)
+	if !ok {
+		return false
+	}
+	req := &mcp.CallToolRequest{Params: params, Extra: &mcp.RequestExtra{Header: r.Header}}
+	res, err := b.callTool(r.Context(), req)
+	if r.Context().Err() != nil {
+		c.endedBy(r.Context().Err()) // nobody is left to answer
+		return true
+	}
+	var out []byte
+	if err == nil {
+		out, err = b.appendResult(env.ID, res)
+	}
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			b.h.log.Error("MCP: a tools/call result could not be encoded", zap.String("tool", params.Name), zap.Error(err))
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the result could not be encoded"}
+		}
+		c.Code = int(rpcErr.Code)
+		out = appendRPCError(env.ID, rpcErr)
+	}
+	b.h.writeJSON(w, http.StatusOK, "application/json", out)
+	return true
+}
+
+// plainToolsCall is env's tools/call parameters when the SDK's stateless
+// handler would take env as it is (its checks of the method, content type,
+// Accept, protocol version, standard headers and _meta), and the call
+// needs nothing of a session: no progress token, no Mcp-Param headers.
+func (b *mcpBinding) plainToolsCall(r *http.Request, env *mcpEnvelope) (*mcp.CallToolParamsRaw, bool) {
+	hdr := r.Header
+	if r.Method != http.MethodPost || env.JSONRPC != "2.0" || env.Method != "tools/call" || !validRequestID(env.ID) ||
+		hdr.Get("Mcp-Protocol-Version") != mcpStatelessVersion || hdr.Get(mcpMethodHeader) != env.Method ||
+		!isJSONContent(hdr.Get("Content-Type")) || !acceptsJSONAndSSE(hdr.Values("Accept")) {
+		return nil, false
+	}
+	for name := range hdr {
+		if strings.HasPrefix(name, mcpParamHeaderPrefix) {
+			return nil, false
+		}
+	}
+	p := &env.Params
+	if p.Name == "" || hdr.Get(mcpNameHeader) != p.Name || b.tools.skills[p.Name] == nil ||
+		p.Meta.ProtocolVersion != mcpStatelessVersion || p.Meta.ClientCapabilities == nil ||
+		p.Meta.ProgressToken != nil || p.InputResponses != nil || p.RequestState != nil {
+		return nil, false
+	}
+	return &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: mcp.Meta{
+		mcp.MetaKeyProtocolVersion: p.Meta.ProtocolVersion, mcp.MetaKeyClientCapabilities: p.Meta.ClientCapabilities}}, true
+}
+
+// validRequestID reports whether id is a JSON-RPC request id: a string or
+// a number (MCP allows no null id).
+func validRequestID(id json.RawMessage) bool {
+	switch c := firstByte(id); {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return false
+}
+
+func isJSONContent(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// acceptsJSONAndSSE reports whether an Accept header takes both JSON and
+// SSE answers, as the transport requires of a client.
+func acceptsJSONAndSSE(values []string) bool {
+	var json, sse bool
+	for _, v := range values {
+		for item := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(item, ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "application/json", "application/*":
+				json = true
+			case "text/event-stream", "text/*":
+				sse = true
+			case "*/*":
+				json, sse = true, true
+			}
+		}
+	}
+	return json && sse
+}
+
+// appendResult is the JSON-RPC answer to request id holding res as the
+// SDK writes it at 2026-07-28: its resultType, and the server's identity
+// in its _meta.
+func (b *mcpBinding) appendResult(id json.RawMessage, res *mcp.CallToolResult) ([]byte, error) {
+	out := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":`...)
+	if res.InputRequests == nil {
+		if out, ok := b.appendTextResult(out, res); ok {
+			return append(out, '}'), nil
+		}
+	}
+	if res.Meta == nil {
+		res.Meta = mcp.Meta{}
+	}
+	res.Meta[mcp.MetaKeyServerInfo] = b.serverInfo
+	body, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	// The SDK keeps a result's type unexported: it goes first in the object.
+	out = append(out, `{"resultType":`...)
+	if res.InputRequests != nil {
+		out = append(out, `"input_required"`...)
+	} else {
+		out = append(out, `"complete"`...)
+	}
+	if rest := bytes.TrimPrefix(body, []byte("{")); len(rest) > 1 {
+		out = append(out, ',')
+		out = append(out, rest...)
+	} else {
+		out = append(out, '}')
+	}
+	return append(out, '}'), nil
+}
+
+// appendTextResult writes a complete result whose contents are all text,
+// as the SDK's encoding/json would but without its reflection (results
+// of JSON and text skills, and errors: nearly all); ok is false, and dst
+// as it was, for any other.
+func (b *mcpBinding) appendTextResult(dst []byte, res *mcp.CallToolResult) (_ []byte, ok bool) {
+	if res.Content == nil { // written as null
+		return dst, false
+	}
+	start := len(dst)
+	dst = append(dst, `{"resultType":"complete","content":[`...)
+	for i, c := range res.Content {
+		text, isText := c.(*mcp.TextContent)
+		if !isText || text.Meta != nil || text.Annotations != nil {
+			return dst[:start], false
+		}
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"type":"text","text":`...)
+		dst, _ = a2a.AppendJSON(dst, text.Text)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	if res.StructuredContent != nil {
+		var err error
+		if dst, err = a2a.AppendJSON(append(dst, `,"structuredContent":`...), res.StructuredContent); err != nil {
+			return dst[:start], false
+		}
+	}
+	if res.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	dst = append(dst, `,"_meta":{`...)
+	for key, value := range res.Meta {
+		if key == mcp.MetaKeyServerInfo {
+			continue
+		}
+		var err error
+		dst, _ = a2a.AppendJSON(dst, key)
+		if dst, err = a2a.AppendJSON(append(dst, ':'), value); err != nil {
+			return dst[:start], false
+		}
+		dst = append(dst, ',')
+	}
+	return append(append(dst, b.serverInfoJSON...), "}}"...), true
+}
+
+// appendRPCError is the JSON-RPC error answer to request id.
+func appendRPCError(id json.RawMessage, e *jsonrpc.Error) []byte {
+	out := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	out = append(out, `,"error":{"code":`...)
+	out = strconv.AppendInt(out, e.Code, 10)
+	out = append(out, `,"message":`...)
+	msg, _ := json.Marshal(e.Message)
+	out = append(out, msg...)
+	return append(out, "}}"...)
+}

@@ -1,0 +1,153 @@
+package server_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+// postMCP sends body to the agent's MCP endpoint as a 2026-07-28 client
+// does, with header pairs added (an empty value removes the header), and
+// returns the answer's Content-Type and its JSON-RPC message: the body,
+// or the SSE event that answers the request.
+func postMCP(t *testing.T, a *agent, body string, header ...string) (string, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal([]byte(body), &env)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", mcpStateless)
+	req.Header.Set("Mcp-Method", env.Method)
+	req.Header.Set("Mcp-Name", env.Params.Name)
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contentType := resp.Header.Get("Content-Type")
+	if resp.StatusCode != http.StatusOK {
+		return contentType, map[string]any{"httpStatus": float64(resp.StatusCode)}
+	}
+	if strings.HasPrefix(contentType, "text/event-stream") {
+		for line := range strings.Lines(string(raw)) {
+			if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok && strings.Contains(data, `"id"`) {
+				raw = []byte(data)
+			}
+		}
+	}
+	var msg map[string]any
+	if err := json.Unmarshal(raw, &msg); err != nil {
+		t.Fatalf("the answer is not JSON-RPC: %v\n%s", err, raw)
+	}
+	return contentType, msg
+}
+
+// withoutTaskIDs is msg with the task ids it holds (each call makes its
+// own task) replaced by TASK.
+func withoutTaskIDs(msg map[string]any) map[string]any {
+	raw, _ := json.Marshal(msg)
+	var ids []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if id, ok := v[server.MCPTaskIDMeta].(string); ok {
+				ids = append(ids, id)
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(msg)
+	s := string(raw)
+	for _, id := range ids {
+		s = strings.ReplaceAll(s, id, "TASK")
+	}
+	var out map[string]any
+	_ = json.Unmarshal([]byte(s), &out)
+	return out
+}
+
+// TestMCPDirectAnswersAsTheSDK: a plain stateless tools/call, which the
+// binding answers itself, gets the answer the SDK gives the same call, in
+// JSON rather than SSE; what is not plain goes to the SDK.
+func TestMCPDirectAnswersAsTheSDK(t *testing.T) {
+	direct := newAgent(t, withMCP)
+	bySDK := newAgent(t, func(cfg *server.Config) { withMCP(cfg) })
+	server.MCPBySDK(bySDK.handler.(*server.Handler))
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	asking := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	call := func(id, name, args, meta string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,` + meta + `}}`
+	}
+	for _, tc := range []struct {
+		name, body string
+		header     []string
+		// direct: the binding answers it itself.
+		direct bool
+	}{
+		{"data", call(`1`, "weather", `{"city":"Paris"}`, meta), nil, true},
+		{"string id", call(`"a-b"`, "weather", `{"city":"Tokyo"}`, meta), nil, true},
+		{"message", call(`2`, "echo", `{"tags":["a"]}`, meta), nil, true},
+		{"upstream failure", call(`3`, "fail", `{}`, meta), nil, true},
+		{"no arguments", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"fail",` + meta + `}}`, nil, true},
+		{"arguments not an object", call(`5`, "weather", `[1]`, meta), nil, true},
+		{"missing argument, elicitation declared", call(`6`, "place_order", `{"item":"tea"}`, asking), nil, true},
+		{"missing argument, no elicitation", call(`7`, "place_order", `{"item":"tea"}`, meta), nil, true},
+		{"wrong argument type", call(`8`, "place_order", `{"item":"tea","quantity":"many"}`, asking), nil, true},
+		{"unknown tool", call(`9`, "nope", `{}`, meta), nil, false},
+		{"progress token", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Oslo"},` +
+			`"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, nil, false},
+		{"no capabilities", call(`11`, "weather", `{"city":"Paris"}`, `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), nil, false},
+		{"version in _meta differs", call(`12`, "weather", `{"city":"Paris"}`,
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}`), nil, false},
+		{"Mcp-Name differs", call(`13`, "weather", `{"city":"Paris"}`, meta), []string{"Mcp-Name", "fail"}, false},
+		{"no Mcp-Method", call(`14`, "weather", `{"city":"Paris"}`, meta), []string{"Mcp-Method", ""}, false},
+		{"Accept without SSE", call(`15`, "weather", `{"city":"Paris"}`, meta), []string{"Accept", "application/json"}, false},
+		{"null id", call(`null`, "weather", `{"city":"Paris"}`, meta), nil, false},
+		{"batch", `[` + call(`16`, "weather", `{"city":"Paris"}`, meta) + `]`, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gotType, got := postMCP(t, direct, tc.body, tc.header...)
+			wantType, want := postMCP(t, bySDK, tc.body, tc.header...)
+			if got, want := withoutTaskIDs(got), withoutTaskIDs(want); !reflect.DeepEqual(got, want) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				t.Errorf("answered\n%s\nwhere the SDK answers\n%s", g, w)
+			}
+			if isDirect := gotType == "application/json" && wantType != gotType; isDirect != tc.direct {
+				t.Errorf("answered as %q (the SDK as %q): direct = %v, want %v", gotType, wantType, isDirect, tc.direct)
+			}
+		})
+	}
+}
