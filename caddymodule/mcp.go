@@ -29,6 +29,14 @@ type MCPConfig struct {
 	// opens one is answered 503 with Retry-After until one closes or times
 	// out. Requests at 2026-07-28 need no session. Default: 1000.
 	MaxSessions int `json:"max_sessions,omitempty"`
+
+	// AnyHostOnLoopback takes requests that arrive on a loopback address
+	// with any Host header. By default such a request must name a loopback
+	// host, which stops DNS rebinding (a web page whose name resolves to
+	// 127.0.0.1 reaching a local agent); set it when a proxy on the same
+	// machine forwards requests to Caddy on loopback with their public
+	// Host.
+	AnyHostOnLoopback bool `json:"any_host_on_loopback,omitempty"`
 }
 
 func (c *MCPConfig) validate() error {
@@ -48,7 +56,8 @@ func (c *MCPConfig) serverConfig() *server.MCPConfig {
 	if c == nil {
 		return nil
 	}
-	return &server.MCPConfig{Path: c.Path, SessionTimeout: time.Duration(c.SessionTimeout), MaxSessions: c.MaxSessions}
+	return &server.MCPConfig{Path: c.Path, SessionTimeout: time.Duration(c.SessionTimeout), MaxSessions: c.MaxSessions,
+		AnyHostOnLoopback: c.AnyHostOnLoopback}
 }
 
 // closeMCPOnShutdown closes the MCP sessions as the server shuts down,
@@ -63,7 +72,7 @@ func (h *Handler) closeMCPOnShutdown(ctx caddy.Context) {
 	}
 }
 
-// parseMCP reads mcp [<path>] [{ session_timeout <duration>; max_sessions <count> }].
+// parseMCP reads mcp [<path>] [{ session_timeout <duration>; max_sessions <count>; any_host_on_loopback }].
 func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 	args := d.RemainingArgs()
 	if len(args) > 1 {
@@ -80,6 +89,8 @@ func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 			c.SessionTimeout, err = durationArg(d, at)
 		case "max_sessions":
 			c.MaxSessions, err = countArg(d, at)
+		case "any_host_on_loopback":
+			c.AnyHostOnLoopback, err = flagArg(d, at)
 		default:
 			return unknownSubdirective(mcpSubdirectives)
 		}
@@ -89,4 +100,4 @@ func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 }
 
 // mcpSubdirectives are the subdirectives of the mcp block.
-var mcpSubdirectives = []string{"session_timeout", "max_sessions"}
+var mcpSubdirectives = []string{"session_timeout", "max_sessions", "any_host_on_loopback"}

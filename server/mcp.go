@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +39,11 @@ type MCPConfig struct {
 	// past it, a new session is refused with 503 until one closes.
 	// Protocol 2026-07-28 is stateless and counts against no cap.
 	MaxSessions int
+	// AnyHostOnLoopback takes requests that arrive on a loopback address
+	// with any Host. By default they must name a loopback host: DNS
+	// rebinding protection, as MCP's security practices ask of a local
+	// server.
+	AnyHostOnLoopback bool
 }
 
 // The MCP protocol version from which requests are stateless (SEP-2575):
@@ -69,7 +76,9 @@ type mcpBinding struct {
 	ownersMu sync.Mutex
 	owners   map[string]string
 	origins  *http.CrossOriginProtection
-	tools    mcpTools
+	// anyHostOnLoopback turns the DNS rebinding check (rebound) off.
+	anyHostOnLoopback bool
+	tools             mcpTools
 	// serverInfo is the server's identity, which results carry;
 	// serverInfoJSON its _meta member.
 	serverInfo     *mcp.Implementation
@@ -104,7 +113,8 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 		return nil, fmt.Errorf("server: MCP max sessions %d is negative", mc.MaxSessions)
 	}
 	b := &mcpBinding{h: h, path: mc.Path, maxSessions: mc.MaxSessions, origins: http.NewCrossOriginProtection(),
-		owners: make(map[string]string)}
+		anyHostOnLoopback: mc.AnyHostOnLoopback,
+		owners:            make(map[string]string)}
 	card := h.card.Card()
 	b.serverInfo = &mcp.Implementation{Name: card.Name, Version: card.Version}
 	info, err := json.Marshal(map[string]any{mcp.MetaKeyServerInfo: b.serverInfo})
@@ -125,7 +135,9 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 	if err := b.tools.build(h); err != nil {
 		return nil, err
 	}
-	opts := mcp.StreamableHTTPOptions{MaxRequestBodyBytes: h.maxBody}
+	// The binding checks Host itself (rebound), for the requests it
+	// answers without the SDK too.
+	opts := mcp.StreamableHTTPOptions{MaxRequestBodyBytes: h.maxBody, DisableLocalhostProtection: true}
 	stateless := opts
 	stateless.Stateless, stateless.PropagateRequestCancellation = true, true
 	statelessServer := b.server()
@@ -153,6 +165,11 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	// Refusals are JSON-RPC errors, as MCP's transport errors are.
 	c.begin(a2a.BindingMCP, a2a.V10, jsonRPC{h}, "application/json")
 	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), h: h, c: c}
+	if !b.anyHostOnLoopback && rebound(r) {
+		http.Error(w, fmt.Sprintf("MCP endpoint: Host %q is not a loopback host, and the request came to a loopback address "+
+			"(DNS rebinding protection; see any_host_on_loopback)", r.Host), http.StatusForbidden)
+		return true
+	}
 	// Who is calling is settled before the body is read, as for every
 	// binding.
 	caller, failure := h.authenticate(r)
@@ -209,6 +226,28 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 }
 
 const mcpSessionHeader = "Mcp-Session-Id"
+
+// rebound reports whether r came to a loopback address but names another
+// host: a web page whose name was made to resolve to 127.0.0.1 (DNS
+// rebinding), reaching an agent that only local programs should.
+func rebound(r *http.Request) bool {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return local != nil && isLoopback(local.String()) && !isLoopback(r.Host)
+}
+
+// isLoopback reports whether a host, or host:port, is localhost or a
+// loopback IP address.
+func isLoopback(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		host = strings.Trim(hostPort, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
 
 // sessionOf reports whether owner may use the session id: the one that
 // opened it, or anyone for an id the binding does not know (the SDK

@@ -40,6 +40,9 @@ func postMCP(t *testing.T, a *agent, body string, header ...string) (string, map
 			req.Header.Set(header[i], header[i+1])
 		}
 	}
+	if host := req.Header.Get("Host"); host != "" {
+		req.Host = host
+	}
 	resp, err := a.http.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -149,5 +152,29 @@ func TestMCPDirectAnswersAsTheSDK(t *testing.T) {
 				t.Errorf("answered as %q (the SDK as %q): direct = %v, want %v", gotType, wantType, isDirect, tc.direct)
 			}
 		})
+	}
+}
+
+// TestMCPHostOnLoopback: a request that comes to a loopback address
+// naming another host is refused, also a tools/call the binding answers
+// itself, unless the operator says a proxy forwards such requests.
+func TestMCPHostOnLoopback(t *testing.T) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	bodies := map[string]string{
+		"tools/list": `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`,
+		"tools/call": `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},` + meta + `}}`,
+	}
+	for _, anyHost := range []bool{false, true} {
+		a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{AnyHostOnLoopback: anyHost} })
+		for method, body := range bodies {
+			for _, host := range []string{"localhost", "127.0.0.1:8080", "[::1]:80", "agent.example", "agent.example:443"} {
+				_, msg := postMCP(t, a, body, "Host", host)
+				refused := msg["httpStatus"] == float64(http.StatusForbidden)
+				want := !anyHost && strings.HasPrefix(host, "agent.")
+				if refused != want {
+					t.Errorf("any_host_on_loopback %v, %s for Host %s: refused = %v, want %v (%v)", anyHost, method, host, refused, want, msg)
+				}
+			}
+		}
 	}
 }
