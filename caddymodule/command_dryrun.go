@@ -21,7 +21,7 @@ const dryRunCommand = "a2a-dry-run"
 type dryRunArgs struct {
 	skills, message, version, upstream string
 	responses                          []string
-	live                               bool
+	live, mcp                          bool
 }
 
 // repeatedFlag collects every value of a flag given several times.
@@ -39,9 +39,10 @@ func init() {
 	fs.Var(&responses, "response", "a sample upstream response file; repeat it for several calls")
 	fs.String("upstream", "", "the upstream URL, replacing the skills file's")
 	fs.Bool("live", false, "send the requests to the upstream for real")
+	fs.Bool("mcp", false, "also show the skill as an MCP tool, and the tools/call result")
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  dryRunCommand,
-		Usage: "--skills <file> --message <file> [--version <0.3|1.0>] [--response <file>]... [--upstream <URL>] [--live]",
+		Usage: "--skills <file> --message <file> [--version <0.3|1.0>] [--response <file>]... [--upstream <URL>] [--live] [--mcp]",
 		Short: "Shows what the a2a handler would do with one A2A message",
 		Long: `
 Serves one A2A message through the server the a2a handler runs, built from
@@ -81,12 +82,17 @@ unless --live.
 --live
     Send the requests to the upstream and show its real answers. Not with
     --response.
+
+--mcp
+    Also show the skill as the MCP endpoint (mcp) serves it: its tool, as
+    tools/list lists it, and the result a tools/call with the message's
+    arguments would answer.
 `,
 		Flags: fs,
 		Func: func(fl caddycmd.Flags) (int, error) {
 			return runDryRun(context.Background(), os.Stdin, os.Stdout, dryRunArgs{
 				skills: fl.String("skills"), message: fl.String("message"), version: fl.String("version"),
-				upstream: fl.String("upstream"), responses: responses, live: fl.Bool("live"),
+				upstream: fl.String("upstream"), responses: responses, live: fl.Bool("live"), mcp: fl.Bool("mcp"),
 			})
 		},
 	})
@@ -122,7 +128,7 @@ func runDryRun(ctx context.Context, stdin io.Reader, w io.Writer, args dryRunArg
 		return 1, fmt.Errorf("%s: %w", dryRunCommand, err)
 	}
 	rep, err := dryrun.Run(ctx, args.skills, mapping.Options{UpstreamURL: args.upstream},
-		dryrun.Input{Sample: sample, Responses: responses, Live: args.live})
+		dryrun.Input{Sample: sample, Responses: responses, Live: args.live, MCP: args.mcp})
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", dryRunCommand, err)
 	}

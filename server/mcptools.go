@@ -35,28 +35,50 @@ type mcpTools struct {
 // The longest MCP tool name.
 const maxToolName = 128
 
-// build defines a tool per skill: its id as the name, its argument
-// schema as the input schema, its hints as the annotations.
+// build defines a tool per skill (MCPTool).
 func (t *mcpTools) build(h *Handler) error {
 	t.skills = make(map[string]*mapping.Skill)
 	for _, sk := range h.skills.All() {
-		if len(sk.ID) > maxToolName || strings.ContainsFunc(sk.ID, notToolNameRune) {
-			return fmt.Errorf("server: mcp: skill %q: its id is not an MCP tool name (at most %d letters, digits, '_', '-' and '.')",
-				sk.ID, maxToolName)
+		def, err := MCPTool(sk)
+		if err != nil {
+			return fmt.Errorf("server: %w", err)
 		}
-		schema := sk.ArgumentSchema()
-		if schema == nil {
-			schema = map[string]any{"type": "object"}
-		}
-		hints := sk.ToolHints()
-		destructive := hints.Destructive
-		t.defs = append(t.defs, &mcp.Tool{Name: sk.ID, Title: hints.Title, Description: sk.Description, InputSchema: schema,
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: hints.ReadOnly, IdempotentHint: hints.Idempotent,
-				DestructiveHint: &destructive, OpenWorldHint: hints.OpenWorld}})
+		t.defs = append(t.defs, def)
 		t.skills[sk.ID] = sk
 		t.restricted = t.restricted || sk.Extended || len(sk.SecurityRequirements) > 0
 	}
 	return nil
+}
+
+// MCPTool is the tool a skill is on the MCP endpoint: its id as the name,
+// its argument schema as the input schema, its hints as the annotations.
+func MCPTool(sk *mapping.Skill) (*mcp.Tool, error) {
+	if len(sk.ID) > maxToolName || strings.ContainsFunc(sk.ID, notToolNameRune) {
+		return nil, fmt.Errorf("mcp: skill %q: its id is not an MCP tool name (at most %d letters, digits, '_', '-' and '.')",
+			sk.ID, maxToolName)
+	}
+	schema := sk.ArgumentSchema()
+	if schema == nil {
+		schema = map[string]any{"type": "object"}
+	}
+	hints := sk.ToolHints()
+	destructive := hints.Destructive
+	return &mcp.Tool{Name: sk.ID, Title: hints.Title, Description: sk.Description, InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: hints.ReadOnly, IdempotentHint: hints.Idempotent,
+			DestructiveHint: &destructive, OpenWorldHint: hints.OpenWorld}}, nil
+}
+
+// MCPResult is the tools/call result of a run that ended in task, or that
+// answered msg (a skill that returns a message), for a client that can
+// answer a question for missing arguments (elicitation).
+func MCPResult(task *a2a.Task, msg *a2a.Message) *mcp.CallToolResult {
+	switch {
+	case task == nil:
+		return toolResult("", msg, nil)
+	case task.Status.State == a2a.TaskStateInputRequired:
+		return inputRequest(task)
+	}
+	return taskResult(task)
 }
 
 func notToolNameRune(r rune) bool {
@@ -350,13 +372,20 @@ func (b *mcpBinding) askInput(req *mcp.CallToolRequest, task *a2a.Task, owner st
 		}
 		return toolError(task.ID, text)
 	}
+	return inputRequest(task)
+}
+
+// inputRequest is the result that asks for the input task waits for: the
+// skill's missing arguments, by their schema, or a reply in words.
+func inputRequest(task *a2a.Task) *mcp.CallToolResult {
 	schema := mapping.AskedSchema(task.Status.Message)
 	if schema == nil {
 		schema = freeReplySchema
 	}
 	return &mcp.CallToolResult{Meta: mcp.Meta{MCPTaskIDMeta: task.ID},
-		InputRequests: mcp.InputRequestMap{mcpInputID: &mcp.ElicitParams{Mode: "form", Message: text, RequestedSchema: schema}},
-		RequestState:  mcpStatePrefix + task.ID}
+		InputRequests: mcp.InputRequestMap{mcpInputID: &mcp.ElicitParams{Mode: "form", Message: messageText(task.Status.Message),
+			RequestedSchema: schema}},
+		RequestState: mcpStatePrefix + task.ID}
 }
 
 // freeReplySchema asks for a reply in words, when the skill names no

@@ -50,6 +50,9 @@ type Input struct {
 	// mapping.Options.Transport when it is set, else through the
 	// upstream's own kind of transport. Responses must then be empty.
 	Live bool
+	// MCP adds the MCP view of the skill to the report: its tool, and the
+	// tools/call result the run would answer.
+	MCP bool
 }
 
 // Report is what a dry run found. Write renders it as text.
@@ -88,6 +91,11 @@ type Report struct {
 	// Result is the JSON-RPC answer of the server, indented, in the
 	// sample's version; nil when Stopped.
 	Result []byte
+	// MCPTool is the skill's MCP tool, and MCPResult the tools/call
+	// result of the run, both indented JSON, when Input.MCP asks for them;
+	// MCPResult is nil when Stopped or Refusal, MCPTool when no skill was
+	// chosen.
+	MCPTool, MCPResult []byte
 }
 
 // Outcome is how a run ended.
@@ -168,7 +176,7 @@ func Run(ctx context.Context, path string, opts mapping.Options, in Input) (*Rep
 	}
 	r := &Report{Sample: in.Sample}
 	r.explain(skills)
-	if err := r.serve(ctx, skills, t); err != nil {
+	if err := r.serve(ctx, skills, t, in.MCP); err != nil {
 		return nil, err
 	}
 	r.UnusedResponses = len(t.responses) - t.next
@@ -203,7 +211,7 @@ func (r *Report) explain(skills *mapping.Skills) {
 // SendMessage (the report shows the outcome, not a stream), and a message
 // that continues a task starts it afresh, under the task's id (the dry
 // run has none of the task's history).
-func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder) error {
+func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder, withMCP bool) error {
 	ids := &idSource{named: r.Sample.Message.TaskID}
 	manager := tasks.NewManager(tasks.Options{NewID: ids.next, Now: stoppedClock, SweepInterval: -1})
 	defer manager.Close()
@@ -262,12 +270,34 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder)
 		}
 	}
 	r.read(resp, task, logged)
+	if withMCP && r.Skill != nil {
+		if r.MCPTool, err = mcpJSON(server.MCPTool(r.Skill)); err != nil {
+			return fmt.Errorf("dryrun: %w", err)
+		}
+	}
 	if t.stopped {
 		r.Stopped, r.Outcome = true, nil
 		return nil
 	}
 	r.Result = indentJSON(answer.Body.Bytes())
+	if withMCP && r.Refusal == nil {
+		if r.MCPResult, err = mcpJSON(server.MCPResult(task, resp.Message), nil); err != nil {
+			return fmt.Errorf("dryrun: %w", err)
+		}
+	}
 	return nil
+}
+
+// mcpJSON is v, an MCP tool or result, as indented JSON.
+func mcpJSON(v any, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("the MCP view: %w", err)
+	}
+	return out, nil
 }
 
 // read takes a refusal or the outcome from the answer, the progress from

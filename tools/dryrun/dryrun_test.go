@@ -41,6 +41,7 @@ func TestDryRunGolden(t *testing.T) {
 		message   string
 		version   string
 		responses []string
+		mcp       bool // also the MCP view
 	}{
 		{name: "weather-by-predicate", message: "weather-text.json", responses: []string{"weather-200.yaml"}},
 		{name: "weather-404-raw-http", message: "weather-text.json", version: "1.0", responses: []string{"weather-404.http"}},
@@ -59,6 +60,12 @@ func TestDryRunGolden(t *testing.T) {
 		{name: "job-polled", skills: "long-running.yaml", message: "report.json", responses: []string{"report-responses.yaml"}},
 		{name: "job-samples-run-out", skills: "long-running.yaml", message: "report.json", responses: []string{"report-202.yaml"}},
 		{name: "chat-streamed", skills: "long-running.yaml", message: "chat.json", responses: []string{"chat-200.yaml"}},
+		{name: "mcp-weather", message: "weather-text.json", responses: []string{"weather-200.yaml"}, mcp: true},
+		{name: "mcp-weather-404", message: "weather-text.json", version: "1.0", responses: []string{"weather-404.http"}, mcp: true},
+		{name: "mcp-missing-argument", message: "weather-missing.json", mcp: true},
+		{name: "mcp-avatar-file", message: "avatar.json", responses: []string{"avatar-200.yaml"}, mcp: true},
+		{name: "mcp-echo-message", message: "echo-stream.json", responses: []string{"echo-200.yaml"}, mcp: true},
+		{name: "mcp-no-skill", message: "unmatched.json", mcp: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +90,7 @@ func TestDryRunGolden(t *testing.T) {
 				skills = "skills.yaml"
 			}
 			rep, err := dryrun.Run(context.Background(), filepath.Join(dryRunDir, skills), dryRunOptions(),
-				dryrun.Input{Sample: sample, Responses: responses})
+				dryrun.Input{Sample: sample, Responses: responses, MCP: tt.mcp})
 			if err != nil {
 				t.Fatal(err)
 			}

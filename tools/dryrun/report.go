@@ -58,6 +58,12 @@ func (r *Report) Write(w io.Writer) error {
 			b.WriteString("(A streaming request gets the task as a stream of events: the task, its updates, and this final state.)\n")
 		}
 	}
+	if r.MCPTool != nil {
+		fmt.Fprintf(&b, "\nAs an MCP tool (with mcp on), tools/list shows:\n%s\n", r.MCPTool)
+	}
+	if r.MCPResult != nil {
+		fmt.Fprintf(&b, "\nand tools/call answers this result (to a client that can answer a question for missing arguments):\n%s\n", r.MCPResult)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
