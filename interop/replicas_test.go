@@ -1,6 +1,7 @@
 package interop_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"iter"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestReplicasBehindLoadBalancer: two Caddy replicas that share one Redis
@@ -120,6 +122,55 @@ func TestReplicasBehindLoadBalancer(t *testing.T) {
 		if len(ids) < 3 || ids[0] != first.ID || !slices.Contains(ids, follow.ID) {
 			t.Fatalf("history %v: want the first message %s, the agent's question, then the follow-up %s", ids, first.ID, follow.ID)
 		}
+	})
+
+	// MCP at 2026-07-28 needs no session, so no affinity: a call's task
+	// is read over A2A on the other replica, and a call that asks for a
+	// missing argument is answered, by the client's second call, on the
+	// replica that did not ask.
+	t.Run("mcp", func(t *testing.T) {
+		ctx := ctxTimeout(t, 30*time.Second)
+		mcpTrail := &replicaTrail{}
+		httpClient := recordedHTTPClient(t)
+		httpClient.Transport = servedByTransport{base: httpClient.Transport, trail: mcpTrail}
+		var askedOn string
+		client := mcp.NewClient(&mcp.Implementation{Name: "caddy-a2a-interop", Version: "1.0.0"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				askedOn = mcpTrail.last()
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"city": "London"}}, nil
+			},
+		})
+		session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: strings.TrimSuffix(cl.frontURL, "/") + "/mcp",
+			HTTPClient: httpClient}, nil)
+		if err != nil {
+			t.Fatalf("connecting over MCP: %v", err)
+		}
+		defer session.Close()
+		if id := session.ID(); id != "" {
+			t.Fatalf("the client got session %q: want the stateless 2026-07-28", id)
+		}
+
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"city": "Paris"}})
+		if err != nil || res.IsError {
+			t.Fatalf("tools/call weather: %v %s", err, jsonString(res))
+		}
+		calledOn := mcpTrail.last()
+		taskID, _ := res.Meta["a2a/taskId"].(string)
+		for range 2 { // on each replica in turn
+			got, err := c.GetTask(ctxTimeout(t, 10*time.Second), &a2a.GetTaskRequest{ID: a2a.TaskID(taskID)})
+			if err != nil || got.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("GetTask of the MCP call's task %q on replica %s (called on %s): %v %s", taskID, trail.last(), calledOn, err, jsonString(got))
+			}
+		}
+
+		res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{}})
+		if err != nil || res.IsError || !strings.Contains(jsonString(res.StructuredContent), "London") {
+			t.Fatalf("tools/call weather without a city, answered with London: %v %s", err, jsonString(res))
+		}
+		if askedOn == "" {
+			t.Fatal("the agent did not ask for the city")
+		}
+		mcpTrail.requireOther(t, "the call that answers the question", askedOn)
 	})
 
 	t.Run("subscribe", func(t *testing.T) {
@@ -315,6 +366,7 @@ func startReplicas(t *testing.T) *cluster {
 		name "%s"
 		description "caddy-a2a replicas on one Redis"
 		heartbeat 1s
+		mcp
 		tasks {
 			redis {
 				address %s
