@@ -31,8 +31,8 @@ func TestStreamedUpstream(t *testing.T) {
 			t.Fatalf("%d artifact updates, want 3 numbers, the last one marked so:%s", len(chunks), describe(events))
 		}
 		// The last number is held back until the stream's end says it is
-		// the last, for at most 100 ms (mapping's chunkLinger, whose marking
-		// mapping's tests check with their own clock): on a machine loaded
+		// the last, for at most 100 ms (mapping's chunkLinger; mapping's
+		// stream tests check the marking): on a machine loaded
 		// enough to hold the reader longer, it goes unmarked, and the final
 		// status alone ends the artifact, as the spec allows.
 		if last := chunks[len(chunks)-1]; !last.LastChunk {
