@@ -26,6 +26,9 @@ type ToolHints struct {
 	// OpenWorld: the tool reaches beyond a closed set of entities; nil
 	// when the skill does not say.
 	OpenWorld *bool
+	// OutputSchema is the JSON Schema (an object's) of the data the skill
+	// answers, as its mcp block declares it; nil when it declares none.
+	OutputSchema map[string]any
 }
 
 // mcpHints are the skill's mcp block: each field overrides the hint
@@ -33,9 +36,10 @@ type ToolHints struct {
 type mcpHints struct {
 	title                                        string
 	readOnly, idempotent, destructive, openWorld *bool
+	outputSchema                                 map[string]any
 }
 
-var mcpKeys = []string{"title", "read_only", "idempotent", "destructive", "open_world"}
+var mcpKeys = []string{"title", "read_only", "idempotent", "destructive", "open_world", "output_schema"}
 
 // skillMCP reads a skill's mcp block.
 func (l *loader) skillMCP(n *yaml.Node, key string, sk *Skill) {
@@ -55,6 +59,14 @@ func (l *loader) skillMCP(n *yaml.Node, key string, sk *Skill) {
 			sk.mcp.destructive = flag(v, name)
 		case "open_world":
 			sk.mcp.openWorld = flag(v, name)
+		case "output_schema":
+			// MCP's structuredContent is an object, so is the schema's type.
+			schema := l.constants(v, join(key, name))
+			if schema["type"] != "object" {
+				l.errorf(v, join(key, name), `must be the JSON Schema of an object ("type": "object"): a tool's structured content is one`)
+				return
+			}
+			sk.mcp.outputSchema = schema
 		}
 	})
 }
@@ -63,7 +75,7 @@ func (l *loader) skillMCP(n *yaml.Node, key string, sk *Skill) {
 // mcp block says otherwise.
 func (sk *Skill) ToolHints() ToolHints {
 	h := ToolHints{Title: sk.Name, ReadOnly: len(sk.steps) > 0, Idempotent: len(sk.steps) > 0,
-		OpenWorld: sk.mcp.openWorld}
+		OpenWorld: sk.mcp.openWorld, OutputSchema: sk.mcp.outputSchema}
 	for i := range sk.steps {
 		r := &sk.steps[i].request
 		h.ReadOnly = h.ReadOnly && (r.method == "GET" || r.method == "HEAD")

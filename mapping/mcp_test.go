@@ -1,6 +1,7 @@
 package mapping_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -24,6 +25,8 @@ func TestToolHints(t *testing.T) {
 			mapping.ToolHints{Title: "Remove", ReadOnly: true, OpenWorld: &yes}},
 		{"closed world", "request: {path: /x}\n    mcp: {open_world: false}",
 			mapping.ToolHints{Title: "A", ReadOnly: true, Idempotent: true, OpenWorld: &no}},
+		{"output schema", "request: {path: /x}\n    mcp: {output_schema: {type: object, required: [id]}}",
+			mapping.ToolHints{Title: "A", ReadOnly: true, Idempotent: true, OutputSchema: map[string]any{"type": "object", "required": []any{"id"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := "upstream: {url: http://up}\nskills:\n  - id: a\n    name: A\n    description: d\n    " + tc.skill + "\n"
@@ -34,7 +37,7 @@ func TestToolHints(t *testing.T) {
 			got := skills.ByID("a").ToolHints()
 			if got.Title != tc.want.Title || got.ReadOnly != tc.want.ReadOnly || got.Idempotent != tc.want.Idempotent ||
 				got.Destructive != tc.want.Destructive || (got.OpenWorld == nil) != (tc.want.OpenWorld == nil) ||
-				(got.OpenWorld != nil && *got.OpenWorld != *tc.want.OpenWorld) {
+				(got.OpenWorld != nil && *got.OpenWorld != *tc.want.OpenWorld) || !reflect.DeepEqual(got.OutputSchema, tc.want.OutputSchema) {
 				t.Errorf("hints = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -44,7 +47,9 @@ func TestToolHints(t *testing.T) {
 func TestToolHintsErrors(t *testing.T) {
 	for _, tc := range []struct{ block, want string }{
 		{"mcp: {read_only: maybe}", `skill "a": mcp.read_only: must be true or false`},
-		{"mcp: {titel: x}", `skill "a": mcp.titel: unknown key (known keys: title, read_only, idempotent, destructive, open_world)`},
+		{"mcp: {titel: x}", `skill "a": mcp.titel: unknown key (known keys: title, read_only, idempotent, destructive, open_world, output_schema)`},
+		{"mcp: {output_schema: {type: array}}", `skill "a": mcp.output_schema: must be the JSON Schema of an object`},
+		{"mcp: {output_schema: [1]}", `skill "a": mcp.output_schema`},
 	} {
 		src := "upstream: {url: http://up}\nskills:\n  - id: a\n    description: d\n    request: {path: /x}\n    " + tc.block + "\n"
 		_, err := mapping.Parse("t.yaml", []byte(src), mapping.Options{})

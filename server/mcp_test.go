@@ -671,3 +671,48 @@ skills:
 		t.Errorf("link's data: %#v, texts %q", res.StructuredContent, got)
 	}
 }
+
+// TestMCPOutputSchema: a skill's declared output schema is its tool's,
+// and a call whose answer is not one data object is an error result,
+// since its client may require the structured content the tool promises.
+func TestMCPOutputSchema(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/list" {
+			io.WriteString(w, `[1,2]`)
+			return
+		}
+		io.WriteString(w, `{"id":7}`)
+	}))
+	t.Cleanup(upstream.Close)
+	skills, err := mapping.Parse("t.yaml", []byte(`upstream: {url: `+upstream.URL+`}
+skills:
+  - {id: item, description: d, request: {path: /item}, mcp: {output_schema: {type: object, properties: {id: {type: integer}}}}}
+  - {id: list, description: d, request: {path: /list}, mcp: {output_schema: {type: object}}}
+`), mapping.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(skills.Close)
+	a := newAgent(t, func(cfg *server.Config) { cfg.Skills, cfg.MCP = skills, &server.MCPConfig{} })
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			cs := connectMCP(t, a, version, "", nil)
+			list, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if schema, _ := json.Marshal(list.Tools[0].OutputSchema); string(schema) != `{"properties":{"id":{"type":"integer"}},"type":"object"}` {
+				t.Errorf("item's output schema: %s", schema)
+			}
+			res := callTool(t, cs, "item", nil)
+			if structured, _ := json.Marshal(res.StructuredContent); res.IsError || string(structured) != `{"id":7}` {
+				t.Errorf("item: isError %v, structured content %s", res.IsError, structured)
+			}
+			if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "list"}); err != nil || !res.IsError ||
+				!strings.Contains(strings.Join(texts(res), " "), "no single data object") {
+				t.Errorf("list, whose answer is an array: %v %+v", err, res)
+			}
+		})
+	}
+}

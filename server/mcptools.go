@@ -63,9 +63,13 @@ func MCPTool(sk *mapping.Skill) (*mcp.Tool, error) {
 	}
 	hints := sk.ToolHints()
 	destructive := hints.Destructive
-	return &mcp.Tool{Name: sk.ID, Title: hints.Title, Description: sk.Description, InputSchema: schema,
+	tool := &mcp.Tool{Name: sk.ID, Title: hints.Title, Description: sk.Description, InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: hints.ReadOnly, IdempotentHint: hints.Idempotent,
-			DestructiveHint: &destructive, OpenWorldHint: hints.OpenWorld}}, nil
+			DestructiveHint: &destructive, OpenWorldHint: hints.OpenWorld}}
+	if hints.OutputSchema != nil {
+		tool.OutputSchema = hints.OutputSchema
+	}
+	return tool, nil
 }
 
 // MCPResult is the tools/call result of a run that ended in task, or that
@@ -198,7 +202,12 @@ func (b *mcpBinding) send(ctx context.Context, in *mcpRequest, req *mcp.CallTool
 	if task.Status.State == a2a.TaskStateInputRequired {
 		return b.askInput(req, task, owner, msg.TaskID == "" && invalidArguments(adm.run.skill, msg)), nil
 	}
-	return taskResult(task), nil
+	res := taskResult(task)
+	if sk := adm.run.skill; !res.IsError && res.StructuredContent == nil && sk != nil && sk.ToolHints().OutputSchema != nil {
+		// The tool promises structured content, which a client may require.
+		return toolError(task.ID, fmt.Sprintf("Skill %q answered no single data object, which its output schema describes.", sk.ID)), nil
+	}
+	return res, nil
 }
 
 // invalidArguments reports whether a call's arguments hold a value its
