@@ -77,7 +77,7 @@ func BenchmarkSendMessage(b *testing.B) {
 	// The same handler with an observer that does nothing: what observing
 	// costs the handler itself (the observer's own work is caddymodule's
 	// BenchmarkObserver).
-	observed := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, nopObserver{})
+	observed := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, func(cfg *server.Config) { cfg.Observer = nopObserver{} })
 	for _, tc := range []struct {
 		name, version, body string
 		h                   *server.Handler
@@ -91,8 +91,8 @@ func BenchmarkSendMessage(b *testing.B) {
 }
 
 // memoryHandler serves the skills src (named name), the upstream answered
-// in memory by upstream, with obs as its observer.
-func memoryHandler(b testing.TB, name, src string, upstream http.RoundTripper, obs server.Observer) *server.Handler {
+// in memory by upstream, with the configuration tune makes (nil: none).
+func memoryHandler(b testing.TB, name, src string, upstream http.RoundTripper, tune func(*server.Config)) *server.Handler {
 	skills, err := mapping.Parse(name, []byte(src), mapping.Options{Transport: upstream})
 	if err != nil {
 		b.Fatal(err)
@@ -107,7 +107,11 @@ func memoryHandler(b testing.TB, name, src string, upstream http.RoundTripper, o
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := server.New(server.Config{Skills: skills, Tasks: manager, Card: doc, Observer: obs})
+	cfg := server.Config{Skills: skills, Tasks: manager, Card: doc}
+	if tune != nil {
+		tune(&cfg)
+	}
+	h, err := server.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,17 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddy-a2a/caddy-a2a/cardgen"
-	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
-	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
 // BenchmarkMCPToolsCall is one tools/call at 2026-07-28, the counterpart
-// of BenchmarkSendMessage: the same skill, upstream answer and task,
-// through the SDK's stateless handler.
+// of BenchmarkSendMessage: the same skill, upstream answer and task, a
+// plain call, which the binding answers itself (mcpdirect.go).
 func BenchmarkMCPToolsCall(b *testing.B) {
-	h := benchHandler(b, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{} })
+	h := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{} })
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
@@ -46,28 +43,3 @@ func BenchmarkMCPToolsCall(b *testing.B) {
 	}
 }
 
-// benchHandler is a handler of benchSkills, its upstream answered in
-// memory, with the configuration tune makes.
-func benchHandler(b *testing.B, tune func(*server.Config)) *server.Handler {
-	skills, err := mapping.Parse("bench.yaml", []byte(benchSkills), mapping.Options{Transport: memoryUpstream{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	manager := tasks.NewManager(tasks.Options{MaxTasks: 1000})
-	b.Cleanup(manager.Close)
-	card, err := cardgen.Build(cardgen.Config{Name: "Bench", Description: "Bench", Version: "1", URL: "http://localhost/"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	doc, err := cardgen.NewDocument(card)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := server.Config{Skills: skills, Tasks: manager, Card: doc}
-	tune(&cfg)
-	h, err := server.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return h
-}
