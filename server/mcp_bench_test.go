@@ -42,4 +42,3 @@ func BenchmarkMCPToolsCall(b *testing.B) {
 		}
 	}
 }
-
