@@ -204,17 +204,21 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	}
 	r = h.startMethod(r, c, m)
 
+	in := &mcpRequest{r: r, caller: caller}
+	stateless := r.Header.Get("Mcp-Protocol-Version") >= mcpStatelessVersion
+	if stateless && plain && !b.bySDK && b.callDirect(w, in, c, &env) {
+		return true
+	}
+	// The SDK gives a tool handler the request's headers, not its context.
 	key := strconv.FormatUint(b.lastRequest.Add(1), 36)
 	r.Header.Set(mcpCallHeader, key)
-	b.requests.Store(key, &mcpRequest{r: r, caller: caller})
+	b.requests.Store(key, in)
 	defer b.requests.Delete(key)
 
 	session := r.Header.Get(mcpSessionHeader)
 	switch {
-	case r.Header.Get("Mcp-Protocol-Version") >= mcpStatelessVersion:
-		if !plain || b.bySDK || !b.callDirect(w, r, c, &env) {
-			b.stateless.ServeHTTP(w, r)
-		}
+	case stateless:
+		b.stateless.ServeHTTP(w, r)
 	case r.Method == http.MethodPost && session == "":
 		b.openSession(w, r, caller.Owner())
 	case !b.sessionOf(session, caller.Owner()):

@@ -38,7 +38,7 @@ type mcpEnvelope struct {
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      struct {
 			ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
-			ClientCapabilities map[string]any  `json:"io.modelcontextprotocol/clientCapabilities"`
+			ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 			ProgressToken      json.RawMessage `json:"progressToken"`
 		} `json:"_meta"`
 		// What only a call that answers an input request holds.
@@ -69,13 +69,13 @@ const (
 // callDirect answers env, a stateless request of call c, when it is a
 // plain tools/call, and reports whether it did; false, and nothing
 // written, for a request the SDK is to answer.
-func (b *mcpBinding) callDirect(w http.ResponseWriter, r *http.Request, c *call, env *mcpEnvelope) bool {
+func (b *mcpBinding) callDirect(w http.ResponseWriter, in *mcpRequest, c *call, env *mcpEnvelope) bool {
+	r := in.r
 	params, ok := b.plainToolsCall(r, env)
 	if !ok {
 		return false
 	}
-	req := &mcp.CallToolRequest{Params: params, Extra: &mcp.RequestExtra{Header: r.Header}}
-	res, err := b.callTool(r.Context(), req)
+	res, err := b.runCall(r.Context(), in, &mcp.CallToolRequest{Params: params})
 	if r.Context().Err() != nil {
 		c.endedBy(r.Context().Err()) // nobody is left to answer
 		return true
@@ -115,10 +115,12 @@ func (b *mcpBinding) plainToolsCall(r *http.Request, env *mcpEnvelope) (*mcp.Cal
 	}
 	p := &env.Params
 	if p.Name == "" || hdr.Get(mcpNameHeader) != p.Name || b.tools.skills[p.Name] == nil ||
-		p.Meta.ProtocolVersion != mcpStatelessVersion || p.Meta.ClientCapabilities == nil ||
+		p.Meta.ProtocolVersion != mcpStatelessVersion || firstByte(p.Meta.ClientCapabilities) != '{' ||
 		p.Meta.ProgressToken != nil || p.InputResponses != nil || p.RequestState != nil {
 		return nil, false
 	}
+	// The capabilities stay JSON until a question for missing arguments
+	// reads them (ClientCapabilities decodes them then).
 	return &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: mcp.Meta{
 		mcp.MetaKeyProtocolVersion: p.Meta.ProtocolVersion, mcp.MetaKeyClientCapabilities: p.Meta.ClientCapabilities}}, true
 }

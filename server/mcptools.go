@@ -131,6 +131,11 @@ func (b *mcpBinding) callTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if in == nil {
 		return nil, errors.New("the call's HTTP request has ended")
 	}
+	return b.runCall(ctx, in, req)
+}
+
+// runCall runs req, a tools/call carried by in.
+func (b *mcpBinding) runCall(ctx context.Context, in *mcpRequest, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if req.Params.RequestState != "" {
 		return b.resume(ctx, in, req)
 	}
@@ -176,8 +181,10 @@ func (b *mcpBinding) send(ctx context.Context, in *mcpRequest, req *mcp.CallTool
 	cancel := func() { _, _ = h.tasks.Cancel(owner, run.Task.ID) }
 	stopCall := context.AfterFunc(ctx, cancel)
 	defer stopCall()
-	stopRequest := context.AfterFunc(in.r.Context(), cancel)
-	defer stopRequest()
+	if ctx != in.r.Context() { // the SDK's session context
+		stopRequest := context.AfterFunc(in.r.Context(), cancel)
+		defer stopRequest()
+	}
 	if sub := run.Subscription; sub != nil {
 		done := make(chan struct{})
 		go func() {
