@@ -54,7 +54,7 @@ func checkParams(known *members, body []byte) (renamed, valid bool, err *Error) 
 
 // checkDocument checks c's body, whose root has the members known.
 func checkDocument(c jsonChecker, known *members) (renamed, valid bool, err *Error) {
-	if !json.Valid(c.body) {
+	if !ValidJSON(c.body) {
 		return false, false, nil
 	}
 	err = c.value(known)

@@ -68,7 +68,7 @@ func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exp
 		ev.Index = n
 		vars.Event = ev
 		if sk.needs&useEventData != 0 || (s.text == nil && s.data == nil) {
-			if text := []byte(ev.Text); json.Valid(text) {
+			if text := []byte(ev.Text); a2a.ValidJSON(text) {
 				_ = a2a.UnmarshalKeepingIntegers(text, &vars.Event.Data) // valid: cannot fail
 			}
 		}
