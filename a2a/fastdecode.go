@@ -22,16 +22,7 @@ type fastReader struct {
 	pos int
 }
 
-func (r *fastReader) skipSpace() {
-	for r.pos < len(r.b) {
-		switch r.b[r.pos] {
-		case ' ', '\t', '\n', '\r':
-			r.pos++
-		default:
-			return
-		}
-	}
-}
+func (r *fastReader) skipSpace() { r.pos = afterSpace(r.b, r.pos) }
 
 // next returns the first byte of the value at r.pos, after any space.
 func (r *fastReader) next() byte {

@@ -76,16 +76,7 @@ type jsonChecker struct {
 	params bool
 }
 
-func (c *jsonChecker) skipSpace() {
-	for c.pos < len(c.body) {
-		switch c.body[c.pos] {
-		case ' ', '\t', '\n', '\r':
-			c.pos++
-		default:
-			return
-		}
-	}
-}
+func (c *jsonChecker) skipSpace() { c.pos = afterSpace(c.body, c.pos) }
 
 // value checks the value at c.pos. known is the members the decoder reads
 // by name when the value is an object (or an array of such objects), nil

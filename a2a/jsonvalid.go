@@ -23,15 +23,20 @@ type validator struct {
 	pos int
 }
 
-func (v *validator) space() {
-	for v.pos < len(v.b) {
-		switch v.b[v.pos] {
+func (v *validator) space() { v.pos = afterSpace(v.b, v.pos) }
+
+// afterSpace returns the offset of the first byte from pos on in b that is
+// not JSON's white space.
+func afterSpace(b []byte, pos int) int {
+	for pos < len(b) {
+		switch b[pos] {
 		case ' ', '\t', '\n', '\r':
-			v.pos++
+			pos++
 		default:
-			return
+			return pos
 		}
 	}
+	return pos
 }
 
 // at reports whether the byte at v.pos is c.
@@ -43,9 +48,9 @@ func (v *validator) value(depth int) bool {
 	}
 	switch c := v.b[v.pos]; c {
 	case '{':
-		return v.object(depth + 1)
+		return v.container(depth+1, '}')
 	case '[':
-		return v.array(depth + 1)
+		return v.container(depth+1, ']')
 	case '"':
 		return v.str()
 	case 't':
@@ -59,26 +64,30 @@ func (v *validator) value(depth int) bool {
 	}
 }
 
-func (v *validator) object(depth int) bool {
+// container reads the object or array at v.pos, whose members or
+// elements end with end.
+func (v *validator) container(depth int, end byte) bool {
 	if depth > maxScanDepth {
 		return false
 	}
 	v.pos++
 	v.space()
-	if v.at('}') {
+	if v.at(end) {
 		v.pos++
 		return true
 	}
 	for {
-		if !v.at('"') || !v.str() {
-			return false
+		if end == '}' {
+			if !v.at('"') || !v.str() {
+				return false
+			}
+			v.space()
+			if !v.at(':') {
+				return false
+			}
+			v.pos++
+			v.space()
 		}
-		v.space()
-		if !v.at(':') {
-			return false
-		}
-		v.pos++
-		v.space()
 		if !v.value(depth) {
 			return false
 		}
@@ -87,35 +96,7 @@ func (v *validator) object(depth int) bool {
 		case v.at(','):
 			v.pos++
 			v.space()
-		case v.at('}'):
-			v.pos++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-func (v *validator) array(depth int) bool {
-	if depth > maxScanDepth {
-		return false
-	}
-	v.pos++
-	v.space()
-	if v.at(']') {
-		v.pos++
-		return true
-	}
-	for {
-		if !v.value(depth) {
-			return false
-		}
-		v.space()
-		switch {
-		case v.at(','):
-			v.pos++
-			v.space()
-		case v.at(']'):
+		case v.at(end):
 			v.pos++
 			return true
 		default:
