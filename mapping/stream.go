@@ -266,7 +266,7 @@ func (sk *Skill) streamFailure(ctx, callCtx context.Context, err error) failure 
 			err:    fmt.Errorf("stream: %w (%d bytes)", err, sk.stream.maxBytes)}
 	case ctx.Err() == nil && callCtx.Err() != nil:
 		return failure{state: a2a.TaskStateFailed, stage: "upstream",
-			public: fmt.Sprintf("timed out: the service's stream did not end within %s.", sk.runTimeout),
+			public: fmt.Sprintf("timed out: the service's stream did not end within %s.", sk.runLimit.d),
 			err:    fmt.Errorf("stream: %w", err)}
 	case ctx.Err() == nil:
 		return failure{state: a2a.TaskStateFailed, stage: "upstream", public: "failed: the service's stream broke off.",
