@@ -37,10 +37,10 @@ const maxExactInteger = 1 << 53
 // the agent would not; see member), integers beyond 2^53 that a float64
 // would silently round, and strings that are not UTF-8. Syntax errors are
 // left to the decoder, which describes them better; a body that is not
-// valid JSON yields nil here. renamed reports a known member given by its
-// proto field name (history_length), which protoNames10 renames before
-// decoding; only 1.0 reads those.
-func checkJSON(v Version, body []byte) (renamed bool, err *Error) {
+// valid JSON yields nil here, and valid false. renamed reports a known
+// member given by its proto field name (history_length), which
+// protoNames10 renames before decoding; only 1.0 reads those.
+func checkJSON(v Version, body []byte) (renamed, valid bool, err *Error) {
 	return checkDocument(jsonChecker{body: body, protoNames: v == V10}, requestMembers[v])
 }
 
@@ -48,17 +48,17 @@ func checkJSON(v Version, body []byte) (renamed bool, err *Error) {
 // members known (paramsMembers, paramsMembersProto03): every problem is an
 // invalid parameter. Every form reads proto field names there (a2av0
 // sends 0.3 members in snake_case).
-func checkParams(known *members, body []byte) (renamed bool, err *Error) {
+func checkParams(known *members, body []byte) (renamed, valid bool, err *Error) {
 	return checkDocument(jsonChecker{body: body, params: true, protoNames: true}, known)
 }
 
 // checkDocument checks c's body, whose root has the members known.
-func checkDocument(c jsonChecker, known *members) (renamed bool, err *Error) {
-	if !json.Valid(c.body) {
-		return false, nil
+func checkDocument(c jsonChecker, known *members) (renamed, valid bool, err *Error) {
+	if !ValidJSON(c.body) {
+		return false, false, nil
 	}
 	err = c.value(known)
-	return c.renamed, err
+	return c.renamed, true, err
 }
 
 // jsonChecker walks a document already known to be valid JSON, so that it
@@ -76,16 +76,7 @@ type jsonChecker struct {
 	params bool
 }
 
-func (c *jsonChecker) skipSpace() {
-	for c.pos < len(c.body) {
-		switch c.body[c.pos] {
-		case ' ', '\t', '\n', '\r':
-			c.pos++
-		default:
-			return
-		}
-	}
-}
+func (c *jsonChecker) skipSpace() { c.pos = afterSpace(c.body, c.pos) }
 
 // value checks the value at c.pos. known is the members the decoder reads
 // by name when the value is an object (or an array of such objects), nil

@@ -168,7 +168,7 @@ func decodeREST[P any, PP restParams[P]](known *members, t RESTTarget, query url
 // (checkParams), proto field names allowed (a2av0 sends every 0.3 member
 // name in snake_case, and so does the kit in the 0.3 form).
 func decodeRESTBody(known *members, body []byte, w any) *Error {
-	renamed, e := checkParams(known, body)
+	renamed, valid, e := checkParams(known, body)
 	if e != nil {
 		return e
 	}
@@ -176,6 +176,12 @@ func decodeRESTBody(known *members, body []byte, w any) *Error {
 		if body, e = protoNames10(body); e != nil {
 			return e
 		}
+	}
+	if p, ok := w.(*params10); ok && valid && !renamed { // new, from decodeREST
+		if fastDecodeParams10(body, p) {
+			return nil
+		}
+		*p = params10{}
 	}
 	err := json.Unmarshal(body, w)
 	var se *json.SyntaxError

@@ -50,12 +50,13 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 	}
 	l.skillCalls(n, sec, up, sk)
 	sk.needs = l.c.needs
-	sk.runTimeout = sk.Timeout
+	run := sk.Timeout
 	for i := range sk.steps {
 		if p := sk.steps[i].request.poll; p != nil {
-			sk.runTimeout += p.maxWait + sk.Timeout
+			run += p.maxWait + sk.Timeout
 		}
 	}
+	sk.runLimit, sk.callLimit = &timeLimit{run}, &timeLimit{sk.Timeout}
 	if sk.ID == "" || len(l.errs) > startErrs {
 		return nil
 	}

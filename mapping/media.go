@@ -3,8 +3,9 @@ package mapping
 // Media types: comparing them, and whether a body of one is JSON.
 
 import (
-	"encoding/json"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
 // acceptsMedia reports whether a media type is among the accepted ones
@@ -54,5 +55,5 @@ func isJSON(mediaType string, body []byte) bool {
 	if mediaType == "application/json" || strings.HasSuffix(mediaType, "+json") {
 		return true
 	}
-	return mediaType == "" && len(body) > 0 && json.Valid(body)
+	return mediaType == "" && len(body) > 0 && a2a.ValidJSON(body)
 }

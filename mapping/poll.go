@@ -111,7 +111,7 @@ type noNews struct {
 // Retry-After. Other failures (an answer too large, a poll past its
 // timeout, the job's or the run's time over) are f.
 func (sk *Skill) pollJob(ctx, jobCtx context.Context, p *pollRule, j *job) (resp *http.Response, body []byte, nn *noNews, f *failure) {
-	pollCtx, cancel := withLimit(jobCtx, sk.Timeout)
+	pollCtx, cancel := withLimit(jobCtx, sk.callLimit)
 	defer cancel()
 	resp, body, f = sk.send(ctx, pollCtx, j.get(pollCtx, j.url), p.retry, nil)
 	switch {
@@ -216,7 +216,7 @@ func (sk *Skill) fetchResult(ctx, callCtx context.Context, m *vm.VM, vars *exprV
 	if f != nil {
 		return nil, nil, f
 	}
-	resultCtx, cancel := withLimit(callCtx, sk.Timeout)
+	resultCtx, cancel := withLimit(callCtx, sk.callLimit)
 	defer cancel()
 	resp, body, f := sk.send(ctx, resultCtx, j.get(resultCtx, u), p.retry, nil)
 	if f == nil && slices.Contains(p.retry.statuses, resp.StatusCode) {

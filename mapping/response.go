@@ -351,7 +351,7 @@ func serviceAnswered(status int) string {
 // raw bytes with their media type.
 func bodyPart(body []byte, mediaType string) a2a.Part {
 	switch {
-	case isJSON(mediaType, body) && json.Valid(body):
+	case isJSON(mediaType, body) && a2a.ValidJSON(body):
 		return a2a.Part{Kind: a2a.PartData, Data: json.RawMessage(body)}
 	case (mediaType == "" || strings.HasPrefix(mediaType, "text/") || isJSON(mediaType, nil)) && utf8.Valid(body):
 		p := a2a.TextPart(string(body))

@@ -39,7 +39,7 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 		return sk.askOutcome(&call, problems)
 	}
 	vars.Args = args
-	callCtx, cancel := withLimit(ctx, sk.runTimeout)
+	callCtx, cancel := withLimit(ctx, sk.runLimit)
 	defer cancel()
 	for i := 0; ; i++ { // a loaded skill has at least one step; the last one returns
 		st := &sk.steps[i]
@@ -95,7 +95,7 @@ func (sk *Skill) exchange(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 	sendCtx := callCtx
 	if st.request.poll != nil { // the run's deadline leaves room for the job; the call has timeout
 		var cancel context.CancelFunc
-		sendCtx, cancel = withLimit(callCtx, sk.Timeout)
+		sendCtx, cancel = withLimit(callCtx, sk.callLimit)
 		defer cancel()
 		req = req.WithContext(sendCtx)
 	}

@@ -166,9 +166,9 @@ func (e *timeLimit) Error() string { return fmt.Sprintf("the time limit of %s pa
 
 func (e *timeLimit) Unwrap() error { return context.DeadlineExceeded }
 
-// withLimit is ctx with a deadline d from now, whose cause says d.
-func withLimit(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, d, &timeLimit{d})
+// withLimit is ctx with limit's deadline from now, and limit its cause.
+func withLimit(ctx context.Context, limit *timeLimit) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, limit.d, limit)
 }
 
 // readBody reads at most limit bytes of a body, and closes it.

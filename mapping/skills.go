@@ -145,9 +145,10 @@ type Skill struct {
 	// transport sends its upstream requests: the upstream's, or what
 	// Options.WrapTransport made of it.
 	transport http.RoundTripper
-	// runTimeout bounds the whole run: Timeout, and for each polled job
-	// its max_wait and the fetch of its result.
-	runTimeout time.Duration
+	// runLimit bounds the whole run: Timeout, and for each polled job its
+	// max_wait and the fetch of its result; callLimit (Timeout) one call of
+	// a polled job. Made at load time: the cause of every run's context.
+	runLimit, callLimit *timeLimit
 }
 
 // cardEntry is the skill as the Agent Card lists it, under a name of its

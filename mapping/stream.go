@@ -68,7 +68,7 @@ func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exp
 		ev.Index = n
 		vars.Event = ev
 		if sk.needs&useEventData != 0 || (s.text == nil && s.data == nil) {
-			if text := []byte(ev.Text); json.Valid(text) {
+			if text := []byte(ev.Text); a2a.ValidJSON(text) {
 				_ = a2a.UnmarshalKeepingIntegers(text, &vars.Event.Data) // valid: cannot fail
 			}
 		}
@@ -266,7 +266,7 @@ func (sk *Skill) streamFailure(ctx, callCtx context.Context, err error) failure 
 			err:    fmt.Errorf("stream: %w (%d bytes)", err, sk.stream.maxBytes)}
 	case ctx.Err() == nil && callCtx.Err() != nil:
 		return failure{state: a2a.TaskStateFailed, stage: "upstream",
-			public: fmt.Sprintf("timed out: the service's stream did not end within %s.", sk.runTimeout),
+			public: fmt.Sprintf("timed out: the service's stream did not end within %s.", sk.runLimit.d),
 			err:    fmt.Errorf("stream: %w", err)}
 	case ctx.Err() == nil:
 		return failure{state: a2a.TaskStateFailed, stage: "upstream", public: "failed: the service's stream broke off.",

@@ -291,7 +291,8 @@ func (r *Run) record(st a2a.TaskStatus, artifacts []a2a.Artifact) (*a2a.Task, er
 			return err
 		}
 		now := m.now()
-		size := sizeOfStatus(&st)
+		status := st // st itself is captured by value: one allocation less
+		size := sizeOfStatus(&status)
 		for i := range artifacts {
 			size += sizeOfStoredArtifact(&artifacts[i])
 		}

@@ -1,0 +1,60 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzValidJSON: ValidJSON says what json.Valid says.
+func FuzzValidJSON(f *testing.F) {
+	for _, seed := range append(fastDecodeSeeds,
+		``, ` `, `0`, `-0`, `01`, `-`, `1.`, `1.5e`, `1E+2`, `-0.0e-0`, `tru`, `truex`, `nul`, `"\u00e9\/"`, `"\u00g0"`,
+		"\"\x01\"", "\"\xff\"", `"\x"`, `[1,]`, `{"a":1,}`, `{"a" 1}`, `{1:2}`, `[[[]]]`, ` {} `, `{}{}`, `"`, `"\`) {
+		f.Add([]byte(seed))
+	}
+	f.Add(bytes.Repeat([]byte{'['}, maxScanDepth+1))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := ValidJSON(b), json.Valid(b); got != want {
+			t.Fatalf("ValidJSON(%q) = %v, json.Valid %v", b, got, want)
+		}
+	})
+}
+
+// TestValidJSONDepth: nesting stops where encoding/json's does.
+func TestValidJSONDepth(t *testing.T) {
+	for _, n := range []int{maxScanDepth, maxScanDepth + 1} {
+		b := append(bytes.Repeat([]byte{'['}, n), bytes.Repeat([]byte{']'}, n)...)
+		if got, want := ValidJSON(b), json.Valid(b); got != want {
+			t.Errorf("%d levels: ValidJSON %v, json.Valid %v", n, got, want)
+		}
+	}
+}
+
+// BenchmarkValidJSON checks a kilobyte of an upstream's JSON, as mapping
+// does before keeping it as a part's data, against json.Valid.
+func BenchmarkValidJSON(b *testing.B) {
+	var doc bytes.Buffer
+	doc.WriteString(`{"items":[`)
+	for i := 0; doc.Len() < 1000; i++ {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		doc.WriteString(`{"id":12345,"name":"Widget \"deluxe\"","price":19.99,"tags":["a","b"],"stock":true,"note":null}`)
+	}
+	doc.WriteString(`]}`)
+	body := doc.Bytes()
+	for _, tc := range []struct {
+		name  string
+		valid func([]byte) bool
+	}{{"ValidJSON", ValidJSON}, {"json.Valid", json.Valid}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if !tc.valid(body) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
+}
