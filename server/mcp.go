@@ -164,6 +164,9 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	h := b.h
 	// Refusals are JSON-RPC errors, as MCP's transport errors are.
 	c.begin(a2a.BindingMCP, a2a.V10, jsonRPC{h}, "application/json")
+	// The answers the binding writes itself (writeJSON) set their own
+	// deadline; the rest go through the deadline writer.
+	direct := w
 	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), h: h, c: c}
 	if !b.anyHostOnLoopback && rebound(r) {
 		http.Error(w, fmt.Sprintf("MCP endpoint: Host %q is not a loopback host, and the request came to a loopback address "+
@@ -206,7 +209,7 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 
 	in := &mcpRequest{r: r, caller: caller}
 	stateless := r.Header.Get("Mcp-Protocol-Version") >= mcpStatelessVersion
-	if stateless && plain && !b.bySDK && b.callDirect(w, in, c, &env) {
+	if stateless && plain && !b.bySDK && b.callDirect(direct, in, c, &env) {
 		return true
 	}
 	// The SDK gives a tool handler the request's headers, not its context.
