@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
-	"github.com/caddyserver/caddy/v2/caddytest"
 
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
@@ -40,21 +38,6 @@ skills:
     request: {path: /orders}
 `
 
-// loadWithMCP loads into tester a Caddyfile whose a2a handler has MCP on
-// at /mcp. The Caddyfile's a2a block has no mcp subdirective on this
-// branch: the adapted JSON gets the option.
-func loadWithMCP(t *testing.T, tester *caddytest.Tester, caddyfile string) {
-	t.Helper()
-	adapted, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tester.InitServer(strings.Replace(string(adapted), `"handler":"a2a"`, `"handler":"a2a","mcp":{"path":"/mcp"}`, 1), "json")
-	if t.Failed() {
-		t.FailNow()
-	}
-}
-
 // TestIntegrationMCPAuthorization runs a Caddy whose agent takes JWTs from
 // an identity provider on loopback and serves MCP: the protected resource
 // metadata is served beside the card, a 401 names it, tokens must be for
@@ -65,7 +48,7 @@ func TestIntegrationMCPAuthorization(t *testing.T) {
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	resource, docURL := base+"/mcp", base+"/.well-known/oauth-protected-resource/mcp"
 	tester := newTester(t) // sets adminPort
-	loadWithMCP(t, tester, fmt.Sprintf(`{
+	tester.InitServer(fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off
 	auto_https off
@@ -81,6 +64,7 @@ func TestIntegrationMCPAuthorization(t *testing.T) {
 		description "Tokens for its MCP endpoint"
 		documentation_url https://docs.example/agent
 		card_max_age 90s
+		mcp
 		security {
 			bearer jwt {
 				issuer https://issuer.test
@@ -90,7 +74,7 @@ func TestIntegrationMCPAuthorization(t *testing.T) {
 		}
 	}
 }
-`, adminPort, port, writeSkills(t, mcpAuthSkills), headerEcho(t), base, resource, idp.url))
+`, adminPort, port, writeSkills(t, mcpAuthSkills), headerEcho(t), base, resource, idp.url), "caddyfile")
 	a := &securedAgent{t: t, tester: tester, base: base, client: tester.Client}
 	bearer := func(aud string) []string {
 		return []string{"Authorization", "Bearer " + idp.tokenFor(t, "alice", aud, time.Minute)}
