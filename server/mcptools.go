@@ -30,6 +30,9 @@ type mcpTools struct {
 	// restricted: a skill is not for every caller the agent admits, so
 	// tools/list is filtered per caller; without one it costs nothing.
 	restricted bool
+	// structured are the skills whose tools declare an output schema,
+	// and so promise structured content.
+	structured map[*mapping.Skill]bool
 }
 
 // The longest MCP tool name.
@@ -37,7 +40,7 @@ const maxToolName = 128
 
 // build defines a tool per skill (MCPTool).
 func (t *mcpTools) build(h *Handler) error {
-	t.skills = make(map[string]*mapping.Skill)
+	t.skills, t.structured = make(map[string]*mapping.Skill), make(map[*mapping.Skill]bool)
 	for _, sk := range h.skills.All() {
 		def, err := MCPTool(sk)
 		if err != nil {
@@ -45,6 +48,9 @@ func (t *mcpTools) build(h *Handler) error {
 		}
 		t.defs = append(t.defs, def)
 		t.skills[sk.ID] = sk
+		if def.OutputSchema != nil {
+			t.structured[sk] = true
+		}
 		t.restricted = t.restricted || sk.Extended || len(sk.SecurityRequirements) > 0
 	}
 	return nil
@@ -210,7 +216,7 @@ func (b *mcpBinding) send(ctx context.Context, in *mcpRequest, req *mcp.CallTool
 		return b.askInput(req, task, owner, msg.TaskID == "" && invalidArguments(adm.run.skill, msg)), nil
 	}
 	res := taskResult(task)
-	if sk := adm.run.skill; !res.IsError && res.StructuredContent == nil && sk != nil && sk.ToolHints().OutputSchema != nil {
+	if sk := adm.run.skill; !res.IsError && res.StructuredContent == nil && b.tools.structured[sk] {
 		// The tool promises structured content, which a client may require.
 		return toolError(task.ID, fmt.Sprintf("Skill %q answered no single data object, which its output schema describes.", sk.ID)), nil
 	}
