@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -122,6 +123,7 @@ func (s *Store) parseRecord(id string, answer any) (cached, uint64, error) {
 	if task.ID != id {
 		return cached{}, 0, corruptRecord("its task (t) is another task")
 	}
+	ownIDs(task)
 	rec := tasks.Record{Owner: v[fieldOwner], Quota: v[fieldQuota], Task: *task, Updated: time.Unix(0, updated).UTC(), Bytes: bytes}
 	if p := v[fieldPush]; p != "" {
 		if err := json.Unmarshal([]byte(p), &rec.Push); err != nil {
@@ -184,5 +186,15 @@ func (s *Store) report(what, msg string, fields ...zap.Field) {
 	s.mu.Unlock()
 	if due {
 		s.log.Error(msg, fields...)
+	}
+}
+
+// ownIDs gives the messages in t's history the task's ids where encodeTask
+// left them out.
+func ownIDs(t *a2a.Task) {
+	for i := range t.History {
+		m := &t.History[i]
+		m.TaskID = cmp.Or(m.TaskID, t.ID)
+		m.ContextID = cmp.Or(m.ContextID, t.ContextID)
 	}
 }

@@ -469,7 +469,12 @@ func (s *Store) load(ctx context.Context, id string) (cached, uint64, error) {
 
 // An encodedTask is a task's stored form, in a buffer that goes back to
 // taskBuffers once the script that carried it has run.
-type encodedTask struct{ b []byte }
+type encodedTask struct {
+	b []byte
+	// history is encodeTask's copy of the task's history, kept (emptied)
+	// for the next task.
+	history []a2a.Message
+}
 
 var taskBuffers = sync.Pool{New: func() any { return new(encodedTask) }}
 
@@ -477,9 +482,27 @@ var taskBuffers = sync.Pool{New: func() any { return new(encodedTask) }}
 // should not pin its buffer.
 const maxPooledTask = 64 << 10
 
+// encodeTask is t's stored form: 1.0 ProtoJSON, less the ids of the
+// messages in its history where they are the task's own, as the Manager
+// stamps them (about a hundred bytes a message: a small task's JSON then
+// fits a smaller allocation in Redis); ownIDs gives them back as the task
+// is read. Replicas that read the full form read this one too.
 func encodeTask(t *a2a.Task) (*encodedTask, error) {
 	e := taskBuffers.Get().(*encodedTask)
-	b, err := a2a.AppendTask(e.b[:0], a2a.V10, t)
+	stored := *t
+	stored.History = append(e.history[:0], t.History...)
+	for i := range stored.History {
+		m := &stored.History[i]
+		if m.TaskID == t.ID {
+			m.TaskID = ""
+		}
+		if m.ContextID == t.ContextID {
+			m.ContextID = ""
+		}
+	}
+	b, err := a2a.AppendTask(e.b[:0], a2a.V10, &stored)
+	clear(stored.History) // the pool keeps no part of a task
+	e.history = stored.History[:0]
 	if err != nil {
 		e.release()
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -657,5 +658,57 @@ func TestSweepForgetsLiveTasksRemovedOutside(t *testing.T) {
 	// check (at cleanup) then finds every key right.
 	if _, err := m.List("", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A task's stored form leaves out the ids its history's messages share
+// with it, and a replica reads them back; the full form, as replicas that
+// store it write it, reads the same.
+func TestHistoryStoredWithoutTheTasksOwnIDs(t *testing.T) {
+	srv := redistest.Start(t)
+	writer, reader := replica(t, srv, tasks.Options{}), replica(t, srv, tasks.Options{})
+	run, err := writer.Start("", userMsg("id"), tasks.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: agentMsg("done")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	key := redisstore.KeyPrefix("test") + ":t:" + run.Task.ID
+	stored, err := srv.Client(t).HGet(t.Context(), key, "t").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Once as the task's own, once in the status's message, which keeps its
+	// ids: not in the two messages of the history.
+	if n := strings.Count(stored, run.Task.ID); n != 2 {
+		t.Errorf("the task id is stored %d times, want 2: %s", n, stored)
+	}
+	got, err := reader.Get("", run.Task.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.History) != 2 {
+		t.Fatalf("%d messages in the history, want 2", len(got.History))
+	}
+	for i, m := range got.History {
+		if m.TaskID != got.ID || m.ContextID != got.ContextID {
+			t.Errorf("history[%d] has ids %q, %q, want the task's %q, %q", i, m.TaskID, m.ContextID, got.ID, got.ContextID)
+		}
+	}
+
+	full, err := a2a.AppendTask(nil, a2a.V10, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Client(t).HSet(t.Context(), key, "t", full).Err(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := replica(t, srv, tasks.Options{}).Get("", run.Task.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, got) {
+		t.Errorf("the full form reads as\n%+v\nwant\n%+v", again, got)
 	}
 }
