@@ -144,6 +144,9 @@ type Handler struct {
 	bindings []binding
 	// skillRequirements are the skills' own requirements, compiled once.
 	skillRequirements map[*mapping.Skill]*authn.Requirements
+	// taskMetadata is each skill's tasks' metadata (skillMetadata), one map
+	// that all of them share.
+	taskMetadata map[*mapping.Skill]map[string]any
 }
 
 // New checks cfg and applies its defaults.
@@ -196,6 +199,10 @@ func New(cfg Config) (*Handler, error) {
 		obs:          cfg.Observer,
 
 		skillRequirements: skillRequirements,
+		taskMetadata:      make(map[*mapping.Skill]map[string]any),
+	}
+	for _, skill := range cfg.Skills.All() {
+		h.taskMetadata[skill] = skillMetadata(skill)
 	}
 	if h.maxBody == 0 {
 		h.maxBody = DefaultMaxRequestBytes

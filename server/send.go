@@ -78,7 +78,7 @@ func (h *Handler) selectSkill(caller *authn.Identity, msg *a2a.Message, cfg *a2a
 // task it names, marks it working and registers the run so CancelTask can
 // reach it; subscribe also opens the task's stream.
 func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Message, sel selection, subscribe bool, push *tasks.PushConfig) (*execution, error) {
-	opts := tasks.StartOptions{Metadata: skillMetadata(sel.skill), Subscribe: subscribe, Push: push}
+	opts := tasks.StartOptions{Metadata: h.taskMetadata[sel.skill], Subscribe: subscribe, Push: push}
 	if caller == nil {
 		// Anonymous callers share one owner; each client address gets its
 		// own share of the store, so that one client cannot fill it for
@@ -426,9 +426,6 @@ func withHistory(task *a2a.Task, historyLength *int32) *a2a.Task {
 const skillMetadataKey = "skill"
 
 func skillMetadata(skill *mapping.Skill) map[string]any {
-	if skill == nil {
-		return nil
-	}
 	return map[string]any{skillMetadataKey: skill.ID}
 }
 

@@ -17,7 +17,8 @@ var errRunFinished = errors.New("tasks: run finished")
 // StartOptions shape the task a Start begins.
 type StartOptions struct {
 	// Metadata is a new task's metadata (the server keeps the task's skill
-	// there); a continued task keeps its own.
+	// there); a continued task keeps its own. The task holds the map as it
+	// is, never writing to it, so that tasks may share one.
 	Metadata map[string]any
 	// Subscribe opens a subscription to the task's events from the
 	// returned snapshot on, in the same transaction.
