@@ -57,6 +57,10 @@ func checkDocument(c jsonChecker, known *members) (renamed, valid bool, err *Err
 	if !ValidJSON(c.body) {
 		return false, false, nil
 	}
+	// Outside its strings valid JSON is ASCII: one pass over the whole body
+	// answers for every string, unless some string is not UTF-8, which the
+	// walk then finds and names.
+	c.utf8 = utf8.Valid(c.body)
 	err = c.value(known)
 	return c.renamed, true, err
 }
@@ -74,6 +78,8 @@ type jsonChecker struct {
 	protoNames, renamed bool
 	// params says that body is the params, not a JSON-RPC envelope.
 	params bool
+	// utf8 says that every string of body is known to be UTF-8.
+	utf8 bool
 }
 
 func (c *jsonChecker) skipSpace() { c.pos = afterSpace(c.body, c.pos) }
@@ -287,26 +293,27 @@ func (c *jsonChecker) str() ([]byte, *Error) {
 	c.pos++ // "
 	escaped := false
 	for {
-		switch c.body[c.pos] {
-		case '\\':
+		// Valid JSON: the string ends at a quote that no backslash escapes.
+		rest := c.body[c.pos:]
+		end := bytes.IndexByte(rest, '"')
+		if esc := bytes.IndexByte(rest[:end], '\\'); esc >= 0 {
 			escaped = true
-			c.pos += 2
+			c.pos += esc + 2
 			continue
-		case '"':
-			c.pos++
-			raw := c.body[start:c.pos]
-			if !utf8.Valid(raw) {
-				return nil, c.invalidAt(c.pos, "holds a string that is not valid UTF-8")
-			}
-			if !escaped {
-				return raw[1 : len(raw)-1], nil
-			}
-			var s string
-			_ = json.Unmarshal(raw, &s) // valid JSON: cannot fail
-			return []byte(s), nil
 		}
-		c.pos++
+		c.pos += end + 1
+		break
 	}
+	raw := c.body[start:c.pos]
+	if !c.utf8 && !utf8.Valid(raw) {
+		return nil, c.invalidAt(c.pos, "holds a string that is not valid UTF-8")
+	}
+	if !escaped {
+		return raw[1 : len(raw)-1], nil
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s) // valid JSON: cannot fail
+	return []byte(s), nil
 }
 
 func (c *jsonChecker) number() *Error {

@@ -11,7 +11,8 @@ import "github.com/redis/go-redis/v9"
 // task, the age lists, the owner's index and the counters at once, also on
 // Redis Cluster (where the whole store then lives on one shard).
 //
-// A task is a hash: t (the task, 1.0 ProtoJSON), o (owner), q (quota), ok
+// A task is a hash: t (the task, 1.0 ProtoJSON, less the task's own ids in
+// its history's messages: see encodeTask), o (owner), q (quota), ok
 // (the owner's index key), qh (its quota's name in hex, see stats), u (updated, Unix
 // nanoseconds), b (its bytes), v (its version: a token unique to each
 // write, chosen by the replica that makes it, so that a script that runs
