@@ -34,19 +34,8 @@ func (r *fastReader) next() byte {
 // whether it holds escapes.
 func (r *fastReader) rawString() (raw []byte, escaped bool) {
 	start := r.pos
-	r.pos++ // "
-	for {
-		switch r.b[r.pos] {
-		case '\\':
-			escaped = true
-			r.pos += 2
-			continue
-		case '"':
-			r.pos++
-			return r.b[start:r.pos], escaped
-		}
-		r.pos++
-	}
+	r.pos, escaped = stringEnd(r.b, start)
+	return r.b[start:r.pos], escaped
 }
 
 // str reads a string value as encoding/json does; false when the value is

@@ -290,20 +290,8 @@ func (m *members) index(name []byte) int {
 // escapes (then it allocates).
 func (c *jsonChecker) str() ([]byte, *Error) {
 	start := c.pos
-	c.pos++ // "
-	escaped := false
-	for {
-		// Valid JSON: the string ends at a quote that no backslash escapes.
-		rest := c.body[c.pos:]
-		end := bytes.IndexByte(rest, '"')
-		if esc := bytes.IndexByte(rest[:end], '\\'); esc >= 0 {
-			escaped = true
-			c.pos += esc + 2
-			continue
-		}
-		c.pos += end + 1
-		break
-	}
+	var escaped bool
+	c.pos, escaped = stringEnd(c.body, c.pos)
 	raw := c.body[start:c.pos]
 	if !c.utf8 && !utf8.Valid(raw) {
 		return nil, c.invalidAt(c.pos, "holds a string that is not valid UTF-8")
@@ -314,6 +302,22 @@ func (c *jsonChecker) str() ([]byte, *Error) {
 	var s string
 	_ = json.Unmarshal(raw, &s) // valid JSON: cannot fail
 	return []byte(s), nil
+}
+
+// stringEnd is where the string token at start in valid JSON b ends (past
+// its closing quote), and whether it holds escapes.
+func stringEnd(b []byte, start int) (end int, escaped bool) {
+	pos := start + 1 // "
+	for {
+		rest := b[pos:]
+		quote := bytes.IndexByte(rest, '"')
+		if esc := bytes.IndexByte(rest[:quote], '\\'); esc >= 0 {
+			escaped = true
+			pos += esc + 2
+			continue
+		}
+		return pos + quote + 1, escaped
+	}
 }
 
 func (c *jsonChecker) number() *Error {
