@@ -234,6 +234,8 @@ type cell struct {
 	// auxCPU is the CPU of the contender's aux process (its Redis).
 	auxCPU  time.Duration
 	auxName string
+	// rounds is each measured round's requests/s, in the order run.
+	rounds []float64
 }
 
 func (c *cell) cpuPer1000() float64 { return c.per1000(c.cpu) }
@@ -358,13 +360,15 @@ func (l *lab) alternate(ctx context.Context, scenario string, cs []*contender, c
 				} else {
 					profiled <- nil
 				}
-				res, err := measure(ctx, c, load.Options{Conns: n, Duration: d, Rate: rate}, g.at(c.name, n))
+				cl := g.at(c.name, n)
+				res, err := measure(ctx, c, load.Options{Conns: n, Duration: d, Rate: rate}, cl)
 				if perr := <-profiled; perr != nil && err == nil {
 					err = perr
 				}
 				if err != nil {
 					return g, err
 				}
+				cl.rounds = append(cl.rounds, res.Throughput())
 				progress(fmt.Sprintf("  %-34s c=%-3d round %d/%d  %8.0f req/s  p99 %-9s errors %d",
 					c.name, n, r+1, rounds, res.Throughput(), fmtDur(res.Latency.Quantile(0.99)), res.Errors))
 			}
