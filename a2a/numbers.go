@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 )
 
 // UnmarshalKeepingIntegers decodes JSON into v as encoding/json does
@@ -13,10 +14,23 @@ import (
 // without such a long digit run take the plain path and cost nothing more.
 // An upstream's answer is read so, and so is a part's data read back from
 // a stored task.
+//
+// A valid UTF-8 document is read by the request's hand reader (fastReader),
+// which gives what encoding/json gives without its reflection; anything it
+// gives up on, and every error, is encoding/json's.
 func UnmarshalKeepingIntegers(body []byte, v *any) error {
-	if !hasLongDigitRun(body) {
+	valid := ValidJSON(body)
+	if !valid || !hasLongDigitRun(body) {
+		if valid && utf8.Valid(body) {
+			r := fastReader{b: body}
+			if val, ok := r.any(); ok {
+				*v = val
+				return nil
+			}
+		}
 		return json.Unmarshal(body, v)
 	}
+	// A Decoder reads the first value only: the body is known to hold one.
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.UseNumber()
 	if err := d.Decode(v); err != nil {

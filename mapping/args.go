@@ -85,7 +85,11 @@ func convertData(v any, a *argument) (any, string) {
 			out = s
 		}
 	case argInteger:
-		if f, ok := toFloat(v); ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+		if n, ok := v.(json.Number); ok { // beyond 2^53: exact while it fits an int
+			if i, err := n.Int64(); err == nil {
+				out = int(i)
+			}
+		} else if f, ok := toFloat(v); ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
 			out = int(f)
 		}
 	case argNumber:

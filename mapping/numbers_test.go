@@ -1,6 +1,7 @@
 package mapping_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -40,6 +41,31 @@ skills:
 	for _, want := range []string{`"id":12345678901234567890`, `"small":9007199254740993`, `"neg":-9007199254740993`, `"n":41`, `"f":0.5`} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("artifact %s lacks %s", got, want)
+		}
+	}
+}
+
+// An integer argument beyond 2^53 reaches the request exactly while it fits
+// an int: from data still in its raw JSON, as a tool's arguments arrive
+// over MCP, and from data decoded as a request's is (json.Number).
+func TestIntegerArgumentsStayExact(t *testing.T) {
+	up, seen := recorder(t, nil)
+	s := load(t, `
+skills:
+  - id: get
+    description: A thing.
+    arguments:
+      id: {type: integer, required: true, description: The thing's id.}
+    request: {path: "/things/{args.id}"}
+`, up.URL, mapping.Options{})
+	for _, data := range []any{json.RawMessage(`{"id":9007199254740993}`), map[string]any{"id": json.Number("9007199254740993")}} {
+		msg := message("get", nil, "")
+		msg.Parts = []a2a.Part{{Kind: a2a.PartData, Data: data}}
+		if out := runSkill(t, s, msg); out.State != a2a.TaskStateCompleted {
+			t.Fatalf("%T: outcome %s: %s", data, out.State, messageText(out))
+		}
+		if got := (<-seen).RequestURI; got != "/things/9007199254740993" {
+			t.Errorf("%T: the upstream was asked for %s", data, got)
 		}
 	}
 }

@@ -185,8 +185,11 @@ func dataObject(d any) map[string]any {
 	case map[string]any:
 		return d
 	case json.RawMessage:
-		var obj map[string]any
-		if json.Unmarshal(d, &obj) == nil {
+		// Read as the request's data is, keeping integers exact: a tool's
+		// arguments come so (MCP).
+		var v any
+		if a2a.UnmarshalKeepingIntegers(d, &v) == nil {
+			obj, _ := v.(map[string]any)
 			return obj
 		}
 	}
