@@ -482,6 +482,9 @@ var taskBuffers = sync.Pool{New: func() any { return new(encodedTask) }}
 // should not pin its buffer.
 const maxPooledTask = 64 << 10
 
+// maxPooledHistory is the longest history copy kept with a buffer.
+const maxPooledHistory = 64
+
 // encodeTask is t's stored form: 1.0 ProtoJSON, less the ids of the
 // messages in its history where they are the task's own, as the Manager
 // stamps them (about a hundred bytes a message: a small task's JSON then
@@ -514,6 +517,9 @@ func encodeTask(t *a2a.Task) (*encodedTask, error) {
 // release gives e's buffer back to the pool; nil is released already.
 func (e *encodedTask) release() {
 	if e != nil && cap(e.b) <= maxPooledTask {
+		if cap(e.history) > maxPooledHistory {
+			e.history = nil
+		}
 		taskBuffers.Put(e)
 	}
 }
