@@ -234,9 +234,13 @@ type cell struct {
 	// auxCPU is the CPU of the contender's aux process (its Redis).
 	auxCPU  time.Duration
 	auxName string
-	// rounds is each measured round's requests/s, in the order run.
-	rounds []float64
+	// rounds is what each measured round gave, in the order run.
+	rounds []round
 }
+
+// round is one measured run of a contender: its requests/s and its CPU
+// seconds per 1,000 answers.
+type round struct{ rps, cpu float64 }
 
 func (c *cell) cpuPer1000() float64 { return c.per1000(c.cpu) }
 
@@ -361,6 +365,7 @@ func (l *lab) alternate(ctx context.Context, scenario string, cs []*contender, c
 					profiled <- nil
 				}
 				cl := g.at(c.name, n)
+				cpu0, ok0 := cl.cpu, cl.res.OK
 				res, err := measure(ctx, c, load.Options{Conns: n, Duration: d, Rate: rate}, cl)
 				if perr := <-profiled; perr != nil && err == nil {
 					err = perr
@@ -368,7 +373,11 @@ func (l *lab) alternate(ctx context.Context, scenario string, cs []*contender, c
 				if err != nil {
 					return g, err
 				}
-				cl.rounds = append(cl.rounds, res.Throughput())
+				rd := round{rps: res.Throughput()}
+				if answers := cl.res.OK - ok0; answers > 0 {
+					rd.cpu = (cl.cpu - cpu0).Seconds() * 1000 / float64(answers)
+				}
+				cl.rounds = append(cl.rounds, rd)
 				progress(fmt.Sprintf("  %-34s c=%-3d round %d/%d  %8.0f req/s  p99 %-9s errors %d",
 					c.name, n, r+1, rounds, res.Throughput(), fmtDur(res.Latency.Quantile(0.99)), res.Errors))
 			}
