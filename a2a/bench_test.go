@@ -2,6 +2,8 @@ package a2a_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
@@ -70,5 +72,34 @@ func BenchmarkAppendError(b *testing.B) {
 	buf := make([]byte, 0, 512)
 	for b.Loop() {
 		buf = a2a.AppendError(buf[:0], a2a.V10, json.RawMessage("1"), e)
+	}
+}
+
+// Bodies shaped to cost the most per byte, at a megabyte: a string of
+// escapes, and an object of many members (each checked against the others
+// for duplicates). Their MB/s should be of the order of a typical body's,
+// not fall as the body grows.
+func BenchmarkDecodeHostile(b *testing.B) {
+	wrap := func(data string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":` + data + `}]}}}`)
+	}
+	var members strings.Builder
+	members.WriteString("{")
+	for i := range 80_000 {
+		fmt.Fprintf(&members, `"%x":0,`, i)
+	}
+	members.WriteString(`"end":0}`)
+	for name, body := range map[string][]byte{
+		"escapes": wrap(`"` + strings.Repeat(`\n`, 512<<10) + `"`),
+		"members": wrap(members.String()),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := a2a.DecodeRequest(a2a.V10, body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

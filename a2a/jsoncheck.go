@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -125,6 +126,9 @@ func (c *jsonChecker) object(known *members) *Error {
 	start := c.pos
 	var seen [16][]byte // most objects have fewer members: no allocation
 	names := seen[:0]   // this object's member names, unescaped
+	// many holds the names once there are more than seen holds, so that
+	// a large object costs a lookup per member, not a pass over the others.
+	var many map[string]struct{}
 	for {
 		c.skipSpace()
 		switch c.body[c.pos] {
@@ -140,12 +144,22 @@ func (c *jsonChecker) object(known *members) *Error {
 		if err != nil {
 			return err
 		}
-		for _, prev := range names {
-			if bytes.Equal(prev, name) {
-				return c.invalidAt(start, "names the member "+strconv.Quote(string(name))+" twice")
+		twice := false
+		if many == nil {
+			twice = slices.ContainsFunc(names, func(prev []byte) bool { return bytes.Equal(prev, name) })
+			if names = append(names, name); len(names) > len(seen) {
+				many = make(map[string]struct{}, 2*len(names))
+				for _, n := range names {
+					many[string(n)] = struct{}{}
+				}
 			}
+		} else {
+			_, twice = many[string(name)]
+			many[string(name)] = struct{}{}
 		}
-		names = append(names, name)
+		if twice {
+			return c.invalidAt(start, "names the member "+strconv.Quote(string(name))+" twice")
+		}
 		c.skipSpace()
 		c.pos++ // :
 		c.skipSpace()
@@ -307,16 +321,19 @@ func (c *jsonChecker) str() ([]byte, *Error) {
 // stringEnd is where the string token at start in valid JSON b ends (past
 // its closing quote), and whether it holds escapes.
 func stringEnd(b []byte, start int) (end int, escaped bool) {
-	pos := start + 1 // "
+	pos, quote := start+1, -1 // past the opening quote; the next quote not yet looked for
 	for {
-		rest := b[pos:]
-		quote := bytes.IndexByte(rest, '"')
-		if esc := bytes.IndexByte(rest[:quote], '\\'); esc >= 0 {
-			escaped = true
-			pos += esc + 2
-			continue
+		// A quote is looked for again only once an escape has taken it,
+		// so that a string of escapes costs one pass, not one per escape.
+		if quote < pos {
+			quote = pos + bytes.IndexByte(b[pos:], '"')
 		}
-		return pos + quote + 1, escaped
+		esc := bytes.IndexByte(b[pos:quote], '\\')
+		if esc < 0 {
+			return quote + 1, escaped
+		}
+		escaped = true
+		pos += esc + 2
 	}
 }
 

@@ -2,6 +2,7 @@ package a2a_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,6 +19,10 @@ func sendBody(data string) string {
 // decoding, the same in both versions, naming where it is.
 func TestCheckJSON(t *testing.T) {
 	deep := strings.Repeat("[", a2a.MaxJSONDepth) + strings.Repeat("]", a2a.MaxJSONDepth)
+	var wide strings.Builder // more members than the checker keeps without a set
+	for i := range 40 {
+		fmt.Fprintf(&wide, `"m%d":%d,`, i, i)
+	}
 	tests := []struct {
 		name      string
 		body      string
@@ -28,6 +33,7 @@ func TestCheckJSON(t *testing.T) {
 		{"nesting past the cap", sendBody(deep), a2a.CodeInvalidParams, "params.message.parts[0].data", "deeper than 64"},
 		{"a duplicate member in params", sendBody(`{"a":1,"a":2}`), a2a.CodeInvalidParams, "params.message.parts[0].data", `"a" twice`},
 		{"a duplicate member spelled with an escape", sendBody(`{"a":1,"\u0061":2}`), a2a.CodeInvalidParams, "params.message.parts[0].data", "twice"},
+		{"a duplicate member among many", sendBody(`{` + wide.String() + `"m3":0}`), a2a.CodeInvalidParams, "params.message.parts[0].data", `"m3" twice`},
 		{"a duplicate params", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"a"},"params":{"id":"b"}}`,
 			a2a.CodeInvalidRequest, "", `"params" twice`},
 		{"an integer beyond 2^53", sendBody(`{"n":12345678901234567890}`), a2a.CodeInvalidParams, "params.message.parts[0].data.n", "12345678901234567890"},
@@ -148,4 +154,23 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("round trip changed the message:\n%s\n%s", b, again)
 		}
 	})
+}
+
+// An object of more members than the checker tracks without a set, each
+// named once, passes; its string escapes, however many, are read.
+func TestCheckJSONManyMembersAndEscapes(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{`)
+	for i := range 40 {
+		fmt.Fprintf(&b, `"m%d":"\n\"%d\\",`, i, i)
+	}
+	b.WriteString(`"last":0}`)
+	req, err := a2a.DecodeRequest(a2a.V10, []byte(sendBody(b.String())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := req.Params.(*a2a.SendMessageRequest).Message.Parts[0].Data.(map[string]any)
+	if len(data) != 41 || data["m39"] != "\n\"39\\" {
+		t.Errorf("decoded %d members, m39 = %q", len(data), data["m39"])
+	}
 }
