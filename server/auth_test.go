@@ -125,7 +125,7 @@ func newAuthAgent(t *testing.T, require []a2a.SecurityRequirement, tune func(*se
 	serveH2C(front)
 	front.Start()
 	t.Cleanup(front.Close)
-	return &authAgent{agent: &agent{t: t, url: front.URL, http: front.Client()}, upstream: seen, auth: auth}
+	return &authAgent{agent: &agent{t: t, url: front.URL, http: front.Client(), tasks: manager, handler: h}, upstream: seen, auth: auth}
 }
 
 // authAnswer is an answer with its HTTP status and challenges.

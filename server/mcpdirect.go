@@ -84,6 +84,7 @@ func (b *mcpBinding) callDirect(w http.ResponseWriter, in *mcpRequest, c *call, 
 	if err == nil {
 		out, err = b.appendResult(env.ID, res)
 	}
+	status := http.StatusOK
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) {
@@ -91,10 +92,25 @@ func (b *mcpBinding) callDirect(w http.ResponseWriter, in *mcpRequest, c *call, 
 			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the result could not be encoded"}
 		}
 		c.Code = int(rpcErr.Code)
+		status = statelessErrorStatus(rpcErr.Code)
 		out = appendRPCError(env.ID, rpcErr)
 	}
-	b.h.writeJSON(w, http.StatusOK, "application/json", out)
+	b.h.writeJSON(w, status, "application/json", out)
 	return true
+}
+
+// statelessErrorStatus is the HTTP status of a 2026-07-28 answer that is
+// JSON-RPC error code: 404 for an unknown method, 400 for invalid params,
+// an unsupported version or missing capabilities (SEP-2575, as the SDK
+// answers them), 200 otherwise.
+func statelessErrorStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 // plainToolsCall is env's tools/call parameters when the SDK's stateless

@@ -54,7 +54,13 @@ func postMCP(t *testing.T, a *agent, body string, header ...string) (string, map
 	}
 	contentType := resp.Header.Get("Content-Type")
 	if resp.StatusCode != http.StatusOK {
-		return contentType, map[string]any{"httpStatus": float64(resp.StatusCode)}
+		// A JSON-RPC error keeps its body beside the status.
+		msg := map[string]any{}
+		if strings.HasPrefix(contentType, "application/json") {
+			_ = json.Unmarshal(raw, &msg)
+		}
+		msg["httpStatus"] = float64(resp.StatusCode)
+		return contentType, msg
 	}
 	if strings.HasPrefix(contentType, "text/event-stream") {
 		for line := range strings.Lines(string(raw)) {
@@ -140,19 +146,41 @@ func TestMCPDirectAnswersAsTheSDK(t *testing.T) {
 		{"null id", call(`null`, "weather", `{"city":"Paris"}`, meta), nil, false},
 		{"batch", `[` + call(`16`, "weather", `{"city":"Paris"}`, meta) + `]`, nil, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			gotType, got := postMCP(t, direct, tc.body, tc.header...)
-			wantType, want := postMCP(t, bySDK, tc.body, tc.header...)
-			if got, want := withoutTaskIDs(got), withoutTaskIDs(want); !reflect.DeepEqual(got, want) {
-				g, _ := json.Marshal(got)
-				w, _ := json.Marshal(want)
-				t.Errorf("answered\n%s\nwhere the SDK answers\n%s", g, w)
-			}
-			if isDirect := gotType == "application/json" && wantType != gotType; isDirect != tc.direct {
-				t.Errorf("answered as %q (the SDK as %q): direct = %v, want %v", gotType, wantType, isDirect, tc.direct)
-			}
-		})
+		compareWithSDK(t, direct, bySDK, tc.name, tc.body, tc.header, tc.direct)
 	}
+
+	// A tool the caller may not use is one it does not know: answered as an
+	// unknown tool is, status included.
+	authDirect := newAuthAgent(t, nil, withMCP)
+	authSDK := newAuthAgent(t, nil, withMCP)
+	server.MCPBySDK(authSDK.handler.(*server.Handler))
+	forbidden := call(`17`, "admin", `{}`, meta)
+	compareWithSDK(t, authDirect.agent, authSDK.agent, "forbidden tool", forbidden, []string{"X-API-Key", aliceKey}, true)
+	if _, msg := postMCP(t, authDirect.agent, forbidden, "X-API-Key", aliceKey); msg["httpStatus"] != float64(http.StatusBadRequest) {
+		t.Errorf("a forbidden tool: %v, want HTTP 400", msg)
+	}
+}
+
+// compareWithSDK posts body to direct and to bySDK, and fails unless both
+// answer alike (status and message) and direct answered it itself as
+// wantDirect says.
+func compareWithSDK(t *testing.T, direct, bySDK *agent, name, body string, header []string, wantDirect bool) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		gotType, got := postMCP(t, direct, body, header...)
+		wantType, want := postMCP(t, bySDK, body, header...)
+		if got, want := withoutTaskIDs(got), withoutTaskIDs(want); !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			t.Errorf("answered\n%s\nwhere the SDK answers\n%s", g, w)
+		}
+		if wantDirect && want["httpStatus"] != nil {
+			return // an error is JSON from either: the type cannot tell which answered
+		}
+		if isDirect := gotType == "application/json" && wantType != gotType; isDirect != wantDirect {
+			t.Errorf("answered as %q (the SDK as %q): direct = %v, want %v", gotType, wantType, isDirect, wantDirect)
+		}
+	})
 }
 
 // TestMCPHostOnLoopback: a request that comes to a loopback address
