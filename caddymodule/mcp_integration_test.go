@@ -1,12 +1,14 @@
 package caddymodule
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -122,7 +124,11 @@ func TestIntegrationMCPReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/mcp", nil)
+	// Without the close the stream would last the session's idle timeout
+	// (5 min): the test gives up well before.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/mcp", nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	req.Header.Set("Mcp-Session-Id", cs.ID())
@@ -136,7 +142,7 @@ func TestIntegrationMCPReload(t *testing.T) {
 	}
 	loadSecured(t, fmt.Sprintf(":%d", port), "", a2aBlock+" /mcp2")
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		t.Errorf("the stream ended with %v", err)
+		t.Errorf("the stream ended with %v (within 30s: %v)", err, ctx.Err() == nil)
 	}
 }
 

@@ -47,17 +47,7 @@ func TestIntegrationMCPAuthorization(t *testing.T) {
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	resource, docURL := base+"/mcp", base+"/.well-known/oauth-protected-resource/mcp"
-	tester := newTester(t) // sets adminPort
-	tester.InitServer(fmt.Sprintf(`{
-	admin localhost:%d
-	persist_config off
-	auto_https off
-}
-
-:%d {
-	bind 127.0.0.1
-	a2a {
-		skills "%s"
+	tester := loadSecured(t, fmt.Sprintf(":%d", port), "", fmt.Sprintf(`		skills "%s"
 		upstream %s
 		url %s/
 		name "MCP Agent"
@@ -71,10 +61,7 @@ func TestIntegrationMCPAuthorization(t *testing.T) {
 				audience a2a-test %s
 				jwks_url %s
 			}
-		}
-	}
-}
-`, adminPort, port, writeSkills(t, mcpAuthSkills), headerEcho(t), base, resource, idp.url), "caddyfile")
+		}`, writeSkills(t, mcpAuthSkills), headerEcho(t), base, resource, idp.url))
 	a := &securedAgent{t: t, tester: tester, base: base, client: tester.Client}
 	bearer := func(aud string) []string {
 		return []string{"Authorization", "Bearer " + idp.tokenFor(t, "alice", aud, time.Minute)}

@@ -97,6 +97,13 @@ func TestValidate(t *testing.T) {
 		{"redis with a negative timeout", func(h *Handler) {
 			h.Tasks = &TasksConfig{Redis: &RedisConfig{Addresses: []string{"127.0.0.1:6379"}, Timeout: -caddy.Duration(1e9)}}
 		}, "tasks: redis: timeout -1s is negative"},
+		{"mcp", func(h *Handler) {
+			h.MCP = &MCPConfig{Path: "/tools", SessionTimeout: caddy.Duration(1), MaxSessions: 1}
+		}, ""},
+		{"mcp with a relative path", func(h *Handler) { h.MCP = &MCPConfig{Path: "tools"} }, `mcp: path: "tools" must start with /`},
+		{"mcp with a negative session_timeout", func(h *Handler) { h.MCP = &MCPConfig{SessionTimeout: -caddy.Duration(1e9)} },
+			"mcp: session_timeout: -1s is negative"},
+		{"mcp with negative max_sessions", func(h *Handler) { h.MCP = &MCPConfig{MaxSessions: -1} }, "mcp: max_sessions: -1 is negative"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -489,7 +489,9 @@ const maxPooledHistory = 64
 // messages in its history where they are the task's own, as the Manager
 // stamps them (about a hundred bytes a message: a small task's JSON then
 // fits a smaller allocation in Redis); ownIDs gives them back as the task
-// is read. Replicas that read the full form read this one too.
+// is read. This build reads the full form too; a replica of an earlier
+// build reads this one, but answers those messages without the two ids
+// (optional in 1.0) until it is upgraded.
 func encodeTask(t *a2a.Task) (*encodedTask, error) {
 	e := taskBuffers.Get().(*encodedTask)
 	stored := *t

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -281,13 +282,17 @@ func (r *report) targets(b *bytes.Buffer) {
 		if ca == nil || cb == nil || len(ca.rounds) == 0 || len(ca.rounds) != len(cb.rounds) {
 			return 0, "", false
 		}
-		rs := make([]float64, len(ca.rounds))
-		texts := make([]string, len(rs))
-		for i := range rs {
-			if d := of(cb.rounds[i]); d > 0 {
-				rs[i] = of(ca.rounds[i]) / d
+		var rs []float64
+		texts := make([]string, len(ca.rounds))
+		for i := range ca.rounds {
+			texts[i] = "–" // a round where either side answered nothing does not count
+			if n, d := of(ca.rounds[i]), of(cb.rounds[i]); n > 0 && d > 0 {
+				rs = append(rs, n/d)
+				texts[i] = fmt.Sprintf("%.2f", n/d)
 			}
-			texts[i] = fmt.Sprintf("%.2f", rs[i])
+		}
+		if len(rs) == 0 {
+			return 0, "", false
 		}
 		slices.Sort(rs)
 		median = rs[len(rs)/2]
@@ -301,7 +306,10 @@ func (r *report) targets(b *bytes.Buffer) {
 		return median, fmt.Sprintf("%.2f× (rounds %s)", median, each), ok
 	}
 	cpuRatio := func(a, b string, c int) (median float64, text string) {
-		median, each, _ := medianRatio(a, b, c, func(r round) float64 { return r.cpu })
+		median, each, ok := medianRatio(a, b, c, func(r round) float64 { return r.cpu })
+		if !ok {
+			return math.Inf(1), "unknown (no round answered)"
+		}
 		return median, fmt.Sprintf("%.2f× (rounds %s)", median, each)
 	}
 	cpu := func(name string, c int) float64 { return t[name][c].cpuPer1000() }
