@@ -62,6 +62,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    mcp          [<path>] {
 //	        session_timeout <duration>
 //	        max_sessions    <count>
+//	        max_sessions_per_caller <count>
 //	        any_host_on_loopback
 //	    }
 //	    tasks {

@@ -30,6 +30,13 @@ type MCPConfig struct {
 	// out. Requests at 2026-07-28 need no session. Default: 1000.
 	MaxSessions int `json:"max_sessions,omitempty"`
 
+	// MaxSessionsPerCaller caps the sessions one caller holds open: an
+	// authenticated caller (its owner), or one client address of the
+	// anonymous ones. Past it, that caller is answered 429 with
+	// Retry-After until one of its sessions closes. Default: a hundredth
+	// of max_sessions, at least 1.
+	MaxSessionsPerCaller int `json:"max_sessions_per_caller,omitempty"`
+
 	// AnyHostOnLoopback takes requests that arrive on a loopback address
 	// with any Host header. By default such a request must name a loopback
 	// host, which stops DNS rebinding (a web page whose name resolves to
@@ -47,6 +54,8 @@ func (c *MCPConfig) validate() error {
 		return fmt.Errorf("session_timeout: %s is negative", time.Duration(c.SessionTimeout))
 	case c.MaxSessions < 0:
 		return fmt.Errorf("max_sessions: %d is negative", c.MaxSessions)
+	case c.MaxSessionsPerCaller < 0:
+		return fmt.Errorf("max_sessions_per_caller: %d is negative", c.MaxSessionsPerCaller)
 	}
 	return nil
 }
@@ -57,7 +66,7 @@ func (c *MCPConfig) serverConfig() *server.MCPConfig {
 		return nil
 	}
 	return &server.MCPConfig{Path: c.Path, SessionTimeout: time.Duration(c.SessionTimeout), MaxSessions: c.MaxSessions,
-		AnyHostOnLoopback: c.AnyHostOnLoopback}
+		MaxSessionsPerCaller: c.MaxSessionsPerCaller, AnyHostOnLoopback: c.AnyHostOnLoopback}
 }
 
 // closeMCPOnShutdown closes the MCP sessions as the server shuts down,
@@ -72,7 +81,8 @@ func (h *Handler) closeMCPOnShutdown(ctx caddy.Context) {
 	}
 }
 
-// parseMCP reads mcp [<path>] [{ session_timeout <duration>; max_sessions <count>; any_host_on_loopback }].
+// parseMCP reads mcp [<path>] [{ session_timeout <duration>; max_sessions <count>;
+// max_sessions_per_caller <count>; any_host_on_loopback }].
 func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 	args := d.RemainingArgs()
 	if len(args) > 1 {
@@ -89,6 +99,8 @@ func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 			c.SessionTimeout, err = durationArg(d, at)
 		case "max_sessions":
 			c.MaxSessions, err = countArg(d, at)
+		case "max_sessions_per_caller":
+			c.MaxSessionsPerCaller, err = countArg(d, at)
 		case "any_host_on_loopback":
 			c.AnyHostOnLoopback, err = flagArg(d, at)
 		default:
@@ -100,4 +112,4 @@ func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 }
 
 // mcpSubdirectives are the subdirectives of the mcp block.
-var mcpSubdirectives = []string{"session_timeout", "max_sessions", "any_host_on_loopback"}
+var mcpSubdirectives = []string{"session_timeout", "max_sessions", "max_sessions_per_caller", "any_host_on_loopback"}

@@ -104,6 +104,8 @@ func TestValidate(t *testing.T) {
 		{"mcp with a negative session_timeout", func(h *Handler) { h.MCP = &MCPConfig{SessionTimeout: -caddy.Duration(1e9)} },
 			"mcp: session_timeout: -1s is negative"},
 		{"mcp with negative max_sessions", func(h *Handler) { h.MCP = &MCPConfig{MaxSessions: -1} }, "mcp: max_sessions: -1 is negative"},
+		{"mcp with negative max_sessions_per_caller", func(h *Handler) { h.MCP = &MCPConfig{MaxSessionsPerCaller: -1} },
+			"mcp: max_sessions_per_caller: -1 is negative"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

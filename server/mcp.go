@@ -39,6 +39,11 @@ type MCPConfig struct {
 	// past it, a new session is refused with 503 until one closes.
 	// Protocol 2026-07-28 is stateless and counts against no cap.
 	MaxSessions int
+	// MaxSessionsPerCaller caps the sessions one caller holds open (an
+	// authenticated owner, or one client address of the anonymous ones),
+	// so that no caller can take them all (default a hundredth of
+	// MaxSessions, at least 1); past it, 429 until one of its closes.
+	MaxSessionsPerCaller int
 	// AnyHostOnLoopback takes requests that arrive on a loopback address
 	// with any Host. By default they must name a loopback host: DNS
 	// rebinding protection, as MCP's security practices ask of a local
@@ -68,14 +73,17 @@ type mcpBinding struct {
 	stateless, stateful http.Handler
 	statefulServer      *mcp.Server
 	maxSessions         int
+	maxPerCaller        int
 	// opening counts the new sessions being opened, so that concurrent
 	// ones cannot pass the cap together.
 	opening atomic.Int64
-	// owners are the owners (authn.Identity.Owner) of the sessions, by
-	// session id: a session serves only the caller that opened it.
+	// owners are who opened each session, by session id: a session
+	// serves only its owner (authn.Identity.Owner).
 	ownersMu sync.Mutex
-	owners   map[string]string
-	origins  *http.CrossOriginProtection
+	owners   map[string]sessionOpener
+	// openingBy counts each caller's sessions being opened (ownersMu).
+	openingBy map[string]int
+	origins   *http.CrossOriginProtection
 	// anyHostOnLoopback turns the DNS rebinding check (rebound) off.
 	anyHostOnLoopback bool
 	tools             mcpTools
@@ -111,10 +119,12 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 		return nil, fmt.Errorf("server: MCP session timeout %s is negative", mc.SessionTimeout)
 	case mc.MaxSessions < 0:
 		return nil, fmt.Errorf("server: MCP max sessions %d is negative", mc.MaxSessions)
+	case mc.MaxSessionsPerCaller < 0:
+		return nil, fmt.Errorf("server: MCP max sessions per caller %d is negative", mc.MaxSessionsPerCaller)
 	}
 	b := &mcpBinding{h: h, path: mc.Path, maxSessions: mc.MaxSessions, origins: http.NewCrossOriginProtection(),
 		anyHostOnLoopback: mc.AnyHostOnLoopback,
-		owners:            make(map[string]string)}
+		maxPerCaller:      mc.MaxSessionsPerCaller, owners: make(map[string]sessionOpener), openingBy: make(map[string]int)}
 	card := h.card.Card()
 	b.serverInfo = &mcp.Implementation{Name: card.Name, Version: card.Version}
 	info, err := json.Marshal(map[string]any{mcp.MetaKeyServerInfo: b.serverInfo})
@@ -127,6 +137,9 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 	}
 	if b.maxSessions == 0 {
 		b.maxSessions = DefaultMCPMaxSessions
+	}
+	if b.maxPerCaller == 0 {
+		b.maxPerCaller = max(1, b.maxSessions/100)
 	}
 	timeout := mc.SessionTimeout
 	if timeout == 0 {
@@ -223,7 +236,12 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	case stateless:
 		b.stateless.ServeHTTP(w, r)
 	case r.Method == http.MethodPost && session == "":
-		b.openSession(w, r, caller.Owner())
+		opener := sessionOpener{owner: caller.Owner(), caller: caller.Owner()}
+		if caller == nil {
+			// Anonymous callers share one owner; each address its share.
+			opener.caller = "client " + b.h.clientAddress(r)
+		}
+		b.openSession(w, r, opener)
 	case !b.sessionOf(session, caller.Owner()):
 		http.Error(w, "MCP endpoint: the session belongs to another caller", http.StatusForbidden)
 	default:
@@ -263,30 +281,51 @@ func (b *mcpBinding) sessionOf(id, owner string) bool {
 	b.ownersMu.Lock()
 	opener, known := b.owners[id]
 	b.ownersMu.Unlock()
-	return !known || opener == owner
+	return !known || opener.owner == owner
 }
+
+// sessionOpener is who opened a session: its owner, and the caller whose
+// share of the sessions it takes (the owner, or an anonymous caller's
+// client address).
+type sessionOpener struct{ owner, caller string }
 
 // openSession serves a request that opens a stateful session (an
 // initialize), when the cap allows one more, and notes the session's
 // owner before its id reaches the client.
-func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, owner string) {
+func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, opener sessionOpener) {
 	defer b.opening.Add(-1)
-	if !b.roomForSession(b.opening.Add(1) - 1) {
+	full, callerFull := b.roomForSession(b.opening.Add(1)-1, opener.caller)
+	switch {
+	case full:
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, fmt.Sprintf("MCP endpoint: %d sessions are open, the most this server keeps; "+
 			"retry later, or use protocol %s, which needs none", b.maxSessions, mcpStatelessVersion),
 			http.StatusServiceUnavailable)
 		return
+	case callerFull:
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, fmt.Sprintf("MCP endpoint: this caller has %d sessions open, the most one caller may; "+
+			"close one (DELETE), or use protocol %s, which needs none", b.maxPerCaller, mcpStatelessVersion),
+			http.StatusTooManyRequests)
+		return
 	}
-	b.stateful.ServeHTTP(&sessionWriter{ResponseWriter: w, b: b, owner: owner}, r)
+	defer func() {
+		b.ownersMu.Lock()
+		if b.openingBy[opener.caller]--; b.openingBy[opener.caller] == 0 {
+			delete(b.openingBy, opener.caller)
+		}
+		b.ownersMu.Unlock()
+	}()
+	b.stateful.ServeHTTP(&sessionWriter{ResponseWriter: w, b: b, opener: opener}, r)
 }
 
-// roomForSession reports whether one more session may open, beside the
-// open ones and those opening (others of them), and forgets the owners
-// of the sessions closed since. A session is open before its owner is
-// noted, so the owners are held while the open ones are read: none is
-// forgotten as it opens.
-func (b *mcpBinding) roomForSession(opening int64) bool {
+// roomForSession reports whether the server is full (its open sessions
+// and those opening, others of them) or caller's share is (its open ones
+// and those it is opening), forgets the owners of the sessions closed
+// since, and, when there is room, counts one more opening for caller. A
+// session is open before its owner is noted, so the owners are held while
+// the open ones are read: none is forgotten as it opens.
+func (b *mcpBinding) roomForSession(opening int64, caller string) (full, callerFull bool) {
 	b.ownersMu.Lock()
 	defer b.ownersMu.Unlock()
 	open := make(map[string]bool, len(b.owners))
@@ -294,14 +333,22 @@ func (b *mcpBinding) roomForSession(opening int64) bool {
 		open[s.ID()] = true
 	}
 	if int64(len(open))+opening >= int64(b.maxSessions) {
-		return false
+		return true, false
 	}
-	for id := range b.owners {
-		if !open[id] {
+	held := b.openingBy[caller]
+	for id, o := range b.owners {
+		switch {
+		case !open[id]:
 			delete(b.owners, id)
+		case o.caller == caller:
+			held++
 		}
 	}
-	return true
+	if held >= b.maxPerCaller {
+		return false, true
+	}
+	b.openingBy[caller]++
+	return false, false
 }
 
 // sessionWriter notes the owner of the session an answer opens, as its
@@ -309,7 +356,7 @@ func (b *mcpBinding) roomForSession(opening int64) bool {
 type sessionWriter struct {
 	http.ResponseWriter
 	b       *mcpBinding
-	owner   string
+	opener  sessionOpener
 	written bool
 }
 
@@ -320,7 +367,7 @@ func (s *sessionWriter) note() {
 	s.written = true
 	if id := s.Header().Get(mcpSessionHeader); id != "" {
 		s.b.ownersMu.Lock()
-		s.b.owners[id] = s.owner
+		s.b.owners[id] = s.opener
 		s.b.ownersMu.Unlock()
 	}
 }

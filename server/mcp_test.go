@@ -467,6 +467,30 @@ func TestMCPSessionCap(t *testing.T) {
 	connectMCP(t, a, mcpStateful, "", nil)
 }
 
+// No caller holds more than its share of the sessions: past it, 429 for
+// that caller alone, until one of its sessions closes.
+func TestMCPSessionsPerCaller(t *testing.T) {
+	a := newAuthAgent(t, nil, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessionsPerCaller: 2} })
+	open := func(key string) (*mcp.ClientSession, error) {
+		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp",
+			HTTPClient: &http.Client{Transport: withKey{key, a.http.Transport}}}, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+	}
+	connectMCP(t, a.agent, mcpStateful, aliceKey, nil)
+	second := connectMCP(t, a.agent, mcpStateful, aliceKey, nil)
+	if cs, err := open(aliceKey); err == nil {
+		cs.Close()
+		t.Fatal("alice opened a third session")
+	} else if !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Errorf("alice's third session: %v", err)
+	}
+	connectMCP(t, a.agent, mcpStateful, bobKey, nil) // others are not locked out
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	connectMCP(t, a.agent, mcpStateful, aliceKey, nil)
+}
+
 func TestMCPTransportLimits(t *testing.T) {
 	a := newAgent(t, func(cfg *server.Config) { cfg.MCP, cfg.MaxRequestBytes = &server.MCPConfig{Path: "/tools"}, 1024 })
 	post := func(path, body string, header ...string) *http.Response {
@@ -526,6 +550,7 @@ func TestMCPConfigErrors(t *testing.T) {
 		{"card path", server.MCPConfig{Path: server.CardPath}, nil, "card path"},
 		{"negative timeout", server.MCPConfig{SessionTimeout: -1}, nil, "negative"},
 		{"negative cap", server.MCPConfig{MaxSessions: -1}, nil, "negative"},
+		{"negative cap per caller", server.MCPConfig{MaxSessionsPerCaller: -1}, nil, "per caller -1 is negative"},
 		{"skill id too long", server.MCPConfig{}, long, `skill "` + longID + `": its id is not an MCP tool name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
