@@ -105,6 +105,10 @@ type mcpBinding struct {
 type mcpRequest struct {
 	r      *http.Request
 	caller *authn.Identity
+	// rpcError is the code of the first JSON-RPC error a method of the
+	// request answered (recordErrors): the call's code, which an error
+	// inside a 200 answer does not show.
+	rpcError atomic.Int64
 }
 
 func newMCP(h *Handler, cfg Config) (binding, error) {
@@ -246,6 +250,9 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 		http.Error(w, "MCP endpoint: the session belongs to another caller", http.StatusForbidden)
 	default:
 		b.stateful.ServeHTTP(w, r)
+	}
+	if code := in.rpcError.Load(); code != 0 {
+		c.Code = int(code) // more exact than the HTTP status the SDK gave it, if any
 	}
 	return true
 }

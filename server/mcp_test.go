@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -579,6 +580,33 @@ func TestMCPObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs.expect(t, "start MCP tools/list 1.0", "end tools/list 1.0 0 span=tools/list")
+
+	// A JSON-RPC error ends the call with its code, in a 400 answer
+	// (2026-07-28) as in a 200 one (a session's).
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "nope"}); err == nil {
+		t.Fatal("an unknown tool was called")
+	}
+	obs.expect(t, "start MCP tools/call 1.0", "end tools/call 1.0 -32602 span=tools/call")
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	if _, err := session.CallTool(t.Context(), &mcp.CallToolParams{Name: "nope"}); err == nil {
+		t.Fatal("an unknown tool was called in a session")
+	}
+	// The handshake's requests (initialize, initialized) come first, their
+	// ends and starts interleaved.
+	for got := ""; got != "start MCP tools/call 1.0"; {
+		select {
+		case got = <-obs:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the call in a session was not observed")
+		}
+	}
+	obs.expect(t, "end tools/call 1.0 -32602 span=tools/call")
 
 	// An answer the SDK refuses ends the call with an error code.
 	req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))

@@ -100,8 +100,24 @@ func (t *mcpTools) addTo(s *mcp.Server, b *mcpBinding) {
 	for _, def := range t.defs {
 		s.AddTool(def, b.callTool)
 	}
+	s.AddReceivingMiddleware(b.recordErrors)
 	if t.restricted {
 		s.AddReceivingMiddleware(b.filterTools)
+	}
+}
+
+// recordErrors notes on the request the JSON-RPC error a method answers,
+// the first one, for the observer of its call.
+func (b *mcpBinding) recordErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code != 0 {
+			if in := b.request(req.GetExtra()); in != nil {
+				in.rpcError.CompareAndSwap(0, rpcErr.Code)
+			}
+		}
+		return res, err
 	}
 }
 
