@@ -483,7 +483,7 @@ func TestNewNeedsAnAuthenticator(t *testing.T) {
 // API key checked and the caller made the task's owner and the skill's
 // caller: what authentication adds to the request path.
 func BenchmarkSendMessageAuthenticated(b *testing.B) {
-	skills, err := mapping.Parse("bench.yaml", []byte(benchSkills), mapping.Options{Transport: memoryUpstream{}})
+	skills, err := mapping.Parse("bench.yaml", []byte(benchSkills), mapping.Options{Transport: answering(weatherBody)})
 	if err != nil {
 		b.Fatal(err)
 	}

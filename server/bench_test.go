@@ -41,16 +41,14 @@ skills:
 // weatherBody is a typical small JSON answer of the upstream.
 const weatherBody = `{"city":"Paris","temperatureC":18.5,"conditions":"partly cloudy","humidity":0.62,"wind":{"speedKph":14,"direction":"WSW"}}`
 
-// memoryUpstream answers every upstream request in memory, so the benchmark
-// measures the module's own work and not the network.
-type memoryUpstream struct{}
+// answering is an upstream that answers every request in memory with the
+// JSON body, so that a benchmark measures the module's own work and not the
+// network.
+type answering string
 
-func (memoryUpstream) RoundTrip(req *http.Request) (*http.Response, error) {
-	return &http.Response{
-		StatusCode: http.StatusOK, ContentLength: int64(len(weatherBody)), Request: req,
-		Header: http.Header{"Content-Type": {"application/json"}},
-		Body:   io.NopCloser(strings.NewReader(weatherBody)),
-	}, nil
+func (body answering) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, ContentLength: int64(len(body)), Request: req,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(string(body)))}, nil
 }
 
 // discardWriter is a ResponseWriter that keeps nothing, reusing its header
@@ -73,11 +71,11 @@ func (w *discardWriter) FlushError() error                { return nil }
 // skill, create the task, build and send the upstream request (answered in
 // memory), map the answer to a completed task, encode it.
 func BenchmarkSendMessage(b *testing.B) {
-	h := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, nil)
+	h := memoryHandler(b, "bench.yaml", benchSkills, answering(weatherBody), nil)
 	// The same handler with an observer that does nothing: what observing
 	// costs the handler itself (the observer's own work is caddymodule's
 	// BenchmarkObserver).
-	observed := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, func(cfg *server.Config) { cfg.Observer = nopObserver{} })
+	observed := memoryHandler(b, "bench.yaml", benchSkills, answering(weatherBody), func(cfg *server.Config) { cfg.Observer = nopObserver{} })
 	for _, tc := range []struct {
 		name, version, body string
 		h                   *server.Handler

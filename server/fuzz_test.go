@@ -21,7 +21,7 @@ import (
 // answer in valid UTF-8 JSON (or SSE events of them), with a status the
 // transport defines, and never a panic.
 func FuzzHandler(f *testing.F) {
-	skills, err := mapping.Parse("fuzz.yaml", []byte(benchSkills), mapping.Options{Transport: memoryUpstream{}})
+	skills, err := mapping.Parse("fuzz.yaml", []byte(benchSkills), mapping.Options{Transport: answering(weatherBody)})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,9 +1,6 @@
 package server_test
 
 import (
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -12,14 +9,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
-
-// answering is an upstream that answers every request with the JSON body.
-type answering string
-
-func (body answering) RoundTrip(req *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: http.StatusOK, ContentLength: int64(len(body)), Request: req,
-		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(string(body)))}, nil
-}
 
 // TestGRPCUpstreamData: an upstream's JSON answer reaches a gRPC client as
 // encoding/json (a JSON-RPC client's decoder) reads it, also when it names

@@ -13,7 +13,7 @@ import (
 // a listener of its own, its client in this process too, the upstream
 // answered in memory: grpc-go's transport both ways, and the module's work.
 func BenchmarkNativeGRPC(b *testing.B) {
-	h := memoryHandler(b, "bench.yaml", benchSkills, memoryUpstream{}, nil)
+	h := memoryHandler(b, "bench.yaml", benchSkills, answering(weatherBody), nil)
 	_, addr := nativeGRPC(b, h, server.GRPCServerOptions{}, server.GRPCAgent{})
 	c := a2apb.NewA2AServiceClient(dial(b, addr))
 	ctx := v10(b.Context())

@@ -16,7 +16,7 @@ func BenchmarkSendMessageSkills(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			h := memoryHandler(b, file, string(src), memoryUpstream{}, nil)
+			h := memoryHandler(b, file, string(src), answering(weatherBody), nil)
 			benchSend(b, h, "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-0000000000000000",`+
 				`"role":"ROLE_USER","metadata":{"skill":"item"},"parts":[{"data":{"id":1}}]}}}`)
 		})
