@@ -768,4 +768,11 @@ skills:
 			}
 		})
 	}
+	// The dry run's result (MCPResult) follows the same rule.
+	list := skills.ByID("list")
+	task := &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
+		Artifacts: []a2a.Artifact{{Parts: []a2a.Part{a2a.DataPart([]any{1.0, 2.0})}}}}
+	if res := server.MCPResult(list, task, nil); !res.IsError {
+		t.Errorf("MCPResult of list's array: %+v", res)
+	}
 }

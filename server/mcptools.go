@@ -78,17 +78,17 @@ func MCPTool(sk *mapping.Skill) (*mcp.Tool, error) {
 	return tool, nil
 }
 
-// MCPResult is the tools/call result of a run that ended in task, or that
-// answered msg (a skill that returns a message), for a client that can
-// answer a question for missing arguments (elicitation).
-func MCPResult(task *a2a.Task, msg *a2a.Message) *mcp.CallToolResult {
+// MCPResult is the tools/call result of a run of sk that ended in task, or
+// that answered msg (a skill that returns a message), for a client that
+// can answer a question for missing arguments (elicitation).
+func MCPResult(sk *mapping.Skill, task *a2a.Task, msg *a2a.Message) *mcp.CallToolResult {
 	switch {
 	case task == nil:
 		return toolResult("", msg, nil)
 	case task.Status.State == a2a.TaskStateInputRequired:
 		return inputRequest(task)
 	}
-	return taskResult(task)
+	return endedResult(sk, task, sk != nil && sk.ToolHints().OutputSchema != nil)
 }
 
 func notToolNameRune(r rune) bool {
@@ -231,12 +231,20 @@ func (b *mcpBinding) send(ctx context.Context, in *mcpRequest, req *mcp.CallTool
 	if task.Status.State == a2a.TaskStateInputRequired {
 		return b.askInput(req, task, owner, msg.TaskID == "" && invalidArguments(adm.run.skill, msg)), nil
 	}
+	sk := adm.run.skill
+	return endedResult(sk, task, b.tools.structured[sk]), nil
+}
+
+// endedResult is taskResult for a run of sk, whose tool promises
+// structured content when structured (it declares an output schema): an
+// answer that is no single data object is then an error, as a client may
+// require the content.
+func endedResult(sk *mapping.Skill, task *a2a.Task, structured bool) *mcp.CallToolResult {
 	res := taskResult(task)
-	if sk := adm.run.skill; !res.IsError && res.StructuredContent == nil && b.tools.structured[sk] {
-		// The tool promises structured content, which a client may require.
-		return toolError(task.ID, fmt.Sprintf("Skill %q answered no single data object, which its output schema describes.", sk.ID)), nil
+	if structured && !res.IsError && res.StructuredContent == nil {
+		return toolError(task.ID, fmt.Sprintf("Skill %q answered no single data object, which its output schema describes.", sk.ID))
 	}
-	return res, nil
+	return res
 }
 
 // invalidArguments reports whether a call's arguments hold a value its

@@ -281,7 +281,7 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder,
 	}
 	r.Result = indentJSON(answer.Body.Bytes())
 	if withMCP && r.Refusal == nil {
-		if r.MCPResult, err = mcpJSON(server.MCPResult(task, resp.Message), nil); err != nil {
+		if r.MCPResult, err = mcpJSON(server.MCPResult(r.Skill, task, resp.Message), nil); err != nil {
 			return fmt.Errorf("dryrun: %w", err)
 		}
 	}
