@@ -33,7 +33,7 @@ type MCPConfig struct {
 	// MaxSessionsPerCaller caps the sessions one caller holds open: an
 	// authenticated caller (its owner), or one client address of the
 	// anonymous ones. Past it, that caller is answered 429 with
-	// Retry-After until one of its sessions closes. Default: a hundredth
+	// Retry-After until one of its sessions closes. Default: a tenth
 	// of max_sessions, at least 1.
 	MaxSessionsPerCaller int `json:"max_sessions_per_caller,omitempty"`
 

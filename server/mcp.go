@@ -41,8 +41,9 @@ type MCPConfig struct {
 	MaxSessions int
 	// MaxSessionsPerCaller caps the sessions one caller holds open (an
 	// authenticated owner, or one client address of the anonymous ones),
-	// so that no caller can take them all (default a hundredth of
-	// MaxSessions, at least 1); past it, 429 until one of its closes.
+	// so that no caller can take them all (default a tenth of MaxSessions,
+	// at least 1: clients that leave their sessions to time out, as test
+	// suites do, open dozens); past it, 429 until one of its closes.
 	MaxSessionsPerCaller int
 	// AnyHostOnLoopback takes requests that arrive on a loopback address
 	// with any Host. By default they must name a loopback host: DNS
@@ -143,7 +144,7 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 		b.maxSessions = DefaultMCPMaxSessions
 	}
 	if b.maxPerCaller == 0 {
-		b.maxPerCaller = max(1, b.maxSessions/100)
+		b.maxPerCaller = max(1, b.maxSessions/10)
 	}
 	timeout := mc.SessionTimeout
 	if timeout == 0 {
