@@ -165,7 +165,13 @@ func newTester(t *testing.T) *caddytest.Tester {
 func loadSecured(t *testing.T, siteAddress, siteDirectives, a2aBlock string) *caddytest.Tester {
 	t.Helper()
 	tester := newTester(t)
-	initServer(t, tester, fmt.Sprintf(`{
+	initServer(t, tester, securedConfig(siteAddress, siteDirectives, a2aBlock))
+	return tester
+}
+
+// securedConfig is the Caddyfile loadSecured loads.
+func securedConfig(siteAddress, siteDirectives, a2aBlock string) string {
+	return fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off
 	auto_https off
@@ -178,8 +184,7 @@ func loadSecured(t *testing.T, siteAddress, siteDirectives, a2aBlock string) *ca
 %s
 	}
 }
-`, adminPort, siteAddress, siteDirectives, a2aBlock))
-	return tester
+`, adminPort, siteAddress, siteDirectives, a2aBlock)
 }
 
 // rpc sends a 1.0 JSON-RPC request with the given headers.

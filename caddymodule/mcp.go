@@ -69,15 +69,16 @@ func (c *MCPConfig) serverConfig() *server.MCPConfig {
 		MaxSessionsPerCaller: c.MaxSessionsPerCaller, AnyHostOnLoopback: c.AnyHostOnLoopback}
 }
 
-// closeMCPOnShutdown closes the MCP sessions as the server shuts down,
-// for a reload too: Caddy waits for the requests under way, and a
-// session's stream would hold it until the session's idle timeout.
-func (h *Handler) closeMCPOnShutdown(ctx caddy.Context) {
+// endMCPStreamsOnShutdown ends the MCP sessions' standalone streams as
+// the server shuts down, for a reload too: Caddy waits for the requests
+// under way, and such a stream would hold it until its client leaves. The
+// calls under way answer on their sessions; Cleanup closes the sessions.
+func (h *Handler) endMCPStreamsOnShutdown(ctx caddy.Context) {
 	if h.MCP == nil {
 		return
 	}
 	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
-		srv.RegisterOnShutdown(h.srv.CloseSessions)
+		srv.RegisterOnShutdown(h.srv.EndMCPStreams)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -102,20 +103,29 @@ func TestIntegrationMCP(t *testing.T) {
 	}
 }
 
-// A reload closes the sessions of the config it replaces, whose streams
+// A reload ends the standalone streams of the config it replaces, which
 // Caddy's shutdown of the old server would otherwise wait for, up to the
-// sessions' idle timeout.
+// sessions' idle timeout; a call under way on a session still answers.
 func TestIntegrationMCPReload(t *testing.T) {
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	reached, release := make(chan struct{}, 1), make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached <- struct{}{}
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"done": true}`)
+	}))
+	t.Cleanup(upstream.Close)
+	t.Cleanup(func() { close(release) })
 	a2aBlock := fmt.Sprintf(`
 		skills "%s"
 		upstream %s
 		url %s/
 		name "Reloaded"
 		description "d"
-		mcp`, writeSkills(t, "upstream: {url: http://127.0.0.1:1}\nskills:\n  - {id: echo, description: d, request: {path: /e}}\n"),
-		headerEcho(t), base)
+		mcp`, writeSkills(t, "upstream: {url: http://127.0.0.1:1}\nskills:\n  - {id: held, description: d, request: {path: /h}}\n"),
+		upstream.URL, base)
 	loadSecured(t, fmt.Sprintf(":%d", port), "", a2aBlock)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
 		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", DisableStandaloneSSE: true},
@@ -124,7 +134,7 @@ func TestIntegrationMCPReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	// Without the close the stream would last the session's idle timeout
+	// Without its end the stream would last the session's idle timeout
 	// (5 min): the test gives up well before.
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -140,10 +150,28 @@ func TestIntegrationMCPReload(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET: HTTP %d", resp.StatusCode)
 	}
-	loadSecured(t, fmt.Sprintf(":%d", port), "", a2aBlock+" /mcp2")
+	answered := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "held", Arguments: map[string]any{}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("the call failed: %v", res.Content)
+		}
+		answered <- err
+	}()
+	<-reached
+	reloaded := make(chan struct{})
+	go func() { // the reload ends once the old server has shut down: once the call answers
+		defer close(reloaded)
+		newTester(t).InitServer(securedConfig(fmt.Sprintf(":%d", port), "", a2aBlock+" /mcp2"), "caddyfile")
+	}()
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		t.Errorf("the stream ended with %v (within 30s: %v)", err, ctx.Err() == nil)
 	}
+	release <- struct{}{}
+	if err := <-answered; err != nil {
+		t.Errorf("the call under way across the reload: %v", err)
+	}
+	<-reloaded
 }
 
 // An MCP call's span and metrics say the binding and the MCP method.

@@ -480,7 +480,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		return err
 	}
 	h.drainOnExit(ctx)
-	h.closeMCPOnShutdown(ctx)
+	h.endMCPStreamsOnShutdown(ctx)
 	agents.add(h)
 	return nil
 }
@@ -715,6 +715,9 @@ func (h *Handler) Cleanup() error {
 		h.drain()
 	}
 	grpcErr := h.releaseGRPC()
+	if h.srv != nil {
+		h.srv.CloseSessions() // the server has shut down: no call is under way on them
+	}
 	h.auth.Close()
 	h.auth = nil
 	if h.pusher != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -99,6 +100,15 @@ type mcpBinding struct {
 	// value; lastRequest numbers them.
 	requests    sync.Map
 	lastRequest atomic.Uint64
+	// shutdown ends as the server shuts down, and with it the sessions'
+	// standalone streams (EndMCPStreams).
+	shutdown    context.Context
+	endShutdown context.CancelFunc
+	// onSessions counts the requests under way on the sessions; once
+	// closing (CloseSessions), the last one to end closes the sessions.
+	sessionsMu sync.Mutex
+	onSessions int
+	closing    bool
 }
 
 // mcpRequest is what a tool handler knows of the HTTP request that
@@ -137,6 +147,7 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 		return nil, fmt.Errorf("server: mcp: the server's identity: %w", err)
 	}
 	b.serverInfoJSON = info[1 : len(info)-1]
+	b.shutdown, b.endShutdown = context.WithCancel(context.Background())
 	if b.path == "" {
 		b.path = DefaultMCPPath
 	}
@@ -250,7 +261,7 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	case !b.sessionOf(session, caller.Owner()):
 		http.Error(w, "MCP endpoint: the session belongs to another caller", http.StatusForbidden)
 	default:
-		b.stateful.ServeHTTP(w, r)
+		b.serveOnSession(w, r)
 	}
 	if code := in.rpcError.Load(); code != 0 {
 		c.Code = int(code) // more exact than the HTTP status the SDK gave it, if any
@@ -324,7 +335,32 @@ func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, opener 
 		}
 		b.ownersMu.Unlock()
 	}()
-	b.stateful.ServeHTTP(&sessionWriter{ResponseWriter: w, b: b, opener: opener}, r)
+	b.serveOnSession(&sessionWriter{ResponseWriter: w, b: b, opener: opener}, r)
+}
+
+// serveOnSession has the SDK serve a request on a session. A session's
+// standalone stream (a GET) lasts until its client leaves: it ends as the
+// server shuts down, which would otherwise wait for it.
+func (b *mcpBinding) serveOnSession(w http.ResponseWriter, r *http.Request) {
+	b.sessionsMu.Lock()
+	b.onSessions++
+	b.sessionsMu.Unlock()
+	defer func() {
+		b.sessionsMu.Lock()
+		b.onSessions--
+		last := b.onSessions == 0 && b.closing
+		b.sessionsMu.Unlock()
+		if last {
+			b.closeSessions()
+		}
+	}()
+	if r.Method == http.MethodGet {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(b.shutdown, cancel)()
+		r = r.WithContext(ctx)
+	}
+	b.stateful.ServeHTTP(w, r)
 }
 
 // roomForSession reports whether the server is full (its open sessions
@@ -388,17 +424,41 @@ func (s *sessionWriter) Flush() { s.note(); http.NewResponseController(s.Respons
 
 func (s *sessionWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// CloseSessions closes the MCP endpoint's sessions, ending the streams
-// they hold open (a client's standalone GET stream), so that a server
-// that shuts down, for a reload too, does not wait for their idle
-// timeout. Their clients open new sessions.
+// EndMCPStreams ends the standalone streams of the MCP endpoint's
+// sessions (a client's GET, which lasts until the client leaves), and
+// those opened after it at once, so that a server that shuts down, for a
+// reload too, waits only for the calls under way: they still answer on
+// their sessions.
+func (h *Handler) EndMCPStreams() {
+	for _, b := range h.bindings {
+		if m, ok := b.(*mcpBinding); ok {
+			m.endShutdown()
+		}
+	}
+}
+
+// CloseSessions ends the MCP sessions' standalone streams and closes the
+// sessions once no request is under way on them, at once when none is:
+// for a handler that is discarded. Their clients open new sessions.
 func (h *Handler) CloseSessions() {
 	for _, b := range h.bindings {
 		if m, ok := b.(*mcpBinding); ok {
-			for s := range m.statefulServer.Sessions() {
-				_ = s.Close()
+			m.endShutdown()
+			m.sessionsMu.Lock()
+			m.closing = true
+			idle := m.onSessions == 0
+			m.sessionsMu.Unlock()
+			if idle {
+				m.closeSessions()
 			}
 		}
+	}
+}
+
+// closeSessions closes every session.
+func (b *mcpBinding) closeSessions() {
+	for s := range b.statefulServer.Sessions() {
+		_ = s.Close()
 	}
 }
 

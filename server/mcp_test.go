@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -633,37 +634,88 @@ func TestMCPRefusalObserved(t *testing.T) {
 	obs.expect(t, `auth  "no credentials"`, "end  1.0 -31401 span=")
 }
 
-// Closing the sessions ends the streams they hold open, which a server's
-// graceful shutdown would otherwise wait for.
-func TestMCPCloseSessions(t *testing.T) {
-	a := newAgent(t, withMCP)
-	// The client's own standalone stream is off, so that the test opens
-	// it and sees it end.
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http, DisableStandaloneSSE: true},
-		&mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, a.url+"/mcp", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", mcpStateful)
-	req.Header.Set("Mcp-Session-Id", cs.ID())
-	resp, err := a.http.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET: HTTP %d", resp.StatusCode)
-	}
-	a.handler.(*server.Handler).CloseSessions()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		t.Errorf("the stream ended with %v", err)
-	}
-	if _, err := cs.ListTools(t.Context(), nil); err == nil {
-		t.Error("a closed session still answers")
+// As the server shuts down, the sessions' standalone streams end, which
+// its graceful shutdown would otherwise wait for, while a call under way
+// still answers on its session. Closing the sessions, which Caddy does as
+// it discards a config, before the old server's calls have ended on a
+// reload, waits for those calls too.
+func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(*server.Handler)
+	}{
+		{"EndMCPStreams", (*server.Handler).EndMCPStreams},
+		{"CloseSessions", (*server.Handler).CloseSessions},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAgent(t, withMCP)
+			// The client's own standalone stream is off, so that the test
+			// opens it and sees it end.
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+				&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http, DisableStandaloneSSE: true},
+				&mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			openStream := func() *http.Response {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, a.url+"/mcp", nil)
+				req.Header.Set("Accept", "text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", mcpStateful)
+				req.Header.Set("Mcp-Session-Id", cs.ID())
+				resp, err := a.http.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("GET: HTTP %d", resp.StatusCode)
+				}
+				return resp
+			}
+			stream := openStream()
+			defer stream.Body.Close()
+
+			before := a.api.Stats()
+			answered := make(chan error, 1)
+			go func() {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 0.5}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("the call failed: %v", res.Content)
+				}
+				answered <- err
+			}()
+			if _, err := a.api.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowStarted > before.SlowStarted }); err != nil {
+				t.Fatal(err)
+			}
+			h := a.handler.(*server.Handler)
+			tc.end(h)
+			if _, err := io.Copy(io.Discard, stream.Body); err != nil {
+				t.Errorf("the stream ended with %v", err)
+			}
+			// A stream opened since ends at once.
+			late := openStream()
+			defer late.Body.Close()
+			if _, err := io.Copy(io.Discard, late.Body); err != nil {
+				t.Errorf("the late stream ended with %v", err)
+			}
+			if err := <-answered; err != nil {
+				t.Errorf("the call under way: %v", err)
+			}
+
+			h.CloseSessions()
+			// The session closes as its last request ends, which may be just
+			// after its answer reached the client.
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			for {
+				if _, err := cs.ListTools(ctx, nil); err != nil {
+					if ctx.Err() != nil {
+						t.Fatal("the session stayed open")
+					}
+					break
+				}
+			}
+		})
 	}
 }
 
