@@ -171,6 +171,12 @@ func loadSecured(t *testing.T, siteAddress, siteDirectives, a2aBlock string) *ca
 
 // securedConfig is the Caddyfile loadSecured loads.
 func securedConfig(siteAddress, siteDirectives, a2aBlock string) string {
+	return securedSite(siteAddress, fmt.Sprintf("%s\n\ta2a {\n%s\n\t}", siteDirectives, a2aBlock))
+}
+
+// securedSite is a Caddyfile of one site on loopback, body its
+// directives, with the test's admin endpoint and no automatic HTTPS.
+func securedSite(siteAddress, body string) string {
 	return fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off
@@ -180,11 +186,8 @@ func securedConfig(siteAddress, siteDirectives, a2aBlock string) string {
 %s {
 	bind 127.0.0.1
 %s
-	a2a {
-%s
-	}
 }
-`, adminPort, siteAddress, siteDirectives, a2aBlock)
+`, adminPort, siteAddress, body)
 }
 
 // rpc sends a 1.0 JSON-RPC request with the given headers.

@@ -59,7 +59,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        max_concurrent_streams <count>
 //	        reflection
 //	    }
-//	    mcp          [<path>] {
+//	    mcp          [<path> [<url>]] {
 //	        session_timeout <duration>
 //	        max_sessions    <count>
 //	        max_sessions_per_caller <count>

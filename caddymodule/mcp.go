@@ -1,7 +1,10 @@
 package caddymodule
 
 import (
+	"cmp"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -15,11 +18,19 @@ import (
 // HTTP; protocol 2026-07-28 without sessions, the versions before with
 // them) on the same engine, task store, authentication, limits and
 // observer as the A2A bindings. docs/mcp.md says what each skill becomes.
-// In the Caddyfile: mcp [<path>] [{ … }].
+// In the Caddyfile: mcp [<path> [<url>]] [{ … }].
 type MCPConfig struct {
 	// Path is the endpoint's request path, as the handler sees it (after
 	// any handle_path). Default: /mcp.
 	Path string `json:"path,omitempty"`
+
+	// URL is the endpoint's public, absolute URL: the resource MCP clients
+	// ask bearer tokens for, and that tokens must name. Its path must end
+	// with path; what comes before is the prefix a proxy or handle_path
+	// removes, and the protected resource metadata is served below it.
+	// Default: the scheme and host of url, with path (set it when the
+	// agent is served under a prefix).
+	URL string `json:"url,omitempty"`
 
 	// SessionTimeout closes a session (protocol 2025-11-25 and earlier)
 	// that has had no request for this long. Default: 5m.
@@ -57,7 +68,31 @@ func (c *MCPConfig) validate() error {
 	case c.MaxSessionsPerCaller < 0:
 		return fmt.Errorf("max_sessions_per_caller: %d is negative", c.MaxSessionsPerCaller)
 	}
+	if c.URL != "" {
+		if err := checkAbsoluteURL(c.URL); err != nil {
+			return fmt.Errorf("url: %w", err)
+		}
+		if _, err := mcpPrefix(c.URL, c.Path); err != nil {
+			return fmt.Errorf("url: %w", err)
+		}
+	}
 	return nil
+}
+
+// mcpPrefix is the start of the public URL's path that comes before the
+// endpoint's path as the handler sees it: what a proxy or handle_path
+// removes.
+func mcpPrefix(public, path string) (string, error) {
+	u, err := url.Parse(public)
+	if err != nil {
+		return "", err
+	}
+	path = cmp.Or(path, server.DefaultMCPPath)
+	prefix, ok := strings.CutSuffix(strings.TrimSuffix(u.EscapedPath(), "/"), strings.TrimSuffix(path, "/"))
+	if !ok || (prefix != "" && prefix[0] != '/') {
+		return "", fmt.Errorf("the path of %s does not end with the endpoint's path %s, as the handler sees it", public, path)
+	}
+	return prefix, nil
 }
 
 // serverConfig is the endpoint as the server takes it; nil when off.
@@ -82,16 +117,19 @@ func (h *Handler) endMCPStreamsOnShutdown(ctx caddy.Context) {
 	}
 }
 
-// parseMCP reads mcp [<path>] [{ session_timeout <duration>; max_sessions <count>;
+// parseMCP reads mcp [<path> [<url>]] [{ session_timeout <duration>; max_sessions <count>;
 // max_sessions_per_caller <count>; any_host_on_loopback }].
 func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 	args := d.RemainingArgs()
-	if len(args) > 1 {
-		return nil, d.Errf("%s: want at most one argument (the path), got %d", at, len(args))
+	if len(args) > 2 {
+		return nil, d.Errf("%s: want at most two arguments (the path and the public URL), got %d", at, len(args))
 	}
 	c := new(MCPConfig)
-	if len(args) == 1 {
+	if len(args) >= 1 {
 		c.Path = args[0]
+	}
+	if len(args) == 2 {
+		c.URL = args[1]
 	}
 	err := parseBlock(d, at, nil, func(sub, at string) error {
 		var err error

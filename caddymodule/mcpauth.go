@@ -16,25 +16,30 @@ import (
 // OAuth 2.0 Protected Resource Metadata for the MCP endpoint, its Bearer
 // challenges name it, and its tokens must be for the MCP endpoint.
 
-// mcpResource is the MCP endpoint's absolute URL: the scheme and host of
-// url with the endpoint's path, the resource MCP clients ask tokens for
-// (RFC 8707) and that the protected resource metadata describes. "" when
-// MCP is off.
-func (h *Handler) mcpResource() string {
-	if h.MCP == nil {
-		return ""
+// mcpResource is the MCP endpoint's absolute URL: mcp's url, or the
+// scheme and host of url with the endpoint's path; the resource MCP
+// clients ask tokens for (RFC 8707) and that the protected resource
+// metadata describes. prefix is the part of its path the handler does not
+// see (mcpPrefix). "" when MCP is off.
+func (h *Handler) mcpResource() (resource, prefix string) {
+	switch {
+	case h.MCP == nil:
+		return "", ""
+	case h.MCP.URL == "":
+		return h.siteURL(cmp.Or(h.MCP.Path, server.DefaultMCPPath)), ""
 	}
-	return h.siteURL(cmp.Or(h.MCP.Path, server.DefaultMCPPath))
+	prefix, _ = mcpPrefix(h.MCP.URL, h.MCP.Path) // checked by validate
+	return h.MCP.URL, prefix
 }
 
 // resourceMetadataURL is where the protected resource metadata is served,
 // which Bearer challenges name; "" when MCP is off.
 func (h *Handler) resourceMetadataURL() (string, error) {
-	resource := h.mcpResource()
+	resource, prefix := h.mcpResource()
 	if resource == "" {
 		return "", nil
 	}
-	u, err := cardgen.ResourceMetadataURL(resource)
+	u, err := cardgen.ResourceMetadataURL(resource, prefix)
 	if err != nil {
 		return "", fmt.Errorf("mcp: %w", err)
 	}
@@ -45,7 +50,7 @@ func (h *Handler) resourceMetadataURL() (string, error) {
 // endpoint, as MCP requires of a server (RFC 8707): a JWT whose aud does
 // not name it is refused, so the configuration must list it.
 func (h *Handler) checkMCPAudience() error {
-	resource := h.mcpResource()
+	resource, _ := h.mcpResource()
 	if resource == "" {
 		return nil
 	}
@@ -61,7 +66,7 @@ func (h *Handler) checkMCPAudience() error {
 // skills' requirements ask of them; it is served with the card's cache
 // headers.
 func (h *Handler) resourceMetadata() (*cardgen.ResourceMetadata, error) {
-	resource := h.mcpResource()
+	resource, prefix := h.mcpResource()
 	if resource == "" || !h.auth.TakesTokens() {
 		return nil, nil
 	}
@@ -82,7 +87,7 @@ func (h *Handler) resourceMetadata() (*cardgen.ResourceMetadata, error) {
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           h.Name,
 		ResourceDocumentation:  h.DocumentationURL,
-	}, cmp.Or(time.Duration(h.CardMaxAge), cardgen.DefaultMaxAge))
+	}, prefix, cmp.Or(time.Duration(h.CardMaxAge), cardgen.DefaultMaxAge))
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)
 	}

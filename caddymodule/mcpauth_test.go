@@ -41,27 +41,46 @@ skills:
 // TestIntegrationMCPAuthorization runs a Caddy whose agent takes JWTs from
 // an identity provider on loopback and serves MCP: the protected resource
 // metadata is served beside the card, a 401 names it, tokens must be for
-// the MCP endpoint's URL, and no token reaches the upstream.
+// the MCP endpoint's URL, and no token reaches the upstream. The agent is
+// at its site's root, or under handle_path with the endpoint's public URL
+// given: the metadata is then served below the prefix, where challenges
+// point.
 func TestIntegrationMCPAuthorization(t *testing.T) {
+	for _, prefix := range []string{"", "/agents/orders"} {
+		t.Run("prefix "+prefix, func(t *testing.T) { testMCPAuthorization(t, prefix) })
+	}
+}
+
+func testMCPAuthorization(t *testing.T, prefix string) {
 	idp := newJWKSServer(t)
 	port := freePort(t)
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port) + prefix
 	resource, docURL := base+"/mcp", base+"/.well-known/oauth-protected-resource/mcp"
-	tester := loadSecured(t, fmt.Sprintf(":%d", port), "", fmt.Sprintf(`		skills "%s"
+	mcp := "mcp"
+	if prefix != "" {
+		mcp = "mcp /mcp " + resource
+	}
+	block := fmt.Sprintf(`		skills "%s"
 		upstream %s
 		url %s/
 		name "MCP Agent"
 		description "Tokens for its MCP endpoint"
 		documentation_url https://docs.example/agent
 		card_max_age 90s
-		mcp
+		%s
 		security {
 			bearer jwt {
 				issuer https://issuer.test
 				audience a2a-test %s
 				jwks_url %s
 			}
-		}`, writeSkills(t, mcpAuthSkills), headerEcho(t), base, resource, idp.url))
+		}`, writeSkills(t, mcpAuthSkills), headerEcho(t), base, mcp, resource, idp.url)
+	tester := newTester(t)
+	site := securedConfig(fmt.Sprintf(":%d", port), "", block)
+	if prefix != "" {
+		site = securedSite(fmt.Sprintf(":%d", port), fmt.Sprintf("\thandle_path %s/* {\n\t\ta2a {\n%s\n\t\t}\n\t}", prefix, block))
+	}
+	initServer(t, tester, site)
 	a := &securedAgent{t: t, tester: tester, base: base, client: tester.Client}
 	bearer := func(aud string) []string {
 		return []string{"Authorization", "Bearer " + idp.tokenFor(t, "alice", aud, time.Minute)}
@@ -173,6 +192,10 @@ func TestMCPAudienceAtProvision(t *testing.T) {
 			`scheme "tokens": jwt audiences (https://agent.example/) lack ` + resource + `, the resource MCP clients ask tokens for (RFC 8707): add it beside the others (Caddyfile: audience ` + resource + `)`, false},
 		{"another path", &MCPConfig{Path: "/tools"}, jwtScheme(resource), `lack https://agent.example/tools`, false},
 		{"the MCP endpoint's URL", &MCPConfig{}, jwtScheme("a2a", resource), "", true},
+		{"its public URL, under a prefix", &MCPConfig{URL: "https://agent.example/orders/mcp"},
+			jwtScheme(resource), `lack https://agent.example/orders/mcp`, false},
+		{"its public URL as the audience", &MCPConfig{URL: "https://agent.example/orders/mcp"},
+			jwtScheme("https://agent.example/orders/mcp"), "", true},
 		{"MCP off", nil, jwtScheme(), "", false},
 		{"no token scheme", &MCPConfig{}, map[string]*authn.Scheme{"key": {Type: "apiKey", In: "header", Name: "X-Key",
 			Keys: []authn.APIKey{{Key: strings.Repeat("k", 16), Subject: "k"}}}}, "", false},

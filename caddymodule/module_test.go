@@ -106,6 +106,14 @@ func TestValidate(t *testing.T) {
 		{"mcp with negative max_sessions", func(h *Handler) { h.MCP = &MCPConfig{MaxSessions: -1} }, "mcp: max_sessions: -1 is negative"},
 		{"mcp with negative max_sessions_per_caller", func(h *Handler) { h.MCP = &MCPConfig{MaxSessionsPerCaller: -1} },
 			"mcp: max_sessions_per_caller: -1 is negative"},
+		{"mcp under a prefix", func(h *Handler) { h.MCP = &MCPConfig{URL: "https://agents.example/orders/mcp"} }, ""},
+		{"mcp with a relative url", func(h *Handler) { h.MCP = &MCPConfig{URL: "/orders/mcp"} },
+			"mcp: url: not an absolute http or https URL"},
+		{"mcp with a url that is not its path's", func(h *Handler) {
+			h.MCP = &MCPConfig{Path: "/tools", URL: "https://agents.example/orders/mcp"}
+		}, "mcp: url: the path of https://agents.example/orders/mcp does not end with the endpoint's path /tools, as the handler sees it"},
+		{"mcp with a url whose path only ends as its path's", func(h *Handler) { h.MCP = &MCPConfig{URL: "https://agents.example/ordersmcp"} },
+			"does not end with the endpoint's path /mcp"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

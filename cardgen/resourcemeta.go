@@ -46,12 +46,12 @@ type ResourceMetadata struct {
 
 // NewResourceMetadata checks and encodes pr, to be served with the card's
 // cache headers (Cache-Control max-age maxAge, in whole seconds; an ETag
-// and Last-Modified) at ResourceMetadataURL(pr.Resource).
-func NewResourceMetadata(pr ProtectedResource, maxAge time.Duration) (*ResourceMetadata, error) {
+// and Last-Modified) at ResourceMetadataURL(pr.Resource, prefix).
+func NewResourceMetadata(pr ProtectedResource, prefix string, maxAge time.Duration) (*ResourceMetadata, error) {
 	if maxAge < 0 {
 		return nil, fmt.Errorf("cardgen: resource metadata: max-age %s is negative", maxAge)
 	}
-	docURL, path, err := locate(pr.Resource)
+	docURL, path, err := locate(pr.Resource, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -74,15 +74,22 @@ func NewResourceMetadata(pr ProtectedResource, maxAge time.Duration) (*ResourceM
 // ResourceMetadataURL is the absolute URL of resource's metadata, as a
 // ResourceMetadata for it serves it and challenges name it: known before
 // the document is made, so that the challenges can be.
-func ResourceMetadataURL(resource string) (string, error) {
-	docURL, _, err := locate(resource)
+//
+// prefix is the start of resource's path that a proxy in front removes
+// (Caddy's handle_path), "" for none: the document is then served below
+// it, where that proxy still sends requests, rather than at the origin's
+// well-known path. Clients find it there through the challenges, which
+// name it (RFC 9728 §5.1).
+func ResourceMetadataURL(resource, prefix string) (string, error) {
+	docURL, _, err := locate(resource, prefix)
 	return docURL, err
 }
 
 // locate checks resource and gives the URL and path of its metadata: RFC
 // 9728 §3.1 puts the metadata of a resource with a path at the well-known
-// path with the resource's path after it.
-func locate(resource string) (docURL, path string, err error) {
+// path with the resource's path after it; path is where the handler sees
+// it, below prefix.
+func locate(resource, prefix string) (docURL, path string, err error) {
 	u, err := url.Parse(resource)
 	switch {
 	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
@@ -92,8 +99,13 @@ func locate(resource string) (docURL, path string, err error) {
 	case u.User != nil:
 		return "", "", fmt.Errorf("cardgen: resource metadata: resource %q holds credentials", resource)
 	}
-	path = WellKnownResourceMetadata + strings.TrimSuffix(u.EscapedPath(), "/")
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String() + path, path, nil
+	prefix = strings.TrimSuffix(prefix, "/")
+	local, ok := strings.CutPrefix(u.EscapedPath(), prefix)
+	if !ok || (local != "" && local[0] != '/') {
+		return "", "", fmt.Errorf("cardgen: resource metadata: resource %q is not below the path prefix %q", resource, prefix)
+	}
+	path = WellKnownResourceMetadata + strings.TrimSuffix(local, "/")
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String() + prefix + path, path, nil
 }
 
 // URL is the absolute URL of the document, which challenges name

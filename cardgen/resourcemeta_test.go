@@ -15,30 +15,39 @@ import (
 func TestResourceMetadata(t *testing.T) {
 	tests := []struct {
 		resource string
+		prefix   string   // that a proxy removes
 		url      string   // of the document
-		serves   []string // paths that answer
+		serves   []string // paths that answer, as the handler sees them
 		refuses  []string // paths that do not
 	}{
-		{"https://agent.example/mcp", "https://agent.example/.well-known/oauth-protected-resource/mcp",
+		{"https://agent.example/mcp", "", "https://agent.example/.well-known/oauth-protected-resource/mcp",
 			[]string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"},
 			[]string{"/mcp", "/.well-known/oauth-protected-resource/", "/.well-known/oauth-protected-resource/mcp/x"}},
-		{"http://127.0.0.1:8080/api/mcp/", "http://127.0.0.1:8080/.well-known/oauth-protected-resource/api/mcp",
+		{"http://127.0.0.1:8080/api/mcp/", "", "http://127.0.0.1:8080/.well-known/oauth-protected-resource/api/mcp",
 			[]string{"/.well-known/oauth-protected-resource/api/mcp", "/.well-known/oauth-protected-resource"}, nil},
-		{"https://agent.example", "https://agent.example/.well-known/oauth-protected-resource",
+		{"https://agent.example", "", "https://agent.example/.well-known/oauth-protected-resource",
 			[]string{"/.well-known/oauth-protected-resource"}, []string{"/.well-known/oauth-protected-resource/"}},
+		// Under handle_path /agents/orders/*: served below the prefix,
+		// where the proxy still sends requests.
+		{"https://agent.example/agents/orders/mcp", "/agents/orders",
+			"https://agent.example/agents/orders/.well-known/oauth-protected-resource/mcp",
+			[]string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"},
+			[]string{"/.well-known/oauth-protected-resource/agents/orders/mcp"}},
+		{"https://agent.example/agents/orders/", "/agents/orders/", "https://agent.example/agents/orders/.well-known/oauth-protected-resource",
+			[]string{"/.well-known/oauth-protected-resource"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.resource, func(t *testing.T) {
 			pr := cardgen.ProtectedResource{Resource: tt.resource, AuthorizationServers: []string{"https://issuer.example"},
 				ScopesSupported: []string{"orders:read"}, BearerMethodsSupported: []string{"header"}, ResourceName: "Agent"}
-			m, err := cardgen.NewResourceMetadata(pr, 90*time.Second)
+			m, err := cardgen.NewResourceMetadata(pr, tt.prefix, 90*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if m.URL() != tt.url {
 				t.Errorf("URL = %s, want %s", m.URL(), tt.url)
 			}
-			if u, err := cardgen.ResourceMetadataURL(tt.resource); u != tt.url || err != nil {
+			if u, err := cardgen.ResourceMetadataURL(tt.resource, tt.prefix); u != tt.url || err != nil {
 				t.Errorf("ResourceMetadataURL = %s, %v; want %s", u, err, tt.url)
 			}
 			for _, p := range tt.serves {
@@ -76,7 +85,7 @@ func TestResourceMetadata(t *testing.T) {
 // names; empty ones are left out.
 func TestResourceMetadataMembers(t *testing.T) {
 	m, err := cardgen.NewResourceMetadata(cardgen.ProtectedResource{Resource: "https://agent.example/mcp",
-		BearerMethodsSupported: []string{"header"}}, 0)
+		BearerMethodsSupported: []string{"header"}}, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,25 +101,28 @@ func TestResourceMetadataMembers(t *testing.T) {
 
 func TestResourceMetadataErrors(t *testing.T) {
 	tests := []struct {
-		pr   cardgen.ProtectedResource
-		want string
+		pr     cardgen.ProtectedResource
+		prefix string
+		want   string
 	}{
-		{cardgen.ProtectedResource{}, "is not an absolute http or https URL"},
-		{cardgen.ProtectedResource{Resource: "/mcp"}, "is not an absolute http or https URL"},
-		{cardgen.ProtectedResource{Resource: "https://agent.example/mcp#x"}, "has a fragment"},
-		{cardgen.ProtectedResource{Resource: "https://u:p@agent.example/mcp"}, "holds credentials"},
-		{cardgen.ProtectedResource{Resource: "https://agent.example/mcp", AuthorizationServers: []string{"https://issuer.example?tenant=1"}},
+		{cardgen.ProtectedResource{}, "", "is not an absolute http or https URL"},
+		{cardgen.ProtectedResource{Resource: "/mcp"}, "", "is not an absolute http or https URL"},
+		{cardgen.ProtectedResource{Resource: "https://agent.example/mcp#x"}, "", "has a fragment"},
+		{cardgen.ProtectedResource{Resource: "https://u:p@agent.example/mcp"}, "", "holds credentials"},
+		{cardgen.ProtectedResource{Resource: "https://agent.example/mcp"}, "/agents", `is not below the path prefix "/agents"`},
+		{cardgen.ProtectedResource{Resource: "https://agent.example/agentsmcp"}, "/agents", `is not below the path prefix "/agents"`},
+		{cardgen.ProtectedResource{Resource: "https://agent.example/mcp", AuthorizationServers: []string{"https://issuer.example?tenant=1"}}, "",
 			`authorization server "https://issuer.example?tenant=1" is not an issuer identifier`},
 	}
 	for _, tt := range tests {
-		if _, err := cardgen.NewResourceMetadata(tt.pr, 0); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%+v: error %v, want one containing %q", tt.pr, err, tt.want)
+		if _, err := cardgen.NewResourceMetadata(tt.pr, tt.prefix, 0); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v under %q: error %v, want one containing %q", tt.pr, tt.prefix, err, tt.want)
 		}
-		if _, err := cardgen.ResourceMetadataURL(tt.pr.Resource); len(tt.pr.AuthorizationServers) == 0 && err == nil {
-			t.Errorf("ResourceMetadataURL(%q) accepted", tt.pr.Resource)
+		if _, err := cardgen.ResourceMetadataURL(tt.pr.Resource, tt.prefix); len(tt.pr.AuthorizationServers) == 0 && err == nil {
+			t.Errorf("ResourceMetadataURL(%q, %q) accepted", tt.pr.Resource, tt.prefix)
 		}
 	}
-	if _, err := cardgen.NewResourceMetadata(cardgen.ProtectedResource{Resource: "https://agent.example/mcp"}, -time.Second); err == nil {
+	if _, err := cardgen.NewResourceMetadata(cardgen.ProtectedResource{Resource: "https://agent.example/mcp"}, "", -time.Second); err == nil {
 		t.Error("a negative max-age is accepted")
 	}
 }

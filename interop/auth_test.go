@@ -157,8 +157,11 @@ func (ti *tokenIssuer) sign(sub, aud string) (string, error) {
 // startAuthAgent starts a second Caddy, from the binary the suite built,
 // whose a2a handler requires a bearer token of issuer's (for authAudience,
 // or for the MCP endpoint at /mcp when directives turn it on) or one of two
-// API keys, and serves an extended card. It is stopped when the test ends.
-func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (baseURL string) {
+// API keys, and serves an extended card. With a prefix, the handler is
+// under handle_path <prefix>/*; directives may name the agent's public
+// URL (with the prefix) as {$INTEROP_AUTH_URL}. It is stopped when the
+// test ends, and its URL returned, with the prefix.
+func startAuthAgent(t *testing.T, issuer *tokenIssuer, prefix string, directives ...string) (agentURL string) {
 	t.Helper()
 	if agent.Dir == "" {
 		t.Skip("INTEROP_AGENT_URL is set: no caddy binary was built to start an agent that requires authentication")
@@ -169,16 +172,8 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (ba
 	}
 	dir := t.TempDir()
 	sitePort, adminPort := caddyPorts(t)
-	baseURL = "http://127.0.0.1:" + strconv.Itoa(sitePort)
-	cfg := fmt.Sprintf(`{
-	admin 127.0.0.1:%d
-	auto_https off
-	persist_config off
-}
-
-%s {
-	bind 127.0.0.1
-	a2a {
+	agentURL = "http://127.0.0.1:" + strconv.Itoa(sitePort) + prefix
+	handler := fmt.Sprintf(`a2a {
 		skills %q
 		upstream %s
 		url %s/
@@ -199,10 +194,22 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (ba
 			description "The extended card, for authenticated callers"
 		}
 		%s
+	}`, filepath.Join(root, "examples", "skills.yaml"), agent.DemoURL, agentURL,
+		issuer.issuer, authAudience, agentURL, issuer.jwksURL, strings.Join(directives, "\n\t\t"))
+	if prefix != "" {
+		handler = fmt.Sprintf("handle_path %s/* {\n\t%s\n\t}", prefix, handler)
 	}
+	cfg := fmt.Sprintf(`{
+	admin 127.0.0.1:%d
+	auto_https off
+	persist_config off
 }
-`, adminPort, baseURL, filepath.Join(root, "examples", "skills.yaml"), agent.DemoURL, baseURL,
-		issuer.issuer, authAudience, baseURL, issuer.jwksURL, strings.Join(directives, "\n\t\t"))
+
+%s {
+	bind 127.0.0.1
+	%s
+}
+`, adminPort, "http://127.0.0.1:"+strconv.Itoa(sitePort), handler)
 	cfgPath := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -211,6 +218,7 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (ba
 		"DEMO_API_KEY="+demoAPIKey,
 		"INTEROP_AUTH_API_KEY="+authAPIKey,
 		"INTEROP_AUTH_OTHER_API_KEY="+authOtherAPIKey,
+		"INTEROP_AUTH_URL="+agentURL,
 		"HOME="+dir,
 		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
 		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
@@ -226,10 +234,10 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, directives ...string) (ba
 		}
 	})
 	// The card is public: clients read it to learn how to authenticate.
-	if err := waitReady(proc, baseURL+"/.well-known/agent-card.json", 60*time.Second); err != nil {
+	if err := waitReady(proc, agentURL+"/.well-known/agent-card.json", 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	return baseURL
+	return agentURL
 }
 
 // sdkCardParser lets a2a-go v2.3.1 read the card's security requirements.
@@ -281,7 +289,7 @@ func bareLists(reqs any) {
 // sdkCardParser), and a client made from it authenticates.
 func TestCardBareScopesForA2AGo(t *testing.T) {
 	issuer := newTokenIssuer(t)
-	base := startAuthAgent(t, issuer, "card_bare_scopes")
+	base := startAuthAgent(t, issuer, "", "card_bare_scopes")
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
 			parser := agentcard.DefaultCardParser
@@ -347,7 +355,7 @@ func (c *authClient) session(t *testing.T, name string, scheme a2a.SecuritySchem
 // extended card is theirs for the asking.
 func TestAuthentication(t *testing.T) {
 	issuer := newTokenIssuer(t)
-	base := startAuthAgent(t, issuer)
+	base := startAuthAgent(t, issuer, "")
 
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 // with the card protected), and every binding's 401 names it.
 func TestResourceMetadataServed(t *testing.T) {
 	const resource = "https://agent.example/mcp"
-	docURL, err := cardgen.ResourceMetadataURL(resource)
+	docURL, err := cardgen.ResourceMetadataURL(resource, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestResourceMetadataServed(t *testing.T) {
 	}
 	t.Cleanup(auth.Close)
 	meta, err := cardgen.NewResourceMetadata(cardgen.ProtectedResource{Resource: resource,
-		AuthorizationServers: auth.AuthorizationServers(), BearerMethodsSupported: []string{"header"}}, cardgen.DefaultMaxAge)
+		AuthorizationServers: auth.AuthorizationServers(), BearerMethodsSupported: []string{"header"}}, "", cardgen.DefaultMaxAge)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestResourceMetadataOff(t *testing.T) {
 	if resp.StatusCode == http.StatusOK {
 		t.Errorf("GET the metadata of an agent without it: %s", resp.Status)
 	}
-	meta, err := cardgen.NewResourceMetadata(cardgen.ProtectedResource{Resource: "https://agent.example/mcp"}, 0)
+	meta, err := cardgen.NewResourceMetadata(cardgen.ProtectedResource{Resource: "https://agent.example/mcp"}, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
