@@ -3,7 +3,10 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -105,4 +108,85 @@ func TestFastDecodeTakes(t *testing.T) {
 			t.Errorf("gave up on %s", seed)
 		}
 	}
+}
+
+// TestFastDecodeEveryMember puts each member of the wire structs the hand
+// reader fills into a request, with a value of its type: whenever the
+// reader takes the request, it must have read the member as encoding/json
+// does. A member added to a struct but not to the reader's switch, which
+// the reader would skip, fails here rather than being dropped.
+func TestFastDecodeEveryMember(t *testing.T) {
+	const msg = `"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]`
+	levels := []struct {
+		name     string
+		wire     any
+		body     string // %s: the member
+		inBodyAs []string
+	}{
+		{"params", params10{}, `{"message":{` + msg + `},%s}`, []string{"message"}},
+		{"configuration", sendConfiguration10{}, `{"message":{` + msg + `},"configuration":{%s}}`, nil},
+		{"message", wireMessage[part10]{}, `{"message":{` + msg + `,%s}}`, []string{"messageId", "role", "parts"}},
+		{"part", part10{}, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{%s}]}}`, nil},
+	}
+	taken := 0
+	for _, level := range levels {
+		typ := reflect.TypeOf(level.wire)
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" || slices.Contains(level.inBodyAs, name) {
+				continue
+			}
+			member := fmt.Sprintf("%q:%s", name, sampleJSON(t, f.Type))
+			body := []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":` + fmt.Sprintf(level.body, member) + `}`)
+			var slow envelope[params10]
+			if err := json.Unmarshal(body, &slow); err != nil {
+				t.Fatalf("%s.%s: encoding/json refuses %s (give sampleJSON a value of this type): %v", level.name, name, body, err)
+			}
+			var fast envelope[params10]
+			if fastDecodeRequest10(body, &fast) {
+				taken++
+				sameDecoding(t, &fast, &slow)
+			}
+		}
+	}
+	if taken < 15 {
+		t.Errorf("the hand reader took %d of the requests: the comparisons are nearly vacuous", taken)
+	}
+}
+
+// sampleJSON is a JSON value, not a zero one, that decodes into typ.
+func sampleJSON(t *testing.T, typ reflect.Type) string {
+	switch {
+	case typ == reflect.TypeOf(jsonValue{}):
+		return `{"k":[1,"v"]}`
+	case typ == reflect.TypeOf(json.RawMessage{}):
+		return `7`
+	}
+	switch typ.Kind() {
+	case reflect.Pointer:
+		return sampleJSON(t, typ.Elem())
+	case reflect.String:
+		return `"v"`
+	case reflect.Bool:
+		return `true`
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return `3`
+	case reflect.Slice:
+		return "[" + sampleJSON(t, typ.Elem()) + "]"
+	case reflect.Map:
+		return `{"k":` + sampleJSON(t, typ.Elem()) + `}`
+	case reflect.Interface:
+		return `{"k":[1,"v"]}`
+	case reflect.Struct:
+		var members []string
+		for i := range typ.NumField() {
+			if name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+				members = append(members, fmt.Sprintf("%q:%s", name, sampleJSON(t, typ.Field(i).Type)))
+			}
+		}
+		return "{" + strings.Join(members, ",") + "}"
+	}
+	t.Fatalf("sampleJSON: no sample for %s", typ)
+	return ""
 }
