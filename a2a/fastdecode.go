@@ -12,8 +12,8 @@ import (
 // no member named twice or in another case, bounded nesting) and not
 // renamed, and gives up on anything outside that shape (a known member of
 // another type than its field's, null where a field is not free-form JSON,
-// an escaped member name, a number field, a long digit run in a part's
-// data): encoding/json then decodes the body, and alone says what is wrong.
+// an escaped member name, a number that is no int32 where one is wanted, a
+// long digit run in a part's data): encoding/json then decodes the body, and alone says what is wrong.
 // FuzzFastDecode holds the two to the same structs.
 
 // fastReader reads a document already known to be valid JSON.
@@ -270,8 +270,11 @@ func (r *fastReader) params10(w *params10) bool {
 			w.TaskID, ok = r.str()
 		case "contextId":
 			w.ContextID, ok = r.str()
-		case "historyLength", "status", "pageSize", "pageToken", "statusTimestampAfter", "includeArtifacts",
-			"url", "token", "authentication":
+		case "historyLength":
+			w.HistoryLength, ok = r.int32Pointer()
+		case "pageSize":
+			w.PageSize, ok = r.int32Pointer()
+		case "status", "pageToken", "statusTimestampAfter", "includeArtifacts", "url", "token", "authentication":
 			return false // not read here: encoding/json reads them
 		default:
 			r.skip()
@@ -299,7 +302,11 @@ func (r *fastReader) configuration10(c *sendConfiguration10) bool {
 				return false
 			}
 			return true
-		case "taskPushNotificationConfig", "historyLength":
+		case "historyLength":
+			var ok bool
+			c.HistoryLength, ok = r.int32Pointer()
+			return ok
+		case "taskPushNotificationConfig":
 			return false
 		}
 		r.skip()
@@ -369,6 +376,23 @@ func (r *fastReader) part10(p *part10) bool {
 		}
 		return ok
 	})
+}
+
+// int32Pointer reads an integer as encoding/json reads it into an *int32;
+// false for anything else (null, a fraction, an exponent, out of range),
+// which encoding/json then refuses or reads itself.
+func (r *fastReader) int32Pointer() (*int32, bool) {
+	if c := r.next(); c != '-' && (c < '0' || c > '9') {
+		return nil, false
+	}
+	start := r.pos
+	r.skip()
+	n, err := strconv.ParseInt(string(r.b[start:r.pos]), 10, 32)
+	if err != nil {
+		return nil, false
+	}
+	v := int32(n)
+	return &v, true
 }
 
 func (r *fastReader) strPointer() (*string, bool) {
