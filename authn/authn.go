@@ -191,15 +191,17 @@ func (f *Failure) RPCError() *a2a.Error {
 // Authenticator checks requests against the configured schemes. It is safe
 // for concurrent use. Close it to stop background key refreshes.
 type Authenticator struct {
-	realm     string
-	schemes   []*scheme // sorted by name
-	byName    map[string]*scheme
-	require   []alternative
-	anonymous bool // an empty alternative admits callers without credentials
-	cache     *cache
-	now       func() time.Time
-	log       *zap.Logger
-	remotes   []*remoteKeys
+	realm   string
+	schemes []*scheme // sorted by name
+	byName  map[string]*scheme
+	require []alternative
+	// requireChallenges are the 401 challenges of require's schemes.
+	requireChallenges []challenged
+	anonymous         bool // an empty alternative admits callers without credentials
+	cache             *cache
+	now               func() time.Time
+	log               *zap.Logger
+	remotes           []*remoteKeys
 	// turns schedules the password hash comparisons of every basic scheme
 	// (see basic).
 	turns *turns
@@ -325,6 +327,7 @@ func New(cfg Config, opts Options) (*Authenticator, error) {
 	for _, alt := range a.require {
 		a.anonymous = a.anonymous || len(alt) == 0
 	}
+	a.requireChallenges = challengesOf(a.require)
 	a.cardReqs = cloneRequirements(reqs)
 
 	// Keys are fetched in the background: provisioning never waits on the
@@ -404,6 +407,7 @@ func (a *Authenticator) CheckRequirements(reqs []a2a.SecurityRequirement) error 
 // that checking a request against it looks nothing up by name.
 type Requirements struct {
 	alternatives []alternative
+	refused      *Failure // an anonymous caller's 401, copied for each
 }
 
 // CompileRequirements resolves reqs for Authorize, once, before requests
@@ -417,7 +421,9 @@ func (a *Authenticator) CompileRequirements(reqs []a2a.SecurityRequirement) (*Re
 	if err != nil {
 		return nil, err
 	}
-	return &Requirements{alternatives: alts}, nil
+	refused := a.anonymousRefused(alts)
+	refused.Challenges = slices.Clip(refused.Challenges)
+	return &Requirements{alternatives: alts, refused: refused}, nil
 }
 
 // compile resolves scheme names; strict also refuses scopes the scheme can
@@ -547,7 +553,8 @@ func (a *Authenticator) Authorize(id *Identity, reqs *Requirements) *Failure {
 		}
 	}
 	if id == nil {
-		return a.anonymousRefused(reqs.alternatives)
+		refused := *reqs.refused
+		return &refused
 	}
 	return a.insufficientScope(reqs.alternatives, func(s *scheme) *Credential { return id.For(s.name) })
 }
@@ -617,10 +624,9 @@ func (a *Authenticator) unauthenticated(outs []outcome, presented bool) *Failure
 		f.Message, f.Cause = "the credentials presented were not accepted", CauseNotAccepted
 	}
 	var details []string
-	schemes, scopes := named(a.require)
-	for i, s := range schemes {
+	for _, sc := range a.requireChallenges {
+		s, c := sc.scheme, sc.challenge
 		o := outs[s.index]
-		c := s.challengeFor(scopes[i])
 		if o.state == invalid {
 			details = append(details, fmt.Sprintf("scheme %q: %s", s.name, o.detail))
 			if f.Scheme == "" {
@@ -636,6 +642,24 @@ func (a *Authenticator) unauthenticated(outs []outcome, presented bool) *Failure
 	}
 	f.Detail = strings.Join(details, "; ")
 	return f
+}
+
+// challenged is a scheme that requirements name, with its 401 challenge.
+type challenged struct {
+	scheme    *scheme
+	challenge string
+}
+
+// challengesOf is the challenges of the schemes alts name, each once, in
+// order, naming the scopes any alternative asks of it: made once, as the
+// requirements compile.
+func challengesOf(alts []alternative) []challenged {
+	schemes, scopes := named(alts)
+	out := make([]challenged, len(schemes))
+	for i, s := range schemes {
+		out[i] = challenged{s, s.challengeFor(scopes[i])}
+	}
+	return out
 }
 
 // named lists the schemes alts name, in order, each once, with the scopes
@@ -686,16 +710,16 @@ func (a *Authenticator) insufficientScope(alts []alternative, have func(*scheme)
 }
 
 // anonymousRefused answers an anonymous caller that a requirement refuses:
-// a 401 that challenges for every scheme the requirement names.
+// a 401 that challenges for every scheme the requirement names. It is made
+// once per requirement, as it compiles.
 func (a *Authenticator) anonymousRefused(alts []alternative) *Failure {
 	needs, _ := missing(alts, func(*scheme) *Credential { return nil })
 	f := &Failure{Status: http.StatusUnauthorized, Reason: ReasonUnauthenticated,
 		Message: "authentication required: requires " + needs, Cause: CauseNoCredentials}
 	f.Detail = f.Message
-	schemes, scopes := named(alts)
-	for i, s := range schemes {
-		if c := s.challengeFor(scopes[i]); !slices.Contains(f.Challenges, c) {
-			f.Challenges = append(f.Challenges, c)
+	for _, sc := range challengesOf(alts) {
+		if !slices.Contains(f.Challenges, sc.challenge) {
+			f.Challenges = append(f.Challenges, sc.challenge)
 		}
 	}
 	return f
