@@ -2,15 +2,16 @@ package caddymodule
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
@@ -26,10 +27,11 @@ type MCPConfig struct {
 
 	// URL is the endpoint's public, absolute URL: the resource MCP clients
 	// ask bearer tokens for, and that tokens must name. Its path must end
-	// with path; what comes before is the prefix a proxy or handle_path
-	// removes, and the protected resource metadata is served below it.
-	// Default: the scheme and host of url, with path (set it when the
-	// agent is served under a prefix).
+	// with path, exactly; what comes before is the prefix a proxy or
+	// handle_path removes, and the protected resource metadata is served
+	// below it. No query, fragment or user information. Default: the
+	// scheme and host of url, with path (set it when the agent is served
+	// under a prefix).
 	URL string `json:"url,omitempty"`
 
 	// SessionTimeout closes a session (protocol 2025-11-25 and earlier)
@@ -72,28 +74,20 @@ func (c *MCPConfig) validate() error {
 		if err := checkAbsoluteURL(c.URL); err != nil {
 			return fmt.Errorf("url: %w", err)
 		}
-		if _, err := mcpPrefix(c.URL, c.Path); err != nil {
+		// The URL is the resource tokens are asked for (RFC 8707): no
+		// query or fragment, and no credentials.
+		if u, _ := url.Parse(c.URL); u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			return errors.New("url: must have no user information, query or fragment")
+		}
+		if _, err := cardgen.ResourceMetadataURL(c.URL, c.path()); err != nil {
 			return fmt.Errorf("url: %w", err)
 		}
 	}
 	return nil
 }
 
-// mcpPrefix is the start of the public URL's path that comes before the
-// endpoint's path as the handler sees it: what a proxy or handle_path
-// removes.
-func mcpPrefix(public, path string) (string, error) {
-	u, err := url.Parse(public)
-	if err != nil {
-		return "", err
-	}
-	path = cmp.Or(path, server.DefaultMCPPath)
-	prefix, ok := strings.CutSuffix(strings.TrimSuffix(u.EscapedPath(), "/"), strings.TrimSuffix(path, "/"))
-	if !ok || (prefix != "" && prefix[0] != '/') {
-		return "", fmt.Errorf("the path of %s does not end with the endpoint's path %s, as the handler sees it", public, path)
-	}
-	return prefix, nil
-}
+// path is the endpoint's path as the handler sees it.
+func (c *MCPConfig) path() string { return cmp.Or(c.Path, server.DefaultMCPPath) }
 
 // serverConfig is the endpoint as the server takes it; nil when off.
 func (c *MCPConfig) serverConfig() *server.MCPConfig {

@@ -8,7 +8,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
-	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
 // MCP authorization (the MCP specification's, on RFC 9728 and RFC 8707):
@@ -19,27 +18,26 @@ import (
 // mcpResource is the MCP endpoint's absolute URL: mcp's url, or the
 // scheme and host of url with the endpoint's path; the resource MCP
 // clients ask tokens for (RFC 8707) and that the protected resource
-// metadata describes. prefix is the part of its path the handler does not
-// see (mcpPrefix). "" when MCP is off.
-func (h *Handler) mcpResource() (resource, prefix string) {
+// metadata describes. endpoint is its path as the handler sees it when
+// that differs (cardgen.ResourceMetadataURL). "" when MCP is off.
+func (h *Handler) mcpResource() (resource, endpoint string) {
 	switch {
 	case h.MCP == nil:
 		return "", ""
 	case h.MCP.URL == "":
-		return h.siteURL(cmp.Or(h.MCP.Path, server.DefaultMCPPath)), ""
+		return h.siteURL(h.MCP.path()), ""
 	}
-	prefix, _ = mcpPrefix(h.MCP.URL, h.MCP.Path) // checked by validate
-	return h.MCP.URL, prefix
+	return h.MCP.URL, h.MCP.path()
 }
 
 // resourceMetadataURL is where the protected resource metadata is served,
 // which Bearer challenges name; "" when MCP is off.
 func (h *Handler) resourceMetadataURL() (string, error) {
-	resource, prefix := h.mcpResource()
+	resource, endpoint := h.mcpResource()
 	if resource == "" {
 		return "", nil
 	}
-	u, err := cardgen.ResourceMetadataURL(resource, prefix)
+	u, err := cardgen.ResourceMetadataURL(resource, endpoint)
 	if err != nil {
 		return "", fmt.Errorf("mcp: %w", err)
 	}
@@ -66,7 +64,7 @@ func (h *Handler) checkMCPAudience() error {
 // skills' requirements ask of them; it is served with the card's cache
 // headers.
 func (h *Handler) resourceMetadata() (*cardgen.ResourceMetadata, error) {
-	resource, prefix := h.mcpResource()
+	resource, endpoint := h.mcpResource()
 	if resource == "" || !h.auth.TakesTokens() {
 		return nil, nil
 	}
@@ -87,7 +85,7 @@ func (h *Handler) resourceMetadata() (*cardgen.ResourceMetadata, error) {
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           h.Name,
 		ResourceDocumentation:  h.DocumentationURL,
-	}, prefix, cmp.Or(time.Duration(h.CardMaxAge), cardgen.DefaultMaxAge))
+	}, endpoint, cmp.Or(time.Duration(h.CardMaxAge), cardgen.DefaultMaxAge))
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)
 	}

@@ -716,7 +716,7 @@ func (h *Handler) Cleanup() error {
 	}
 	grpcErr := h.releaseGRPC()
 	if h.srv != nil {
-		h.srv.CloseSessions() // the server has shut down: no call is under way on them
+		h.srv.CloseSessions() // once the calls still under way on them end (a reload does not wait for them)
 	}
 	h.auth.Close()
 	h.auth = nil

@@ -111,9 +111,15 @@ func TestValidate(t *testing.T) {
 			"mcp: url: not an absolute http or https URL"},
 		{"mcp with a url that is not its path's", func(h *Handler) {
 			h.MCP = &MCPConfig{Path: "/tools", URL: "https://agents.example/orders/mcp"}
-		}, "mcp: url: the path of https://agents.example/orders/mcp does not end with the endpoint's path /tools, as the handler sees it"},
+		}, `mcp: url: cardgen: resource metadata: the path of resource "https://agents.example/orders/mcp" does not end with the endpoint's path "/tools"`},
 		{"mcp with a url whose path only ends as its path's", func(h *Handler) { h.MCP = &MCPConfig{URL: "https://agents.example/ordersmcp"} },
-			"does not end with the endpoint's path /mcp"},
+			`does not end with the endpoint's path "/mcp"`},
+		{"mcp with a url that ends in a slash its path does not", func(h *Handler) { h.MCP = &MCPConfig{URL: "https://agents.example/orders/mcp/"} },
+			`does not end with the endpoint's path "/mcp"`},
+		{"mcp with a url with a query", func(h *Handler) { h.MCP = &MCPConfig{URL: "https://agents.example/orders/mcp?tenant=1"} },
+			"mcp: url: must have no user information, query or fragment"},
+		{"mcp with a url with a password", func(h *Handler) { h.MCP = &MCPConfig{URL: "https://u:secret@agents.example/mcp"} },
+			"mcp: url: must have no user information, query or fragment"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

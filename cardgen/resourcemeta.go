@@ -46,12 +46,12 @@ type ResourceMetadata struct {
 
 // NewResourceMetadata checks and encodes pr, to be served with the card's
 // cache headers (Cache-Control max-age maxAge, in whole seconds; an ETag
-// and Last-Modified) at ResourceMetadataURL(pr.Resource, prefix).
-func NewResourceMetadata(pr ProtectedResource, prefix string, maxAge time.Duration) (*ResourceMetadata, error) {
+// and Last-Modified) at ResourceMetadataURL(pr.Resource, endpoint).
+func NewResourceMetadata(pr ProtectedResource, endpoint string, maxAge time.Duration) (*ResourceMetadata, error) {
 	if maxAge < 0 {
 		return nil, fmt.Errorf("cardgen: resource metadata: max-age %s is negative", maxAge)
 	}
-	docURL, path, err := locate(pr.Resource, prefix)
+	docURL, path, err := locate(pr.Resource, endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -75,37 +75,41 @@ func NewResourceMetadata(pr ProtectedResource, prefix string, maxAge time.Durati
 // ResourceMetadata for it serves it and challenges name it: known before
 // the document is made, so that the challenges can be.
 //
-// prefix is the start of resource's path that a proxy in front removes
-// (Caddy's handle_path), "" for none: the document is then served below
-// it, where that proxy still sends requests, rather than at the origin's
-// well-known path. Clients find it there through the challenges, which
-// name it (RFC 9728 §5.1).
-func ResourceMetadataURL(resource, prefix string) (string, error) {
-	docURL, _, err := locate(resource, prefix)
+// endpoint is the resource's path as the handler sees it, "" when that is
+// the resource's own path. When a proxy in front removes a prefix
+// (Caddy's handle_path), resource's path is that prefix and then
+// endpoint, and the document is served below the prefix, where the proxy
+// still sends requests, rather than at the origin's well-known path:
+// clients find it through the challenges, which name it (RFC 9728 §5.1).
+func ResourceMetadataURL(resource, endpoint string) (string, error) {
+	docURL, _, err := locate(resource, endpoint)
 	return docURL, err
 }
 
-// locate checks resource and gives the URL and path of its metadata: RFC
-// 9728 §3.1 puts the metadata of a resource with a path at the well-known
-// path with the resource's path after it; path is where the handler sees
-// it, below prefix.
-func locate(resource, prefix string) (docURL, path string, err error) {
+// locate checks resource and gives the URL of its metadata and the path
+// the handler serves it at: RFC 9728 §3.1 puts the metadata of a resource
+// with a path at the well-known path with the resource's path after it.
+// Errors do not repeat a credential the URL holds.
+func locate(resource, endpoint string) (docURL, path string, err error) {
 	u, err := url.Parse(resource)
 	switch {
 	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
-		return "", "", fmt.Errorf("cardgen: resource metadata: resource %q is not an absolute http or https URL", resource)
+		return "", "", errors.New("cardgen: resource metadata: the resource is not an absolute http or https URL")
+	case u.User != nil:
+		return "", "", fmt.Errorf("cardgen: resource metadata: resource %s holds credentials", u.Redacted())
 	case u.Fragment != "" || strings.Contains(resource, "#"):
 		return "", "", fmt.Errorf("cardgen: resource metadata: resource %q has a fragment (RFC 9728 §2)", resource)
-	case u.User != nil:
-		return "", "", fmt.Errorf("cardgen: resource metadata: resource %q holds credentials", resource)
 	}
-	prefix = strings.TrimSuffix(prefix, "/")
-	local, ok := strings.CutPrefix(u.EscapedPath(), prefix)
-	if !ok || (local != "" && local[0] != '/') {
-		return "", "", fmt.Errorf("cardgen: resource metadata: resource %q is not below the path prefix %q", resource, prefix)
+	prefix := ""
+	if endpoint != "" {
+		var ok bool
+		prefix, ok = strings.CutSuffix(u.Path, endpoint)
+		if !ok || endpoint[0] != '/' {
+			return "", "", fmt.Errorf("cardgen: resource metadata: the path of resource %q does not end with the endpoint's path %q", resource, endpoint)
+		}
 	}
-	path = WellKnownResourceMetadata + strings.TrimSuffix(local, "/")
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String() + prefix + path, path, nil
+	path = WellKnownResourceMetadata + strings.TrimSuffix(strings.TrimPrefix(u.Path, prefix), "/")
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: prefix + path}).String(), path, nil
 }
 
 // URL is the absolute URL of the document, which challenges name

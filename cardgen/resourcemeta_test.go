@@ -15,7 +15,7 @@ import (
 func TestResourceMetadata(t *testing.T) {
 	tests := []struct {
 		resource string
-		prefix   string   // that a proxy removes
+		endpoint string   // the resource's path as the handler sees it
 		url      string   // of the document
 		serves   []string // paths that answer, as the handler sees them
 		refuses  []string // paths that do not
@@ -29,25 +29,28 @@ func TestResourceMetadata(t *testing.T) {
 			[]string{"/.well-known/oauth-protected-resource"}, []string{"/.well-known/oauth-protected-resource/"}},
 		// Under handle_path /agents/orders/*: served below the prefix,
 		// where the proxy still sends requests.
-		{"https://agent.example/agents/orders/mcp", "/agents/orders",
+		{"https://agent.example/agents/orders/mcp", "/mcp",
 			"https://agent.example/agents/orders/.well-known/oauth-protected-resource/mcp",
 			[]string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"},
 			[]string{"/.well-known/oauth-protected-resource/agents/orders/mcp"}},
-		{"https://agent.example/agents/orders/", "/agents/orders/", "https://agent.example/agents/orders/.well-known/oauth-protected-resource",
+		{"https://agent.example/agents/orders/", "/", "https://agent.example/agents/orders/.well-known/oauth-protected-resource",
 			[]string{"/.well-known/oauth-protected-resource"}, nil},
+		// The handler sees paths unescaped.
+		{"https://agent.example/outils-%C3%A9", "", "https://agent.example/.well-known/oauth-protected-resource/outils-%C3%A9",
+			[]string{"/.well-known/oauth-protected-resource/outils-é"}, []string{"/.well-known/oauth-protected-resource/outils-%C3%A9"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.resource, func(t *testing.T) {
 			pr := cardgen.ProtectedResource{Resource: tt.resource, AuthorizationServers: []string{"https://issuer.example"},
 				ScopesSupported: []string{"orders:read"}, BearerMethodsSupported: []string{"header"}, ResourceName: "Agent"}
-			m, err := cardgen.NewResourceMetadata(pr, tt.prefix, 90*time.Second)
+			m, err := cardgen.NewResourceMetadata(pr, tt.endpoint, 90*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if m.URL() != tt.url {
 				t.Errorf("URL = %s, want %s", m.URL(), tt.url)
 			}
-			if u, err := cardgen.ResourceMetadataURL(tt.resource, tt.prefix); u != tt.url || err != nil {
+			if u, err := cardgen.ResourceMetadataURL(tt.resource, tt.endpoint); u != tt.url || err != nil {
 				t.Errorf("ResourceMetadataURL = %s, %v; want %s", u, err, tt.url)
 			}
 			for _, p := range tt.serves {
@@ -101,25 +104,27 @@ func TestResourceMetadataMembers(t *testing.T) {
 
 func TestResourceMetadataErrors(t *testing.T) {
 	tests := []struct {
-		pr     cardgen.ProtectedResource
-		prefix string
-		want   string
+		pr       cardgen.ProtectedResource
+		endpoint string
+		want     string
 	}{
 		{cardgen.ProtectedResource{}, "", "is not an absolute http or https URL"},
 		{cardgen.ProtectedResource{Resource: "/mcp"}, "", "is not an absolute http or https URL"},
 		{cardgen.ProtectedResource{Resource: "https://agent.example/mcp#x"}, "", "has a fragment"},
-		{cardgen.ProtectedResource{Resource: "https://u:p@agent.example/mcp"}, "", "holds credentials"},
-		{cardgen.ProtectedResource{Resource: "https://agent.example/mcp"}, "/agents", `is not below the path prefix "/agents"`},
-		{cardgen.ProtectedResource{Resource: "https://agent.example/agentsmcp"}, "/agents", `is not below the path prefix "/agents"`},
+		{cardgen.ProtectedResource{Resource: "https://u:secret@agent.example/mcp"}, "", "https://u:xxxxx@agent.example/mcp holds credentials"},
+		{cardgen.ProtectedResource{Resource: "https://agent.example/mcp"}, "/tools", `does not end with the endpoint's path "/tools"`},
+		{cardgen.ProtectedResource{Resource: "https://agent.example/orders/mcp/"}, "/mcp", `does not end with the endpoint's path "/mcp"`},
+		{cardgen.ProtectedResource{Resource: "https://agent.example/ordersmcp"}, "/mcp", `does not end with the endpoint's path "/mcp"`},
 		{cardgen.ProtectedResource{Resource: "https://agent.example/mcp", AuthorizationServers: []string{"https://issuer.example?tenant=1"}}, "",
 			`authorization server "https://issuer.example?tenant=1" is not an issuer identifier`},
 	}
 	for _, tt := range tests {
-		if _, err := cardgen.NewResourceMetadata(tt.pr, tt.prefix, 0); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%+v under %q: error %v, want one containing %q", tt.pr, tt.prefix, err, tt.want)
+		_, err := cardgen.NewResourceMetadata(tt.pr, tt.endpoint, 0)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%+v at %q: error %v, want one containing %q (and no password)", tt.pr, tt.endpoint, err, tt.want)
 		}
-		if _, err := cardgen.ResourceMetadataURL(tt.pr.Resource, tt.prefix); len(tt.pr.AuthorizationServers) == 0 && err == nil {
-			t.Errorf("ResourceMetadataURL(%q, %q) accepted", tt.pr.Resource, tt.prefix)
+		if _, err := cardgen.ResourceMetadataURL(tt.pr.Resource, tt.endpoint); len(tt.pr.AuthorizationServers) == 0 && err == nil {
+			t.Errorf("ResourceMetadataURL(%q, %q) accepted", tt.pr.Resource, tt.endpoint)
 		}
 	}
 	if _, err := cardgen.NewResourceMetadata(cardgen.ProtectedResource{Resource: "https://agent.example/mcp"}, "", -time.Second); err == nil {

@@ -160,8 +160,8 @@ func (ti *tokenIssuer) sign(sub, aud string) (string, error) {
 // API keys, and serves an extended card. With a prefix, the handler is
 // under handle_path <prefix>/*; directives may name the agent's public
 // URL (with the prefix) as {$INTEROP_AUTH_URL}. It is stopped when the
-// test ends, and its URL returned, with the prefix.
-func startAuthAgent(t *testing.T, issuer *tokenIssuer, prefix string, directives ...string) (agentURL string) {
+// test ends; its URL is returned, with the prefix, and its process.
+func startAuthAgent(t *testing.T, issuer *tokenIssuer, prefix string, directives ...string) (agentURL string, proc *process) {
 	t.Helper()
 	if agent.Dir == "" {
 		t.Skip("INTEROP_AGENT_URL is set: no caddy binary was built to start an agent that requires authentication")
@@ -223,7 +223,7 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, prefix string, directives
 		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
 		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
 	)
-	proc, err := startProcess(dir, "caddy", env, filepath.Join(agent.Dir, "caddy"), "run", "--config", cfgPath, "--adapter", "caddyfile")
+	proc, err = startProcess(dir, "caddy", env, filepath.Join(agent.Dir, "caddy"), "run", "--config", cfgPath, "--adapter", "caddyfile")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func startAuthAgent(t *testing.T, issuer *tokenIssuer, prefix string, directives
 	if err := waitReady(proc, agentURL+"/.well-known/agent-card.json", 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	return agentURL
+	return agentURL, proc
 }
 
 // sdkCardParser lets a2a-go v2.3.1 read the card's security requirements.
@@ -289,7 +289,7 @@ func bareLists(reqs any) {
 // sdkCardParser), and a client made from it authenticates.
 func TestCardBareScopesForA2AGo(t *testing.T) {
 	issuer := newTokenIssuer(t)
-	base := startAuthAgent(t, issuer, "", "card_bare_scopes")
+	base, _ := startAuthAgent(t, issuer, "", "card_bare_scopes")
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
 			parser := agentcard.DefaultCardParser
@@ -355,7 +355,7 @@ func (c *authClient) session(t *testing.T, name string, scheme a2a.SecuritySchem
 // extended card is theirs for the asking.
 func TestAuthentication(t *testing.T) {
 	issuer := newTokenIssuer(t)
-	base := startAuthAgent(t, issuer, "")
+	base, _ := startAuthAgent(t, issuer, "")
 
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {

@@ -8,10 +8,13 @@ package interop_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -136,4 +139,71 @@ func (m *mcpHeaderTap) seen() (versions []string, session bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.versions), m.session
+}
+
+// TestMCPStopEndsStreamsNotCalls stops a Caddy (SIGTERM, as a pod's
+// kubelet does) while an MCP 2025-11-25 session holds its standalone
+// stream open and has a call under way: the stream ends, the call still
+// gets its result (the drain lets the task finish), and the process exits
+// at once, rather than waiting for the client to leave (Caddy's default
+// grace period is unbounded).
+func TestMCPStopEndsStreamsNotCalls(t *testing.T) {
+	base, proc := startAuthAgent(t, newTokenIssuer(t), "", "mcp")
+	httpClient := &http.Client{Transport: apiKeyTransport{key: authAPIKey}}
+	ctx := ctxTimeout(t, 60*time.Second)
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "caddy-a2a-interop", Version: "1.0.0"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: httpClient, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", session.ID())
+	stream, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s/mcp: %s", base, stream.Status)
+	}
+
+	before := getStats(t)
+	answered := make(chan error, 1)
+	go func() {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 1}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("an error result: %v", res.Content)
+		}
+		answered <- err
+	}()
+	waitStats(t, 15*time.Second, "the slow request", func(s demoStats) bool { return s.SlowStarted > before.SlowStarted })
+	stopped := time.Now()
+	if err := proc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, stream.Body); err != nil {
+		t.Errorf("the standalone stream ended with %v", err)
+	}
+	if err := <-answered; err != nil {
+		t.Errorf("the call under way as Caddy stopped: %v", err)
+	}
+	select {
+	case <-proc.exited:
+		t.Logf("exited %s after SIGTERM", time.Since(stopped).Round(time.Millisecond))
+	case <-ctx.Done():
+		t.Fatalf("still running %s after SIGTERM", time.Since(stopped).Round(time.Second))
+	}
+}
+
+// apiKeyTransport sends the secured agent's API key with every request.
+type apiKeyTransport struct{ key string }
+
+func (k apiKeyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("X-API-Key", k.key)
+	return http.DefaultTransport.RoundTrip(req)
 }

@@ -105,10 +105,11 @@ type mcpBinding struct {
 	shutdown    context.Context
 	endShutdown context.CancelFunc
 	// onSessions counts the requests under way on the sessions; once
-	// closing (CloseSessions), the last one to end closes the sessions.
-	sessionsMu sync.Mutex
-	onSessions int
-	closing    bool
+	// closing (CloseSessions), the last one to end closes them all, and
+	// closed refuses the requests that come after.
+	sessionsMu      sync.Mutex
+	onSessions      int
+	closing, closed bool
 }
 
 // mcpRequest is what a tool handler knows of the HTTP request that
@@ -343,12 +344,27 @@ func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, opener 
 // server shuts down, which would otherwise wait for it.
 func (b *mcpBinding) serveOnSession(w http.ResponseWriter, r *http.Request) {
 	b.sessionsMu.Lock()
-	b.onSessions++
+	closed := b.closed
+	if !closed {
+		b.onSessions++
+	}
 	b.sessionsMu.Unlock()
+	if closed {
+		// A request that was on its way as the sessions closed: as for a
+		// session that expired, the client opens a new one.
+		status := http.StatusNotFound
+		if r.Header.Get(mcpSessionHeader) == "" {
+			status = http.StatusServiceUnavailable
+			w.Header().Set("Retry-After", "1")
+		}
+		http.Error(w, "MCP endpoint: the sessions of this configuration are closed (it was replaced or stopped); open a new session", status)
+		return
+	}
 	defer func() {
 		b.sessionsMu.Lock()
 		b.onSessions--
-		last := b.onSessions == 0 && b.closing
+		last := b.onSessions == 0 && b.closing && !b.closed
+		b.closed = b.closed || last
 		b.sessionsMu.Unlock()
 		if last {
 			b.closeSessions()
@@ -438,15 +454,18 @@ func (h *Handler) EndMCPStreams() {
 }
 
 // CloseSessions ends the MCP sessions' standalone streams and closes the
-// sessions once no request is under way on them, at once when none is:
-// for a handler that is discarded. Their clients open new sessions.
+// sessions once no request is under way on any of them, at once when none
+// is: for a handler that is discarded (Caddy discards a config it
+// replaces before its requests have ended). Requests that come after are
+// refused. Their clients open new sessions.
 func (h *Handler) CloseSessions() {
 	for _, b := range h.bindings {
 		if m, ok := b.(*mcpBinding); ok {
 			m.endShutdown()
 			m.sessionsMu.Lock()
 			m.closing = true
-			idle := m.onSessions == 0
+			idle := m.onSessions == 0 && !m.closed
+			m.closed = m.closed || idle
 			m.sessionsMu.Unlock()
 			if idle {
 				m.closeSessions()

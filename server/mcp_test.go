@@ -702,9 +702,12 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 				t.Errorf("the call under way: %v", err)
 			}
 
-			h.CloseSessions()
+			if tc.name == "EndMCPStreams" {
+				h.CloseSessions()
+			}
 			// The session closes as its last request ends, which may be just
-			// after its answer reached the client.
+			// after its answer reached the client: a request that slips in
+			// before is answered, and closes it as it ends.
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
 			for {
@@ -714,6 +717,14 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 					}
 					break
 				}
+			}
+			// A session opened since is refused, for the client to retry
+			// on the config that replaces this one.
+			_, err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+				&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http, DisableStandaloneSSE: true},
+				&mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+			if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
+				t.Errorf("opening a session once they closed: %v; want 503", err)
 			}
 		})
 	}
