@@ -94,8 +94,9 @@ type Handler struct {
 	// size such as 4MiB or 1MB. Default: 4 MiB.
 	MaxRequestBody int64 `json:"max_request_body,omitempty"`
 
-	// Heartbeat is how often an idle SSE stream gets a comment line, so
-	// proxies and clients keep it open. Default: 15s.
+	// Heartbeat is how often an SSE stream (A2A's, and MCP's: a call's, a
+	// session's standalone stream) gets a comment line, so that proxies
+	// and clients keep an idle one open. Default: 15s.
 	Heartbeat caddy.Duration `json:"heartbeat,omitempty"`
 
 	// ReadBodyTimeout bounds the time to read one request body; a body

@@ -59,8 +59,9 @@ type Config struct {
 	// MaxRequestBytes caps a request body of any binding (a gRPC message too;
 	// default 4 MiB).
 	MaxRequestBytes int64
-	// HeartbeatInterval is how often an idle stream gets an SSE comment
-	// (default 15 s), so proxies and clients keep it open.
+	// HeartbeatInterval is how often an SSE stream, A2A's or MCP's, gets a
+	// comment (default 15 s), so that proxies and clients keep an idle one
+	// open.
 	HeartbeatInterval time.Duration
 	// ReadBodyTimeout bounds reading one request body (default 10 s).
 	// Caddy's read timeout restarts with every byte, so without it a body

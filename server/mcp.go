@@ -197,7 +197,9 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	// The answers the binding writes itself (writeJSON) set their own
 	// deadline; the rest go through the deadline writer.
 	direct := w
-	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), h: h, c: c}
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), h: h, c: c}
+	defer dw.end()
+	w = dw
 	if !b.anyHostOnLoopback && rebound(r) {
 		http.Error(w, fmt.Sprintf("MCP endpoint: Host %q is not a loopback host, and the request came to a loopback address "+
 			"(DNS rebinding protection; see any_host_on_loopback)", r.Host), http.StatusForbidden)
@@ -493,16 +495,28 @@ func (b *mcpBinding) request(extra *mcp.RequestExtra) *mcpRequest {
 }
 
 // deadlineWriter writes the SDK's answers and events each within the
-// write timeout, as the other bindings write theirs, and records on the
-// call how an answer the SDK refuses ended (an HTTP error).
+// write timeout, as the other bindings write theirs, records on the call
+// how an answer the SDK refuses ended (an HTTP error), and gives an SSE
+// answer (a call's stream, a session's standalone stream) a comment every
+// heartbeat interval, as A2A's streams get, so that proxies and clients
+// keep it open while a call runs or nothing happens.
 type deadlineWriter struct {
 	http.ResponseWriter
 	rc *http.ResponseController
 	h  *Handler
 	c  *call
+	// mu serializes the SDK's writes and the heartbeats; beat is the
+	// heartbeats' timer once the answer is a stream, and ended stops them
+	// as the request ends.
+	mu      sync.Mutex
+	started bool
+	beat    *time.Timer
+	ended   bool
 }
 
 func (d *deadlineWriter) WriteHeader(status int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	switch {
 	case d.c.Code != 0: // the binding's own error answer
 	case status >= 500:
@@ -510,10 +524,14 @@ func (d *deadlineWriter) WriteHeader(status int) {
 	case status >= 400:
 		d.c.Code = a2a.CodeInvalidRequest
 	}
+	d.start(status)
 	d.ResponseWriter.WriteHeader(status)
 }
 
 func (d *deadlineWriter) Write(p []byte) (n int, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.start(http.StatusOK)
 	err = d.h.withWriteDeadline(d.rc, func() error {
 		n, err = d.ResponseWriter.Write(p)
 		return err
@@ -521,6 +539,53 @@ func (d *deadlineWriter) Write(p []byte) (n int, err error) {
 	return n, err
 }
 
-func (d *deadlineWriter) Flush() { _ = d.h.withWriteDeadline(d.rc, d.rc.Flush) }
+func (d *deadlineWriter) Flush() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_ = d.h.withWriteDeadline(d.rc, d.rc.Flush)
+}
+
+// start notes the answer's status as its header goes out (d.mu held), and
+// starts the heartbeats when it is a stream.
+func (d *deadlineWriter) start(status int) {
+	if d.started {
+		return
+	}
+	d.started = true
+	if status == http.StatusOK && strings.HasPrefix(d.Header().Get("Content-Type"), "text/event-stream") {
+		d.beat = time.AfterFunc(d.h.heartbeat, d.heartbeat)
+	}
+}
+
+// heartbeat writes an SSE comment, and the next one after the interval
+// unless the write failed (the stream is broken: the SDK finds out) or the
+// request ended.
+func (d *deadlineWriter) heartbeat() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended {
+		return
+	}
+	err := d.h.withWriteDeadline(d.rc, func() error {
+		if _, err := d.ResponseWriter.Write(heartbeatComment); err != nil {
+			return err
+		}
+		return d.rc.Flush()
+	})
+	if err == nil {
+		d.beat.Reset(d.h.heartbeat)
+	}
+}
+
+// end stops the heartbeats: the handler is returning, after which nothing
+// may write.
+func (d *deadlineWriter) end() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.ended = true
+	if d.beat != nil {
+		d.beat.Stop()
+	}
+}
 
 func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -67,6 +68,35 @@ func connectMCP(t *testing.T, a *agent, version, key string, opts *mcp.ClientOpt
 		t.Fatalf("at %s, the session id is %q", version, cs.ID())
 	}
 	return cs
+}
+
+// connectSession opens a 2025-11-25 session without the client's own
+// standalone stream, for a test that opens that stream itself
+// (openStream) and watches it.
+func connectSession(t *testing.T, a *agent) (*mcp.ClientSession, error) {
+	t.Helper()
+	return mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+}
+
+// openStream opens cs's standalone stream (GET), which must be answered
+// 200.
+func openStream(t *testing.T, ctx context.Context, a *agent, cs *mcp.ClientSession) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", mcpStateful)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := a.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("GET %s/mcp: %s", a.url, resp.Status)
+	}
+	return resp
 }
 
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
@@ -588,9 +618,7 @@ func TestMCPObserved(t *testing.T) {
 		t.Fatal("an unknown tool was called")
 	}
 	obs.expect(t, "start MCP tools/call 1.0", "end tools/call 1.0 -32602 span=tools/call")
-	session, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http, DisableStandaloneSSE: true},
-		&mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+	session, err := connectSession(t, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,30 +677,12 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAgent(t, withMCP)
-			// The client's own standalone stream is off, so that the test
-			// opens it and sees it end.
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
-				&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http, DisableStandaloneSSE: true},
-				&mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+			cs, err := connectSession(t, a)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cs.Close()
-			openStream := func() *http.Response {
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, a.url+"/mcp", nil)
-				req.Header.Set("Accept", "text/event-stream")
-				req.Header.Set("Mcp-Protocol-Version", mcpStateful)
-				req.Header.Set("Mcp-Session-Id", cs.ID())
-				resp, err := a.http.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("GET: HTTP %d", resp.StatusCode)
-				}
-				return resp
-			}
-			stream := openStream()
+			stream := openStream(t, t.Context(), a, cs)
 			defer stream.Body.Close()
 
 			before := a.api.Stats()
@@ -693,7 +703,7 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 				t.Errorf("the stream ended with %v", err)
 			}
 			// A stream opened since ends at once.
-			late := openStream()
+			late := openStream(t, t.Context(), a, cs)
 			defer late.Body.Close()
 			if _, err := io.Copy(io.Discard, late.Body); err != nil {
 				t.Errorf("the late stream ended with %v", err)
@@ -720,13 +730,45 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 			}
 			// A session opened since is refused, for the client to retry
 			// on the config that replaces this one.
-			_, err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
-				&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http, DisableStandaloneSSE: true},
-				&mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
-			if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
+			if _, err := connectSession(t, a); err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
 				t.Errorf("opening a session once they closed: %v; want 503", err)
 			}
 		})
+	}
+}
+
+// An MCP stream gets an SSE comment every heartbeat interval, as A2A's
+// do, so that proxies keep an idle one open: a session's standalone
+// stream, and a call's while the skill runs; clients read past them.
+func TestMCPStreamsHeartbeat(t *testing.T) {
+	a := newAgent(t, func(cfg *server.Config) {
+		withMCP(cfg)
+		cfg.HeartbeatInterval = 10 * time.Millisecond
+	})
+	a.cancelOnCleanup()
+	cs, err := connectSession(t, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	resp := openStream(t, ctx, a, cs)
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	beats := 0
+	for beats < 2 && lines.Scan() {
+		if lines.Text() == ": keep-alive" {
+			beats++
+		}
+	}
+	if beats < 2 {
+		t.Fatalf("the standalone stream ended (%v) after %d heartbeats", lines.Err(), beats)
+	}
+	// A call whose answer comes as a stream, over many heartbeats.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 0.2}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call with heartbeats on its stream: %v %+v", err, res)
 	}
 }
 
