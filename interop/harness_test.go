@@ -157,7 +157,7 @@ func startAgent() (*agentEnv, func(clean bool), error) {
 		url %s
 		name "%s"
 		description "caddy-a2a under the official A2A SDK clients"
-		heartbeat 1s
+		heartbeat 100ms # often: the official clients meet SSE comments in their streams
 		rest /rest
 		grpc
 		mcp
