@@ -1,5 +1,7 @@
 package a2a
 
+import "bytes"
+
 // maxScanDepth is the nesting encoding/json's scanner accepts.
 const maxScanDepth = 10000
 
@@ -189,4 +191,43 @@ func (v *validator) digits() bool {
 		v.pos++
 	}
 	return v.pos > start
+}
+
+// NestsWithin reports whether b nests objects and arrays no deeper than
+// max, whatever b holds, in one pass without recursion: a body is checked
+// so before a parser that recurses once per level reads it. A body that is
+// not JSON may pass; the parser then refuses it.
+func NestsWithin(b []byte, max int) bool {
+	depth := 0
+	for pos := 0; pos < len(b); pos++ {
+		switch b[pos] {
+		case '"':
+			if pos = closingQuote(b, pos+1); pos < 0 {
+				return true // an unterminated string: no deeper level follows
+			}
+		case '{', '[':
+			if depth++; depth > max {
+				return false
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return true
+}
+
+// closingQuote is the offset of the quote that ends the string whose
+// content starts at pos, or -1 when none does.
+func closingQuote(b []byte, pos int) int {
+	for pos < len(b) {
+		i := bytes.IndexAny(b[pos:], `"\`)
+		if i < 0 {
+			return -1
+		}
+		if pos += i; b[pos] == '"' {
+			return pos
+		}
+		pos += 2 // the escape and the byte it escapes
+	}
+	return -1
 }

@@ -58,3 +58,66 @@ func BenchmarkValidJSON(b *testing.B) {
 		})
 	}
 }
+
+// FuzzNestsWithin: for any input NestsWithin returns; for JSON it says
+// whether the nesting, as encoding/json's tokens count it, is within max.
+func FuzzNestsWithin(f *testing.F) {
+	for _, seed := range append(fastDecodeSeeds, `[[["]]]]"]]]`, `{"a\"[[[":[{}]}`, `["\\"]`, `"\`, `"[[[`, `]]][[`, `[`) {
+		f.Add([]byte(seed), 2)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, max int) {
+		max &= 0xff // a depth: not negative
+		got := NestsWithin(b, max)
+		if !json.Valid(b) {
+			return
+		}
+		if want := tokenDepth(b) <= max; got != want {
+			t.Fatalf("NestsWithin(%q, %d) = %v; its depth is %d", b, max, got, tokenDepth(b))
+		}
+	})
+}
+
+// tokenDepth is the deepest nesting of the JSON b, by encoding/json's
+// tokens.
+func tokenDepth(b []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	depth, deepest := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return deepest
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			deepest = max(deepest, depth)
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+}
+
+// TestNestsWithin: brackets in strings, escaped quotes, and a body far
+// deeper than any parser's stack, in one pass.
+func TestNestsWithin(t *testing.T) {
+	deep := bytes.Repeat([]byte{'['}, 4<<20)
+	tests := []struct {
+		body string
+		max  int
+		want bool
+	}{
+		{`{"a":[1,{"b":[]}]}`, 4, true},
+		{`{"a":[1,{"b":[]}]}`, 3, false},
+		{`["[[[[[[", "\"[[[[["]`, 1, true},
+		{`["\\", [[]]]`, 2, false},
+		{`["\\", [[]]]`, 3, true},
+		{`"\`, 0, true},
+		{`["[`, 1, true},
+		{string(deep), MaxJSONDepth, false},
+	}
+	for _, tt := range tests {
+		if got := NestsWithin([]byte(tt.body), tt.max); got != tt.want {
+			t.Errorf("NestsWithin(%.40q, %d) = %v, want %v", tt.body, tt.max, got, tt.want)
+		}
+	}
+}

@@ -229,7 +229,14 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 			return true
 		}
 		// The SDK reads the body again, from memory: the size cap and the
-		// read timeout applied here.
+		// read timeout applied here. Both its parser and the binding's
+		// recurse once per level, so the nesting is bounded first, as for
+		// every binding's body (tool arguments become a task's data).
+		if !a2a.NestsWithin(body, a2a.MaxJSONDepth) {
+			h.writeError(w, http.StatusBadRequest, c,
+				a2a.InvalidRequest(fmt.Sprintf("the request nests deeper than %d levels", a2a.MaxJSONDepth)))
+			return true
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	env, plain := decodeMCPEnvelope(body)

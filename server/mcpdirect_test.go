@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
@@ -204,5 +206,34 @@ func TestMCPHostOnLoopback(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A body nested deeper than a2a.MaxJSONDepth is refused before any parser
+// reads it, at every protocol version: both the binding's and the SDK's
+// parsers recurse once per level, and a few megabytes of "[" would
+// overflow the stack, which no recover catches.
+func TestMCPDeepNesting(t *testing.T) {
+	a := newAgent(t, withMCP)
+	call := func(arguments string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather",` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},` +
+			`"arguments":` + arguments + `}}`
+	}
+	nested := func(n int) string { return strings.Repeat(`{"a":`, n) + `{}` + strings.Repeat(`}`, n) }
+	for _, version := range []string{mcpStateless, mcpStateful} {
+		for _, body := range []string{call(strings.Repeat("[", server.DefaultMaxRequestBytes-300)), call(nested(a2a.MaxJSONDepth))} {
+			_, msg := postMCP(t, a, body, "Mcp-Protocol-Version", version)
+			e, _ := msg["error"].(map[string]any)
+			if msg["httpStatus"] != float64(http.StatusBadRequest) || e["code"] != float64(-32600) ||
+				!strings.Contains(fmt.Sprint(e["message"]), fmt.Sprintf("nests deeper than %d levels", a2a.MaxJSONDepth)) {
+				t.Errorf("%s, %d bytes: %v; want a 400 with -32600 naming the depth", version, len(body), msg)
+			}
+		}
+	}
+	// Within the bound, the call goes on.
+	_, msg := postMCP(t, a, call(`{"city":"Paris","x":`+nested(a2a.MaxJSONDepth-5)+`}`))
+	if res, _ := msg["result"].(map[string]any); res == nil || res["isError"] == true {
+		t.Errorf("arguments within the bound: %v", msg)
 	}
 }
