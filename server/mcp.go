@@ -175,6 +175,7 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 	stateful := opts
 	stateful.SessionTimeout = timeout
 	b.statefulServer = b.server()
+	b.statefulServer.AddReceivingMiddleware(b.boundInputWaits)
 	b.stateful = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.statefulServer }, &stateful)
 	return b, nil
 }

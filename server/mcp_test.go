@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
 // The MCP protocol versions the binding serves: stateless, and with
@@ -392,9 +394,93 @@ func TestMCPRequestState(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
+	// An answer whose action is none of the three is an error in the
+	// call; the task still waits.
+	bogus := mcp.InputResponseMap{"arguments": &mcp.ElicitResult{Action: "bogus"}}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", InputResponses: bogus, RequestState: res.RequestState}); err == nil ||
+		!strings.Contains(err.Error(), `action "bogus"`) {
+		t.Errorf("an answer with action bogus: %v", err)
+	}
 	done, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", InputResponses: answer, RequestState: res.RequestState})
 	if err != nil || done.IsError || !strings.HasPrefix(texts(done)[0], "Paris: ") {
 		t.Errorf("answered: %v, %+v", err, done)
+	}
+}
+
+// A call on a session whose client never answers the input request waits
+// no longer than its task waits for input, nor past the server's shutdown
+// or its client's cancel, and its task is then canceled: nothing is left
+// holding a request or a live task.
+func TestMCPInputWaitIsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(a *agent, cancel context.CancelFunc) // ends the wait; nil: its bound does
+	}{
+		{"bound", nil},
+		{"shutdown", func(a *agent, _ context.CancelFunc) { a.handler.(*server.Handler).EndMCPStreams() }},
+		{"client's cancel", func(_ *agent, cancel context.CancelFunc) { cancel() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var manager *tasks.Manager
+			a := newAgent(t, func(cfg *server.Config) {
+				withMCP(cfg)
+				manager = tasks.NewManager(tasks.Options{MaxInputWait: 300 * time.Millisecond})
+				t.Cleanup(manager.Close)
+				cfg.Tasks = manager
+			})
+			asked, gone := make(chan struct{}, 1), make(chan struct{})
+			cs := connectMCP(t, a, mcpStateful, "", &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked <- struct{}{}
+					<-gone // a user who never answers, until the test ends
+					return nil, errors.New("gone")
+				}})
+			t.Cleanup(func() { close(gone) }) // before the session closes, which waits for the handler
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			ended := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{}})
+				ended <- err
+			}()
+			<-asked
+			if tc.end != nil {
+				tc.end(a, cancel)
+			}
+			if err := <-ended; err == nil {
+				t.Fatal("the call answered")
+			}
+			// The client may learn its call ended before the server has
+			// canceled the task: its events say when.
+			list, err := manager.List("", &a2a.ListTasksRequest{})
+			if err != nil || len(list.Tasks) != 1 {
+				t.Fatalf("tasks: %v, %v", list, err)
+			}
+			taskID := list.Tasks[0].ID
+			if _, sub, err := manager.Subscribe("", taskID); err == nil {
+				waitEnd(t, sub)
+			}
+			if task, err := manager.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
+				t.Errorf("task %s: %v, %v; want it canceled", taskID, task.Status.State, err)
+			}
+		})
+	}
+}
+
+// waitEnd reads sub's events until its final one, for 30 s at most.
+func waitEnd(t *testing.T, sub *tasks.Subscription) {
+	t.Helper()
+	defer sub.Close()
+	bound := time.After(30 * time.Second)
+	for {
+		select {
+		case _, open := <-sub.Events():
+			if !open {
+				return
+			}
+		case <-bound:
+			t.Fatal("the task had no final event within 30 s")
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -229,7 +230,7 @@ func (b *mcpBinding) send(ctx context.Context, in *mcpRequest, req *mcp.CallTool
 		}
 	}
 	if task.Status.State == a2a.TaskStateInputRequired {
-		return b.askInput(req, task, owner, msg.TaskID == "" && invalidArguments(adm.run.skill, msg)), nil
+		return b.askInput(ctx, in, req, task, owner, msg.TaskID == "" && invalidArguments(adm.run.skill, msg)), nil
 	}
 	sk := adm.run.skill
 	return endedResult(sk, task, b.tools.structured[sk]), nil
@@ -410,7 +411,7 @@ const (
 // invalid, or whose client cannot answer, gets an error result that says
 // what is missing or wrong, and its task is canceled: the caller calls
 // again, and its abandoned tasks do not hold its share of the store.
-func (b *mcpBinding) askInput(req *mcp.CallToolRequest, task *a2a.Task, owner string, invalid bool) *mcp.CallToolResult {
+func (b *mcpBinding) askInput(ctx context.Context, in *mcpRequest, req *mcp.CallToolRequest, task *a2a.Task, owner string, invalid bool) *mcp.CallToolResult {
 	text := messageText(task.Status.Message)
 	if caps := req.ClientCapabilities(); invalid || caps == nil || caps.Elicitation == nil {
 		if _, err := b.h.tasks.Cancel(owner, task.ID); err != nil {
@@ -418,7 +419,64 @@ func (b *mcpBinding) askInput(req *mcp.CallToolRequest, task *a2a.Task, owner st
 		}
 		return toolError(task.ID, text)
 	}
+	if w, ok := ctx.Value(inputWaitKey{}).(*inputWait); ok {
+		w.arm(b, in, task.ID, owner)
+	}
 	return inputRequest(task)
+}
+
+// inputWaitKey holds, in a call's context, its *inputWait.
+type inputWaitKey struct{}
+
+// inputWait bounds a call on a session (protocol 2025-11-25 and before)
+// while it waits for the answer to its input request, which the SDK asks
+// the client itself (elicitation/create) and awaits with no deadline: the
+// call ends after the task's own wait for input (tasks.MaxInputWait), as
+// the server shuts down, or as its HTTP request ends, and its task is then
+// canceled, so that a client that never answers holds neither a request
+// nor a live task. boundInputWaits makes one per call.
+type inputWait struct {
+	cancel        context.CancelFunc // the call's
+	taskID, owner string             // the task waiting, while it waits
+	stops         []func() bool      // what ends the wait early
+}
+
+func (w *inputWait) arm(b *mcpBinding, in *mcpRequest, taskID, owner string) {
+	w.disarm()
+	w.taskID, w.owner = taskID, owner
+	w.stops = []func() bool{time.AfterFunc(b.h.tasks.MaxInputWait(), w.cancel).Stop,
+		context.AfterFunc(b.shutdown, w.cancel), context.AfterFunc(in.r.Context(), w.cancel)}
+}
+
+// disarm notes that the wait is over: the answer came (resume), or the
+// call ended.
+func (w *inputWait) disarm() {
+	for _, stop := range w.stops {
+		stop()
+	}
+	w.taskID, w.stops = "", nil
+}
+
+// boundInputWaits is the sessions' server's middleware that gives each
+// tools/call its inputWait, and cancels the task of a call that ended
+// while it waited for input.
+func (b *mcpBinding) boundInputWaits(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		w := &inputWait{cancel: cancel}
+		res, err := next(context.WithValue(ctx, inputWaitKey{}, w), method, req)
+		if taskID, owner := w.taskID, w.owner; taskID != "" {
+			w.disarm()
+			if _, err := b.h.tasks.Cancel(owner, taskID); err != nil {
+				b.h.logLateUpdate(taskID, err)
+			}
+		}
+		return res, err
+	}
 }
 
 // inputRequest is the result that asks for the input task waits for: the
@@ -445,6 +503,9 @@ const freeReply = "reply"
 // becomes the next message of the task (its owner's only), a refusal
 // cancels the task.
 func (b *mcpBinding) resume(ctx context.Context, in *mcpRequest, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if w, ok := ctx.Value(inputWaitKey{}).(*inputWait); ok {
+		w.disarm() // the answer came
+	}
 	state := req.Params.RequestState
 	taskID, ok := strings.CutPrefix(state, mcpStatePrefix)
 	if !ok || len(state) > maxRequestState {
@@ -463,11 +524,16 @@ func (b *mcpBinding) resume(ctx context.Context, in *mcpRequest, req *mcp.CallTo
 	if skillOf(task) != req.Params.Name {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState names a task of another tool"}
 	}
-	if answer.Action != "accept" {
+	switch answer.Action {
+	case "accept":
+	case "decline", "cancel":
 		if _, err := b.h.tasks.Cancel(owner, taskID); err != nil {
 			return nil, b.refused(req.Params.Name, err)
 		}
 		return toolError(taskID, "The arguments were not given ("+answer.Action+"): the task is canceled."), nil
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("the answer's action %q is none of accept, decline and cancel", answer.Action)}
 	}
 	part := a2a.DataPart(answer.Content)
 	if reply, ok := answer.Content[freeReply].(string); ok && len(answer.Content) == 1 && mapping.AskedSchema(task.Status.Message) == nil {

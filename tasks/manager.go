@@ -674,6 +674,10 @@ func (m *Manager) Ready(ctx context.Context) error {
 // replica's).
 func (m *Manager) Stored(ctx context.Context) (int, error) { return m.store.Len(ctx) }
 
+// MaxInputWait is how long a task waits for the input it asked for
+// before it fails (Options.MaxInputWait).
+func (m *Manager) MaxInputWait() time.Duration { return m.maxInputWait }
+
 // NewID returns a new id of the given kind from the Manager's id source.
 // The server gives it to what has no task: the context and message of a
 // skill that answers with a message.
