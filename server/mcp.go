@@ -262,6 +262,10 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	switch {
 	case stateless:
 		b.stateless.ServeHTTP(w, r)
+	case session == "" && needsSession(r, &env, plain):
+		h.writeError(w, http.StatusBadRequest, c, a2a.InvalidRequest(fmt.Sprintf(
+			"%s needs a session: send initialize first, and its Mcp-Session-Id with every request (or use protocol %s, which needs none)",
+			env.Method, mcpStatelessVersion)))
 	case r.Method == http.MethodPost && session == "":
 		opener := sessionOpener{owner: caller.Owner(), caller: caller.Owner()}
 		if caller == nil {
@@ -281,6 +285,16 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 }
 
 const mcpSessionHeader = "Mcp-Session-Id"
+
+// needsSession reports whether r, a request without a session at a version
+// that has them, is one the SDK would take but not an initialize: only an
+// initialize opens a session (the transport's 400 for the others), where
+// the SDK would open one to refuse the request. What the SDK refuses first
+// (another content type, an Accept without both kinds) is left to it.
+func needsSession(r *http.Request, env *mcpEnvelope, plain bool) bool {
+	return r.Method == http.MethodPost && plain && env.Method != "initialize" &&
+		isJSONContent(r.Header.Get("Content-Type")) && acceptsJSONAndSSE(r.Header.Values("Accept"))
+}
 
 // rebound reports whether r came to a loopback address but names another
 // host: a web page whose name was made to resolve to 127.0.0.1 (DNS

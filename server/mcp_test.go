@@ -565,6 +565,23 @@ func skillOfTask(task *a2a.Task) string {
 	return s
 }
 
+// A request other than initialize without a session, at a version that
+// has sessions, is the transport's 400 in JSON-RPC terms, and opens no
+// session: the only one the cap allows is still there for initialize.
+func TestMCPRequestWithoutSession(t *testing.T) {
+	a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessions: 1} })
+	for range 3 {
+		_, msg := postMCP(t, a, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"}}}`,
+			"Mcp-Protocol-Version", mcpStateful)
+		e, _ := msg["error"].(map[string]any)
+		if msg["httpStatus"] != float64(http.StatusBadRequest) || e["code"] != float64(-32600) ||
+			!strings.Contains(fmt.Sprint(e["message"]), "tools/call needs a session: send initialize first") {
+			t.Errorf("tools/call without a session: %v", msg)
+		}
+	}
+	connectMCP(t, a, mcpStateful, "", nil)
+}
+
 func TestMCPSessionCap(t *testing.T) {
 	a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessions: 1} })
 	first := connectMCP(t, a, mcpStateful, "", nil)
