@@ -38,8 +38,10 @@ type MCPConfig struct {
 	// that has had no request for this long. Default: 5m.
 	SessionTimeout caddy.Duration `json:"session_timeout,omitempty"`
 
-	// MaxSessions caps the sessions open at once; past it, a client that
-	// opens one is answered 503 with Retry-After until one closes or times
+	// MaxSessions caps the sessions open at once. Past it, a caller that
+	// holds at least two fewer than the caller holding the most still
+	// opens one, and that caller's least recently used session is closed;
+	// any other is answered 503 with Retry-After until one closes or times
 	// out. Requests at 2026-07-28 need no session. Default: 1000.
 	MaxSessions int `json:"max_sessions,omitempty"`
 

@@ -36,9 +36,11 @@ type MCPConfig struct {
 	// SessionTimeout closes a stateful session (protocol 2025-11-25 and
 	// earlier) that has had no request for this long (default 5 min).
 	SessionTimeout time.Duration
-	// MaxSessions caps the stateful sessions open at once (default 1000);
-	// past it, a new session is refused with 503 until one closes.
-	// Protocol 2026-07-28 is stateless and counts against no cap.
+	// MaxSessions caps the stateful sessions open at once (default 1000).
+	// Past it, a caller that holds at least two fewer than the caller
+	// holding the most still opens one, and that caller's least recently
+	// used session is closed; another is refused with 503 until one
+	// closes. Protocol 2026-07-28 is stateless and counts against no cap.
 	MaxSessions int
 	// MaxSessionsPerCaller caps the sessions one caller holds open (an
 	// authenticated owner, or one client address of the anonymous ones),
@@ -321,24 +323,36 @@ func isLoopback(hostPort string) bool {
 // sessionOf reports whether owner may use the session id: the one that
 // opened it, or anyone for an id the binding does not know (the SDK
 // answers that it has no such session).
+// A request of its owner's marks the session used.
 func (b *mcpBinding) sessionOf(id, owner string) bool {
 	b.ownersMu.Lock()
+	defer b.ownersMu.Unlock()
 	opener, known := b.owners[id]
-	b.ownersMu.Unlock()
+	if known && opener.owner == owner {
+		opener.used = time.Now()
+		b.owners[id] = opener
+	}
 	return !known || opener.owner == owner
 }
 
 // sessionOpener is who opened a session: its owner, and the caller whose
 // share of the sessions it takes (the owner, or an anonymous caller's
-// client address).
-type sessionOpener struct{ owner, caller string }
+// client address); and when its last request came, to pick the session a
+// full server closes for another caller (roomForSession).
+type sessionOpener struct {
+	owner, caller string
+	used          time.Time
+}
 
 // openSession serves a request that opens a stateful session (an
 // initialize), when the cap allows one more, and notes the session's
 // owner before its id reaches the client.
 func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, opener sessionOpener) {
 	defer b.opening.Add(-1)
-	full, callerFull := b.roomForSession(b.opening.Add(1)-1, opener.caller)
+	full, callerFull, evict := b.roomForSession(b.opening.Add(1)-1, opener.caller)
+	if evict != "" {
+		b.closeSession(evict)
+	}
 	switch {
 	case full:
 		w.Header().Set("Retry-After", "60")
@@ -409,30 +423,74 @@ func (b *mcpBinding) serveOnSession(w http.ResponseWriter, r *http.Request) {
 // since, and, when there is room, counts one more opening for caller. A
 // session is open before its owner is noted, so the owners are held while
 // the open ones are read: none is forgotten as it opens.
-func (b *mcpBinding) roomForSession(opening int64, caller string) (full, callerFull bool) {
+//
+// A full server still makes room for a caller that holds fewer sessions
+// than another does by two or more: the least recently used session of the
+// caller that holds the most is returned, for openSession to close, so
+// that no few callers keep all the sessions from the others.
+func (b *mcpBinding) roomForSession(opening int64, caller string) (full, callerFull bool, evict string) {
 	b.ownersMu.Lock()
 	defer b.ownersMu.Unlock()
 	open := make(map[string]bool, len(b.owners))
 	for s := range b.statefulServer.Sessions() {
 		open[s.ID()] = true
 	}
-	if int64(len(open))+opening >= int64(b.maxSessions) {
-		return true, false
-	}
-	held := b.openingBy[caller]
+	holds := make(map[string]int)
 	for id, o := range b.owners {
-		switch {
-		case !open[id]:
+		if !open[id] {
 			delete(b.owners, id)
-		case o.caller == caller:
-			held++
+			continue
 		}
+		holds[o.caller]++
+	}
+	held := holds[caller] + b.openingBy[caller]
+	if int64(len(open))+opening >= int64(b.maxSessions) {
+		if held >= b.maxPerCaller {
+			return true, false, ""
+		}
+		if evict = b.leastRecentOfMost(holds, held+1); evict == "" {
+			return true, false, ""
+		}
+		delete(b.owners, evict) // not counted or picked again while it closes
 	}
 	if held >= b.maxPerCaller {
-		return false, true
+		return false, true, ""
 	}
 	b.openingBy[caller]++
-	return false, false
+	return false, false, evict
+}
+
+// leastRecentOfMost is the least recently used session of the caller that
+// holds the most (holds: by caller), if it holds more than after sessions
+// (what the newcomer will hold); "" when none does (ownersMu held).
+func (b *mcpBinding) leastRecentOfMost(holds map[string]int, after int) string {
+	most, count := "", 0
+	for caller, n := range holds {
+		if n > count || (n == count && caller < most) {
+			most, count = caller, n
+		}
+	}
+	if count <= after {
+		return ""
+	}
+	var id string
+	var used time.Time
+	for sid, o := range b.owners {
+		if o.caller == most && (id == "" || o.used.Before(used)) {
+			id, used = sid, o.used
+		}
+	}
+	return id
+}
+
+// closeSession closes the session id, if it is still open.
+func (b *mcpBinding) closeSession(id string) {
+	for s := range b.statefulServer.Sessions() {
+		if s.ID() == id {
+			_ = s.Close()
+			return
+		}
+	}
 }
 
 // sessionWriter notes the owner of the session an answer opens, as its
@@ -451,7 +509,9 @@ func (s *sessionWriter) note() {
 	s.written = true
 	if id := s.Header().Get(mcpSessionHeader); id != "" {
 		s.b.ownersMu.Lock()
-		s.b.owners[id] = s.opener
+		opener := s.opener
+		opener.used = time.Now()
+		s.b.owners[id] = opener
 		s.b.ownersMu.Unlock()
 	}
 }

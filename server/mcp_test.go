@@ -626,6 +626,50 @@ func TestMCPSessionsPerCaller(t *testing.T) {
 	connectMCP(t, a.agent, mcpStateful, aliceKey, nil)
 }
 
+// A full server makes room for a caller that holds fewer sessions than
+// another by two or more: the least recently used session of the one that
+// holds the most is closed. Callers that hold as many wait.
+func TestMCPFullServerMakesRoom(t *testing.T) {
+	a := newAuthAgent(t, nil, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessions: 3, MaxSessionsPerCaller: 3} })
+	open := func(key string) (*mcp.ClientSession, error) {
+		return mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: &http.Client{Transport: withKey{key, a.http.Transport}},
+				DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+	}
+	var alice [3]*mcp.ClientSession
+	for i := range alice {
+		cs, err := open(aliceKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		alice[i] = cs
+	}
+	if _, err := alice[0].ListTools(t.Context(), nil); err != nil { // alice[1] is now the least recently used
+		t.Fatal(err)
+	}
+	bob, err := open(bobKey)
+	if err != nil {
+		t.Fatalf("bob, on a server alice filled: %v", err)
+	}
+	defer bob.Close()
+	if _, err := alice[1].ListTools(t.Context(), nil); err == nil {
+		t.Error("alice's least recently used session is still open")
+	}
+	for _, cs := range []*mcp.ClientSession{alice[0], alice[2], bob} {
+		if _, err := cs.ListTools(t.Context(), nil); err != nil {
+			t.Errorf("session %s: %v", cs.ID(), err)
+		}
+	}
+	// Alice holds two, bob would too: nobody's session is taken.
+	if cs, err := open(bobKey); err == nil {
+		cs.Close()
+		t.Error("bob's second session was opened")
+	} else if !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("bob's second session: %v", err)
+	}
+}
+
 func TestMCPTransportLimits(t *testing.T) {
 	a := newAgent(t, func(cfg *server.Config) { cfg.MCP, cfg.MaxRequestBytes = &server.MCPConfig{Path: "/tools"}, 1024 })
 	post := func(path, body string, header ...string) *http.Response {
@@ -730,15 +774,17 @@ func TestMCPObserved(t *testing.T) {
 		t.Fatal("an unknown tool was called in a session")
 	}
 	// The handshake's requests (initialize, initialized) come first, their
-	// ends and starts interleaved.
-	for got := ""; got != "start MCP tools/call 1.0"; {
+	// ends and starts interleaved with the call's.
+	for got := ""; !strings.HasPrefix(got, "end tools/call "); {
 		select {
 		case got = <-obs:
+			if strings.HasPrefix(got, "end tools/call ") && got != "end tools/call 1.0 -32602 span=tools/call" {
+				t.Errorf("observed %q; want the call in a session ended with -32602", got)
+			}
 		case <-time.After(5 * time.Second):
 			t.Fatal("the call in a session was not observed")
 		}
 	}
-	obs.expect(t, "end tools/call 1.0 -32602 span=tools/call")
 
 	// An answer the SDK refuses ends the call with an error code.
 	req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
