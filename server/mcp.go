@@ -348,33 +348,33 @@ type sessionOpener struct {
 // initialize), when the cap allows one more, and notes the session's
 // owner before its id reaches the client.
 func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, opener sessionOpener) {
-	defer b.opening.Add(-1)
 	full, callerFull, evict := b.roomForSession(b.opening.Add(1)-1, opener.caller)
 	if evict != "" {
 		b.closeSession(evict)
 	}
 	switch {
 	case full:
+		b.opening.Add(-1)
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, fmt.Sprintf("MCP endpoint: %d sessions are open, the most this server keeps; "+
 			"retry later, or use protocol %s, which needs none", b.maxSessions, mcpStatelessVersion),
 			http.StatusServiceUnavailable)
 		return
 	case callerFull:
+		b.opening.Add(-1)
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, fmt.Sprintf("MCP endpoint: this caller has %d sessions open, the most one caller may; "+
 			"close one (DELETE), or use protocol %s, which needs none", b.maxPerCaller, mcpStatelessVersion),
 			http.StatusTooManyRequests)
 		return
 	}
+	sw := &sessionWriter{ResponseWriter: w, b: b, opener: opener, opening: true}
 	defer func() {
 		b.ownersMu.Lock()
-		if b.openingBy[opener.caller]--; b.openingBy[opener.caller] == 0 {
-			delete(b.openingBy, opener.caller)
-		}
+		sw.opened()
 		b.ownersMu.Unlock()
 	}()
-	b.serveOnSession(&sessionWriter{ResponseWriter: w, b: b, opener: opener}, r)
+	b.serveOnSession(sw, r)
 }
 
 // serveOnSession has the SDK serve a request on a session. A session's
@@ -500,8 +500,13 @@ type sessionWriter struct {
 	b       *mcpBinding
 	opener  sessionOpener
 	written bool
+	// opening: the session still counts among those opening (roomForSession)
+	opening bool
 }
 
+// note notes the session's owner as the answer's header goes out, and
+// counts it as open from then on rather than opening: its client may open
+// the next one as soon as it has the answer, before this request ends.
 func (s *sessionWriter) note() {
 	if s.written {
 		return
@@ -512,7 +517,20 @@ func (s *sessionWriter) note() {
 		opener := s.opener
 		opener.used = time.Now()
 		s.b.owners[id] = opener
+		s.opened()
 		s.b.ownersMu.Unlock()
+	}
+}
+
+// opened counts the session out of those opening, once (ownersMu held).
+func (s *sessionWriter) opened() {
+	if !s.opening {
+		return
+	}
+	s.opening = false
+	s.b.opening.Add(-1)
+	if s.b.openingBy[s.opener.caller]--; s.b.openingBy[s.opener.caller] == 0 {
+		delete(s.b.openingBy, s.opener.caller)
 	}
 }
 
