@@ -342,6 +342,7 @@ func (b *mcpBinding) sessionOf(id, owner string) bool {
 type sessionOpener struct {
 	owner, caller string
 	used          time.Time
+	evicted       bool // closing to make room: counted and picked no more
 }
 
 // openSession serves a request that opens a stateful session (an
@@ -350,7 +351,9 @@ type sessionOpener struct {
 func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, opener sessionOpener) {
 	full, callerFull, evict := b.roomForSession(b.opening.Add(1)-1, opener.caller)
 	if evict != "" {
-		b.closeSession(evict)
+		// Closing waits for the session's calls under way: not this
+		// request's business.
+		go b.closeSession(evict)
 	}
 	switch {
 	case full:
@@ -435,23 +438,29 @@ func (b *mcpBinding) roomForSession(opening int64, caller string) (full, callerF
 	for s := range b.statefulServer.Sessions() {
 		open[s.ID()] = true
 	}
-	holds := make(map[string]int)
+	holds, total := make(map[string]int), int64(0)
 	for id, o := range b.owners {
-		if !open[id] {
+		switch {
+		case !open[id]:
 			delete(b.owners, id)
-			continue
+		case !o.evicted:
+			holds[o.caller]++
+			total++
 		}
-		holds[o.caller]++
 	}
 	held := holds[caller] + b.openingBy[caller]
-	if int64(len(open))+opening >= int64(b.maxSessions) {
+	// The sessions noted, and those opening: a session is both in the SDK's
+	// list and opening until its answer goes out.
+	if total+opening >= int64(b.maxSessions) {
 		if held >= b.maxPerCaller {
 			return true, false, ""
 		}
 		if evict = b.leastRecentOfMost(holds, held+1); evict == "" {
 			return true, false, ""
 		}
-		delete(b.owners, evict) // not counted or picked again while it closes
+		o := b.owners[evict]
+		o.evicted = true
+		b.owners[evict] = o
 	}
 	if held >= b.maxPerCaller {
 		return false, true, ""
@@ -476,7 +485,7 @@ func (b *mcpBinding) leastRecentOfMost(holds map[string]int, after int) string {
 	var id string
 	var used time.Time
 	for sid, o := range b.owners {
-		if o.caller == most && (id == "" || o.used.Before(used)) {
+		if o.caller == most && !o.evicted && (id == "" || o.used.Before(used)) {
 			id, used = sid, o.used
 		}
 	}

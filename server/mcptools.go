@@ -457,12 +457,24 @@ func (w *inputWait) disarm() {
 	w.taskID, w.stops = "", nil
 }
 
+// asksForClient reports whether the SDK asks the client itself for the
+// input a call's result requests: on a session negotiated at a version
+// before 2026-07-28, as the SDK decides.
+func asksForClient(req mcp.Request) bool {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok {
+		return false
+	}
+	params := ss.InitializeParams()
+	return params != nil && params.ProtocolVersion < mcpStatelessVersion
+}
+
 // boundInputWaits is the sessions' server's middleware that gives each
 // tools/call its inputWait, and cancels the task of a call that ended
 // while it waited for input.
 func (b *mcpBinding) boundInputWaits(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/call" {
+		if method != "tools/call" || !asksForClient(req) {
 			return next(ctx, method, req)
 		}
 		ctx, cancel := context.WithCancel(ctx)
@@ -473,6 +485,9 @@ func (b *mcpBinding) boundInputWaits(next mcp.MethodHandler) mcp.MethodHandler {
 			w.disarm()
 			if _, err := b.h.tasks.Cancel(owner, taskID); err != nil {
 				b.h.logLateUpdate(taskID, err)
+			}
+			if err == nil { // it asked again, which the SDK passes on as an empty result
+				res = toolError(taskID, "The skill asked for more input after the answer; the task is canceled: call the tool again with every argument.")
 			}
 		}
 		return res, err
@@ -503,8 +518,13 @@ const freeReply = "reply"
 // becomes the next message of the task (its owner's only), a refusal
 // cancels the task.
 func (b *mcpBinding) resume(ctx context.Context, in *mcpRequest, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if w, ok := ctx.Value(inputWaitKey{}).(*inputWait); ok {
-		w.disarm() // the answer came
+	// On a session the wait for the answer ends only once the answer is
+	// taken: on an error before, the call's task is canceled, since the SDK
+	// will not ask again (boundInputWaits).
+	answered := func() {
+		if w, ok := ctx.Value(inputWaitKey{}).(*inputWait); ok {
+			w.disarm()
+		}
 	}
 	state := req.Params.RequestState
 	taskID, ok := strings.CutPrefix(state, mcpStatePrefix)
@@ -527,6 +547,7 @@ func (b *mcpBinding) resume(ctx context.Context, in *mcpRequest, req *mcp.CallTo
 	switch answer.Action {
 	case "accept":
 	case "decline", "cancel":
+		answered()
 		if _, err := b.h.tasks.Cancel(owner, taskID); err != nil {
 			return nil, b.refused(req.Params.Name, err)
 		}
@@ -541,6 +562,7 @@ func (b *mcpBinding) resume(ctx context.Context, in *mcpRequest, req *mcp.CallTo
 	}
 	msg := a2a.Message{MessageID: b.h.tasks.NewID(tasks.MessageID), TaskID: taskID, ContextID: task.ContextID,
 		Role: a2a.RoleUser, Parts: []a2a.Part{part}}
+	answered()
 	return b.send(ctx, in, req, &msg)
 }
 
