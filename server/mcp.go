@@ -322,8 +322,8 @@ func isLoopback(hostPort string) bool {
 
 // sessionOf reports whether owner may use the session id: the one that
 // opened it, or anyone for an id the binding does not know (the SDK
-// answers that it has no such session).
-// A request of its owner's marks the session used.
+// answers that it has no such session). A request of its owner's marks
+// the session used.
 func (b *mcpBinding) sessionOf(id, owner string) bool {
 	b.ownersMu.Lock()
 	defer b.ownersMu.Unlock()
@@ -355,20 +355,14 @@ func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, opener 
 		// request's business.
 		go b.closeSession(evict)
 	}
-	switch {
-	case full:
+	if full || callerFull {
 		b.opening.Add(-1)
+		status, why := http.StatusServiceUnavailable, fmt.Sprintf("%d sessions are open, the most this server keeps; retry later", b.maxSessions)
+		if callerFull {
+			status, why = http.StatusTooManyRequests, fmt.Sprintf("this caller has %d sessions open, the most one caller may; close one (DELETE)", b.maxPerCaller)
+		}
 		w.Header().Set("Retry-After", "60")
-		http.Error(w, fmt.Sprintf("MCP endpoint: %d sessions are open, the most this server keeps; "+
-			"retry later, or use protocol %s, which needs none", b.maxSessions, mcpStatelessVersion),
-			http.StatusServiceUnavailable)
-		return
-	case callerFull:
-		b.opening.Add(-1)
-		w.Header().Set("Retry-After", "60")
-		http.Error(w, fmt.Sprintf("MCP endpoint: this caller has %d sessions open, the most one caller may; "+
-			"close one (DELETE), or use protocol %s, which needs none", b.maxPerCaller, mcpStatelessVersion),
-			http.StatusTooManyRequests)
+		http.Error(w, fmt.Sprintf("MCP endpoint: %s, or use protocol %s, which needs none", why, mcpStatelessVersion), status)
 		return
 	}
 	sw := &sessionWriter{ResponseWriter: w, b: b, opener: opener, opening: true}
@@ -420,12 +414,13 @@ func (b *mcpBinding) serveOnSession(w http.ResponseWriter, r *http.Request) {
 	b.stateful.ServeHTTP(w, r)
 }
 
-// roomForSession reports whether the server is full (its open sessions
-// and those opening, others of them) or caller's share is (its open ones
-// and those it is opening), forgets the owners of the sessions closed
-// since, and, when there is room, counts one more opening for caller. A
-// session is open before its owner is noted, so the owners are held while
-// the open ones are read: none is forgotten as it opens.
+// roomForSession reports whether the server is full (the sessions noted
+// open, but those closing to make room, and those opening, others of
+// them) or caller's share is (its open ones and those it is opening),
+// forgets the owners of the sessions closed since, and, when there is
+// room, counts one more opening for caller. A session is open before its
+// owner is noted, so the owners are held while the open ones are read:
+// none is forgotten as it opens.
 //
 // A full server still makes room for a caller that holds fewer sessions
 // than another does by two or more: the least recently used session of the

@@ -483,8 +483,8 @@ func (b *mcpBinding) boundInputWaits(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(context.WithValue(ctx, inputWaitKey{}, w), method, req)
 		if taskID, owner := w.taskID, w.owner; taskID != "" {
 			w.disarm()
-			if _, err := b.h.tasks.Cancel(owner, taskID); err != nil {
-				b.h.logLateUpdate(taskID, err)
+			if _, cancelErr := b.h.tasks.Cancel(owner, taskID); cancelErr != nil {
+				b.h.logLateUpdate(taskID, cancelErr)
 			}
 			if err == nil { // it asked again, which the SDK passes on as an empty result
 				res = toolError(taskID, "The skill asked for more input after the answer; the task is canceled: call the tool again with every argument.")
