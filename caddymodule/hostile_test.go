@@ -28,7 +28,21 @@ import (
 // the limits it sets (a reload keeps a store's limits).
 func (a *agent) loadHostile(extra string) {
 	a.t.Helper()
-	initServer(a.t, a.tester, fmt.Sprintf(`{
+	initServer(a.t, a.tester, proxiedSite(a.port, fmt.Sprintf(`	a2a {
+		skills "%s"
+		upstream %s
+		url %s
+		name "Test Agent"
+		description "Hostile input"
+%s
+	}`, a.skills, a.upstream, fmt.Sprintf("http://127.0.0.1:%d/", a.port), extra)))
+}
+
+// proxiedSite is a Caddyfile of one site on loopback at port, body its
+// directives, behind trusted proxies on loopback so that X-Forwarded-For
+// names the client.
+func proxiedSite(port int, body string) string {
+	return fmt.Sprintf(`{
 	admin localhost:%d
 	persist_config off
 	servers {
@@ -38,16 +52,9 @@ func (a *agent) loadHostile(extra string) {
 
 :%d {
 	bind 127.0.0.1
-	a2a {
-		skills "%s"
-		upstream %s
-		url %s
-		name "Test Agent"
-		description "Hostile input"
 %s
-	}
 }
-`, adminPort, a.port, a.skills, a.upstream, fmt.Sprintf("http://127.0.0.1:%d/", a.port), extra))
+`, adminPort, port, body)
 }
 
 // postFrom sends a 1.0 JSON-RPC request as the client at addr.

@@ -42,8 +42,18 @@ type MCPConfig struct {
 	// holds at least two fewer than the caller holding the most still
 	// opens one, and that caller's least recently used session is closed;
 	// any other is answered 503 with Retry-After until one closes or times
-	// out. Requests at 2026-07-28 need no session. Default: 1000.
+	// out. When the agent declares security schemes, anonymous callers
+	// together hold at most half of max_sessions and of max_session_bytes,
+	// so that the rest stays for authenticated callers. Requests at
+	// 2026-07-28 need no session. Default: 1000.
 	MaxSessions int `json:"max_sessions,omitempty"`
+
+	// MaxSessionBytes bounds the memory the sessions hold together, with
+	// the same rules as max_sessions: each counts 8 KiB and three times
+	// what it keeps of its initialize request (an initialize is at most
+	// 16 KiB). Default: 32 MiB; at least 56 KiB, what one session may
+	// hold.
+	MaxSessionBytes int64 `json:"max_session_bytes,omitempty"`
 
 	// MaxSessionsPerCaller caps the sessions one caller holds open: an
 	// authenticated caller (its owner), or one client address of the
@@ -51,6 +61,11 @@ type MCPConfig struct {
 	// Retry-After until one of its sessions closes. Default: a tenth
 	// of max_sessions, at least 1.
 	MaxSessionsPerCaller int `json:"max_sessions_per_caller,omitempty"`
+
+	// MaxSessionBytesPerCaller bounds the memory of one caller's sessions,
+	// as max_sessions_per_caller bounds their count. Default: a tenth of
+	// max_session_bytes; at least 56 KiB.
+	MaxSessionBytesPerCaller int64 `json:"max_session_bytes_per_caller,omitempty"`
 
 	// AnyHostOnLoopback takes requests that arrive on a loopback address
 	// with any Host header. By default such a request must name a loopback
@@ -71,6 +86,11 @@ func (c *MCPConfig) validate() error {
 		return fmt.Errorf("max_sessions: %d is negative", c.MaxSessions)
 	case c.MaxSessionsPerCaller < 0:
 		return fmt.Errorf("max_sessions_per_caller: %d is negative", c.MaxSessionsPerCaller)
+	case c.MaxSessionBytes != 0 && c.MaxSessionBytes < server.MinMCPSessionBytes:
+		return fmt.Errorf("max_session_bytes: %d is less than one session may hold (%d)", c.MaxSessionBytes, server.MinMCPSessionBytes)
+	case c.MaxSessionBytesPerCaller != 0 && c.MaxSessionBytesPerCaller < server.MinMCPSessionBytes:
+		return fmt.Errorf("max_session_bytes_per_caller: %d is less than one session may hold (%d)",
+			c.MaxSessionBytesPerCaller, server.MinMCPSessionBytes)
 	}
 	if c.URL != "" {
 		if err := checkAbsoluteURL(c.URL); err != nil {
@@ -96,8 +116,10 @@ func (c *MCPConfig) serverConfig() *server.MCPConfig {
 	if c == nil {
 		return nil
 	}
-	return &server.MCPConfig{Path: c.Path, SessionTimeout: time.Duration(c.SessionTimeout), MaxSessions: c.MaxSessions,
-		MaxSessionsPerCaller: c.MaxSessionsPerCaller, AnyHostOnLoopback: c.AnyHostOnLoopback}
+	return &server.MCPConfig{Path: c.Path, SessionTimeout: time.Duration(c.SessionTimeout),
+		MaxSessions: c.MaxSessions, MaxSessionBytes: c.MaxSessionBytes,
+		MaxSessionsPerCaller: c.MaxSessionsPerCaller, MaxSessionBytesPerCaller: c.MaxSessionBytesPerCaller,
+		AnyHostOnLoopback: c.AnyHostOnLoopback}
 }
 
 // endMCPStreamsOnShutdown ends the MCP sessions' standalone streams as
@@ -114,7 +136,8 @@ func (h *Handler) endMCPStreamsOnShutdown(ctx caddy.Context) {
 }
 
 // parseMCP reads mcp [<path> [<url>]] [{ session_timeout <duration>; max_sessions <count>;
-// max_sessions_per_caller <count>; any_host_on_loopback }].
+// max_session_bytes <size>; max_sessions_per_caller <count>; max_session_bytes_per_caller <size>;
+// any_host_on_loopback }].
 func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 	args := d.RemainingArgs()
 	if len(args) > 2 {
@@ -134,8 +157,12 @@ func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 			c.SessionTimeout, err = durationArg(d, at)
 		case "max_sessions":
 			c.MaxSessions, err = countArg(d, at)
+		case "max_session_bytes":
+			c.MaxSessionBytes, err = sizeArg(d, at)
 		case "max_sessions_per_caller":
 			c.MaxSessionsPerCaller, err = countArg(d, at)
+		case "max_session_bytes_per_caller":
+			c.MaxSessionBytesPerCaller, err = sizeArg(d, at)
 		case "any_host_on_loopback":
 			c.AnyHostOnLoopback, err = flagArg(d, at)
 		default:
@@ -147,4 +174,5 @@ func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 }
 
 // mcpSubdirectives are the subdirectives of the mcp block.
-var mcpSubdirectives = []string{"session_timeout", "max_sessions", "max_sessions_per_caller", "any_host_on_loopback"}
+var mcpSubdirectives = []string{"session_timeout", "max_sessions", "max_session_bytes", "max_sessions_per_caller",
+	"max_session_bytes_per_caller", "any_host_on_loopback"}

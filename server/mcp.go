@@ -36,18 +36,26 @@ type MCPConfig struct {
 	// SessionTimeout closes a stateful session (protocol 2025-11-25 and
 	// earlier) that has had no request for this long (default 5 min).
 	SessionTimeout time.Duration
-	// MaxSessions caps the stateful sessions open at once (default 1000).
-	// Past it, a caller that holds at least two fewer than the caller
-	// holding the most still opens one, and that caller's least recently
-	// used session is closed; another is refused with 503 until one
-	// closes. Protocol 2026-07-28 is stateless and counts against no cap.
-	MaxSessions int
-	// MaxSessionsPerCaller caps the sessions one caller holds open (an
-	// authenticated owner, or one client address of the anonymous ones),
-	// so that no caller can take them all (default a tenth of MaxSessions,
-	// at least 1: clients that leave their sessions to time out, as test
-	// suites do, open dozens); past it, 429 until one of its closes.
-	MaxSessionsPerCaller int
+	// MaxSessions caps the stateful sessions open at once (default 1000),
+	// and MaxSessionBytes the memory they hold together (default 32 MiB:
+	// each counts a fixed overhead and what it keeps of its initialize
+	// request, which is at most 16 KiB). Past either, a caller that holds
+	// at least two fewer than the caller holding the most still opens one,
+	// and that caller's least recently used sessions are closed; another
+	// is refused with 503 until one closes. When Auth can authenticate
+	// callers, the anonymous ones together hold at most half of each, so
+	// that the rest stays for authenticated callers. Protocol 2026-07-28
+	// is stateless and counts against no bound.
+	MaxSessions     int
+	MaxSessionBytes int64
+	// MaxSessionsPerCaller and MaxSessionBytesPerCaller cap what one
+	// caller's sessions hold (an authenticated owner, or one client
+	// address of the anonymous ones), so that no caller can take them all
+	// (default a tenth of MaxSessions, at least 1, and a tenth of
+	// MaxSessionBytes: clients that leave their sessions to time out, as
+	// test suites do, open dozens); past it, 429 until one of its closes.
+	MaxSessionsPerCaller     int
+	MaxSessionBytesPerCaller int64
 	// AnyHostOnLoopback takes requests that arrive on a loopback address
 	// with any Host. By default they must name a loopback host: DNS
 	// rebinding protection, as MCP's security practices ask of a local
@@ -76,18 +84,20 @@ type mcpBinding struct {
 	// sessions of statefulServer.
 	stateless, stateful http.Handler
 	statefulServer      *mcp.Server
-	maxSessions         int
-	maxPerCaller        int
-	// opening counts the new sessions being opened, so that concurrent
-	// ones cannot pass the cap together.
-	opening atomic.Int64
+	limits              sessionLimits
+	// reserveForAuthenticated holds the anonymous callers to their share
+	// of the sessions (limits.anonymous): there is someone to keep the
+	// rest for.
+	reserveForAuthenticated bool
 	// owners are who opened each session, by session id: a session
 	// serves only its owner (authn.Identity.Owner).
 	ownersMu sync.Mutex
 	owners   map[string]sessionOpener
-	// openingBy counts each caller's sessions being opened (ownersMu).
-	openingBy map[string]int
-	origins   *http.CrossOriginProtection
+	// opening are the sessions being opened, by caller, their costs summed
+	// (ownersMu): they count before their owners are noted, so that
+	// concurrent ones cannot pass a bound together.
+	opening map[string]sessionOpener
+	origins *http.CrossOriginProtection
 	// anyHostOnLoopback turns the DNS rebinding check (rebound) off.
 	anyHostOnLoopback bool
 	tools             mcpTools
@@ -139,10 +149,15 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 		return nil, fmt.Errorf("server: MCP max sessions %d is negative", mc.MaxSessions)
 	case mc.MaxSessionsPerCaller < 0:
 		return nil, fmt.Errorf("server: MCP max sessions per caller %d is negative", mc.MaxSessionsPerCaller)
+	case mc.MaxSessionBytes != 0 && mc.MaxSessionBytes < maxSessionCost:
+		return nil, fmt.Errorf("server: MCP max session bytes %d is less than one session may hold (%d)", mc.MaxSessionBytes, maxSessionCost)
+	case mc.MaxSessionBytesPerCaller != 0 && mc.MaxSessionBytesPerCaller < maxSessionCost:
+		return nil, fmt.Errorf("server: MCP max session bytes per caller %d is less than one session may hold (%d)",
+			mc.MaxSessionBytesPerCaller, maxSessionCost)
 	}
-	b := &mcpBinding{h: h, path: mc.Path, maxSessions: mc.MaxSessions, origins: http.NewCrossOriginProtection(),
-		anyHostOnLoopback: mc.AnyHostOnLoopback,
-		maxPerCaller:      mc.MaxSessionsPerCaller, owners: make(map[string]sessionOpener), openingBy: make(map[string]int)}
+	b := &mcpBinding{h: h, path: mc.Path, origins: http.NewCrossOriginProtection(), anyHostOnLoopback: mc.AnyHostOnLoopback,
+		owners: make(map[string]sessionOpener), opening: make(map[string]sessionOpener),
+		limits: newSessionLimits(mc), reserveForAuthenticated: h.auth != nil}
 	card := h.card.Card()
 	b.serverInfo = &mcp.Implementation{Name: card.Name, Version: card.Version}
 	info, err := json.Marshal(map[string]any{mcp.MetaKeyServerInfo: b.serverInfo})
@@ -153,12 +168,6 @@ func newMCP(h *Handler, cfg Config) (binding, error) {
 	b.shutdown, b.endShutdown = context.WithCancel(context.Background())
 	if b.path == "" {
 		b.path = DefaultMCPPath
-	}
-	if b.maxSessions == 0 {
-		b.maxSessions = DefaultMCPMaxSessions
-	}
-	if b.maxPerCaller == 0 {
-		b.maxPerCaller = max(1, b.maxSessions/10)
 	}
 	timeout := mc.SessionTimeout
 	if timeout == 0 {
@@ -269,12 +278,7 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 			"%s needs a session: send initialize first, and its Mcp-Session-Id with every request (or use protocol %s, which needs none)",
 			env.Method, mcpStatelessVersion)))
 	case r.Method == http.MethodPost && session == "":
-		opener := sessionOpener{owner: caller.Owner(), caller: caller.Owner()}
-		if caller == nil {
-			// Anonymous callers share one owner; each address its share.
-			opener.caller = "client " + b.h.clientAddress(r)
-		}
-		b.openSession(w, r, opener)
+		b.openSession(w, r, c, body, b.opener(r, caller))
 	case !b.sessionOf(session, caller.Owner()):
 		http.Error(w, "MCP endpoint: the session belongs to another caller", http.StatusForbidden)
 	default:
@@ -285,8 +289,6 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	}
 	return true
 }
-
-const mcpSessionHeader = "Mcp-Session-Id"
 
 // needsSession reports whether r, a request without a session at a version
 // that has them, is one the SDK would take but not an initialize: only an
@@ -318,273 +320,6 @@ func isLoopback(hostPort string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
-}
-
-// sessionOf reports whether owner may use the session id: the one that
-// opened it, or anyone for an id the binding does not know (the SDK
-// answers that it has no such session). A request of its owner's marks
-// the session used.
-func (b *mcpBinding) sessionOf(id, owner string) bool {
-	b.ownersMu.Lock()
-	defer b.ownersMu.Unlock()
-	opener, known := b.owners[id]
-	if known && opener.owner == owner {
-		opener.used = time.Now()
-		b.owners[id] = opener
-	}
-	return !known || opener.owner == owner
-}
-
-// sessionOpener is who opened a session: its owner, and the caller whose
-// share of the sessions it takes (the owner, or an anonymous caller's
-// client address); and when its last request came, to pick the session a
-// full server closes for another caller (roomForSession).
-type sessionOpener struct {
-	owner, caller string
-	used          time.Time
-	evicted       bool // closing to make room: counted and picked no more
-}
-
-// openSession serves a request that opens a stateful session (an
-// initialize), when the cap allows one more, and notes the session's
-// owner before its id reaches the client.
-func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, opener sessionOpener) {
-	full, callerFull, evict := b.roomForSession(b.opening.Add(1)-1, opener.caller)
-	if evict != "" {
-		// Closing waits for the session's calls under way: not this
-		// request's business.
-		go b.closeSession(evict)
-	}
-	if full || callerFull {
-		b.opening.Add(-1)
-		status, why := http.StatusServiceUnavailable, fmt.Sprintf("%d sessions are open, the most this server keeps; retry later", b.maxSessions)
-		if callerFull {
-			status, why = http.StatusTooManyRequests, fmt.Sprintf("this caller has %d sessions open, the most one caller may; close one (DELETE)", b.maxPerCaller)
-		}
-		w.Header().Set("Retry-After", "60")
-		http.Error(w, fmt.Sprintf("MCP endpoint: %s, or use protocol %s, which needs none", why, mcpStatelessVersion), status)
-		return
-	}
-	sw := &sessionWriter{ResponseWriter: w, b: b, opener: opener, opening: true}
-	defer func() {
-		b.ownersMu.Lock()
-		sw.opened()
-		b.ownersMu.Unlock()
-	}()
-	b.serveOnSession(sw, r)
-}
-
-// serveOnSession has the SDK serve a request on a session. A session's
-// standalone stream (a GET) lasts until its client leaves: it ends as the
-// server shuts down, which would otherwise wait for it.
-func (b *mcpBinding) serveOnSession(w http.ResponseWriter, r *http.Request) {
-	b.sessionsMu.Lock()
-	closed := b.closed
-	if !closed {
-		b.onSessions++
-	}
-	b.sessionsMu.Unlock()
-	if closed {
-		// A request that was on its way as the sessions closed: as for a
-		// session that expired, the client opens a new one.
-		status := http.StatusNotFound
-		if r.Header.Get(mcpSessionHeader) == "" {
-			status = http.StatusServiceUnavailable
-			w.Header().Set("Retry-After", "1")
-		}
-		http.Error(w, "MCP endpoint: the sessions of this configuration are closed (it was replaced or stopped); open a new session", status)
-		return
-	}
-	defer func() {
-		b.sessionsMu.Lock()
-		b.onSessions--
-		last := b.onSessions == 0 && b.closing && !b.closed
-		b.closed = b.closed || last
-		b.sessionsMu.Unlock()
-		if last {
-			b.closeSessions()
-		}
-	}()
-	if r.Method == http.MethodGet {
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		defer context.AfterFunc(b.shutdown, cancel)()
-		r = r.WithContext(ctx)
-	}
-	b.stateful.ServeHTTP(w, r)
-}
-
-// roomForSession reports whether the server is full (the sessions noted
-// open, but those closing to make room, and those opening, others of
-// them) or caller's share is (its open ones and those it is opening),
-// forgets the owners of the sessions closed since, and, when there is
-// room, counts one more opening for caller. A session is open before its
-// owner is noted, so the owners are held while the open ones are read:
-// none is forgotten as it opens.
-//
-// A full server still makes room for a caller that holds fewer sessions
-// than another does by two or more: the least recently used session of the
-// caller that holds the most is returned, for openSession to close, so
-// that no few callers keep all the sessions from the others.
-func (b *mcpBinding) roomForSession(opening int64, caller string) (full, callerFull bool, evict string) {
-	b.ownersMu.Lock()
-	defer b.ownersMu.Unlock()
-	open := make(map[string]bool, len(b.owners))
-	for s := range b.statefulServer.Sessions() {
-		open[s.ID()] = true
-	}
-	holds, total := make(map[string]int), int64(0)
-	for id, o := range b.owners {
-		switch {
-		case !open[id]:
-			delete(b.owners, id)
-		case !o.evicted:
-			holds[o.caller]++
-			total++
-		}
-	}
-	held := holds[caller] + b.openingBy[caller]
-	// The sessions noted, and those opening: a session is both in the SDK's
-	// list and opening until its answer goes out.
-	if total+opening >= int64(b.maxSessions) {
-		if held >= b.maxPerCaller {
-			return true, false, ""
-		}
-		if evict = b.leastRecentOfMost(holds, held+1); evict == "" {
-			return true, false, ""
-		}
-		o := b.owners[evict]
-		o.evicted = true
-		b.owners[evict] = o
-	}
-	if held >= b.maxPerCaller {
-		return false, true, ""
-	}
-	b.openingBy[caller]++
-	return false, false, evict
-}
-
-// leastRecentOfMost is the least recently used session of the caller that
-// holds the most (holds: by caller), if it holds more than after sessions
-// (what the newcomer will hold); "" when none does (ownersMu held).
-func (b *mcpBinding) leastRecentOfMost(holds map[string]int, after int) string {
-	most, count := "", 0
-	for caller, n := range holds {
-		if n > count || (n == count && caller < most) {
-			most, count = caller, n
-		}
-	}
-	if count <= after {
-		return ""
-	}
-	var id string
-	var used time.Time
-	for sid, o := range b.owners {
-		if o.caller == most && !o.evicted && (id == "" || o.used.Before(used)) {
-			id, used = sid, o.used
-		}
-	}
-	return id
-}
-
-// closeSession closes the session id, if it is still open.
-func (b *mcpBinding) closeSession(id string) {
-	for s := range b.statefulServer.Sessions() {
-		if s.ID() == id {
-			_ = s.Close()
-			return
-		}
-	}
-}
-
-// sessionWriter notes the owner of the session an answer opens, as its
-// header is written.
-type sessionWriter struct {
-	http.ResponseWriter
-	b       *mcpBinding
-	opener  sessionOpener
-	written bool
-	// opening: the session still counts among those opening (roomForSession)
-	opening bool
-}
-
-// note notes the session's owner as the answer's header goes out, and
-// counts it as open from then on rather than opening: its client may open
-// the next one as soon as it has the answer, before this request ends.
-func (s *sessionWriter) note() {
-	if s.written {
-		return
-	}
-	s.written = true
-	if id := s.Header().Get(mcpSessionHeader); id != "" {
-		s.b.ownersMu.Lock()
-		opener := s.opener
-		opener.used = time.Now()
-		s.b.owners[id] = opener
-		s.opened()
-		s.b.ownersMu.Unlock()
-	}
-}
-
-// opened counts the session out of those opening, once (ownersMu held).
-func (s *sessionWriter) opened() {
-	if !s.opening {
-		return
-	}
-	s.opening = false
-	s.b.opening.Add(-1)
-	if s.b.openingBy[s.opener.caller]--; s.b.openingBy[s.opener.caller] == 0 {
-		delete(s.b.openingBy, s.opener.caller)
-	}
-}
-
-func (s *sessionWriter) WriteHeader(status int) { s.note(); s.ResponseWriter.WriteHeader(status) }
-
-func (s *sessionWriter) Write(p []byte) (int, error) { s.note(); return s.ResponseWriter.Write(p) }
-
-func (s *sessionWriter) Flush() { s.note(); http.NewResponseController(s.ResponseWriter).Flush() }
-
-func (s *sessionWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// EndMCPStreams ends the standalone streams of the MCP endpoint's
-// sessions (a client's GET, which lasts until the client leaves), and
-// those opened after it at once, so that a server that shuts down, for a
-// reload too, waits only for the calls under way: they still answer on
-// their sessions.
-func (h *Handler) EndMCPStreams() {
-	for _, b := range h.bindings {
-		if m, ok := b.(*mcpBinding); ok {
-			m.endShutdown()
-		}
-	}
-}
-
-// CloseSessions ends the MCP sessions' standalone streams and closes the
-// sessions once no request is under way on any of them, at once when none
-// is: for a handler that is discarded (Caddy discards a config it
-// replaces before its requests have ended). Requests that come after are
-// refused. Their clients open new sessions.
-func (h *Handler) CloseSessions() {
-	for _, b := range h.bindings {
-		if m, ok := b.(*mcpBinding); ok {
-			m.endShutdown()
-			m.sessionsMu.Lock()
-			m.closing = true
-			idle := m.onSessions == 0 && !m.closed
-			m.closed = m.closed || idle
-			m.sessionsMu.Unlock()
-			if idle {
-				m.closeSessions()
-			}
-		}
-	}
-}
-
-// closeSessions closes every session.
-func (b *mcpBinding) closeSessions() {
-	for s := range b.statefulServer.Sessions() {
-		_ = s.Close()
-	}
 }
 
 // request is the HTTP request of a call, from its headers; nil when the

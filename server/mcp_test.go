@@ -592,7 +592,7 @@ func TestMCPRequestWithoutSession(t *testing.T) {
 }
 
 func TestMCPSessionCap(t *testing.T) {
-	a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessions: 1} })
+	a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessions: 1, MaxSessionsPerCaller: 2} })
 	first := connectMCP(t, a, mcpStateful, "", nil)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	transport := &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http}

@@ -1,0 +1,253 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+// initializeBody is an initialize request at 2025-11-25 whose capabilities
+// and client hold what extra says.
+func initializeBody(capabilities, clientName string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",` +
+		`"clientInfo":{"name":` + quote(clientName) + `,"version":"1"},"capabilities":{` + capabilities + `}}}`
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// padTo is an initialize of size bytes, its padding in shape: an
+// experimental capability (which a session does not keep), many small
+// extension capabilities (which decode to many small maps), or the
+// client's name (which it keeps).
+func padTo(shape string, size int) string {
+	body := func(pad int) string {
+		switch shape {
+		case "experimental":
+			return initializeBody(`"experimental":{"x":"`+strings.Repeat("e", pad)+`"}`, "c")
+		case "extensions":
+			var b strings.Builder
+			for i := 0; b.Len() < pad; i++ {
+				fmt.Fprintf(&b, `"%d":{},`, i)
+			}
+			return initializeBody(`"extensions":{`+strings.TrimSuffix(b.String(), ",")+`}`, "c")
+		}
+		return initializeBody("", strings.Repeat("n", pad))
+	}
+	// Extensions come in whole members: the client's name makes up the
+	// few bytes they fall short by.
+	padded := body(size - len(body(0)) - 16)
+	return strings.Replace(padded, `"c"`, quote(strings.Repeat("c", size-len(padded)+1)), 1)
+}
+
+// openSessionAs posts an initialize body as client (an anonymous client
+// address, "" none) with key (an API key, "" none), and answers the HTTP
+// status, the session id, and the body of a refusal.
+func openSessionAs(t *testing.T, a *agent, body, client, key string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if client != "" {
+		req.Header.Set("X-Test-Client", client)
+	}
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(raw)
+}
+
+// byClient has the agent tell anonymous clients apart by X-Test-Client.
+func byClient(cfg *server.Config) {
+	cfg.ClientAddress = func(r *http.Request) string { return r.Header.Get("X-Test-Client") }
+}
+
+// heapInUse is the live heap, after the garbage is collected.
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// An initialize larger than 16 KiB opens no session: 413, -32600, before
+// the SDK reads it (it would keep it for the session's life). One of
+// 16 KiB does.
+func TestMCPInitializeIsBounded(t *testing.T) {
+	a := newAgent(t, withMCP)
+	for _, tc := range []struct {
+		size   int
+		status int
+	}{{16 << 10, http.StatusOK}, {16<<10 + 1, http.StatusRequestEntityTooLarge}, {3900 << 10, http.StatusRequestEntityTooLarge}} {
+		status, session, body := openSessionAs(t, a, padTo("experimental", tc.size), "", "")
+		if status != tc.status || (session != "") != (tc.status == http.StatusOK) {
+			t.Errorf("an initialize of %d bytes: HTTP %d, session %q, %.200s", tc.size, status, session, body)
+		}
+		if tc.status != http.StatusOK && (!strings.Contains(body, `"code":-32600`) || !strings.Contains(body, "limited to 16384 bytes")) {
+			t.Errorf("an initialize of %d bytes: %.300s", tc.size, body)
+		}
+	}
+}
+
+// What all sessions hold stays within their byte budget: sessions opened
+// from many anonymous addresses, with initializes as large as may be and
+// of every shape, until the budget refuses them, grow the heap by no more
+// than the budget and a margin. The margin (1 MiB) is for what the test's
+// own connections hold.
+func TestMCPSessionMemory(t *testing.T) {
+	const budget = 2 << 20
+	a := newAgent(t, func(cfg *server.Config) {
+		cfg.MCP = &server.MCPConfig{MaxSessionBytes: budget}
+		byClient(cfg)
+	})
+	before := heapInUse()
+	opened, refused := 0, 0
+	for client := range 40 {
+		for i, shape := range []string{"experimental", "extensions", "name", "experimental", "extensions", "name"} {
+			status, _, body := openSessionAs(t, a, padTo(shape, 16<<10), fmt.Sprintf("192.0.2.%d", client), "")
+			switch status {
+			case http.StatusOK:
+				opened++
+			case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+				refused++
+			default:
+				t.Fatalf("session %d of client %d: HTTP %d: %.200s", i, client, status, body)
+			}
+		}
+	}
+	grown := heapInUse() - before
+	t.Logf("%d sessions opened, %d refused; the heap grew by %d bytes (%d a session)", opened, refused, grown, grown/int64(max(opened, 1)))
+	if refused == 0 || opened < 30 {
+		t.Errorf("%d sessions opened, %d refused: the budget did not bound them", opened, refused)
+	}
+	if grown > budget+1<<20 {
+		t.Errorf("the sessions hold %d bytes, past their budget of %d", grown, budget)
+	}
+}
+
+// The anonymous callers together hold at most half of the sessions when
+// callers can authenticate: however many addresses they come from, an
+// authenticated caller still opens one. Room is made among the anonymous
+// callers for an address that holds fewer than another by two.
+func TestMCPAnonymousSessionsLeaveRoom(t *testing.T) {
+	a := newAuthAgent(t, []a2a.SecurityRequirement{{}, {"key": nil}}, func(cfg *server.Config) {
+		cfg.MCP = &server.MCPConfig{MaxSessions: 10, MaxSessionsPerCaller: 3}
+		byClient(cfg)
+	})
+	open := func(client, key string) int {
+		t.Helper()
+		status, _, _ := openSessionAs(t, a.agent, initializeBody("", "c"), client, key)
+		return status
+	}
+	for i, want := range []int{200, 200, 200, 200, 200} { // 198.51.100.0 holds three, .1 two: the anonymous half
+		if got := open(fmt.Sprintf("198.51.100.%d", min(i/3, 1)), ""); got != want {
+			t.Fatalf("anonymous session %d: HTTP %d", i, got)
+		}
+	}
+	// New addresses make room while an address holds two more than the
+	// newcomer would: .0's least recently used sessions close, then .1's.
+	for _, client := range []string{"198.51.100.2", "198.51.100.3", "198.51.100.4"} {
+		if got := open(client, ""); got != http.StatusOK {
+			t.Errorf("%s, anonymous callers at their half: HTTP %d", client, got)
+		}
+	}
+	// Now five addresses hold one each: nobody holds two more.
+	for _, client := range []string{"198.51.100.5", "198.51.100.2"} {
+		if got := open(client, ""); got != http.StatusServiceUnavailable {
+			t.Errorf("%s past the anonymous half: HTTP %d", client, got)
+		}
+	}
+	for _, key := range []string{aliceKey, aliceKey, bobKey, bobKey, bobKey} {
+		if got := open("198.51.100.4", key); got != http.StatusOK {
+			t.Errorf("an authenticated caller, anonymous ones at their half: HTTP %d", got)
+		}
+	}
+}
+
+// No MCP request leaves more behind than its bound: a session, counted
+// against the sessions' budget until it closes, and nothing else. Many
+// rounds of every kind of request, on a session and without, the refused
+// ones too, leave the heap where it was, but for a few bytes a request.
+func TestMCPRequestsLeaveNothingBehind(t *testing.T) {
+	a := newAgent(t, withMCP)
+	cs := connectMCP(t, a, mcpStateful, "", nil)
+	post := func(body string, header ...string) {
+		t.Helper()
+		postMCP(t, a, body, append([]string{"Mcp-Protocol-Version", mcpStateful, "Mcp-Session-Id", cs.ID()}, header...)...)
+	}
+	round := func() {
+		if err := cs.Ping(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ListTools(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "no-such-tool"}); err == nil {
+			t.Fatal("an unknown tool was called")
+		}
+		post(`{"jsonrpc":"2.0","id":1,"method":"no/such/method"}`)
+		post(`{"jsonrpc":"2.0","id":1,"method":`)
+		post(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+		postMCP(t, a, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+		// A session opened and closed, and one refused.
+		status, session, body := openSessionAs(t, a, padTo("name", 16<<10), "", "")
+		if status != http.StatusOK {
+			t.Fatalf("initialize: HTTP %d: %.200s", status, body)
+		}
+		closeSessionOf(t, a, session)
+		if status, _, _ := openSessionAs(t, a, padTo("experimental", 64<<10), "", ""); status != http.StatusRequestEntityTooLarge {
+			t.Fatalf("a large initialize: HTTP %d", status)
+		}
+	}
+	// The first rounds fill pools and grow maps to their working size.
+	for range 100 {
+		round()
+	}
+	before := heapInUse()
+	const rounds = 200
+	for range rounds {
+		round()
+	}
+	grown := heapInUse() - before
+	t.Logf("%d rounds of 11 requests grew the heap by %d bytes", rounds, grown)
+	if grown > rounds*11*32 {
+		t.Errorf("%d rounds of 11 requests left %d bytes behind: more than 32 a request", rounds, grown)
+	}
+}
+
+// closeSessionOf closes the session id (DELETE).
+func closeSessionOf(t *testing.T, a *agent, id string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, a.url+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", mcpStateful)
+	resp, err := a.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		t.Fatalf("DELETE of session %s: HTTP %d", id, resp.StatusCode)
+	}
+}
