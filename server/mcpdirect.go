@@ -269,5 +269,8 @@ func appendRPCError(id json.RawMessage, e *jsonrpc.Error) []byte {
 	out = append(out, `,"message":`...)
 	msg, _ := json.Marshal(e.Message)
 	out = append(out, msg...)
+	if len(e.Data) > 0 {
+		out = append(append(out, `,"data":`...), e.Data...)
+	}
 	return append(out, "}}"...)
 }
