@@ -457,12 +457,11 @@ const (
 // what is missing or wrong, and its task is canceled: the caller calls
 // again, and its abandoned tasks do not hold its share of the store.
 func (b *mcpBinding) askInput(ctx context.Context, in *mcpRequest, req *mcp.CallToolRequest, task *a2a.Task, owner string, invalid bool) *mcp.CallToolResult {
-	text := messageText(task.Status.Message)
 	if caps := req.ClientCapabilities(); invalid || caps == nil || caps.Elicitation == nil {
 		if _, err := b.h.tasks.Cancel(owner, task.ID); err != nil {
 			b.h.logLateUpdate(task.ID, err)
 		}
-		return toolError(task.ID, text)
+		return toolError(task.ID, askText(task.Status.Message, false))
 	}
 	if w, ok := ctx.Value(inputWaitKey{}).(*inputWait); ok {
 		w.arm(b, in, task.ID, owner)
@@ -547,9 +546,25 @@ func inputRequest(task *a2a.Task) *mcp.CallToolResult {
 		schema = freeReplySchema
 	}
 	return &mcp.CallToolResult{Meta: mcp.Meta{MCPTaskIDMeta: task.ID},
-		InputRequests: mcp.InputRequestMap{mcpInputID: &mcp.ElicitParams{Mode: "form", Message: messageText(task.Status.Message),
+		InputRequests: mcp.InputRequestMap{mcpInputID: &mcp.ElicitParams{Mode: "form", Message: askText(task.Status.Message, true),
 			RequestedSchema: schema}},
 		RequestState: mcpStatePrefix + task.ID}
+}
+
+// askText is what a call whose task asks for input (msg) tells an MCP
+// client: what is missing or wrong, in the skill's words, then what the
+// client can do, where A2A's text says to reply on the task, which an MCP
+// client cannot: answer the input request (elicit), or else call the tool
+// again with the arguments.
+func askText(msg *a2a.Message, elicit bool) string {
+	what, names := mapping.AskedInput(msg)
+	switch {
+	case elicit:
+		return what + " Answer this request to go on, or decline it to cancel the call."
+	case len(names) > 0:
+		return what + " Call the tool again with " + mapping.ArgumentsExample(names) + " in its arguments."
+	}
+	return what + " This client cannot answer (it declared no elicitation capability): the call ends here."
 }
 
 // freeReplySchema asks for a reply in words, when the skill names no
