@@ -49,12 +49,27 @@ func checkJSON(v Version, body []byte) (renamed, valid bool, err *Error) {
 // members known (paramsMembers, paramsMembersProto03): every problem is an
 // invalid parameter. Every form reads proto field names there (a2av0
 // sends 0.3 members in snake_case).
-func checkParams(known *members, body []byte) (renamed, valid bool, err *Error) {
+func checkParams(known *Members, body []byte) (renamed, valid bool, err *Error) {
 	return checkDocument(jsonChecker{body: body, params: true, protoNames: true}, known)
 }
 
+// CheckMembers holds body, a JSON-RPC request of another protocol's
+// binding whose objects have the members known, to what every A2A body is
+// held to but the bound on integers: no object names a member twice, none
+// names a look-alike of a known member, no string is anything but UTF-8,
+// nothing nests deeper than MaxJSONDepth. Integers beyond 2^53 pass: such
+// a binding's reader keeps them exact (UnmarshalKeepingIntegers); other
+// numbers must be within a float64's range, as it reads them so. Every
+// problem is InvalidRequest, saying where it lies, since A2A's params codes
+// do not describe another protocol's params. A body that is not valid JSON
+// passes: its decoder describes the error better.
+func CheckMembers(body []byte, known *Members) *Error {
+	_, _, err := checkDocument(jsonChecker{body: body, request: true, exactIntegers: true}, known)
+	return err
+}
+
 // checkDocument checks c's body, whose root has the members known.
-func checkDocument(c jsonChecker, known *members) (renamed, valid bool, err *Error) {
+func checkDocument(c jsonChecker, known *Members) (renamed, valid bool, err *Error) {
 	if !ValidJSON(c.body) {
 		return false, false, nil
 	}
@@ -77,8 +92,13 @@ type jsonChecker struct {
 	// protoNames says that a known member may be named by its proto field
 	// name; renamed that one is.
 	protoNames, renamed bool
-	// params says that body is the params, not a JSON-RPC envelope.
-	params bool
+	// params says that body is the params, not a JSON-RPC envelope;
+	// request that every problem is the request's, wherever it lies.
+	params, request bool
+	// exactIntegers says that the body's reader keeps integers exact and
+	// reads other numbers as float64 (UnmarshalKeepingIntegers): integers
+	// beyond 2^53 pass, other numbers must be within a float64's range.
+	exactIntegers bool
 	// utf8 says that every string of body is known to be UTF-8.
 	utf8 bool
 }
@@ -88,7 +108,7 @@ func (c *jsonChecker) skipSpace() { c.pos = afterSpace(c.body, c.pos) }
 // value checks the value at c.pos. known is the members the decoder reads
 // by name when the value is an object (or an array of such objects), nil
 // when it reads none: a scalar, free-form JSON, an unknown member.
-func (c *jsonChecker) value(known *members) *Error {
+func (c *jsonChecker) value(known *Members) *Error {
 	c.skipSpace()
 	switch c.body[c.pos] {
 	case '{':
@@ -119,7 +139,7 @@ func (c *jsonChecker) open() *Error {
 	return nil
 }
 
-func (c *jsonChecker) object(known *members) *Error {
+func (c *jsonChecker) object(known *Members) *Error {
 	if err := c.open(); err != nil {
 		return err
 	}
@@ -163,7 +183,7 @@ func (c *jsonChecker) object(known *members) *Error {
 		c.skipSpace()
 		c.pos++ // :
 		c.skipSpace()
-		var value *members
+		var value *Members
 		if known != nil {
 			if value, err = c.member(known, name); err != nil {
 				return err
@@ -183,7 +203,10 @@ func (c *jsonChecker) object(known *members) *Error {
 // the decoder would take for it is refused: one that differs only in case
 // (encoding/json compares names by Unicode simple folding: "ſ" is "s", "K"
 // is "k"), or that protoNames10 would rename into it ("method_").
-func (c *jsonChecker) member(known *members, name []byte) (*members, *Error) {
+func (c *jsonChecker) member(known *Members, name []byte) (*Members, *Error) {
+	if known.each != nil { // a map's: any name
+		return known.each, nil
+	}
 	if i := known.index(name); i >= 0 {
 		return known.values[i], nil
 	}
@@ -213,7 +236,7 @@ func (c *jsonChecker) member(known *members, name []byte) (*members, *Error) {
 	return nil, nil
 }
 
-func (c *jsonChecker) array(known *members) *Error {
+func (c *jsonChecker) array(known *Members) *Error {
 	if err := c.open(); err != nil {
 		return err
 	}
@@ -233,43 +256,55 @@ func (c *jsonChecker) array(known *members) *Error {
 	}
 }
 
-// members is what the decoder knows of an object it reads into a wire
+// Members is what the decoder knows of an object it reads into a wire
 // struct: the JSON names of its members and, for each, the members of its
 // value (nil when that is not such an object: a scalar, free-form JSON).
-// It is read off the wire structs themselves, so that the check knows
-// exactly the names encoding/json compares with.
-type members struct {
+// It is read off the wire structs themselves (MembersOf), so that the check
+// knows exactly the names encoding/json compares with.
+type Members struct {
 	names []string
 	// protoNames are the proto field names of names (message_id for
 	// messageId), which ProtoJSON reads as well.
 	protoNames []string
-	values     []*members
+	values     []*Members
+	// each is, for an object read into a map, the members of every
+	// member's value, whatever its name.
+	each *Members
 }
 
 // The members of every request body, by version: a JSON-RPC request, and
 // the params an HTTP+JSON body holds.
 var (
-	requestMembers       = [...]*members{V03: membersOf[envelope[params03]](), V10: membersOf[envelope[params10]]()}
-	paramsMembers        = [...]*members{V03: membersOf[params03](), V10: membersOf[params10]()}
-	paramsMembersProto03 = membersOf[paramsProto03]()
+	requestMembers       = [...]*Members{V03: MembersOf[envelope[params03]](), V10: MembersOf[envelope[params10]]()}
+	paramsMembers        = [...]*Members{V03: MembersOf[params03](), V10: MembersOf[params10]()}
+	paramsMembersProto03 = MembersOf[paramsProto03]()
 )
 
-func membersOf[T any]() *members { return typeMembers(reflect.TypeFor[T]()) }
+// MembersOf reads the members of wire struct T as encoding/json reads
+// them, for CheckMembers.
+func MembersOf[T any]() *Members { return typeMembers(reflect.TypeFor[T]()) }
 
 // typeMembers reads the members of a wire struct t, or of the elements of
-// a slice or the target of a pointer. Any other type, and a type that
-// decodes itself (json.Unmarshaler), holds no members read by name.
-func typeMembers(t reflect.Type) *members {
+// a slice, the target of a pointer or the values of a map. Any other type,
+// and a type that decodes itself (json.Unmarshaler), holds no members read
+// by name.
+func typeMembers(t reflect.Type) *Members {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		if reflect.PointerTo(t).Implements(unmarshalerType) {
 			return nil
 		}
 		t = t.Elem()
 	}
+	if t.Kind() == reflect.Map && !reflect.PointerTo(t).Implements(unmarshalerType) {
+		if each := typeMembers(t.Elem()); each != nil {
+			return &Members{each: each}
+		}
+		return nil
+	}
 	if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(unmarshalerType) {
 		return nil
 	}
-	m := &members{}
+	m := &Members{}
 	for f := range t.Fields() {
 		if f.Anonymous {
 			panic("a2a: wire struct " + t.String() + " embeds " + f.Name + ", whose members the check does not read")
@@ -291,7 +326,7 @@ func typeMembers(t reflect.Type) *members {
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // index returns the index of the member named name exactly, or -1.
-func (m *members) index(name []byte) int {
+func (m *Members) index(name []byte) int {
 	for i, n := range m.names {
 		if n == string(name) {
 			return i
@@ -349,6 +384,9 @@ func (c *jsonChecker) number() *Error {
 		}
 	}
 	lit := c.body[start:c.pos]
+	if c.exactIntegers {
+		return c.withinFloat(lit, integer)
+	}
 	digits := len(lit)
 	if lit[0] == '-' {
 		digits--
@@ -365,12 +403,25 @@ func (c *jsonChecker) number() *Error {
 		"holds the integer %s, beyond 2^53: a JSON number cannot carry it exactly; send it as a string", lit))
 }
 
+// withinFloat refuses the number lit, unless an integer, when a float64
+// cannot hold it (1e400: a reader would make it infinite). Only one with
+// an exponent, or of more than 308 digits, can be out of range.
+func (c *jsonChecker) withinFloat(lit []byte, integer bool) *Error {
+	if integer || (bytes.IndexAny(lit, "eE") < 0 && len(lit) <= 308) {
+		return nil
+	}
+	if _, err := strconv.ParseFloat(string(lit), 64); err == nil {
+		return nil
+	}
+	return c.invalidAt(c.pos, fmt.Sprintf("holds the number %s, beyond what a 64-bit float holds", lit))
+}
+
 // invalidAt reports a problem with the value whose first token ends at
 // offset: InvalidParams naming the member within params, InvalidRequest
-// when it lies in the envelope.
+// when it lies in the envelope or c checks a request of another protocol.
 func (c *jsonChecker) invalidAt(offset int, what string) *Error {
 	path := pathAt(c.body, int64(offset))
-	if c.params || path == "params" || strings.HasPrefix(path, "params.") {
+	if !c.request && (c.params || path == "params" || strings.HasPrefix(path, "params.")) {
 		return InvalidParams(path, what)
 	}
 	if path == "" {

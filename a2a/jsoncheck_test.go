@@ -174,3 +174,48 @@ func TestCheckJSONManyMembersAndEscapes(t *testing.T) {
 		t.Errorf("decoded %d members, m39 = %q", len(data), data["m39"])
 	}
 }
+
+// CheckMembers holds another protocol's request to the rules every A2A body
+// is held to, its objects' members read off the wire struct given (a map's
+// values included), every problem -32600 saying where it lies; integers
+// beyond 2^53 pass, numbers beyond a float64 do not.
+func TestCheckMembers(t *testing.T) {
+	type answer struct {
+		Action string `json:"action"`
+	}
+	known := a2a.MembersOf[struct {
+		Method string `json:"method"`
+		Params struct {
+			Name    string            `json:"name"`
+			Args    json.RawMessage   `json:"arguments"`
+			Answers map[string]answer `json:"answers"`
+		} `json:"params"`
+	}]()
+	for _, tc := range []struct{ body, refused string }{
+		{`{"method":"a","params":{"name":"b","arguments":{"x":1},"answers":{"q":{"action":"go"}}}}`, ""},
+		{`{"method":"a","method":"b"}`, `the request names the member "method" twice`},
+		{`{"method":"a","params":{"name":"b","name":"c"}}`, `params names the member "name" twice`},
+		{`{"params":{"arguments":{"x":1,"x":2}}}`, `params.arguments names the member "x" twice`},
+		{`{"method":"a","METHOD":"b"}`, `METHOD differs from "method" only in case`},
+		{`{"params":{"argument\u017f":{}}}`, "params.argument\u017f differs from \"arguments\" only in case"},
+		{`{"params":{"NAME":"b"}}`, `params.NAME differs from "name" only in case`},
+		{`{"params":{"answers":{"q":{"action":"go","Action":"stop"}}}}`, `params.answers.q.Action differs from "action" only in case`},
+		{`{"params":{"answers":{"Q":{"action":"go"},"q":{"action":"stop"}}}}`, ""}, // a map's keys are the sender's
+		{`{"params":{"arguments":{"Name":1,"name":2}}}`, ""},                       // and so are free-form members
+		{`{"params":{"arguments":{"id":12345678901234567890,"big":1e308}}}`, ""},
+		{`{"params":{"arguments":{"n":1e400}}}`, "params.arguments.n holds the number 1e400, beyond what a 64-bit float holds"},
+		{`{"params":{"arguments":{"n":-2.5E+309}}}`, "beyond what a 64-bit float holds"},
+		{"{\"params\":{\"name\":\"\xff\"}}", "not valid UTF-8"},
+		{`{"params":` + strings.Repeat("[", a2a.MaxJSONDepth) + strings.Repeat("]", a2a.MaxJSONDepth) + `}`, "deeper than 64"},
+		{`[{"method":"a"},{"method":"a","method":"b"}]`, `[1] names the member "method" twice`},
+		{`{"method":`, ""}, // not JSON: left to the decoder
+	} {
+		err := a2a.CheckMembers([]byte(tc.body), known)
+		switch {
+		case tc.refused == "" && err != nil:
+			t.Errorf("%s: %v", tc.body, err)
+		case tc.refused != "" && (err == nil || err.Code != a2a.CodeInvalidRequest || !strings.Contains(err.Description, tc.refused)):
+			t.Errorf("%s: %+v, want -32600 saying %q", tc.body, err, tc.refused)
+		}
+	}
+}

@@ -70,6 +70,7 @@ func pathAt(doc []byte, offset int64) string {
 	}
 	var stack []frame
 	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber() // a number beyond a float64 (1e400) is a token too
 	expectKey := false
 	for {
 		tok, err := dec.Token()

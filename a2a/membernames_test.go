@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/a2a/a2atest"
 )
 
 // A member whose name only case folding makes a known one (METHOD, Params,
@@ -223,7 +224,7 @@ func FuzzStrictMemberNames(f *testing.F) {
 				if !ok {
 					continue
 				}
-				for _, alike := range lookAlikes(name) {
+				for _, alike := range a2atest.LookAlikes(name) {
 					at.obj[alike] = value
 					changed, mErr := json.Marshal(doc)
 					delete(at.obj, alike)
@@ -348,21 +349,6 @@ func (r strictReader) objects(doc any, rest bool) []memberObject {
 		if p, ok := part.(map[string]any); ok {
 			out = append(out, memberObject{p, []string{"text", "data", "metadata"}, false})
 		}
-	}
-	return out
-}
-
-// lookAlikes returns names that encoding/json would take for name: name
-// in capitals, and with a long s (U+017F) or a Kelvin sign (U+212A) for
-// its first s or k.
-func lookAlikes(name string) []string {
-	out := []string{strings.ToUpper(name)}
-	if i := strings.IndexAny(name, "sk"); i >= 0 {
-		alike := "\u017f"
-		if name[i] == 'k' {
-			alike = "\u212a"
-		}
-		out = append(out, name[:i]+alike+name[i+1:])
 	}
 	return out
 }

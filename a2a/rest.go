@@ -141,7 +141,7 @@ type restParams[P any] interface {
 
 // decodeREST decodes a request whose body, if any, holds the members
 // known.
-func decodeREST[P any, PP restParams[P]](known *members, t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
+func decodeREST[P any, PP restParams[P]](known *Members, t RESTTarget, query url.Values, body []byte) (*Request, *Error) {
 	req := &Request{Method: t.Method}
 	w := PP(new(P))
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
@@ -167,7 +167,7 @@ func decodeREST[P any, PP restParams[P]](known *members, t RESTTarget, query url
 // known, into w: one JSON object, checked as every request body is
 // (checkParams), proto field names allowed (a2av0 sends every 0.3 member
 // name in snake_case, and so does the kit in the 0.3 form).
-func decodeRESTBody(known *members, body []byte, w any) *Error {
+func decodeRESTBody(known *Members, body []byte, w any) *Error {
 	renamed, valid, e := checkParams(known, body)
 	if e != nil {
 		return e

@@ -167,7 +167,8 @@ func init() {
 		a2a.CodeInvalidParams, a2a.CodeInternalError, a2a.CodeTaskNotFound, a2a.CodeTaskNotCancelable,
 		a2a.CodePushNotificationNotSupported, a2a.CodeUnsupportedOperation, a2a.CodeContentTypeNotSupported,
 		a2a.CodeInvalidAgentResponse, a2a.CodeExtendedAgentCardNotConfigured, a2a.CodeExtensionSupportRequired,
-		a2a.CodeVersionNotSupported, a2a.CodeUnauthenticated, a2a.CodeUnauthorized} {
+		a2a.CodeVersionNotSupported, a2a.CodeUnauthenticated, a2a.CodeUnauthorized,
+		server.MCPCodeResourceExhausted, server.MCPCodeUnavailable} {
 		codeLabels[code] = strconv.Itoa(code)
 	}
 	codeLabels[0] = "ok"

@@ -177,6 +177,29 @@ func TestMissingArguments(t *testing.T) {
 	}
 }
 
+// AskedInput gives a binding that says how to answer in its own terms what
+// an input-required message asks, without A2A's "Reply on this task": the
+// text, and the arguments in the order it names them, also once the
+// message has been stored and read back as JSON.
+func TestAskedInput(t *testing.T) {
+	srv, _ := recorder(t, nil)
+	s := load(t, argsSkills, srv.URL, mapping.Options{})
+	out := runSkill(t, s, message("needs", map[string]any{"days": "x"}, ""))
+	var stored a2a.Message
+	raw, _ := json.Marshal(out.Message.Parts[1].Data)
+	stored.Parts = []a2a.Part{out.Message.Parts[0], {Kind: a2a.PartData, Data: json.RawMessage(raw), Metadata: out.Message.Parts[1].Metadata}}
+	const what = `Skill "needs" needs the argument city (string): The city to report on. It cannot use the argument days: it must be an integer, not a string.`
+	for _, msg := range []*a2a.Message{out.Message, &stored} {
+		if got, names := mapping.AskedInput(msg); got != what || !reflect.DeepEqual(names, []string{"city", "days"}) {
+			t.Errorf("AskedInput = %q, %q; want %q, [city days]", got, names, what)
+		}
+	}
+	words := &a2a.Message{Parts: []a2a.Part{a2a.TextPart("Which size?")}}
+	if got, names := mapping.AskedInput(words); got != "Which size?" || names != nil {
+		t.Errorf("a question in words: %q, %q", got, names)
+	}
+}
+
 func TestArgumentsFromText(t *testing.T) {
 	srv, ch := recorder(t, nil)
 	s := load(t, argsSkills, srv.URL, mapping.Options{})

@@ -107,18 +107,15 @@ func plural(n int) string {
 	return "s"
 }
 
-// replyHint says how to answer: data naming every argument, or the first
-// one as text.
+// replyHint says how to answer on the task, as A2A does: data naming
+// every argument, or the first one as text. It begins with replyHintStart.
 func replyHint(args []*argument) string {
-	var b strings.Builder
-	b.WriteString(" Reply on this task with data such as {")
+	names := make([]string, len(args))
 	for i, a := range args {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q: …", a.name)
+		names[i] = a.name
 	}
-	b.WriteByte('}')
+	var b strings.Builder
+	b.WriteString(replyHintStart + " with data such as " + ArgumentsExample(names))
 	if len(args) > 0 && args[0].typ != argFile {
 		if len(args) == 1 {
 			b.WriteString(", or with the value as text")
@@ -128,6 +125,45 @@ func replyHint(args []*argument) string {
 	}
 	b.WriteByte('.')
 	return b.String()
+}
+
+const replyHintStart = " Reply on this task"
+
+// ArgumentsExample is an object naming the arguments, their values
+// elided: {"city": …, "days": …}.
+func ArgumentsExample(names []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q: …", name)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// AskedInput is what an input-required message asks for, for a binding
+// that says how to answer in its own terms: its text without the last
+// sentence askText writes, which says how to answer on the task (A2A's
+// way), and the names of the arguments it asks for, in the order the text
+// names them (none for a question in words).
+func AskedInput(msg *a2a.Message) (what string, names []string) {
+	if msg == nil {
+		return "", nil
+	}
+	var texts []string
+	for _, p := range msg.Parts {
+		if p.Kind == a2a.PartText {
+			texts = append(texts, p.Text)
+		}
+	}
+	what = strings.Join(texts, "\n")
+	if i := strings.LastIndex(what, replyHintStart); i >= 0 {
+		what = what[:i]
+	}
+	return what, askedIn(msg)
 }
 
 // fieldProblems are the arguments a 4xx answer's field errors point at.

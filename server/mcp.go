@@ -249,6 +249,10 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 				a2a.InvalidRequest(fmt.Sprintf("the request nests deeper than %d levels", a2a.MaxJSONDepth)))
 			return true
 		}
+		if err := checkMCPBody(body); err != nil {
+			h.writeError(w, http.StatusBadRequest, c, err)
+			return true
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	env, plain := decodeMCPEnvelope(body)

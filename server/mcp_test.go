@@ -374,6 +374,47 @@ func TestMCPMissingArguments(t *testing.T) {
 	}
 }
 
+// What a call that lacks arguments is told says what its client can do:
+// over A2A, reply on the task; over MCP, which has no task to reply on,
+// answer the input request, or else call the tool again with the
+// arguments.
+func TestMCPAskTexts(t *testing.T) {
+	a := newAgent(t, withMCP)
+	const (
+		facts   = `Skill "weather" needs the argument city (string): `
+		a2aHint = ` Reply on this task with data such as {"city": …}, or with the value as text.`
+		again   = ` Call the tool again with {"city": …} in its arguments.`
+		answer  = ` Answer this request to go on, or decline it to cancel the call.`
+	)
+	ans := a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{})})
+	if parts := statusParts(taskOf("1.0", ans.Result)); len(parts) == 0 ||
+		!strings.HasPrefix(fmt.Sprint(parts[0]["text"]), facts) || !strings.HasSuffix(fmt.Sprint(parts[0]["text"]), a2aHint) {
+		t.Errorf("over A2A: %v; want %q…%q", parts, facts, a2aHint)
+	}
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			res := callTool(t, connectMCP(t, a, version, "", nil), "weather", nil)
+			if got := texts(res); !res.IsError || len(got) != 1 || !strings.HasPrefix(got[0], facts) || !strings.HasSuffix(got[0], again) {
+				t.Errorf("no elicitation: %q; want %q…%q", got, facts, again)
+			}
+			res = callTool(t, connectMCP(t, a, version, "", nil), "user", map[string]any{"id": "one"})
+			if got := texts(res); len(got) != 1 || !strings.HasSuffix(got[0], ` Call the tool again with {"id": …} in its arguments.`) {
+				t.Errorf("an invalid argument: %q", got)
+			}
+			var asked string
+			cs := connectMCP(t, a, version, "", &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = req.Params.Message
+					return &mcp.ElicitResult{Action: "cancel"}, nil
+				}})
+			callTool(t, cs, "weather", nil)
+			if !strings.HasPrefix(asked, facts) || !strings.HasSuffix(asked, answer) {
+				t.Errorf("the elicitation: %q; want %q…%q", asked, facts, answer)
+			}
+		})
+	}
+}
+
 func TestMCPRequestState(t *testing.T) {
 	a := newAgent(t, withMCP)
 	cs := connectMCP(t, a, mcpStateless, "", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},

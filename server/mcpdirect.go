@@ -29,7 +29,11 @@ import (
 // mcpEnvelope is a JSON-RPC request to the MCP endpoint, decoded once:
 // its method for the observer, and the parameters of a tools/call for the
 // direct path.
-type mcpEnvelope struct {
+type mcpEnvelope = mcpEnvelopeOf[json.RawMessage]
+
+// mcpEnvelopeOf is a JSON-RPC request to the MCP endpoint whose tools/call
+// answers to input requests (inputResponses) are read as answers.
+type mcpEnvelopeOf[answers any] struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
@@ -42,7 +46,7 @@ type mcpEnvelope struct {
 			ProgressToken      json.RawMessage `json:"progressToken"`
 		} `json:"_meta"`
 		// What only a call that answers an input request holds.
-		InputResponses json.RawMessage `json:"inputResponses"`
+		InputResponses answers         `json:"inputResponses"`
 		RequestState   json.RawMessage `json:"requestState"`
 	} `json:"params"`
 }
@@ -265,5 +269,8 @@ func appendRPCError(id json.RawMessage, e *jsonrpc.Error) []byte {
 	out = append(out, `,"message":`...)
 	msg, _ := json.Marshal(e.Message)
 	out = append(out, msg...)
+	if len(e.Data) > 0 {
+		out = append(append(out, `,"data":`...), e.Data...)
+	}
 	return append(out, "}}"...)
 }

@@ -266,10 +266,55 @@ func (b *mcpBinding) refused(tool string, err error) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", tool)}
 	}
 	if e, ok := errors.AsType[*a2a.Error](err); ok {
-		return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}
+		return mcpError(e)
 	}
 	b.h.log.Warn("an MCP tool call failed", zap.String("tool", tool), zap.Error(err))
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the call could not be run"}
+}
+
+// The codes of the engine's refusals that ask the caller to come back
+// later, or to free what it holds, rather than report a fault (-32603,
+// which A2A answers them with, telling them apart by their reason): codes
+// a server defines, in the range JSON-RPC 2.0 keeps for them, clear of
+// those MCP and its SDKs use (-32000 to -32002, -32020 to -32022, -32042).
+const (
+	// MCPCodeResourceExhausted: a quota of the task store is full
+	// (RESOURCE_EXHAUSTED), the caller's own or everyone's; the call did
+	// not run.
+	MCPCodeResourceExhausted = -32029
+	// MCPCodeUnavailable: the task store cannot be reached, or the agent
+	// is shutting down (UNAVAILABLE). When the error's data names a task,
+	// the call ran and its outcome is not known yet.
+	MCPCodeUnavailable = -32053
+)
+
+// mcpError is the engine's protocol error e as an MCP client reads it:
+// MCP errors carry no typed details, so its message says all that A2A's
+// message and details say (the parameter, the text that names the limit
+// and what to do), and its data holds the reason and metadata for a
+// program to read; a refusal that asks to come back later has a code of
+// its own.
+func mcpError(e *a2a.Error) *jsonrpc.Error {
+	code, msg := int64(e.Code), e.Message
+	switch e.Reason {
+	case "RESOURCE_EXHAUSTED":
+		code, msg = MCPCodeResourceExhausted, "Resource exhausted"
+	case "UNAVAILABLE":
+		code, msg = MCPCodeUnavailable, "Unavailable"
+	}
+	for _, detail := range []string{e.Field, e.Description} {
+		if detail != "" {
+			msg += ": " + detail
+		}
+	}
+	out := &jsonrpc.Error{Code: code, Message: msg}
+	if e.Reason != "" || len(e.Metadata) > 0 {
+		out.Data, _ = json.Marshal(struct {
+			Reason   string            `json:"reason,omitempty"`
+			Metadata map[string]string `json:"metadata,omitempty"`
+		}{e.Reason, e.Metadata}) // strings only: cannot fail
+	}
+	return out
 }
 
 // taskResult is the result of a call whose task ended (or stopped
@@ -412,12 +457,11 @@ const (
 // what is missing or wrong, and its task is canceled: the caller calls
 // again, and its abandoned tasks do not hold its share of the store.
 func (b *mcpBinding) askInput(ctx context.Context, in *mcpRequest, req *mcp.CallToolRequest, task *a2a.Task, owner string, invalid bool) *mcp.CallToolResult {
-	text := messageText(task.Status.Message)
 	if caps := req.ClientCapabilities(); invalid || caps == nil || caps.Elicitation == nil {
 		if _, err := b.h.tasks.Cancel(owner, task.ID); err != nil {
 			b.h.logLateUpdate(task.ID, err)
 		}
-		return toolError(task.ID, text)
+		return toolError(task.ID, askText(task.Status.Message, false))
 	}
 	if w, ok := ctx.Value(inputWaitKey{}).(*inputWait); ok {
 		w.arm(b, in, task.ID, owner)
@@ -502,9 +546,25 @@ func inputRequest(task *a2a.Task) *mcp.CallToolResult {
 		schema = freeReplySchema
 	}
 	return &mcp.CallToolResult{Meta: mcp.Meta{MCPTaskIDMeta: task.ID},
-		InputRequests: mcp.InputRequestMap{mcpInputID: &mcp.ElicitParams{Mode: "form", Message: messageText(task.Status.Message),
+		InputRequests: mcp.InputRequestMap{mcpInputID: &mcp.ElicitParams{Mode: "form", Message: askText(task.Status.Message, true),
 			RequestedSchema: schema}},
 		RequestState: mcpStatePrefix + task.ID}
+}
+
+// askText is what a call whose task asks for input (msg) tells an MCP
+// client: what is missing or wrong, in the skill's words, then what the
+// client can do, where A2A's text says to reply on the task, which an MCP
+// client cannot: answer the input request (elicit), or else call the tool
+// again with the arguments.
+func askText(msg *a2a.Message, elicit bool) string {
+	what, names := mapping.AskedInput(msg)
+	switch {
+	case elicit:
+		return what + " Answer this request to go on, or decline it to cancel the call."
+	case len(names) > 0:
+		return what + " Call the tool again with " + mapping.ArgumentsExample(names) + " in its arguments."
+	}
+	return what + " This client cannot answer (it declared no elicitation capability): the call ends here."
 }
 
 // freeReplySchema asks for a reply in words, when the skill names no
