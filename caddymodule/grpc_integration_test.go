@@ -161,37 +161,31 @@ func TestGRPCDeadlineCounted(t *testing.T) {
 	} {
 		where.load()
 		c := a2apb.NewA2AServiceClient(grpcDial(t, where.port, nil))
-		for _, tc := range []struct {
-			method  string
-			timeout time.Duration
-			call    func(context.Context, context.CancelFunc) error
-			want    string
-		}{
-			{"SendMessage", 300 * time.Millisecond, func(ctx context.Context, _ context.CancelFunc) error {
+		// call sends a slow message by method, and waits for its end; a
+		// stream it cancels after its first event when cancelEarly.
+		call := func(ctx context.Context, cancel context.CancelFunc, method string, cancelEarly bool) error {
+			if method == "SendMessage" {
 				_, err := c.SendMessage(ctx, slow())
 				return err
-			}, "deadline_exceeded"},
-			{"SendStreamingMessage", 300 * time.Millisecond, func(ctx context.Context, _ context.CancelFunc) error {
-				stream, err := c.SendStreamingMessage(ctx, slow())
-				for err == nil {
-					_, err = stream.Recv()
+			}
+			stream, err := c.SendStreamingMessage(ctx, slow())
+			for events := 0; err == nil; events++ {
+				if cancelEarly && events == 1 {
+					cancel()
 				}
-				return err
-			}, "deadline_exceeded"},
-			{"SendStreamingMessage", 30 * time.Second, func(ctx context.Context, cancel context.CancelFunc) error {
-				stream, err := c.SendStreamingMessage(ctx, slow())
-				if err == nil {
-					_, err = stream.Recv()
-				}
-				if err != nil {
-					return err
-				}
-				cancel() // after the first event
-				for err == nil {
-					_, err = stream.Recv()
-				}
-				return err
-			}, "canceled"},
+				_, err = stream.Recv()
+			}
+			return err
+		}
+		for _, tc := range []struct {
+			method      string
+			timeout     time.Duration
+			cancelEarly bool
+			want        string
+		}{
+			{"SendMessage", 300 * time.Millisecond, false, "deadline_exceeded"},
+			{"SendStreamingMessage", 300 * time.Millisecond, false, "deadline_exceeded"},
+			{"SendStreamingMessage", 30 * time.Second, true, "canceled"},
 		} {
 			codes := map[string]codes.Code{"deadline_exceeded": codes.DeadlineExceeded, "canceled": codes.Canceled}
 			count := func(families map[string]*dto.MetricFamily, code string) float64 {
@@ -200,7 +194,7 @@ func TestGRPCDeadlineCounted(t *testing.T) {
 			}
 			before := scrape(t)
 			ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(t.Context(), "a2a-version", "1.0"), tc.timeout)
-			err := tc.call(ctx, cancel)
+			err := call(ctx, cancel, tc.method, tc.cancelEarly)
 			cancel()
 			if status.Code(err) != codes[tc.want] {
 				t.Fatalf("%s, %s with a deadline of %s: %v; want %v", where.name, tc.method, tc.timeout, err, codes[tc.want])
