@@ -17,7 +17,9 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -69,6 +71,39 @@ type Options struct {
 	// (MCP's) finds there which authorization server issues the tokens.
 	// Default: none.
 	ResourceMetadata string
+	// ClientAddress gives the IP of the client of a request, for the
+	// places one client address may hold in the order of password checks
+	// (see ClientAddress). Default, and when it gives "": the IP of the
+	// request's remote address; behind proxies, the adapter gives the
+	// client IP they forwarded.
+	ClientAddress func(*http.Request) string
+}
+
+// ClientAddress names the client of r by its IP: the one resolve gives
+// (resolve may be nil, or give ""; then the IP of r's remote address).
+// IPv6 addresses count by their /48 prefix: one host usually has a whole
+// /64, and one site a /48 (or a /56) of them.
+func ClientAddress(r *http.Request, resolve func(*http.Request) string) string {
+	var addr string
+	if resolve != nil {
+		addr = resolve(r)
+	}
+	if addr == "" {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		addr = host
+	}
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	if ip = ip.Unmap(); ip.Is6() {
+		prefix, _ := ip.Prefix(48)
+		return prefix.String()
+	}
+	return ip.String()
 }
 
 // Credential is what one scheme established about the caller. Values are
@@ -203,8 +238,10 @@ type Authenticator struct {
 	log               *zap.Logger
 	remotes           []*remoteKeys
 	// turns schedules the password hash comparisons of every basic scheme
-	// (see basic).
-	turns *turns
+	// (see basic), between the client addresses clientAddress gives
+	// (Options.ClientAddress).
+	turns         *turns
+	clientAddress func(*http.Request) string
 	// resourceMetadata is Options.ResourceMetadata.
 	resourceMetadata string
 
@@ -274,6 +311,7 @@ func New(cfg Config, opts Options) (*Authenticator, error) {
 		resourceMetadata: opts.ResourceMetadata,
 		byName:           make(map[string]*scheme, len(cfg.Schemes)),
 		now:              opts.Now,
+		clientAddress:    opts.ClientAddress,
 	}
 	if a.resourceMetadata != "" {
 		if err := checkURL(a.resourceMetadata, true); err != nil {

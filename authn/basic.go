@@ -76,7 +76,10 @@ var compareHash = bcrypt.CompareHashAndPassword
 // which no cache spares, cannot take the CPU from every other request;
 // further checks wait for a turn, which goes round-robin between the
 // configured users (see turns): a login waits behind the attempts for its
-// own user, not behind those for other users.
+// own user, not behind those for other users. One client address holds
+// as many places in that order as comparisons may run at once, and its
+// further checks wait behind its own, so that an address that tries many
+// users delays the others' logins no more than one that tries one user.
 //
 // An unknown user takes its place in that order like a user with nothing
 // waiting, and is then refused after as long as one of the recent
@@ -143,8 +146,9 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 	)
 	// compare waits for q's turn and compares; ended when the request
 	// ended first.
-	compare := func(ctx context.Context, q *queue, hash, password []byte, cost int) (matched, ended bool) {
-		if !a.turns.wait(ctx, q) {
+	compare := func(ctx context.Context, q *queue, client string, hash, password []byte, cost int) (matched, ended bool) {
+		turn := a.turns.wait(ctx, q, client)
+		if turn == nil {
 			return false, true
 		}
 		start := time.Now()
@@ -152,7 +156,7 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 		if cost == dummyCost {
 			times.add(time.Since(start), start)
 		}
-		a.turns.done()
+		a.turns.done(turn)
 		return err == nil, false
 	}
 	s.check = func(r *http.Request) outcome {
@@ -177,15 +181,15 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 		default:
 			return accepted(id)
 		}
-		ctx := r.Context()
+		ctx, client := r.Context(), ClientAddress(r, a.clientAddress)
 		var matched, ended bool
 		u, known := users[string(name)]
 		if known {
-			matched, ended = compare(ctx, &u.turn, u.hash, password, u.cost)
+			matched, ended = compare(ctx, &u.turn, client, u.hash, password, u.cost)
 		} else if d, recent := times.pick(time.Now()); recent {
-			ended = !standIn(ctx, a.turns, d)
+			ended = !standIn(ctx, a.turns, client, d)
 		} else {
-			_, ended = compare(ctx, &strangers, dummy, password, dummyCost)
+			_, ended = compare(ctx, &strangers, client, dummy, password, dummyCost)
 		}
 		if ended {
 			return refused("the request ended", "the request ended while waiting to check a password")
@@ -200,12 +204,15 @@ func (b *builder) basic(s *scheme, sc *Scheme) error {
 	return nil
 }
 
-// standIn takes an unknown user's place in the order of turns, then waits
-// d, as long as a comparison; false when ctx ended first.
-func standIn(ctx context.Context, t *turns, d time.Duration) bool {
-	if !t.wait(ctx, &queue{stand: true}) {
+// standIn takes an unknown user's place in the order of turns, then
+// waits d, as long as a comparison, holding its client's place as a
+// comparison would; false when ctx ended first.
+func standIn(ctx context.Context, t *turns, client string, d time.Duration) bool {
+	turn := t.wait(ctx, &queue{stand: true}, client)
+	if turn == nil {
 		return false
 	}
+	defer t.done(turn)
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"net/http"
 	"reflect"
 	"runtime"
@@ -200,6 +201,7 @@ type attackGate struct {
 	entered chan struct{} // a send as each held comparison starts
 	release chan struct{}
 	attacks sync.WaitGroup // the logins and attacks under way
+	sources atomic.Int32   // client addresses given out by source
 
 	mu      sync.Mutex
 	started []string
@@ -234,27 +236,69 @@ func (g *attackGate) login(a *authn.Authenticator, r *http.Request) <-chan *auth
 	return done
 }
 
-// attack sends a wrong password for user in the background; its
-// comparison, if any, is held.
-func (g *attackGate) attack(t *testing.T, a *authn.Authenticator, user string, i int) {
+// source is a client address no request of the test came from yet.
+func (g *attackGate) source() string {
+	n := g.sources.Add(1)
+	return fmt.Sprintf("10.0.%d.%d", n/256, n%256)
+}
+
+// from is r as sent from the client address addr.
+func from(addr string, r *http.Request) *http.Request {
+	r.RemoteAddr = net.JoinHostPort(addr, "50000")
+	return r
+}
+
+// attack sends a wrong password for user in the background from the
+// client address addr ("": one of its own); its comparison, if any, is
+// held.
+func (g *attackGate) attack(t *testing.T, a *authn.Authenticator, addr, user string, i int) {
+	if addr == "" {
+		addr = g.source()
+	}
+	r := from(addr, request("Authorization", basicHeader(user, fmt.Sprintf("attack-%s-%d", user, i))))
 	g.attacks.Go(func() {
-		if _, f := a.Authenticate(request("Authorization", basicHeader(user, fmt.Sprintf("attack-%s-%d", user, i)))); f == nil {
+		if _, f := a.Authenticate(r); f == nil {
 			t.Errorf("a wrong password for %s was accepted", user)
 		}
 	})
 }
 
 // holdEveryTurn starts as many attacks on carol as comparisons may run at
-// once, and returns once all of them are held.
-func (g *attackGate) holdEveryTurn(t *testing.T, a *authn.Authenticator) int {
+// once, from the client address addr ("": each from one of its own), and
+// returns once all of them are held.
+func (g *attackGate) holdEveryTurn(t *testing.T, a *authn.Authenticator, addr string) int {
 	turns := max(1, runtime.GOMAXPROCS(0)/2)
 	for i := range turns {
-		g.attack(t, a, "carol", i)
+		g.attack(t, a, addr, "carol", i)
 	}
 	for range turns {
 		<-g.entered
 	}
 	return turns
+}
+
+// releaseUntilThrough ends the held comparisons one at a time until the
+// login is through, and fails t if it was refused.
+func (g *attackGate) releaseUntilThrough(t *testing.T, login <-chan *authn.Failure) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case g.release <- struct{}{}:
+		case <-deadline:
+			t.Fatal("no comparison to end, and the login is not through")
+		}
+		select {
+		case f := <-login:
+			if f != nil {
+				t.Fatalf("the valid login was refused: %v", f)
+			}
+			return
+		case <-g.entered:
+		case <-deadline:
+			t.Fatal("the login is not through after 10s")
+		}
+	}
 }
 
 func (g *attackGate) order() []string {
@@ -276,45 +320,27 @@ func timeAComparison(t *testing.T, a *authn.Authenticator) *authn.Failure {
 
 // A valid login waits behind the attempts for its own user only: with
 // every turn to compare held by wrong passwords for carol, more of them
-// waiting, and unknown users waiting too, bob's login compares as soon as
-// turns free up, after at most one more of carol's (her queue was first in
-// the order), and no unknown user is compared at all.
+// waiting, and unknown users waiting too, each from an address of its
+// own, bob's login compares as soon as turns free up, after at most one
+// more of carol's (her queue was first in the order), and no unknown user
+// is compared at all.
 func TestBasicLoginDoesNotWaitBehindOtherUsers(t *testing.T) {
 	a := basicAuth(t, bcrypt.MinCost)
 	timeAComparison(t, a)
 	g := gateAttacks(t)
-	held := g.holdEveryTurn(t, a)
+	held := g.holdEveryTurn(t, a, "")
 	const unknown = 8
 	waiting := 4*held + unknown
 	for i := range 4 * held {
-		g.attack(t, a, "carol", held+i)
+		g.attack(t, a, "", "carol", held+i)
 	}
 	for i := range unknown {
-		g.attack(t, a, fmt.Sprint("mallory-", i), i)
+		g.attack(t, a, "", fmt.Sprint("mallory-", i), i)
 	}
 	authn.WaitForBasicLogins(t, a, waiting)
 	login := g.login(a, request("Authorization", basicHeader("bob", "correct horse")))
 	authn.WaitForBasicLogins(t, a, waiting+1)
-
-	// End the held comparisons one at a time until the login is through.
-	deadline := time.After(10 * time.Second)
-	for through := false; !through; {
-		select {
-		case g.release <- struct{}{}:
-		case <-deadline:
-			t.Fatal("no comparison to end, and the login is not through")
-		}
-		select {
-		case f := <-login:
-			if f != nil {
-				t.Fatalf("the valid login was refused: %v", f)
-			}
-			through = true
-		case <-g.entered:
-		case <-deadline:
-			t.Fatal("the login is not through after 10s")
-		}
-	}
+	g.releaseUntilThrough(t, login)
 
 	order := g.order()
 	ahead := order[held:slices.Index(order, "correct horse")]
@@ -336,11 +362,11 @@ func TestBasicUnknownUsersTakeNoTurn(t *testing.T) {
 	a := basicAuth(t, bcrypt.MinCost)
 	wrong := timeAComparison(t, a)
 	g := gateAttacks(t)
-	g.holdEveryTurn(t, a)
+	g.holdEveryTurn(t, a, "")
 	const unknown = 8
 	logins := make([]<-chan *authn.Failure, unknown)
 	for i := range logins {
-		logins[i] = g.login(a, request("Authorization", basicHeader(fmt.Sprint("mallory-", i), "attack")))
+		logins[i] = g.login(a, from(g.source(), request("Authorization", basicHeader(fmt.Sprint("mallory-", i), "attack"))))
 	}
 	authn.WaitForBasicLogins(t, a, unknown)
 
@@ -374,29 +400,71 @@ func TestBasicUnknownUserComparedUntilTimed(t *testing.T) {
 	}
 }
 
-// A login whose request ends while it waits for a turn is refused at
-// once and gives up its place: the next freed turn goes to the next login.
+// A login whose request ends while it waits, for a turn or for its client
+// address's place in the order of turns, is refused at once and gives up
+// its place: the next freed turn goes to the next login.
 func TestBasicWaitEndsWithTheRequest(t *testing.T) {
+	const client = "198.51.100.7"
 	for _, user := range []string{"bob", "mallory"} {
-		t.Run(user, func(t *testing.T) {
-			a := basicAuth(t, bcrypt.MinCost)
-			timeAComparison(t, a)
-			g := gateAttacks(t)
-			g.holdEveryTurn(t, a)
-			ctx, cancel := context.WithCancel(context.Background())
-			login := g.login(a, request("Authorization", basicHeader(user, "guess")).WithContext(ctx))
-			authn.WaitForBasicLogins(t, a, 1)
-			cancel()
-			f := answer(t, login, user)
-			if f == nil || f.Status != http.StatusUnauthorized || !strings.Contains(f.Detail, "the request ended") {
-				t.Fatalf("answer %+v, want a 401 because the request ended", f)
-			}
-			authn.WaitForBasicLogins(t, a, 0)
+		for _, held := range []struct {
+			name, by string // by: the address holding every turn, "" for one each
+		}{{"for a turn", ""}, {"behind its address's attempts", client}} {
+			t.Run(user+", "+held.name, func(t *testing.T) {
+				a := basicAuth(t, bcrypt.MinCost)
+				timeAComparison(t, a)
+				g := gateAttacks(t)
+				g.holdEveryTurn(t, a, held.by)
+				ctx, cancel := context.WithCancel(context.Background())
+				login := g.login(a, from(client, request("Authorization", basicHeader(user, "guess")).WithContext(ctx)))
+				authn.WaitForBasicLogins(t, a, 1)
+				cancel()
+				f := answer(t, login, user)
+				if f == nil || f.Status != http.StatusUnauthorized || !strings.Contains(f.Detail, "the request ended") {
+					t.Fatalf("answer %+v, want a 401 because the request ended", f)
+				}
+				authn.WaitForBasicLogins(t, a, 0)
 
-			g.release <- struct{}{}
-			if f := answer(t, g.login(a, request("Authorization", basicHeader("bob", "correct horse"))), "bob"); f != nil {
-				t.Fatalf("the valid login was refused: %v", f)
-			}
-		})
+				g.release <- struct{}{}
+				if f := answer(t, g.login(a, from(client, request("Authorization", basicHeader("bob", "correct horse")))), "bob"); f != nil {
+					t.Fatalf("the valid login was refused: %v", f)
+				}
+			})
+		}
+	}
+}
+
+// An address that tries many users delays another address's login no
+// more than one that tries one user: it holds at most as many places in
+// the order of turns as comparisons may run at once, and its further
+// attempts wait behind its own (an IPv6 address counts by its /48). With
+// every turn held by its wrong passwords for carol, and one more waiting
+// for each of many other users, sent from other /64s of its /48, bob's
+// login from another address is the next compared, however many users
+// are tried.
+func TestBasicLoginWaitDoesNotGrowWithUsersTried(t *testing.T) {
+	held := max(1, runtime.GOMAXPROCS(0)/2)
+	tried := 2*held + 6
+	hash := string(must(bcrypt.GenerateFromPassword([]byte("correct horse"), bcrypt.MinCost)))
+	users := []authn.User{{Username: "bob", Password: hash}, {Username: "carol", Password: hash}}
+	for i := range tried {
+		users = append(users, authn.User{Username: fmt.Sprint("user-", i), Password: hash})
+	}
+	a := newAuth(t, authn.Config{Schemes: map[string]*authn.Scheme{
+		"basic": {Type: "http", HTTPScheme: "basic", Users: users},
+	}}, authn.Options{})
+	g := gateAttacks(t)
+	g.holdEveryTurn(t, a, "2001:db8:7::1")
+	for i := range tried {
+		g.attack(t, a, fmt.Sprintf("2001:db8:7:%x::1", i+1), fmt.Sprint("user-", i), i)
+	}
+	authn.WaitForBasicLogins(t, a, tried)
+	login := g.login(a, from("198.51.100.7", request("Authorization", basicHeader("bob", "correct horse"))))
+	authn.WaitForBasicLogins(t, a, tried+1)
+	g.releaseUntilThrough(t, login)
+
+	order := g.order()
+	if ahead := order[held:slices.Index(order, "correct horse")]; len(ahead) > 0 {
+		t.Errorf("with %d users tried from one address, another address's login waited for %d comparisons queued before it, want none: %q",
+			tried, len(ahead), ahead)
 	}
 }

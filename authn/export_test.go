@@ -14,8 +14,9 @@ func WatchHashComparisons(t interface{ Cleanup(func()) }, watch func(password []
 }
 
 // WaitForBasicLogins waits until n basic logins wait for their turn to
-// compare a password hash (unknown users' stand-ins included), and fails t
-// if they do not within 10 seconds.
+// compare a password hash, or for their client address's place in the
+// order of turns (unknown users' stand-ins included), and fails t if they
+// do not within 10 seconds.
 func WaitForBasicLogins(t interface {
 	Helper()
 	Fatalf(string, ...any)
@@ -27,6 +28,9 @@ func WaitForBasicLogins(t interface {
 		w := 0
 		for e := a.turns.ring.Front(); e != nil; e = e.Next() {
 			w += e.Value.(*queue).waiting.Len()
+		}
+		for _, c := range a.turns.clients {
+			w += c.waiting.Len()
 		}
 		return w
 	}

@@ -63,7 +63,8 @@ func (h *Handler) provisionSecurity() error {
 	if err != nil {
 		return err
 	}
-	auth, err := authn.New(h.Security.Config, authn.Options{Logger: h.logger, ResourceMetadata: metadata})
+	auth, err := authn.New(h.Security.Config, authn.Options{Logger: h.logger, ResourceMetadata: metadata,
+		ClientAddress: clientIP})
 	if err != nil {
 		return fmt.Errorf("security: %w", err)
 	}

@@ -1,11 +1,15 @@
 package caddymodule
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -125,5 +129,98 @@ func TestGRPCMutualTLSThroughCaddy(t *testing.T) {
 	}
 	if _, err := clientFor(bob).GetTask(ctx, &a2apb.GetTaskRequest{Id: task.Id}); status.Code(err) != codes.NotFound {
 		t.Errorf("alice's task as bob: %v", err)
+	}
+}
+
+// TestGRPCDeadlineCounted: a gRPC call that its client's deadline ends is
+// counted as deadline_exceeded, blocking or streaming, on the site's port
+// and on the binding's own listener; one its client cancels long before
+// its deadline, as canceled. A gRPC client resets the call at its
+// deadline as it does to cancel it, and the reset reaches the agent about
+// when the agent's copy of the deadline (grpc-timeout) passes, often just
+// before.
+func TestGRPCDeadlineCounted(t *testing.T) {
+	a := newAgent(t, demoSkills(t), newOrderCounter(t))
+	listen := freePort(t)
+	slow := func() *a2apb.SendMessageRequest {
+		msg, err := grpcMessage("slow", map[string]any{"seconds": 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &a2apb.SendMessageRequest{Message: msg}
+	}
+	for _, where := range []struct {
+		name string
+		load func()
+		port int
+	}{
+		{"the site's port", func() { a.loadAllBindings("gRPC on the site's port") }, a.port},
+		{"the gRPC listener", func() {
+			a.loadWith(a.publicURL(), "gRPC on its own listener", fmt.Sprintf("grpc {\n\t\t\tlisten 127.0.0.1:%d\n\t\t}", listen))
+		}, listen},
+	} {
+		where.load()
+		c := a2apb.NewA2AServiceClient(grpcDial(t, where.port, nil))
+		// call sends a slow message by method, and waits for its end; a
+		// stream it cancels after its first event when cancelEarly.
+		call := func(ctx context.Context, cancel context.CancelFunc, method string, cancelEarly bool) error {
+			if method == "SendMessage" {
+				_, err := c.SendMessage(ctx, slow())
+				return err
+			}
+			stream, err := c.SendStreamingMessage(ctx, slow())
+			for events := 0; err == nil; events++ {
+				if cancelEarly && events == 1 {
+					cancel()
+				}
+				_, err = stream.Recv()
+			}
+			return err
+		}
+		for _, tc := range []struct {
+			method      string
+			timeout     time.Duration
+			cancelEarly bool
+			want        string
+		}{
+			{"SendMessage", 300 * time.Millisecond, false, "deadline_exceeded"},
+			{"SendStreamingMessage", 300 * time.Millisecond, false, "deadline_exceeded"},
+			{"SendStreamingMessage", 30 * time.Second, true, "canceled"},
+		} {
+			codes := map[string]codes.Code{"deadline_exceeded": codes.DeadlineExceeded, "canceled": codes.Canceled}
+			count := func(families map[string]*dto.MetricFamily, code string) float64 {
+				return max(sample(families, "caddy_a2a_requests_total",
+					"binding", "GRPC", "method", tc.method, "version", "1.0", "code", code), 0)
+			}
+			before := scrape(t)
+			ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(t.Context(), "a2a-version", "1.0"), tc.timeout)
+			err := call(ctx, cancel, tc.method, tc.cancelEarly)
+			cancel()
+			if status.Code(err) != codes[tc.want] {
+				t.Fatalf("%s, %s with a deadline of %s: %v; want %v", where.name, tc.method, tc.timeout, err, codes[tc.want])
+			}
+			// The agent counts the call as it ends, after the client has
+			// given up on it.
+			var after map[string]*dto.MetricFamily
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				after = scrape(t)
+				ended := 0.0
+				for code := range codes {
+					ended += count(after, code) - count(before, code)
+				}
+				if ended > 0 || time.Now().After(deadline) {
+					break
+				}
+			}
+			for code := range codes {
+				want := 0.0
+				if code == tc.want {
+					want = 1
+				}
+				if got := count(after, code) - count(before, code); got != want {
+					t.Errorf("%s, %s with a deadline of %s: %v more counted %s; want %v", where.name, tc.method, tc.timeout, got, code, want)
+				}
+			}
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package caddymodule
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +19,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -25,6 +29,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
@@ -437,4 +442,118 @@ func freePortOf(t *testing.T, addr string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestGRPCListenerHeaderListBound: the binding's own listener takes a
+// call's header list up to the bound the site's port puts on a request's
+// headers (Caddy's default max_header_size, 16 KiB), and resets a call
+// over it, as the site's port refuses such a request (431); grpc-go
+// alone would take 16 MiB. The client here is a plain HTTP/2 framer, which
+// sends what it is told whatever limit the server announces.
+func TestGRPCListenerHeaderListBound(t *testing.T) {
+	a := newAgent(t, demoSkills(t), newOrderCounter(t))
+	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	a.loadWith(a.publicURL(), "Bounded headers", fmt.Sprintf("grpc {\n\t\t\tlisten %s\n\t\t}", listen))
+	for _, tc := range []struct {
+		name, addr string
+		padding    int // bytes of headers besides the call's own
+		refused    bool
+	}{
+		{"the site's port, under the bound", fmt.Sprintf("127.0.0.1:%d", a.port), 8 << 10, false},
+		{"the site's port, over it", fmt.Sprintf("127.0.0.1:%d", a.port), 20 << 10, true},
+		{"the gRPC listener, under the bound", listen, 8 << 10, false},
+		{"the gRPC listener, over it", listen, 20 << 10, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answer := h2Call(t, tc.addr, tc.padding)
+			if refused := answer == "reset" || answer == "431"; refused != tc.refused {
+				t.Errorf("a header list with %d bytes of padding: answered %s, want refused %v", tc.padding, answer, tc.refused)
+			}
+		})
+	}
+}
+
+// h2Call sends a GetTask call to addr over HTTP/2 without TLS, its header
+// list padded with headers of padding bytes in all, and says how the server
+// answered its stream: "reset", or the :status of its response.
+func h2Call(t *testing.T, addr string, padding int) string {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, f := range [][2]string{
+		{":method", "POST"}, {":scheme", "http"}, {":authority", addr},
+		{":path", "/" + a2apb.A2AService_ServiceDesc.ServiceName + "/GetTask"},
+		{"content-type", "application/grpc"}, {"te", "trailers"}, {"a2a-version", "1.0"},
+	} {
+		if err := enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Headers of 1 KiB: a single long one would be refused as a string
+	// too long to decode, which closes the whole connection.
+	for i := 0; i < padding; i += 1 << 10 {
+		if err := enc.WriteField(hpack.HeaderField{Name: fmt.Sprint("x-padding-", i), Value: strings.Repeat("p", min(1<<10, padding-i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg, err := proto.Marshal(&a2apb.GetTaskRequest{Id: "no-such-task"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg)))
+
+	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(conn, conn)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	const stream, frameSize = 1, 16 << 10 // frameSize: HTTP/2's default SETTINGS_MAX_FRAME_SIZE
+	err = fr.WriteSettings()
+	for first, rest := true, block.Bytes(); err == nil && (first || len(rest) > 0); first = false {
+		chunk := rest[:min(len(rest), frameSize)]
+		rest = rest[len(chunk):]
+		if first {
+			err = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: stream, BlockFragment: chunk, EndHeaders: len(rest) == 0})
+		} else {
+			err = fr.WriteContinuation(stream, len(rest) == 0, chunk)
+		}
+	}
+	if err == nil {
+		err = fr.WriteData(stream, true, append(data, msg...))
+	}
+	if err != nil {
+		t.Fatalf("sending the call: %v", err)
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("reading the answer: %v", err)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				if err := fr.WriteSettingsAck(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case *http2.RSTStreamFrame:
+			if f.StreamID == stream {
+				return "reset"
+			}
+		case *http2.MetaHeadersFrame:
+			if f.StreamID == stream {
+				return f.PseudoValue("status")
+			}
+		case *http2.GoAwayFrame:
+			t.Fatalf("the server closed the connection: %v", f.ErrCode)
+		}
+	}
 }

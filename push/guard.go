@@ -27,8 +27,8 @@ import (
 // https://www.iana.org/assignments/iana-ipv6-special-registry) that is not
 // globally reachable or not forwardable, and besides those: multicast,
 // whose receivers are not one host; and what reaches IPv4 through IPv6
-// (NAT64, 6to4, Teredo, IPv4-compatible), which could reach a private IPv4
-// address. The globally reachable anycast and identifier blocks inside
+// (NAT64, 6to4, Teredo, IPv4-compatible, IPv4-translated), which could
+// reach a private IPv4 address. The globally reachable anycast and identifier blocks inside
 // 192.0.0.0/24 and 2001::/23 (PCP, TURN, DNS-SD, AMT, AS112, ORCHIDv2,
 // drone remote ID) are refused with their block: no webhook lives there.
 // IPv4-mapped IPv6 addresses are checked as the IPv4 address they are.
@@ -57,6 +57,7 @@ var nonPublic = []struct {
 	{netip.MustParsePrefix("::/128"), "an unspecified address"},
 	{netip.MustParsePrefix("::1/128"), "a loopback address"},
 	{netip.MustParsePrefix("::/96"), "an IPv4-compatible address (deprecated)"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "an IPv4-translated address (RFC 2765)"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "a NAT64 address"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local-use NAT64 address"},
 	{netip.MustParsePrefix("100::/64"), "a discard-only address"},

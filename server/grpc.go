@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -324,16 +325,39 @@ func (s *grpcService) run(ctx context.Context, m a2a.Method, in proto.Message) (
 }
 
 // end turns an outcome that is no result into the call's status: the end
-// of its context (CANCELLED or DEADLINE_EXCEEDED), or an error (see fail).
+// of its context (CANCELLED or DEADLINE_EXCEEDED, see endedByDeadline), or
+// an error (see fail).
 func (s *grpcService) end(ctx context.Context, call *grpcCall, m a2a.Method, out outcome) error {
 	if out.ended != nil {
-		if call != nil {
-			call.ended = out.ended
-			call.c.endedBy(out.ended)
+		ended := out.ended
+		if endedByDeadline(ctx, ended) {
+			ended = context.DeadlineExceeded
 		}
-		return status.FromContextError(out.ended).Err()
+		if call != nil {
+			call.ended = ended
+			call.c.endedBy(ended)
+		}
+		return status.FromContextError(ended).Err()
 	}
 	return s.fail(ctx, call, m, out.err)
+}
+
+// deadlineSlack is how close to its deadline a call may be canceled and
+// still count as ended by it. A gRPC client resets a call at its deadline
+// with the code a cancel has, and the reset can reach the agent before the
+// agent's copy of the deadline (grpc-timeout, counted from when the call's
+// headers arrived) passes, by about the time those headers took to come.
+const deadlineSlack = time.Second
+
+// endedByDeadline reports whether a call whose context ctx ended with err
+// was ended by its deadline: err says so, or it was canceled less than
+// deadlineSlack before the deadline.
+func endedByDeadline(ctx context.Context, err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	deadline, ok := ctx.Deadline()
+	return ok && errors.Is(err, context.Canceled) && time.Until(deadline) < deadlineSlack
 }
 
 // fail turns an error of the engine into the call's gRPC status: a refusal

@@ -67,6 +67,12 @@ const (
 	DefaultMaxConcurrentStreams = 250
 )
 
+// grpcMaxHeaderListBytes bounds the header list (the metadata, as HTTP/2
+// counts it) of a call on the listener, as Caddy's HTTP servers bound a
+// request's headers by default (max_header_size): grpc-go's own bound is
+// 16 MiB. A call over it is reset before it begins.
+const grpcMaxHeaderListBytes = 16 << 10
+
 // healthWatchInterval is how often a health Watch asks the agent again.
 const healthWatchInterval = time.Second
 
@@ -146,6 +152,7 @@ func NewGRPCServer(o GRPCServerOptions) *GRPCServer {
 			MinTime: cmp.Or(o.KeepaliveMinTime, DefaultKeepaliveMinTime), PermitWithoutStream: true,
 		}),
 		grpc.MaxConcurrentStreams(cmp.Or(o.MaxConcurrentStreams, DefaultMaxConcurrentStreams)),
+		grpc.MaxHeaderListSize(grpcMaxHeaderListBytes),
 		// Another method, of this service or another, is refused as
 		// JSON-RPC refuses one: after the caller is admitted, observed.
 		grpc.UnknownServiceHandler(s.method(a2a.MethodUnknown, nil)),

@@ -156,10 +156,10 @@ func TestNativeGRPCFlow(t *testing.T) {
 	if status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("past its deadline: %v", err)
 	}
-	// The client's library resets the call at its deadline too: whichever
-	// comes first ends it.
-	if end := obs.until(t, "end SendMessage 1.0 "); end != fmt.Sprintf("end SendMessage 1.0 %d span=SendMessage", server.CodeDeadlineExceeded) &&
-		end != fmt.Sprintf("end SendMessage 1.0 %d span=SendMessage", server.CodeCanceled) {
+	// The client's library resets the call at its deadline too, often
+	// before the agent's copy of the deadline passes: either way, the
+	// deadline ended it.
+	if end := obs.until(t, "end SendMessage 1.0 "); end != fmt.Sprintf("end SendMessage 1.0 %d span=SendMessage", server.CodeDeadlineExceeded) {
 		t.Errorf("past its deadline, observed %q", end)
 	}
 }

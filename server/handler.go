@@ -17,9 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -427,33 +425,7 @@ func putBuffer(b *[]byte) {
 
 // clientAddress names the client of r for its share of the store: its IP,
 // or the /48 prefix of an IPv6 address (see Config.ClientAddress).
-func (h *Handler) clientAddress(r *http.Request) string {
-	var addr string
-	if h.clientAddr != nil {
-		addr = h.clientAddr(r)
-	}
-	if addr == "" {
-		addr = remoteIP(r)
-	}
-	ip, err := netip.ParseAddr(addr)
-	if err != nil {
-		return addr
-	}
-	if ip = ip.Unmap(); ip.Is6() {
-		prefix, _ := ip.Prefix(48)
-		return prefix.String()
-	}
-	return ip.String()
-}
-
-// remoteIP is the IP of the remote end of r's connection.
-func remoteIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+func (h *Handler) clientAddress(r *http.Request) string { return authn.ClientAddress(r, h.clientAddr) }
 
 // CheckRESTPath says why p cannot be the HTTP+JSON binding's path.
 func CheckRESTPath(p string) error {
