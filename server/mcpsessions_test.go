@@ -188,7 +188,8 @@ func TestMCPAnonymousSessionsLeaveRoom(t *testing.T) {
 // No MCP request leaves more behind than its bound: a session, counted
 // against the sessions' budget until it closes, and nothing else. Many
 // rounds of every kind of request, on a session and without, the refused
-// ones too, leave the heap where it was, but for a few bytes a request.
+// ones too, leave the heap where it was, within what pools and caches
+// hold.
 func TestMCPRequestsLeaveNothingBehind(t *testing.T) {
 	a := newAgent(t, withMCP)
 	cs := connectMCP(t, a, mcpStateful, "", nil)
@@ -220,19 +221,22 @@ func TestMCPRequestsLeaveNothingBehind(t *testing.T) {
 			t.Fatalf("a large initialize: HTTP %d", status)
 		}
 	}
-	// The first rounds fill pools and grow maps to their working size.
+	// The first rounds fill pools and caches and grow maps to their
+	// working size, which takes the race detector's build some 100 KiB.
 	for range 100 {
 		round()
 	}
 	before := heapInUse()
-	const rounds = 200
+	const rounds = 300
 	for range rounds {
 		round()
 	}
 	grown := heapInUse() - before
 	t.Logf("%d rounds of 11 requests grew the heap by %d bytes", rounds, grown)
-	if grown > rounds*11*32 {
-		t.Errorf("%d rounds of 11 requests left %d bytes behind: more than 32 a request", rounds, grown)
+	// What a refused initialize would hold is 64 KiB a round; a body kept
+	// by any request, hundreds of bytes a request.
+	if grown > 256<<10 {
+		t.Errorf("%d rounds of 11 requests left %d bytes behind", rounds, grown)
 	}
 }
 
