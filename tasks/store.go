@@ -183,6 +183,33 @@ type Limits struct {
 	// LeaseTTL is how long a replica's word that it runs a task holds
 	// (shared stores only).
 	LeaseTTL time.Duration
+	// ResendWindow is how long a new task's message is remembered (see
+	// resend.go) after the task's last update, whether or not the task is
+	// still stored; a live task's message is remembered as long as the
+	// task is live. 0: MaxAge; negative: no message is remembered.
+	ResendWindow time.Duration
+	// MaxResendKeys bounds the messages remembered apart from their
+	// tasks, those of tasks dropped to make room (0: MaxTasks); anonymous
+	// callers' hold at most their share of it, as of the live tasks
+	// (MaxLiveAnonymous of MaxTasks).
+	MaxResendKeys int
+}
+
+// Resends says for how long after its task's last update a message is
+// remembered, and whether messages are remembered at all.
+func (l Limits) Resends() (window time.Duration, on bool) {
+	if l.ResendWindow < 0 {
+		return 0, false
+	}
+	return cmp.Or(l.ResendWindow, l.MaxAge), true
+}
+
+// ResendKeyBounds are how many messages may be remembered apart from
+// their tasks, and how many of them anonymous callers' may be.
+func (l Limits) ResendKeyBounds() (all, anonymous int) {
+	all = max(cmp.Or(l.MaxResendKeys, l.MaxTasks), 1)
+	anonLive, _ := l.AnonymousBounds()
+	return all, max(int(int64(all)*int64(anonLive)/int64(max(l.MaxTasks, 1))), 1)
 }
 
 // MemoryStore is a Store in memory, bounded by count, bytes and age.
@@ -195,9 +222,15 @@ type MemoryStore struct {
 	mu   sync.RWMutex
 	byID map[string]*memEntry
 	// byMessage finds a task by the message that made it (the strings of
-	// MessageKey, unhashed: they are the record's own).
+	// MessageKey, unhashed: they are the record's own); dropped the
+	// messages of the tasks dropped to make room, until their window ends.
 	byMessage map[sentMessage]*memEntry
-	owners    map[string]*ownerList
+	dropped   droppedKeys
+	// resendWindow is Limits.Resends': how long after its task's last
+	// update a message is remembered, if resends are on.
+	resendWindow time.Duration
+	resends      bool
+	owners       map[string]*ownerList
 	// quotas count the live tasks of each quota; one goes when it has none.
 	quotas map[string]*quota
 	// anonymous counts the live tasks of every anonymous caller.
@@ -240,10 +273,12 @@ func NewMemoryStore(limits Limits) *MemoryStore {
 		limits:    limits,
 		byID:      make(map[string]*memEntry),
 		byMessage: make(map[sentMessage]*memEntry),
+		dropped:   newDroppedKeys(limits),
 		owners:    make(map[string]*ownerList),
 		quotas:    make(map[string]*quota),
 		bus:       NewBus(limits.StreamBuffer),
 	}
+	s.resendWindow, s.resends = limits.Resends()
 	s.tx.s = s
 	return s
 }
@@ -256,8 +291,18 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 		return fmt.Errorf("tasks: insert task %s: id already stored", rec.Task.ID)
 	}
 	sent, keyed := sentBy(&rec)
-	if first := s.byMessage[sent]; keyed && first != nil {
-		return &Resent{TaskID: first.rec.Task.ID}
+	if keyed = keyed && s.resends; keyed {
+		if first := s.byMessage[sent]; first != nil {
+			if s.remembers(first, rec.Updated) {
+				return &Resent{TaskID: first.rec.Task.ID}
+			}
+			delete(s.byMessage, sent) // its window ended: the message is new again
+			first.keyed = false
+		} else if len(s.dropped.byKey) > 0 {
+			if id, ok := s.dropped.find(s.dropped.keyOf(sent), rec.Updated); ok {
+				return &Resent{TaskID: id, Dropped: true}
+			}
+		}
 	}
 	terminal := rec.Task.Status.State.Terminal()
 	quotaKey := cmp.Or(rec.Quota, rec.Owner)
@@ -274,7 +319,7 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 		if s.terminal.head == nil {
 			return s.limits.Refusal(StoreTasks)
 		}
-		s.remove(s.terminal.head)
+		s.evict(s.terminal.head)
 	}
 	if !s.makeRoom(rec.Bytes, nil) {
 		return s.limits.Refusal(StoreBytes)
@@ -323,9 +368,26 @@ func (s *MemoryStore) makeRoom(delta int64, keep *memEntry) bool {
 		if e == nil {
 			return false
 		}
-		s.remove(e)
+		s.evict(e)
 	}
 	return true
+}
+
+// remembers reports whether the message that made e's task is remembered
+// at now: while the task is live, and for the resend window after its
+// last update.
+func (s *MemoryStore) remembers(e *memEntry, now time.Time) bool {
+	return remembered(!e.terminal, e.rec.Updated, now, s.resendWindow)
+}
+
+// evict drops a terminal task to make room; the message that made it is
+// remembered until its window ends.
+func (s *MemoryStore) evict(e *memEntry) {
+	if e.keyed {
+		s.dropped.add(s.dropped.keyOf(e.sent), e.rec.Task.ID, e.rec.Updated.Add(s.resendWindow),
+			keyHolderID{quota: cmp.Or(e.rec.Quota, e.rec.Owner), anonymous: e.rec.Owner == ""})
+	}
+	s.remove(e)
 }
 
 // Shortage names the bound a store ran into when it refused a task, or a
@@ -625,6 +687,7 @@ func (s *MemoryStore) Sweep(_ context.Context, now time.Time, expire func(rec *R
 	for e := s.terminal.head; e != nil && e.rec.Updated.Before(cutoff); e = s.terminal.head {
 		s.remove(e)
 	}
+	s.dropped.sweep(now)
 	var ended []*Record
 	ended = s.expireOlder(&s.running, cutoff, ExpiredAge, expire, ended)
 	ended = s.expireOlder(&s.interrupted, now.Add(-s.limits.MaxInputWait), ExpiredInputWait, expire, ended)

@@ -66,7 +66,11 @@ type storeKeys struct {
 	lists  map[string]map[string]string // "running", "interrupted", "terminal", "leases"
 	// messages finds a task by the key of the message that made it.
 	messages map[string]string
-	other    []string // keys the layout does not have
+	// gone are the sorted sets of the messages remembered of dropped
+	// tasks: "a" and "o" by kind, "h:<holder>" by holder, "top:a" and
+	// "top:o" the holders.
+	gone  map[string]map[string]string
+	other []string // keys the layout does not have
 }
 
 func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
@@ -78,7 +82,8 @@ func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
 		return nil, fmt.Errorf("reading the keys: %w", err)
 	}
 	k := &storeKeys{prefix: prefix, tasks: map[string]map[string]string{}, stats: map[string]string{},
-		owners: map[string]map[string]string{}, lists: map[string]map[string]string{}, messages: map[string]string{}}
+		owners: map[string]map[string]string{}, lists: map[string]map[string]string{}, messages: map[string]string{},
+		gone: map[string]map[string]string{}}
 	for _, entry := range res {
 		e, _ := entry.([]any)
 		if len(e) != 3 {
@@ -103,6 +108,8 @@ func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
 			k.owners[key] = contents
 		case kind == "zset" && (slices.Contains(ageLists, name) || isLeases(name)):
 			k.lists[name] = contents
+		case kind == "zset" && strings.HasPrefix(name, "gone:"):
+			k.gone[strings.TrimPrefix(name, "gone:")] = contents
 		default:
 			k.other = append(k.other, key+" ("+kind+")")
 		}
@@ -187,10 +194,14 @@ func (k *storeKeys) problems() []string {
 		}
 	}
 	for m, id := range k.messages {
+		if strings.HasPrefix(id, "\x00") {
+			continue // remembered of a dropped task: checkGone
+		}
 		if f, ok := k.tasks[id]; !ok || f["m"] != m {
 			add("message key %x finds task %s, which has no hash or another key", m, id)
 		}
 	}
+	p = append(p, k.checkGone()...)
 
 	// The owner indexes: each holds exactly its owner's tasks.
 	owned := map[string][]string{} // by index key, from the hashes
@@ -243,6 +254,66 @@ func (k *storeKeys) problems() []string {
 		if got, want := quotas[qh], used[qh]; got != want || live != (want.live > 0) || bytes != live {
 			add("quota %s holds live %d, bytes %d (fields there: %v, %v); its live tasks are %d of %d bytes",
 				qh, got.live, got.bytes, live, bytes, want.live, want.bytes)
+		}
+	}
+	return p
+}
+
+// checkGone: each message remembered of a dropped task is in the sets of
+// its kind and its holder, scored by the end of its window, its task is
+// not stored, and the holders are counted as they hold; the sets hold
+// nothing else.
+func (k *storeKeys) checkGone() []string {
+	var p []string
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+	held := map[string]map[string]int{"a": {}, "o": {}} // by kind, holder: how many
+	for m, v := range k.messages {
+		rest, ok := strings.CutPrefix(v, "\x00")
+		if !ok {
+			continue
+		}
+		fields := strings.SplitN(rest, " ", 3)
+		if len(fields) != 3 || fields[1] == "" || (fields[1][0] != 'a' && fields[1][0] != 'o') {
+			add("message key %x holds %q, which is neither a task nor a remembered message", m, v)
+			continue
+		}
+		ends, holder, id := fields[0], fields[1], fields[2]
+		kind := holder[:1]
+		if _, stored := k.tasks[id]; stored {
+			add("message key %x is remembered of task %s, which is stored", m, id)
+		}
+		if k.gone[kind][m] != ends || k.gone["h:"+holder][m] != ends {
+			add("message key %x ends at %s, but its kind's set scores it %q, its holder's %q", m, ends, k.gone[kind][m], k.gone["h:"+holder][m])
+		}
+		held[kind][holder]++
+	}
+	for name, set := range k.gone {
+		switch kind, isKind := map[string]string{"a": "a", "o": "o"}[name]; {
+		case isKind:
+			for m := range set {
+				if !strings.HasPrefix(k.messages[m], "\x00"+set[m]+" "+kind) {
+					add("gone:%s holds %x, which messages does not remember so", kind, m)
+				}
+			}
+		case strings.HasPrefix(name, "top:"):
+			kind := strings.TrimPrefix(name, "top:")
+			for holder, n := range set {
+				if num(n) != int64(held[kind][holder]) || num(n) != int64(len(k.gone["h:"+holder])) {
+					add("%s counts %s for %s, which holds %d (its set %d)", name, n, holder, held[kind][holder], len(k.gone["h:"+holder]))
+				}
+			}
+			for holder := range held[kind] {
+				if _, ok := set[holder]; !ok {
+					add("%s does not count %s", name, holder)
+				}
+			}
+		case strings.HasPrefix(name, "h:") && len(name) > len("h:"):
+			holder := strings.TrimPrefix(name, "h:")
+			if len(set) != held[holder[:1]][holder] {
+				add("gone:%s holds %d, but %d messages are remembered for it", name, len(set), held[holder[:1]][holder])
+			}
+		default:
+			add("a key the layout does not have: gone:%s", name)
 		}
 	}
 	return p
@@ -323,6 +394,10 @@ func TestBookkeepingCheck(t *testing.T) {
 		{"watchers", func(p, id, _ string) []any { return []any{"HINCRBY", p + ":t:" + id, "w", 1} }, "watchers"},
 		{"message key gone", func(p, id, _ string) []any { return []any{"DEL", p + ":messages"} }, "message key"},
 		{"message key kept", func(p, _, _ string) []any { return []any{"HSET", p + ":messages", "x", "gone"} }, "message key"},
+		{"remembered key unlisted", func(p, _, done string) []any {
+			return []any{"HSET", p + ":messages", "x", "\x001 a " + done}
+		}, "message key"},
+		{"remembered key stray", func(p, _, _ string) []any { return []any{"ZADD", p + ":gone:o", 1, "y"} }, "gone:o holds"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prefix := fmt.Sprint("check", i)

@@ -28,7 +28,14 @@ import "github.com/redis/go-redis/v9"
 // publishes no events, they are neither encoded nor sent) and m (the key
 // of the message that made it, see tasks.MessageKey, "" for none). The
 // hash messages finds a task by that key, so that a message sent again
-// makes no second task; its entry goes with the task.
+// makes no second task; its entry goes with the task, but for a task
+// dropped to make room before its resend window ended: then it stays until
+// the window ends, saying so ("\0<end of the window, ms> <holder> <task
+// id>"), in a budget of its own (see remember). gone:a and gone:o hold
+// those remembered entries' keys of anonymous callers and of owners by the
+// end of their window, gone:h:<holder> each holder's, and gone:top:a and
+// gone:top:o the holders by how many they hold; a holder is "a" (an
+// anonymous caller) or "o", then its quota's name in hex.
 //
 // Every replica hears, on the channel, each event ("<id> <n> -\n<event>")
 // and each end of a task that another replica than its runner made
@@ -60,7 +67,7 @@ import "github.com/redis/go-redis/v9"
 // key prefix, keyPrefix's, and ARGV[2] the most bytes one task may take.
 const prelude = `
 local P, maxTaskBytes = ARGV[1], tonumber(ARGV[2])
-local STATS, MESSAGES = P .. ':stats', P .. ':messages'
+local STATS, MESSAGES, GONE = P .. ':stats', P .. ':messages', P .. ':gone'
 -- ANON names the quota of all anonymous callers' live tasks (owner ""),
 -- beside each one's own: no quota's name (hex) can be it.
 local ANON = 'anon'
@@ -69,6 +76,35 @@ local function list(st)
 	return P .. ':running'
 end
 local function num(x) return tonumber(x) or 0 end
+-- remembered reads an entry of messages: the end of its window, its
+-- holder and its task, when it remembers the message of a dropped task;
+-- nil for a stored task's.
+local function remembered(v)
+	if type(v) ~= 'string' or v:byte(1) ~= 0 then return nil end
+	local ends, holder, id = v:match('^%z(%d+) (%S+) (.*)$')
+	if ends then return {ends = tonumber(ends), holder = holder, id = id} end
+end
+-- forgetKey forgets the remembered message mk of holder (popped: taken
+-- out of the holder's set already).
+local function forgetKey(mk, holder, popped)
+	local kind = holder:sub(1, 1)
+	redis.call('ZREM', GONE .. ':' .. kind, mk)
+	if not popped then redis.call('ZREM', GONE .. ':h:' .. holder, mk) end
+	if tonumber(redis.call('ZINCRBY', GONE .. ':top:' .. kind, -1, holder)) <= 0 then
+		redis.call('ZREM', GONE .. ':top:' .. kind, holder)
+	end
+	redis.call('HDEL', MESSAGES, mk)
+end
+-- forgetAllKeys forgets every remembered message: messages is lost.
+local function forgetAllKeys()
+	for _, kind in ipairs({'a', 'o'}) do
+		for _, holder in ipairs(redis.call('ZRANGE', GONE .. ':top:' .. kind, 0, -1)) do
+			redis.call('DEL', GONE .. ':h:' .. holder)
+		end
+		redis.call('DEL', GONE .. ':' .. kind, GONE .. ':top:' .. kind)
+	end
+	redis.call('DEL', MESSAGES)
+end
 -- whole is a counter's field as a number: 0 when it is absent, nil when it
 -- is not a count (negative, fractional, not a number, or too long to be
 -- exact).
@@ -119,8 +155,17 @@ local function recount(why)
 		end
 	end
 	-- The messages' entries are those of the tasks listed, so that one goes
-	-- with its task, also one removed behind the store's back.
+	-- with its task, also one removed behind the store's back, and those
+	-- remembered of dropped tasks.
+	local kept = {}
+	for _, kind in ipairs({'a', 'o'}) do
+		for _, mk in ipairs(redis.call('ZRANGE', GONE .. ':' .. kind, 0, -1)) do
+			local v = redis.pcall('HGET', MESSAGES, mk)
+			if remembered(v) then kept[#kept + 1] = {mk, v} end
+		end
+	end
 	redis.call('DEL', MESSAGES)
+	for _, m in ipairs(kept) do redis.call('HSET', MESSAGES, m[1], m[2]) end
 	for _, m in ipairs(messages) do redis.call('HSET', MESSAGES, m[1], m[2]) end
 	redis.call('DEL', STATS)
 	redis.call('HSET', STATS, 'count', c, 'bytes', b)
@@ -218,17 +263,27 @@ end
 -- a policy that may evict any key), or whose key is no task's hash, is
 -- taken out of the lists all the same, so that eviction moves on, and the
 -- counters are recounted; Scan takes it out of its owner's index. popped
--- says that evict took the id out of the terminal list already.
-local function drop(id, popped)
+-- says that evict took the id out of the terminal list already. keep, when
+-- given, keeps the message that made the task, with the task's id, holder
+-- and update time (an eviction's: see remember); otherwise it goes.
+local function drop(id, popped, keep)
 	local tk = P .. ':t:' .. id
-	local f = redis.pcall('HMGET', tk, 'ok', 'b', 'm')
+	local f = redis.pcall('HMGET', tk, 'ok', 'b', 'm', 'qh', 'o', 'u')
 	if f.err or not f[1] then
 		redis.call('DEL', tk)
 		forget(id, popped)
 		return
 	end
 	redis.call('SREM', f[1], id)
-	if f[3] and f[3] ~= '' then redis.call('HDEL', MESSAGES, f[3]) end
+	if f[3] and f[3] ~= '' then
+		if keep then
+			local kind = 'o'
+			if f[5] == '' then kind = 'a' end
+			keep(f[3], id, kind .. (f[4] or ''), num(f[6]))
+		else
+			redis.call('HDEL', MESSAGES, f[3])
+		end
+	end
 	dcount, dbytes = dcount - 1, dbytes - num(f[2])
 	redis.call('DEL', tk)
 	if not popped then redis.call('ZREM', P .. ':terminal', id) end
@@ -250,23 +305,38 @@ local function refusal(why)
 end
 `
 
-// changeScript makes a batch of inserts and updates, one after the other,
-// and answers each one's outcome, in order, and then, if it recounted the
-// counters, {"recounted", why}. ARGV: prefix, max task bytes, max tasks,
-// max live per owner, max live bytes per owner, max bytes, channel,
-// replica, max live per anonymous client, max live bytes per anonymous
-// client, max live of all anonymous callers, max live bytes of all
-// anonymous callers, then each change: "i" or "u", how many arguments it
-// has, its arguments.
+// changeScript makes a batch of inserts, updates and settlements, one
+// after the other, and answers each one's outcome, in order, and then, if
+// it recounted the counters, {"recounted", why}. ARGV: prefix, max task
+// bytes, max tasks, max live per owner, max live bytes per owner, max
+// bytes, channel, replica, max live per anonymous client, max live bytes
+// per anonymous client, max live of all anonymous callers, max live bytes
+// of all anonymous callers, the resend window in milliseconds, the most
+// messages remembered apart from their tasks, the most of them anonymous
+// callers', then each change: "i", "u" or "s", how many arguments it has,
+// its arguments.
 //
 // An insert's arguments: id, owner, owner key, quota (hex), updated,
 // bytes, state mark, task, score, quota, lease, push configs, version,
 // message key ("" for none: see tasks.MessageKey). It answers {"ok"} (also
 // when it finds the task it stored itself, run a second time), {"dup"},
-// {"resent", the task the message made}, or the share or budget it would
-// take past its bound: {"quota-tasks"}, {"quota-bytes"}, {"client-tasks"},
+// {"resent", the task the message made}, {"dropped", the task the message
+// made, dropped since}, or the share or budget it would take past its
+// bound: {"quota-tasks"}, {"quota-bytes"}, {"client-tasks"},
 // {"client-bytes"}, {"anon-tasks"}, {"anon-bytes"}, {"full-tasks"} or
-// {"full-bytes"}.
+// {"full-bytes"}. A message is found while its task is live, and for the
+// resend window after the task's last update, also once the task is
+// dropped to make room (evict keeps its message: see remember).
+//
+// A settlement ends a task whose insert failed with its outcome unknown,
+// as never started (see tasks.NeverStarted): if the insert has not run,
+// the ended task takes its place (a copy of the insert that runs later
+// finds it, and stores nothing); if it ran and nothing changed the task
+// since, the task ends (its events published), its message forgotten.
+// Its arguments: id, the insert's version, owner, owner key, quota (hex),
+// quota, updated, bytes, the ended task, score, version, the final event.
+// It answers {"ok"}, {"changed"} (another change came first: a cancel, an
+// expiry), {"full-tasks"} or {"full-bytes"}.
 //
 // An update writes a task changed by a callback, if nobody wrote it since
 // version, and publishes its events, then its end when it became terminal
@@ -294,11 +364,44 @@ local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[3]), tonumber(AR
 local channel, replica = ARGV[7], ARGV[8]
 local maxLiveClient, maxLiveBytesClient = tonumber(ARGV[9]), tonumber(ARGV[10])
 local maxLiveAnon, maxLiveBytesAnon = tonumber(ARGV[11]), tonumber(ARGV[12])
+local windowMs, maxKeys, maxAnonKeys = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
 -- written holds the tasks this run writes: an eviction passes over them,
 -- so that when go-redis sends the batch again (its answer lost), each
 -- change finds its own write and answers as the first run did.
 local written = {}
--- evict drops the terminal task updated longest ago, but none in written.
+-- remember keeps the message key mk of task id, which a holder's message
+-- made and which was last updated at updated (ns), dropped to make room:
+-- until the resend window ends. Past the bounds, the holder that holds
+-- the most, among those this one may displace (an anonymous caller:
+-- anonymous ones), loses its oldest; this one on a tie. So one caller's
+-- traffic takes no message of a caller that holds fewer, and anonymous
+-- callers none of an owner's.
+local function remember(mk, id, holder, updated)
+	local kind, ends = holder:sub(1, 1), math.floor(updated / 1e6) + windowMs
+	redis.call('HSET', MESSAGES, mk, '\0' .. ends .. ' ' .. holder .. ' ' .. id)
+	redis.call('ZADD', GONE .. ':' .. kind, ends, mk)
+	redis.call('ZADD', GONE .. ':h:' .. holder, ends, mk)
+	local held = tonumber(redis.call('ZINCRBY', GONE .. ':top:' .. kind, 1, holder))
+	local anon = redis.call('ZCARD', GONE .. ':a')
+	local all = anon + redis.call('ZCARD', GONE .. ':o')
+	local pools = {'a', 'o'}
+	if kind == 'a' then pools = {'a'} end
+	while (kind == 'a' and anon > maxAnonKeys) or all > maxKeys do
+		local victim, most = holder, held
+		for _, pool in ipairs(pools) do
+			local top = redis.call('ZREVRANGE', GONE .. ':top:' .. pool, 0, 0, 'WITHSCORES')
+			if top[1] and tonumber(top[2]) > most then victim, most = top[1], tonumber(top[2]) end
+		end
+		local oldest = redis.call('ZPOPMIN', GONE .. ':h:' .. victim)
+		if not oldest[1] then break end -- counted but holding none: the sweep puts that right
+		forgetKey(oldest[1], victim, true)
+		if victim:sub(1, 1) == 'a' then anon = anon - 1 end
+		if victim == holder then held = held - 1 end
+		all = all - 1
+	end
+end
+-- evict drops the terminal task updated longest ago, but none in written;
+-- the message that made it is remembered.
 local function evict()
 	local skipped = {}
 	local oldest = redis.call('ZPOPMIN', P .. ':terminal')
@@ -308,7 +411,7 @@ local function evict()
 	end
 	for _, s in ipairs(skipped) do redis.call('ZADD', P .. ':terminal', s[2], s[1]) end
 	if not oldest[1] then return false end
-	drop(oldest[1], true)
+	drop(oldest[1], true, remember)
 	return true
 end
 -- room makes delta more bytes fit the store's budget (readStats first).
@@ -360,13 +463,26 @@ local function insert(o)
 	if mk ~= '' then
 		local taken = redis.pcall('HSETNX', MESSAGES, mk, id)
 		if type(taken) == 'table' then -- not a hash: rebuilt from the tasks
-			redis.call('DEL', MESSAGES)
+			forgetAllKeys()
 			lost = 'messages is not a hash'
 			taken = redis.call('HSETNX', MESSAGES, mk, id)
 		end
 		if taken == 0 then
 			local first = redis.call('HGET', MESSAGES, mk)
-			if redis.call('EXISTS', P .. ':t:' .. first) == 1 then return {'resent', first} end
+			local gone, now = remembered(first), tonumber(ARGV[o + 9])
+			if gone and gone.ends >= now then return {'dropped', gone.id} end
+			if gone then
+				forgetKey(mk, gone.holder) -- its window ended
+			else
+				local ftk = P .. ':t:' .. first
+				local f = redis.pcall('HMGET', ftk, 'st', 'u')
+				if f.err or (not f[1] and redis.call('EXISTS', ftk) == 1) or
+					(f[1] and (f[1] ~= 't' or math.floor(num(f[2]) / 1e6) + windowMs >= now)) then
+					return {'resent', first}
+				end
+				-- Its window ended, or its task is gone: the message is new again.
+				if f[1] then redis.call('HSET', ftk, 'm', '') end
+			end
 			redis.call('HSET', MESSAGES, mk, id)
 		end
 		kept = true
@@ -466,11 +582,59 @@ local function update(o, n)
 	end
 	return {'ok', seq + events, num(f[7])}
 end
-local out, o = {}, 12
+-- settle: its arguments are ARGV[o + 1] on.
+local function settle(o)
+	local id, inserted, size, version = ARGV[o + 1], ARGV[o + 2], tonumber(ARGV[o + 8]), ARGV[o + 11]
+	local tk = P .. ':t:' .. id
+	local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qh', 'o', 'm', 's', 'w')
+	if f[1] == version then
+		written[id] = true -- as in the run that wrote it
+		return {'ok'}
+	end
+	if not f[1] then
+		if redis.call('EXISTS', tk) == 1 then return {'changed'} end -- no task's hash: for readers to report
+		-- The insert has not run: the ended task takes its place, so that it never does.
+		readStats()
+		if count + dcount >= maxTasks and not evict() then return {'full-tasks'} end
+		if not room(size) then return {'full-bytes'} end
+		written[id] = true
+		redis.call('HSET', tk, 't', ARGV[o + 9], 'o', ARGV[o + 3], 'q', ARGV[o + 6], 'ok', ARGV[o + 4], 'qh', ARGV[o + 5],
+			'u', ARGV[o + 7], 'b', size, 'v', version, 's', '0', 'st', 't', 'r', replica, 'm', '')
+		redis.call('ZADD', P .. ':terminal', ARGV[o + 10], id)
+		redis.call('SADD', ARGV[o + 4], id)
+		dcount, dbytes = dcount + 1, dbytes + size
+		return {'ok'}
+	end
+	if f[1] ~= inserted then return {'changed'} end
+	-- The insert ran, and nothing changed its task since, nor ran it.
+	written[id] = true
+	local oldst, oldb, seq = f[2], num(f[3]), num(f[7])
+	local q, pool
+	if oldst == 't' then
+		readStats()
+	elseif f[5] == '' then
+		q, pool = readStats(f[4], ANON)
+	else
+		q = readStats(f[4])
+	end
+	if size > oldb and not room(size - oldb) then return {'full-bytes'} end
+	local watched = num(f[8]) > 0
+	if watched then seq = seq + 1 end
+	redis.call('HSET', tk, 't', ARGV[o + 9], 'u', ARGV[o + 7], 'b', size, 'v', version, 's', seq, 'st', 't', 'm', '')
+	redis.call('ZREM', list(oldst), id)
+	redis.call('ZADD', P .. ':terminal', ARGV[o + 10], id)
+	redis.call('ZREM', P .. ':leases', id)
+	if f[6] and f[6] ~= '' and redis.call('HGET', MESSAGES, f[6]) == id then redis.call('HDEL', MESSAGES, f[6]) end
+	dbytes = dbytes + size - oldb
+	if q then hold(q, pool, -1, -oldb) end
+	if watched then redis.call('PUBLISH', channel, id .. ' ' .. seq .. ' -\n' .. ARGV[o + 12]) end
+	return {'ok'}
+end
+local changes = {i = insert, u = update, s = settle}
+local out, o = {}, 15
 while o < #ARGV do
 	local n = tonumber(ARGV[o + 2])
-	local change = insert
-	if ARGV[o + 1] == 'u' then change = update end
+	local change = changes[ARGV[o + 1]]
 	local done, answer = pcall(change, o + 2, n)
 	if not done then
 		local why = errorText(answer)
@@ -486,12 +650,20 @@ if recounted then out[#out + 1] = {'recounted', recounted} end
 return out
 `)
 
-// dropOldScript drops terminal tasks updated before a time. ARGV: prefix,
-// max task bytes, cutoff score, most to drop. It answers {how many it
-// dropped}, and why it recounted the counters if it did.
+// dropOldScript drops terminal tasks updated before a time, and forgets
+// the messages remembered of dropped tasks whose window ended. ARGV:
+// prefix, max task bytes, cutoff score, most to drop (and to forget), now
+// (score). It answers {how many it dropped}, and why it recounted the
+// counters if it did.
 var dropOldScript = redis.NewScript(prelude + `
 local ids = redis.call('ZRANGEBYSCORE', P .. ':terminal', '-inf', '(' .. ARGV[3], 'LIMIT', 0, tonumber(ARGV[4]))
 for _, id in ipairs(ids) do drop(id, false) end
+for _, kind in ipairs({'a', 'o'}) do
+	for _, mk in ipairs(redis.call('ZRANGEBYSCORE', GONE .. ':' .. kind, '-inf', '(' .. ARGV[5], 'LIMIT', 0, tonumber(ARGV[4]))) do
+		local gone = remembered(redis.pcall('HGET', MESSAGES, mk))
+		if gone then forgetKey(mk, gone.holder) else redis.call('ZREM', GONE .. ':' .. kind, mk) end
+	end
+end
 saveStats()
 return {#ids, recounted}
 `)
