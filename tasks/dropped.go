@@ -2,44 +2,55 @@ package tasks
 
 import (
 	"container/heap"
-	"encoding/binary"
 	"hash/maphash"
 	"time"
 )
 
-// droppedKeys remembers, for a MemoryStore, the messages of the tasks it
-// dropped to make room before their resend window ended: each by a hash of
-// its MessageKey's parts, with the id of the task it made, until its window
-// ends, so that the message sent again is told its task is gone instead of
-// running again. It holds at most max keys, anonymous callers' at most
-// maxAnonymous, whatever the tasks hold: a table over a bound drops the
-// oldest key of the holder (an authenticated owner, or an anonymous
-// client) that holds the most keys, among those the newcomer may displace
-// (an anonymous caller: anonymous ones only), and the newcomer's own on a
-// tie. So one caller's traffic takes no key of a caller that holds fewer,
-// and anonymous callers none of an authenticated caller's. The store's
-// lock guards it.
-type droppedKeys struct {
+// messageIndex finds, for a MemoryStore, the task a message made (see
+// MessageKey), by a hash of its key's parts: the stored task, or, once the
+// task was dropped to make room before its resend window ended, the
+// message remembered without it, with the task's id, until the window
+// ends; so that the message sent again is told its task is gone instead
+// of running again. Those remembered messages are at most max,
+// anonymous callers' at most maxAnonymous, whatever the tasks hold: past a
+// bound, the holder (an authenticated owner, or an anonymous client) that
+// holds the most loses its oldest, among those the newcomer may displace
+// (an anonymous caller: anonymous ones only), the newcomer itself on a
+// tie. So one caller's traffic takes no message of a caller that holds
+// fewer, and anonymous callers none of an authenticated caller's. The
+// store's lock guards it.
+type messageIndex struct {
 	seed  maphash.Seed
-	byKey map[uint64]*droppedKey
-	// all holds every key, the first dropped first: their windows end in
-	// about that order, since tasks are dropped oldest first.
+	byKey map[uint64]messageRef
+	// all holds the remembered messages, the first dropped first: their
+	// windows end in about that order, since tasks are dropped oldest
+	// first.
 	all     keyList
 	holders map[keyHolderID]*keyHolder
 	// The holders of each kind, the one holding the most first.
-	anonymous, owners holderHeap
-	nAnonymous        int // keys of anonymous holders
-	max, maxAnonymous int
+	anonymous, owners        holderHeap
+	nDropped, nAnonymous     int // remembered messages, and anonymous holders' of them
+	maxDropped, maxAnonymous int
+	// spare is the remembered message last forgotten, for the next: a
+	// full index forgets one for each it remembers.
+	spare *droppedKey
 }
 
-// droppedKey is one remembered message: tens of bytes, whatever the task
-// held.
+// messageRef is what a message's key finds: the task it made, or the
+// message remembered once that task was dropped.
+type messageRef struct {
+	task    *memEntry
+	dropped *droppedKey
+}
+
+// droppedKey is a message remembered without its task: tens of bytes,
+// whatever the task held.
 type droppedKey struct {
 	key     uint64
 	taskID  string
 	expires int64 // Unix nanoseconds: the end of its window
 	holder  *keyHolder
-	// in droppedKeys.all, and in the holder's keys
+	// in messageIndex.all, and in the holder's keys
 	inAll, inHolder keyLinks
 }
 
@@ -48,8 +59,8 @@ type keyHolderID struct {
 	anonymous bool
 }
 
-// keyHolder holds the keys of one quota (see Record.Quota), the first
-// dropped first.
+// keyHolder holds the remembered messages of one quota (see
+// Record.Quota), the first dropped first.
 type keyHolder struct {
 	id    keyHolderID
 	keys  keyList
@@ -57,102 +68,86 @@ type keyHolder struct {
 	index int // in its heap
 }
 
-func newDroppedKeys(limits Limits) droppedKeys {
+func newMessageIndex(limits Limits) messageIndex {
 	all, anonymous := limits.ResendKeyBounds()
-	return droppedKeys{seed: maphash.MakeSeed(), byKey: make(map[uint64]*droppedKey),
-		holders: make(map[keyHolderID]*keyHolder), max: all, maxAnonymous: min(anonymous, all)}
+	return messageIndex{seed: maphash.MakeSeed(), byKey: make(map[uint64]messageRef),
+		holders: make(map[keyHolderID]*keyHolder), maxDropped: all, maxAnonymous: anonymous}
 }
 
 // keyOf hashes what MessageKey hashes, with this process's seed: 64 bits
 // that nobody outside can make two messages share.
-func (d *droppedKeys) keyOf(sent sentMessage) uint64 {
-	var h maphash.Hash
-	h.SetSeed(d.seed)
-	var n [binary.MaxVarintLen64]byte
-	for _, s := range [...]string{sent.owner, sent.quota, sent.id} {
-		h.Write(binary.AppendUvarint(n[:0], uint64(len(s))))
-		h.WriteString(s)
-	}
-	return h.Sum64()
-}
+func (x *messageIndex) keyOf(sent sentMessage) uint64 { return maphash.Comparable(x.seed, sent) }
 
-// find returns the task of the message with key k, remembered at now; a
-// key whose window ended is forgotten.
-func (d *droppedKeys) find(k uint64, now time.Time) (taskID string, ok bool) {
-	e := d.byKey[k]
-	if e == nil {
-		return "", false
-	}
-	if e.expires < now.UnixNano() {
-		d.remove(e)
-		return "", false
-	}
-	return e.taskID, true
-}
-
-// add remembers the message with key k, which made task taskID, until
-// expires, as holder's; then keeps the bounds.
-func (d *droppedKeys) add(k uint64, taskID string, expires time.Time, holder keyHolderID) {
-	if old := d.byKey[k]; old != nil {
-		d.remove(old)
-	}
-	h := d.holders[holder]
+// drop remembers the message with key k, whose task taskID is dropped,
+// until expires, as holder's; then keeps the bounds.
+func (x *messageIndex) drop(k uint64, taskID string, expires time.Time, holder keyHolderID) {
+	h := x.holders[holder]
 	if h == nil {
 		h = &keyHolder{id: holder}
-		d.holders[holder] = h
-		heap.Push(d.heapOf(h), h)
+		x.holders[holder] = h
+		heap.Push(x.heapOf(h), h)
 	}
-	e := &droppedKey{key: k, taskID: taskID, expires: expires.UnixNano(), holder: h}
-	d.byKey[k] = e
-	d.all.pushBack(e, inAll)
+	e := x.spare
+	if e == nil {
+		e = new(droppedKey)
+	}
+	x.spare = nil
+	*e = droppedKey{key: k, taskID: taskID, expires: expires.UnixNano(), holder: h}
+	x.byKey[k] = messageRef{dropped: e}
+	x.all.pushBack(e, inAll)
 	h.keys.pushBack(e, inHolder)
-	d.count(h, 1)
-	for (holder.anonymous && d.nAnonymous > d.maxAnonymous) || len(d.byKey) > d.max {
+	x.count(h, 1)
+	for (holder.anonymous && x.nAnonymous > x.maxAnonymous) || x.nDropped > x.maxDropped {
 		victim := h
-		if top := d.anonymous.top(); top != nil && top.n > victim.n {
+		if top := x.anonymous.top(); top != nil && top.n > victim.n {
 			victim = top
 		}
-		if top := d.owners.top(); !holder.anonymous && top != nil && top.n > victim.n {
+		if top := x.owners.top(); !holder.anonymous && top != nil && top.n > victim.n {
 			victim = top
 		}
-		d.remove(victim.keys.head)
+		x.forget(victim.keys.head)
 	}
 }
 
-// sweep forgets the keys whose window ended before now.
-func (d *droppedKeys) sweep(now time.Time) {
+// sweep forgets the remembered messages whose window ended before now.
+func (x *messageIndex) sweep(now time.Time) {
 	cutoff := now.UnixNano()
-	for e := d.all.head; e != nil && e.expires < cutoff; e = d.all.head {
-		d.remove(e)
+	for e := x.all.head; e != nil && e.expires < cutoff; e = x.all.head {
+		x.forget(e)
 	}
 }
 
-func (d *droppedKeys) remove(e *droppedKey) {
-	delete(d.byKey, e.key)
-	d.all.remove(e, inAll)
+// forget forgets a remembered message.
+func (x *messageIndex) forget(e *droppedKey) {
+	delete(x.byKey, e.key)
+	x.all.remove(e, inAll)
 	e.holder.keys.remove(e, inHolder)
-	d.count(e.holder, -1)
+	x.count(e.holder, -1)
+	*e = droppedKey{}
+	x.spare = e
 }
 
-// count adds delta to holder h's keys; a holder with none goes.
-func (d *droppedKeys) count(h *keyHolder, delta int) {
+// count adds delta to holder h's remembered messages; a holder with none
+// goes.
+func (x *messageIndex) count(h *keyHolder, delta int) {
 	h.n += delta
+	x.nDropped += delta
 	if h.id.anonymous {
-		d.nAnonymous += delta
+		x.nAnonymous += delta
 	}
 	if h.n > 0 {
-		heap.Fix(d.heapOf(h), h.index)
+		heap.Fix(x.heapOf(h), h.index)
 		return
 	}
-	heap.Remove(d.heapOf(h), h.index)
-	delete(d.holders, h.id)
+	heap.Remove(x.heapOf(h), h.index)
+	delete(x.holders, h.id)
 }
 
-func (d *droppedKeys) heapOf(h *keyHolder) *holderHeap {
+func (x *messageIndex) heapOf(h *keyHolder) *holderHeap {
 	if h.id.anonymous {
-		return &d.anonymous
+		return &x.anonymous
 	}
-	return &d.owners
+	return &x.owners
 }
 
 // keyLinks are a droppedKey's neighbours in one of its lists.
@@ -190,7 +185,7 @@ func (l *keyList) remove(e *droppedKey, at func(*droppedKey) *keyLinks) {
 func inAll(e *droppedKey) *keyLinks    { return &e.inAll }
 func inHolder(e *droppedKey) *keyLinks { return &e.inHolder }
 
-// holderHeap orders holders by how many keys they hold, most first
+// holderHeap orders holders by how many messages they hold, most first
 // (container/heap).
 type holderHeap []*keyHolder
 

@@ -116,22 +116,25 @@ func (m *Manager) resend(run *Run, owner string, sent *a2a.Message, taskID strin
 	if err != nil {
 		return err
 	}
-	i := sentIndex(rec.Task.History, sent.MessageID)
-	if rec.Owner != owner || i < 0 {
+	if rec.Owner != owner {
 		sub.Close()
 		return droppedMessage(sent.MessageID, taskID)
 	}
-	// The message that made the task named none; a follow-up named it.
-	sentTo := ""
-	if i > 0 {
-		sentTo = taskID
-	}
-	if stored := &rec.Task.History[i]; !a2a.SameContent(stored, sent) || sent.TaskID != sentTo ||
-		(sent.ContextID != "" && sent.ContextID != stored.ContextID) {
-		sub.Close()
-		return a2a.InvalidParams("params.message.messageId", fmt.Sprintf(
-			"message %q was sent before with other content, taskId or contextId (it made or continued task %s); a new message needs a new messageId",
-			sent.MessageID, taskID))
+	// A task that no longer holds the message ended as never started
+	// between the two steps (NeverStarted), and says so.
+	if i := sentIndex(rec.Task.History, sent.MessageID); i >= 0 {
+		// The message that made the task named none; a follow-up named it.
+		sentTo := ""
+		if i > 0 {
+			sentTo = taskID
+		}
+		if stored := &rec.Task.History[i]; !a2a.SameContent(stored, sent) || sent.TaskID != sentTo ||
+			(sent.ContextID != "" && sent.ContextID != stored.ContextID) {
+			sub.Close()
+			return a2a.InvalidParams("params.message.messageId", fmt.Sprintf(
+				"message %q was sent before with other content, taskId or contextId (it made or continued task %s); a new message needs a new messageId",
+				sent.MessageID, taskID))
+		}
 	}
 	if state := rec.Task.Status.State; state.Terminal() || state.Interrupted() {
 		sub.Close()

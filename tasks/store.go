@@ -209,7 +209,7 @@ func (l Limits) Resends() (window time.Duration, on bool) {
 func (l Limits) ResendKeyBounds() (all, anonymous int) {
 	all = max(cmp.Or(l.MaxResendKeys, l.MaxTasks), 1)
 	anonLive, _ := l.AnonymousBounds()
-	return all, max(int(int64(all)*int64(anonLive)/int64(max(l.MaxTasks, 1))), 1)
+	return all, min(max(int(int64(all)*int64(anonLive)/int64(max(l.MaxTasks, 1))), 1), all)
 }
 
 // MemoryStore is a Store in memory, bounded by count, bytes and age.
@@ -221,11 +221,9 @@ type MemoryStore struct {
 
 	mu   sync.RWMutex
 	byID map[string]*memEntry
-	// byMessage finds a task by the message that made it (the strings of
-	// MessageKey, unhashed: they are the record's own); dropped the
-	// messages of the tasks dropped to make room, until their window ends.
-	byMessage map[sentMessage]*memEntry
-	dropped   droppedKeys
+	// messages finds a task by the message that made it, also once the
+	// task was dropped to make room, until its window ends.
+	messages messageIndex
 	// resendWindow is Limits.Resends': how long after its task's last
 	// update a message is remembered, if resends are on.
 	resendWindow time.Duration
@@ -254,8 +252,8 @@ type memEntry struct {
 	terminal, interrupted bool
 	// quota is what the entry counts against while it is live.
 	quota *quota
-	// sent is the entry's key in byMessage, when keyed.
-	sent  sentMessage
+	// key is the entry's key in messages, when keyed.
+	key   uint64
 	keyed bool
 }
 
@@ -270,13 +268,12 @@ type quota struct {
 // positive.
 func NewMemoryStore(limits Limits) *MemoryStore {
 	s := &MemoryStore{
-		limits:    limits,
-		byID:      make(map[string]*memEntry),
-		byMessage: make(map[sentMessage]*memEntry),
-		dropped:   newDroppedKeys(limits),
-		owners:    make(map[string]*ownerList),
-		quotas:    make(map[string]*quota),
-		bus:       NewBus(limits.StreamBuffer),
+		limits:   limits,
+		byID:     make(map[string]*memEntry),
+		messages: newMessageIndex(limits),
+		owners:   make(map[string]*ownerList),
+		quotas:   make(map[string]*quota),
+		bus:      NewBus(limits.StreamBuffer),
 	}
 	s.resendWindow, s.resends = limits.Resends()
 	s.tx.s = s
@@ -291,17 +288,22 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 		return fmt.Errorf("tasks: insert task %s: id already stored", rec.Task.ID)
 	}
 	sent, keyed := sentBy(&rec)
+	var key uint64
 	if keyed = keyed && s.resends; keyed {
-		if first := s.byMessage[sent]; first != nil {
-			if s.remembers(first, rec.Updated) {
-				return &Resent{TaskID: first.rec.Task.ID}
-			}
-			delete(s.byMessage, sent) // its window ended: the message is new again
-			first.keyed = false
-		} else if len(s.dropped.byKey) > 0 {
-			if id, ok := s.dropped.find(s.dropped.keyOf(sent), rec.Updated); ok {
-				return &Resent{TaskID: id, Dropped: true}
-			}
+		key = s.messages.keyOf(sent)
+		switch first := s.messages.byKey[key]; {
+		case first.dropped != nil && first.dropped.expires >= rec.Updated.UnixNano():
+			return &Resent{TaskID: first.dropped.taskID, Dropped: true}
+		case first.dropped != nil:
+			s.messages.forget(first.dropped) // its window ended: the message is new again
+		case first.task == nil: // a new message
+		case sentOf(first.task) != sent:
+			keyed = false // another message of the same hash, which no later message can reach
+		case s.remembers(first.task, rec.Updated):
+			return &Resent{TaskID: first.task.rec.Task.ID}
+		default:
+			delete(s.messages.byKey, key) // its window ended: the message is new again
+			first.task.keyed = false
 		}
 	}
 	terminal := rec.Task.Status.State.Terminal()
@@ -326,7 +328,7 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	}
 	ow := s.owners[rec.Owner]
 	e := &memEntry{rec: rec, terminal: terminal, interrupted: rec.Task.Status.State.Interrupted(),
-		keyed: keyed}
+		key: key, keyed: keyed}
 	if ow == nil {
 		ow = &ownerList{owner: rec.Owner}
 		s.owners[rec.Owner] = ow
@@ -350,8 +352,7 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	s.bytes += rec.Bytes
 	s.byID[rec.Task.ID] = e
 	if keyed {
-		e.sent = sentMessage{e.rec.Owner, e.rec.Quota, e.rec.Task.History[0].MessageID} // the stored strings
-		s.byMessage[e.sent] = e
+		s.messages.byKey[key] = messageRef{task: e}
 	}
 	s.ages(e).pushBack(e)
 	return nil
@@ -384,10 +385,17 @@ func (s *MemoryStore) remembers(e *memEntry, now time.Time) bool {
 // remembered until its window ends.
 func (s *MemoryStore) evict(e *memEntry) {
 	if e.keyed {
-		s.dropped.add(s.dropped.keyOf(e.sent), e.rec.Task.ID, e.rec.Updated.Add(s.resendWindow),
+		e.keyed = false
+		s.messages.drop(e.key, e.rec.Task.ID, e.rec.Updated.Add(s.resendWindow),
 			keyHolderID{quota: cmp.Or(e.rec.Quota, e.rec.Owner), anonymous: e.rec.Owner == ""})
 	}
 	s.remove(e)
+}
+
+// sentOf is the message that made e's task, a keyed entry's.
+func sentOf(e *memEntry) sentMessage {
+	sent, _ := sentBy(&e.rec)
+	return sent
 }
 
 // Shortage names the bound a store ran into when it refused a task, or a
@@ -687,7 +695,7 @@ func (s *MemoryStore) Sweep(_ context.Context, now time.Time, expire func(rec *R
 	for e := s.terminal.head; e != nil && e.rec.Updated.Before(cutoff); e = s.terminal.head {
 		s.remove(e)
 	}
-	s.dropped.sweep(now)
+	s.messages.sweep(now)
 	var ended []*Record
 	ended = s.expireOlder(&s.running, cutoff, ExpiredAge, expire, ended)
 	ended = s.expireOlder(&s.interrupted, now.Add(-s.limits.MaxInputWait), ExpiredInputWait, expire, ended)
@@ -750,7 +758,7 @@ func (s *MemoryStore) remove(e *memEntry) {
 	}
 	delete(s.byID, e.rec.Task.ID)
 	if e.keyed {
-		delete(s.byMessage, e.sent)
+		delete(s.messages.byKey, e.key)
 	}
 }
 

@@ -259,14 +259,14 @@ func (k *storeKeys) problems() []string {
 	return p
 }
 
-// checkGone: each message remembered of a dropped task is in the sets of
-// its kind and its holder, scored by the end of its window, its task is
-// not stored, and the holders are counted as they hold; the sets hold
-// nothing else.
+// checkGone: each message remembered of a dropped task is, scored by the
+// end of its window, either waiting to be filed (gone:new) or filed in the
+// sets of its kind and its holder; its task is not stored, and the holders
+// are counted as they hold. The sets hold nothing else.
 func (k *storeKeys) checkGone() []string {
 	var p []string
 	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
-	held := map[string]map[string]int{"a": {}, "o": {}} // by kind, holder: how many
+	filed := map[string]int{} // by holder
 	for m, v := range k.messages {
 		rest, ok := strings.CutPrefix(v, "\x00")
 		if !ok {
@@ -278,39 +278,37 @@ func (k *storeKeys) checkGone() []string {
 			continue
 		}
 		ends, holder, id := fields[0], fields[1], fields[2]
-		kind := holder[:1]
 		if _, stored := k.tasks[id]; stored {
 			add("message key %x is remembered of task %s, which is stored", m, id)
 		}
-		if k.gone[kind][m] != ends || k.gone["h:"+holder][m] != ends {
-			add("message key %x ends at %s, but its kind's set scores it %q, its holder's %q", m, ends, k.gone[kind][m], k.gone["h:"+holder][m])
+		member := m + holder
+		switch kind := holder[:1]; {
+		case k.gone["new"][member] == ends && k.gone[kind][member] == "":
+		case k.gone["new"][member] == "" && k.gone[kind][member] == ends && k.gone["h:"+holder][m] == ends:
+			filed[holder]++
+		default:
+			add("message key %x ends at %s, but gone:new scores it %q, gone:%s %q, its holder's set %q",
+				m, ends, k.gone["new"][member], kind, k.gone[kind][member], k.gone["h:"+holder][m])
 		}
-		held[kind][holder]++
 	}
 	for name, set := range k.gone {
-		switch kind, isKind := map[string]string{"a": "a", "o": "o"}[name]; {
-		case isKind:
-			for m := range set {
-				if !strings.HasPrefix(k.messages[m], "\x00"+set[m]+" "+kind) {
-					add("gone:%s holds %x, which messages does not remember so", kind, m)
+		switch {
+		case name == "new" || name == "a" || name == "o":
+			for member, ends := range set {
+				if len(member) <= 16 || !strings.HasPrefix(k.messages[member[:16]], "\x00"+ends+" "+member[16:]+" ") {
+					add("gone:%s holds %x, which messages does not remember so", name, member)
 				}
 			}
-		case strings.HasPrefix(name, "top:"):
-			kind := strings.TrimPrefix(name, "top:")
+		case name == "top:a" || name == "top:o":
 			for holder, n := range set {
-				if num(n) != int64(held[kind][holder]) || num(n) != int64(len(k.gone["h:"+holder])) {
-					add("%s counts %s for %s, which holds %d (its set %d)", name, n, holder, held[kind][holder], len(k.gone["h:"+holder]))
-				}
-			}
-			for holder := range held[kind] {
-				if _, ok := set[holder]; !ok {
-					add("%s does not count %s", name, holder)
+				if num(n) != int64(filed[holder]) || num(n) != int64(len(k.gone["h:"+holder])) || holder[:1] != name[4:] {
+					add("gone:%s counts %s for %s, which holds %d filed (its set %d)", name, n, holder, filed[holder], len(k.gone["h:"+holder]))
 				}
 			}
 		case strings.HasPrefix(name, "h:") && len(name) > len("h:"):
 			holder := strings.TrimPrefix(name, "h:")
-			if len(set) != held[holder[:1]][holder] {
-				add("gone:%s holds %d, but %d messages are remembered for it", name, len(set), held[holder[:1]][holder])
+			if _, counted := k.gone["top:"+holder[:1]][holder]; !counted || len(set) != filed[holder] {
+				add("gone:%s holds %d, but %d are filed for it (counted: %v)", name, len(set), filed[holder], counted)
 			}
 		default:
 			add("a key the layout does not have: gone:%s", name)

@@ -31,11 +31,13 @@ import "github.com/redis/go-redis/v9"
 // makes no second task; its entry goes with the task, but for a task
 // dropped to make room before its resend window ended: then it stays until
 // the window ends, saying so ("\0<end of the window, ms> <holder> <task
-// id>"), in a budget of its own (see remember). gone:a and gone:o hold
-// those remembered entries' keys of anonymous callers and of owners by the
-// end of their window, gone:h:<holder> each holder's, and gone:top:a and
-// gone:top:o the holders by how many they hold; a holder is "a" (an
-// anonymous caller) or "o", then its quota's name in hex.
+// id>"), in a budget of its own (see remember and fileKeys). A holder is
+// "a" (an anonymous caller) or "o", then its quota's name in hex. The
+// sorted sets of those remembered messages, scored by the end of their
+// window: gone:new, the message keys just remembered, each followed by
+// its holder; gone:a and gone:o, anonymous callers' and owners' once
+// filed, alike; gone:h:<holder> each holder's keys; and gone:top:a and
+// gone:top:o score the holders by how many they hold.
 //
 // Every replica hears, on the channel, each event ("<id> <n> -\n<event>")
 // and each end of a task that another replica than its runner made
@@ -84,14 +86,20 @@ local function remembered(v)
 	local ends, holder, id = v:match('^%z(%d+) (%S+) (.*)$')
 	if ends then return {ends = tonumber(ends), holder = holder, id = id} end
 end
--- forgetKey forgets the remembered message mk of holder (popped: taken
--- out of the holder's set already).
-local function forgetKey(mk, holder, popped)
-	local kind = holder:sub(1, 1)
-	redis.call('ZREM', GONE .. ':' .. kind, mk)
-	if not popped then redis.call('ZREM', GONE .. ':h:' .. holder, mk) end
-	if tonumber(redis.call('ZINCRBY', GONE .. ':top:' .. kind, -1, holder)) <= 0 then
+-- untop counts n fewer messages for holder, in kind's gone:top.
+local function untop(kind, holder, n)
+	if tonumber(redis.call('ZINCRBY', GONE .. ':top:' .. kind, -n, holder)) <= 0 then
 		redis.call('ZREM', GONE .. ':top:' .. kind, holder)
+	end
+end
+-- forgetKey forgets the remembered message mk of holder, filed or not.
+local function forgetKey(mk, holder)
+	local kind = holder:sub(1, 1)
+	if redis.call('ZREM', GONE .. ':' .. kind, mk .. holder) == 1 then
+		redis.call('ZREM', GONE .. ':h:' .. holder, mk)
+		untop(kind, holder, 1)
+	else
+		redis.call('ZREM', GONE .. ':new', mk .. holder)
 	end
 	redis.call('HDEL', MESSAGES, mk)
 end
@@ -103,7 +111,7 @@ local function forgetAllKeys()
 		end
 		redis.call('DEL', GONE .. ':' .. kind, GONE .. ':top:' .. kind)
 	end
-	redis.call('DEL', MESSAGES)
+	redis.call('DEL', GONE .. ':new', MESSAGES)
 end
 -- whole is a counter's field as a number: 0 when it is absent, nil when it
 -- is not a count (negative, fractional, not a number, or too long to be
@@ -158,8 +166,9 @@ local function recount(why)
 	-- with its task, also one removed behind the store's back, and those
 	-- remembered of dropped tasks.
 	local kept = {}
-	for _, kind in ipairs({'a', 'o'}) do
-		for _, mk in ipairs(redis.call('ZRANGE', GONE .. ':' .. kind, 0, -1)) do
+	for _, set in ipairs({'a', 'o', 'new'}) do
+		for _, member in ipairs(redis.call('ZRANGE', GONE .. ':' .. set, 0, -1)) do
+			local mk = member:sub(1, 16)
 			local v = redis.pcall('HGET', MESSAGES, mk)
 			if remembered(v) then kept[#kept + 1] = {mk, v} end
 		end
@@ -311,10 +320,8 @@ end
 // bytes, max tasks, max live per owner, max live bytes per owner, max
 // bytes, channel, replica, max live per anonymous client, max live bytes
 // per anonymous client, max live of all anonymous callers, max live bytes
-// of all anonymous callers, the resend window in milliseconds, the most
-// messages remembered apart from their tasks, the most of them anonymous
-// callers', then each change: "i", "u" or "s", how many arguments it has,
-// its arguments.
+// of all anonymous callers, the resend window in milliseconds, then each
+// change: "i", "u" or "s", how many arguments it has, its arguments.
 //
 // An insert's arguments: id, owner, owner key, quota (hex), updated,
 // bytes, state mark, task, score, quota, lease, push configs, version,
@@ -364,41 +371,20 @@ local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[3]), tonumber(AR
 local channel, replica = ARGV[7], ARGV[8]
 local maxLiveClient, maxLiveBytesClient = tonumber(ARGV[9]), tonumber(ARGV[10])
 local maxLiveAnon, maxLiveBytesAnon = tonumber(ARGV[11]), tonumber(ARGV[12])
-local windowMs, maxKeys, maxAnonKeys = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
+local windowMs = tonumber(ARGV[13])
 -- written holds the tasks this run writes: an eviction passes over them,
 -- so that when go-redis sends the batch again (its answer lost), each
 -- change finds its own write and answers as the first run did.
 local written = {}
 -- remember keeps the message key mk of task id, which a holder's message
 -- made and which was last updated at updated (ns), dropped to make room:
--- until the resend window ends. Past the bounds, the holder that holds
--- the most, among those this one may displace (an anonymous caller:
--- anonymous ones), loses its oldest; this one on a tie. So one caller's
--- traffic takes no message of a caller that holds fewer, and anonymous
--- callers none of an owner's.
+-- until the resend window ends. It is filed, and the bounds kept, a batch
+-- at a time, as the store is swept (fileKeys): two commands here, where
+-- the task's entry would have gone with one.
 local function remember(mk, id, holder, updated)
-	local kind, ends = holder:sub(1, 1), math.floor(updated / 1e6) + windowMs
+	local ends = math.floor(updated / 1e6) + windowMs
 	redis.call('HSET', MESSAGES, mk, '\0' .. ends .. ' ' .. holder .. ' ' .. id)
-	redis.call('ZADD', GONE .. ':' .. kind, ends, mk)
-	redis.call('ZADD', GONE .. ':h:' .. holder, ends, mk)
-	local held = tonumber(redis.call('ZINCRBY', GONE .. ':top:' .. kind, 1, holder))
-	local anon = redis.call('ZCARD', GONE .. ':a')
-	local all = anon + redis.call('ZCARD', GONE .. ':o')
-	local pools = {'a', 'o'}
-	if kind == 'a' then pools = {'a'} end
-	while (kind == 'a' and anon > maxAnonKeys) or all > maxKeys do
-		local victim, most = holder, held
-		for _, pool in ipairs(pools) do
-			local top = redis.call('ZREVRANGE', GONE .. ':top:' .. pool, 0, 0, 'WITHSCORES')
-			if top[1] and tonumber(top[2]) > most then victim, most = top[1], tonumber(top[2]) end
-		end
-		local oldest = redis.call('ZPOPMIN', GONE .. ':h:' .. victim)
-		if not oldest[1] then break end -- counted but holding none: the sweep puts that right
-		forgetKey(oldest[1], victim, true)
-		if victim:sub(1, 1) == 'a' then anon = anon - 1 end
-		if victim == holder then held = held - 1 end
-		all = all - 1
-	end
+	redis.call('ZADD', GONE .. ':new', ends, mk .. holder)
 end
 -- evict drops the terminal task updated longest ago, but none in written;
 -- the message that made it is remembered.
@@ -621,6 +607,7 @@ local function settle(o)
 	local watched = num(f[8]) > 0
 	if watched then seq = seq + 1 end
 	redis.call('HSET', tk, 't', ARGV[o + 9], 'u', ARGV[o + 7], 'b', size, 'v', version, 's', seq, 'st', 't', 'm', '')
+	redis.call('HDEL', tk, 'p') -- as the ended task has none
 	redis.call('ZREM', list(oldst), id)
 	redis.call('ZADD', P .. ':terminal', ARGV[o + 10], id)
 	redis.call('ZREM', P .. ':leases', id)
@@ -631,7 +618,7 @@ local function settle(o)
 	return {'ok'}
 end
 local changes = {i = insert, u = update, s = settle}
-local out, o = {}, 15
+local out, o = {}, 13
 while o < #ARGV do
 	local n = tonumber(ARGV[o + 2])
 	local change = changes[ARGV[o + 1]]
@@ -650,19 +637,101 @@ if recounted then out[#out + 1] = {'recounted', recounted} end
 return out
 `)
 
-// dropOldScript drops terminal tasks updated before a time, and forgets
-// the messages remembered of dropped tasks whose window ended. ARGV:
-// prefix, max task bytes, cutoff score, most to drop (and to forget), now
-// (score). It answers {how many it dropped}, and why it recounted the
-// counters if it did.
+// dropOldScript drops terminal tasks updated before a time, files the
+// messages remembered since the last batch (fileKeys), and forgets those
+// whose window ended. ARGV: prefix, max task bytes, cutoff score, most to
+// drop (and to forget), now (score), the most messages remembered apart
+// from their tasks, the most of them anonymous callers'. It answers {how
+// many it dropped}, and why it recounted the counters if it did.
 var dropOldScript = redis.NewScript(prelude + `
+-- forgetFiled forgets the filed messages mks of holder (popped: taken out
+-- of its set already). An entry of messages is taken out only while it
+-- still remembers: a replica of an earlier build may have rebuilt
+-- messages without it, and a task of that message taken the key since.
+local function forgetFiled(holder, mks, popped)
+	local kind, members = holder:sub(1, 1), {}
+	for i, mk in ipairs(mks) do members[i] = mk .. holder end
+	redis.call('ZREM', GONE .. ':' .. kind, unpack(members))
+	if not popped then redis.call('ZREM', GONE .. ':h:' .. holder, unpack(mks)) end
+	untop(kind, holder, #mks)
+	local entries, gone = redis.pcall('HMGET', MESSAGES, unpack(mks)), {}
+	if entries.err then return end -- not a hash: the next insert rebuilds it
+	for i, v in ipairs(entries) do
+		if remembered(v) then gone[#gone + 1] = mks[i] end
+	end
+	if #gone > 0 then redis.call('HDEL', MESSAGES, unpack(gone)) end
+end
+-- fileKeys files the messages remembered since it last ran (gone:new) by
+-- holder, then keeps the bounds: at most maxKeys messages, anonymous
+-- callers' at most maxAnon. Past a bound, the holder that holds the most,
+-- among those the bound counts, loses its oldest, down to the next
+-- holder's count at most, and again, in as few commands as it can. So one
+-- caller's traffic takes no message of a caller that holds fewer, and
+-- anonymous callers none of an owner's.
+local function fileKeys(maxKeys, maxAnon)
+	local new = redis.call('ZPOPMIN', GONE .. ':new', 1000) -- a thousand at a time: Lua unpacks no more
+	while #new > 0 do
+		local byHolder, byKind = {}, {a = {}, o = {}}
+		for i = 1, #new, 2 do
+			local mk, holder, ends = new[i]:sub(1, 16), new[i]:sub(17), new[i + 1]
+			local h = byHolder[holder] or {}
+			h[#h + 1], h[#h + 2] = ends, mk
+			byHolder[holder] = h
+			local k = byKind[holder:sub(1, 1)]
+			k[#k + 1], k[#k + 2] = ends, new[i]
+		end
+		for holder, h in pairs(byHolder) do
+			redis.call('ZADD', GONE .. ':h:' .. holder, unpack(h))
+			redis.call('ZINCRBY', GONE .. ':top:' .. holder:sub(1, 1), #h / 2, holder)
+		end
+		for kind, k in pairs(byKind) do
+			if #k > 0 then redis.call('ZADD', GONE .. ':' .. kind, unpack(k)) end
+		end
+		new = redis.call('ZPOPMIN', GONE .. ':new', 1000)
+	end
+	local anon = redis.call('ZCARD', GONE .. ':a')
+	local all = anon + redis.call('ZCARD', GONE .. ':o')
+	while anon > maxAnon or all > maxKeys do
+		local pools, excess = {'a', 'o'}, all - maxKeys
+		if anon > maxAnon then pools, excess = {'a'}, anon - maxAnon end
+		local victim, most, next = nil, 0, 0
+		for _, pool in ipairs(pools) do
+			local top = redis.call('ZREVRANGE', GONE .. ':top:' .. pool, 0, 1, 'WITHSCORES')
+			for i = 1, #top, 2 do
+				local n = tonumber(top[i + 1])
+				if n > most then
+					victim, most, next = top[i], n, most
+				elseif n > next then
+					next = n
+				end
+			end
+		end
+		if not victim then break end -- nobody counted: what is held goes with its age
+		local popped = redis.call('ZPOPMIN', GONE .. ':h:' .. victim, math.min(excess, math.max(most - next, 1), 1000))
+		if #popped == 0 then
+			redis.call('ZREM', GONE .. ':top:' .. victim:sub(1, 1), victim)
+		else
+			local mks = {}
+			for i = 1, #popped, 2 do mks[#mks + 1] = popped[i] end
+			forgetFiled(victim, mks, true)
+			if victim:sub(1, 1) == 'a' then anon = anon - #mks end
+			all = all - #mks
+		end
+	end
+end
 local ids = redis.call('ZRANGEBYSCORE', P .. ':terminal', '-inf', '(' .. ARGV[3], 'LIMIT', 0, tonumber(ARGV[4]))
 for _, id in ipairs(ids) do drop(id, false) end
+fileKeys(tonumber(ARGV[6]), tonumber(ARGV[7]))
 for _, kind in ipairs({'a', 'o'}) do
-	for _, mk in ipairs(redis.call('ZRANGEBYSCORE', GONE .. ':' .. kind, '-inf', '(' .. ARGV[5], 'LIMIT', 0, tonumber(ARGV[4]))) do
-		local gone = remembered(redis.pcall('HGET', MESSAGES, mk))
-		if gone then forgetKey(mk, gone.holder) else redis.call('ZREM', GONE .. ':' .. kind, mk) end
+	local ended = redis.call('ZRANGEBYSCORE', GONE .. ':' .. kind, '-inf', '(' .. ARGV[5], 'LIMIT', 0, tonumber(ARGV[4]))
+	local byHolder = {}
+	for _, member in ipairs(ended) do
+		local holder = member:sub(17)
+		local mks = byHolder[holder] or {}
+		mks[#mks + 1] = member:sub(1, 16)
+		byHolder[holder] = mks
 	end
+	for holder, mks in pairs(byHolder) do forgetFiled(holder, mks, false) end
 end
 saveStats()
 return {#ids, recounted}

@@ -148,9 +148,14 @@ func (s *Store) settle(u unsettled) error {
 		return s.failed(s.settler.ctx, "settle", err)
 	}
 	s.reachable()
-	res, _ := answer[0].(string)
-	s.log.Info("an insert whose outcome was unknown is settled: its task, if stored, never started",
-		zap.String("task", rec.Task.ID), zap.String("outcome", res))
+	switch res, _ := answer[0].(string); res {
+	case "ok", "changed":
+		s.log.Info("an insert whose outcome was unknown is settled: its task, if stored, ended as never started",
+			zap.String("task", rec.Task.ID), zap.Bool("changed_since", res == "changed"))
+	default:
+		s.log.Warn("an insert whose outcome was unknown cannot be settled: the store is full of live tasks; a task it stored is failed by the lease sweep",
+			zap.String("task", rec.Task.ID), zap.String("refusal", res))
+	}
 	return nil
 }
 

@@ -201,10 +201,9 @@ func New(opts Options) (*Store, error) {
 	clientLive, clientBytes := l.ClientBounds()
 	anonLive, anonBytes := l.AnonymousBounds()
 	window, _ := l.Resends()
-	maxKeys, maxAnonKeys := l.ResendKeyBounds()
 	s.scripts = newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout), pipelinesInFlight, s.recounted, s.prefix+":stats",
 		s.prefix, maxTaskBytes, l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, s.channel, s.replica,
-		clientLive, clientBytes, anonLive, anonBytes, window.Milliseconds(), maxKeys, maxAnonKeys)
+		clientLive, clientBytes, anonLive, anonBytes, window.Milliseconds())
 	s.settler.init(ctx)
 	s.bus.OnIdle(s.unwatch)
 	s.events = s.client.Subscribe(ctx) // no channel yet: nothing goes to the network here
@@ -889,8 +888,9 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 		return nil
 	}
 	const batch = 256
+	maxKeys, maxAnonKeys := s.limits.ResendKeyBounds()
 	dropped, err := dropOldScript.Run(ctx, s.client, []string{s.prefix + ":terminal"},
-		s.prefix, s.maxTaskBytes, score(now.Add(-s.limits.MaxAge)), batch, score(now)).Slice()
+		s.prefix, s.maxTaskBytes, score(now.Add(-s.limits.MaxAge)), batch, score(now), maxKeys, maxAnonKeys).Slice()
 	if err != nil {
 		return s.failed(ctx, "sweep", err)
 	}

@@ -253,11 +253,12 @@ func (s *suite) TestInsertResent(t *testing.T) {
 }
 
 // finished starts msg as owner's (within quota) and completes its task, a
-// millisecond after the last one, so that tasks are dropped in the order
-// they finished.
+// second after the last one, so that tasks are dropped in the order they
+// finished, and the store is swept at each start (a shared store sweeps
+// at most once a second).
 func finished(t testing.TB, m *tasks.Manager, clk *clock, owner, quota string, msg a2a.Message) *a2a.Task {
 	t.Helper()
-	clk.Advance(time.Millisecond)
+	clk.Advance(time.Second)
 	run, err := m.Start(owner, msg, tasks.StartOptions{Quota: quota})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
