@@ -75,9 +75,14 @@ type Store interface {
 	// live tasks or bytes as one may, it returns the store's
 	// Limits.Refusal of the bound it ran into (the quota's are checked
 	// first). But first, in the same atomic step: a record whose
-	// MessageKey is that of a task still stored is a message sent again,
-	// and is not stored; Insert returns a *Resent naming that task. Once a
-	// task is dropped, its key is free again.
+	// MessageKey is that of a message still remembered (Limits.Resends:
+	// its task live, or updated within the window) is a message sent
+	// again, and is not stored; Insert returns a *Resent naming that task.
+	// A task dropped to make room leaves its message remembered for the
+	// rest of its window, within MaxResendKeys (see ResendKeyBounds; the
+	// caller holding the most loses its oldest first): Insert then returns
+	// a *Resent that says the task was dropped. Past the window the key is
+	// free again, and no later message finds the task by it.
 	Insert(ctx context.Context, rec Record) error
 	// Get returns the record of task id; an unknown id is an *a2a.Error
 	// TaskNotFound.
