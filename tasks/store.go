@@ -257,8 +257,9 @@ type memEntry struct {
 	terminal, interrupted bool
 	// quota is what the entry counts against while it is live.
 	quota *quota
-	// key is the entry's key in messages, when keyed.
-	key   uint64
+	// sent is the message that made the task, when keyed (in messages):
+	// the stored strings.
+	sent  sentMessage
 	keyed bool
 }
 
@@ -302,7 +303,7 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 		case first.dropped != nil:
 			s.messages.forget(first.dropped) // its window ended: the message is new again
 		case first.task == nil: // a new message
-		case sentOf(first.task) != sent:
+		case first.task.sent != sent:
 			keyed = false // another message of the same hash, which no later message can reach
 		case s.remembers(first.task, rec.Updated):
 			return &Resent{TaskID: first.task.rec.Task.ID}
@@ -333,7 +334,7 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	}
 	ow := s.owners[rec.Owner]
 	e := &memEntry{rec: rec, terminal: terminal, interrupted: rec.Task.Status.State.Interrupted(),
-		key: key, keyed: keyed}
+		keyed: keyed}
 	if ow == nil {
 		ow = &ownerList{owner: rec.Owner}
 		s.owners[rec.Owner] = ow
@@ -357,6 +358,7 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	s.bytes += rec.Bytes
 	s.byID[rec.Task.ID] = e
 	if keyed {
+		e.sent = sentMessage{e.rec.Owner, e.rec.Quota, e.rec.Task.History[0].MessageID} // the stored strings
 		s.messages.byKey[key] = messageRef{task: e}
 	}
 	s.ages(e).pushBack(e)
@@ -391,16 +393,10 @@ func (s *MemoryStore) remembers(e *memEntry, now time.Time) bool {
 func (s *MemoryStore) evict(e *memEntry) {
 	if e.keyed {
 		e.keyed = false
-		s.messages.drop(e.key, e.rec.Task.ID, e.rec.Updated.Add(s.resendWindow),
+		s.messages.drop(s.messages.keyOf(e.sent), e.rec.Task.ID, e.rec.Updated.Add(s.resendWindow),
 			keyHolderID{quota: cmp.Or(e.rec.Quota, e.rec.Owner), anonymous: e.rec.Owner == ""})
 	}
 	s.remove(e)
-}
-
-// sentOf is the message that made e's task, a keyed entry's.
-func sentOf(e *memEntry) sentMessage {
-	sent, _ := sentBy(&e.rec)
-	return sent
 }
 
 // Shortage names the bound a store ran into when it refused a task, or a
@@ -763,7 +759,7 @@ func (s *MemoryStore) remove(e *memEntry) {
 	}
 	delete(s.byID, e.rec.Task.ID)
 	if e.keyed {
-		delete(s.messages.byKey, e.key)
+		delete(s.messages.byKey, s.messages.keyOf(e.sent))
 	}
 }
 
