@@ -72,6 +72,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        max_live_per_client <count>
 //	        max_history        <count>
 //	        max_age            <duration>
+//	        resend_window      <duration>
+//	        max_resend_keys    <count>
 //	        max_input_wait     <duration>
 //	        max_bytes          <size>
 //	        max_live_bytes_per_owner <size>
@@ -297,6 +299,10 @@ func parseTasks(d *caddyfile.Dispenser, where string) (*TasksConfig, error) {
 			t.MaxHistory, err = countArg(d, at)
 		case "max_age":
 			t.MaxAge, err = durationArg(d, at)
+		case "resend_window":
+			t.ResendWindow, err = windowArg(d, at)
+		case "max_resend_keys":
+			t.MaxResendKeys, err = countArg(d, at)
 		case "max_input_wait":
 			t.MaxInputWait, err = durationArg(d, at)
 		case "max_bytes":
@@ -458,18 +464,37 @@ func sizeArg(d *caddyfile.Dispenser, at string) (int64, error) {
 
 // durationArg reads a positive duration such as 15s, 1h or 1d.
 func durationArg(d *caddyfile.Dispenser, at string) (caddy.Duration, error) {
+	dur, arg, err := someDurationArg(d, at)
+	if err == nil && dur <= 0 {
+		return 0, d.Errf("%s: %s is not positive", at, arg)
+	}
+	return dur, err
+}
+
+// windowArg reads a duration that may be 0, which turns off what it
+// bounds.
+func windowArg(d *caddyfile.Dispenser, at string) (*caddy.Duration, error) {
+	dur, arg, err := someDurationArg(d, at)
+	if err != nil {
+		return nil, err
+	}
+	if dur < 0 {
+		return nil, d.Errf("%s: %s is negative", at, arg)
+	}
+	return &dur, nil
+}
+
+// someDurationArg reads a duration, and the argument it was read from.
+func someDurationArg(d *caddyfile.Dispenser, at string) (caddy.Duration, string, error) {
 	arg, err := oneArg(d, at)
 	if err != nil {
-		return 0, err
+		return 0, arg, err
 	}
 	dur, err := caddy.ParseDuration(arg)
 	if err != nil {
-		return 0, d.Errf("%s: '%s' is not a duration: %v", at, arg, err)
+		return 0, arg, d.Errf("%s: '%s' is not a duration: %v", at, arg, err)
 	}
-	if dur <= 0 {
-		return 0, d.Errf("%s: %s is not positive", at, arg)
-	}
-	return caddy.Duration(dur), nil
+	return caddy.Duration(dur), arg, nil
 }
 
 // intArg reads an integer.
@@ -498,7 +523,7 @@ func countArg(d *caddyfile.Dispenser, at string) (int, error) {
 var handlerSubdirectives = []string{"skills", "upstream", "url", "name", "description", "version", "provider", "documentation_url", "icon_url", "default_input_modes", "default_output_modes", "max_request_body", "heartbeat", "read_body_timeout", "write_timeout", "card_max_age", "card_format", "card_bare_scopes", "drain_timeout", "tasks", "signing", "security", "extended_card", "push", "rest", "grpc", "mcp"}
 
 // tasksSubdirectives are the subdirectives of the tasks block.
-var tasksSubdirectives = []string{"max_tasks", "max_live_per_owner", "max_live_anonymous", "max_live_per_client", "max_history", "max_age", "max_input_wait", "max_bytes", "max_live_bytes_per_owner", "max_live_bytes_anonymous", "max_live_bytes_per_client", "max_task_bytes", "redis", "stream_buffer"}
+var tasksSubdirectives = []string{"max_tasks", "max_live_per_owner", "max_live_anonymous", "max_live_per_client", "max_history", "max_age", "resend_window", "max_resend_keys", "max_input_wait", "max_bytes", "max_live_bytes_per_owner", "max_live_bytes_anonymous", "max_live_bytes_per_client", "max_task_bytes", "redis", "stream_buffer"}
 
 // redisSubdirectives are the subdirectives of the redis block.
 var redisSubdirectives = []string{"address", "master_name", "username", "password", "db", "tls", "tls_ca", "key_prefix", "timeout"}

@@ -150,6 +150,16 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			input: "a2a {\n tasks {\n max_age 30m\n }\n name n\n}",
 			want:  Handler{Tasks: &TasksConfig{MaxAge: caddy.Duration(30 * time.Minute)}, Name: "n"},
 		},
+		{
+			name:  "resend window",
+			input: "a2a {\n tasks {\n resend_window 10m\n max_resend_keys 500\n }\n}",
+			want:  Handler{Tasks: &TasksConfig{ResendWindow: new(caddy.Duration(10 * time.Minute)), MaxResendKeys: 500}},
+		},
+		{
+			name:  "resends off",
+			input: "a2a {\n tasks {\n resend_window 0\n }\n}",
+			want:  Handler{Tasks: &TasksConfig{ResendWindow: new(caddy.Duration(0))}},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,6 +223,8 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"max_tasks zero", "a2a {\n tasks {\n max_tasks 0\n }\n}", "max_tasks: 0 is not positive"},
 		{"max_age not a duration", "a2a {\n tasks {\n max_age forever\n }\n}", "max_age: 'forever' is not a duration"},
 		{"max_age negative", "a2a {\n tasks {\n max_age -1h\n }\n}", "max_age: -1h is not positive"},
+		{"resend_window negative", "a2a {\n tasks {\n resend_window -1m\n }\n}", "resend_window: -1m is negative"},
+		{"resend_window not a duration", "a2a {\n tasks {\n resend_window off\n }\n}", "resend_window: 'off' is not a duration"},
 		{"stream_buffer negative", "a2a {\n tasks {\n stream_buffer -1\n }\n}", "stream_buffer: -1 is not positive"},
 		{"stream_buffer two arguments", "a2a {\n tasks {\n stream_buffer 1 2\n }\n}", "stream_buffer: want exactly one argument, got 2"},
 	}

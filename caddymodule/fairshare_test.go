@@ -1,11 +1,7 @@
 package caddymodule
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -38,28 +34,7 @@ func TestIntegrationAnonymousShare(t *testing.T) {
 			// description, or "".
 			ask := func(addr string, header ...string) string {
 				t.Helper()
-				client := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
-					LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}}).DialContext}}
-				defer client.CloseIdleConnections()
-				req, err := http.NewRequestWithContext(context.Background(), http.MethodPost,
-					fmt.Sprintf("http://127.0.0.1:%d/", a.port), strings.NewReader(sendMessage("weather", `{}`)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("A2A-Version", "1.0")
-				for i := 0; i+1 < len(header); i += 2 {
-					req.Header.Set(header[i], header[i+1])
-				}
-				resp, err := client.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
-				var r rpcResponse
-				if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-					t.Fatal(err)
-				}
+				r := a.rpcFrom(addr, a.port, sendMessage("weather", `{}`), header...)
 				if r.Error != nil {
 					return r.Error.Message + string(r.Error.Data)
 				}

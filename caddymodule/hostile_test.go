@@ -57,26 +57,11 @@ func proxiedSite(port int, body string) string {
 `, adminPort, port, body)
 }
 
-// postFrom sends a 1.0 JSON-RPC request as the client at addr.
+// postFrom sends a 1.0 JSON-RPC request as the client at addr, forwarded
+// by a trusted proxy.
 func (a *agent) postFrom(addr, body string) rpcResponse {
 	a.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/", a.port), strings.NewReader(body))
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("X-Forwarded-For", addr)
-	resp, err := a.tester.Client.Do(req)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r rpcResponse
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		a.t.Fatalf("answer to %.80s is not JSON-RPC: %v", body, err)
-	}
-	return r
+	return a.rpcFrom("", a.port, body, "X-Forwarded-For", addr)
 }
 
 // sendMessage is a 1.0 SendMessage of a new message (a message id of its

@@ -294,6 +294,20 @@ type TasksConfig struct {
 	// MaxAge is how long a task is kept after its last update; a running
 	// task with no update for that long fails as expired. Default: 1h.
 	MaxAge caddy.Duration `json:"max_age,omitempty"`
+	// ResendWindow is how long after its task's last update a message is
+	// remembered, so that the same messageId sent again answers its task
+	// instead of running again (while the task is live, it always is);
+	// also once the task was dropped to make room. 0 turns that off: every
+	// message runs, whatever its messageId, so a client that sends a
+	// message again after a timeout runs its skill twice. Default and
+	// most: max_age.
+	ResendWindow *caddy.Duration `json:"resend_window,omitempty"`
+	// MaxResendKeys is how many messages of tasks dropped to make room are
+	// remembered until their resend window ends, tens of bytes each; past
+	// it, the caller holding the most loses its oldest, and anonymous
+	// callers hold at most their share (as max_live_anonymous is of
+	// max_tasks). Default: max_tasks.
+	MaxResendKeys int `json:"max_resend_keys,omitempty"`
 	// MaxInputWait is how long an input-required or auth-required task
 	// waits for the follow-up message before it fails as expired, freeing
 	// its owner's place. Default: 10m (at most max_age).

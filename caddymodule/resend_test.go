@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -106,20 +107,37 @@ func orderMessage(id string, quantity int) string {
 // postTo sends a 1.0 JSON-RPC request to the site on port.
 func (a *agent) postTo(port int, body string) rpcResponse {
 	a.t.Helper()
+	return a.rpcFrom("", port, body)
+}
+
+// rpcFrom sends a 1.0 JSON-RPC request to the site on port from the
+// loopback address addr (a client address of its own; "" for the test
+// client's), with header's names and values.
+func (a *agent) rpcFrom(addr string, port int, body string, header ...string) rpcResponse {
+	a.t.Helper()
+	client := a.tester.Client
+	if addr != "" {
+		client = &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+			LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}}).DialContext}}
+		defer client.CloseIdleConnections()
+	}
 	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", port), strings.NewReader(body))
 	if err != nil {
 		a.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
-	resp, err := a.tester.Client.Do(req)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		a.t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	var r rpcResponse
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		a.t.Fatal(err)
+		a.t.Fatalf("answer to %.80s is not JSON-RPC: %v", body, err)
 	}
 	return r
 }
@@ -468,5 +486,117 @@ func TestIntegrationOutcomeUnknownThenResent(t *testing.T) {
 	}
 	if placed := orders.placed.Load(); placed != 1 {
 		t.Errorf("%d orders placed, want 1", placed)
+	}
+}
+
+// Another client's traffic cannot shorten a caller's resend window: its
+// messages for no skill, each rejected at once, fill the store and drop the
+// caller's finished order, yet the order's message sent again is refused,
+// saying its task is no longer stored, and places no second order. On the
+// memory store and on Redis.
+func TestIntegrationResendWindowOutlivesEviction(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			orders := newOrderCounter(t)
+			a := newAgent(t, demoSkills(t), orders)
+			redis := ""
+			if store == "redis" {
+				redis = fmt.Sprintf("redis {\n\t\taddress %s\n\t\tkey_prefix eviction\n\t}", redistest.Start(t).Addr())
+			}
+			a.loadWith(a.publicURL(), "Resend window", "tasks {\n\tmax_tasks 20\n\t"+redis+"\n}")
+			const victim, attacker = "127.0.0.2", "127.0.0.3"
+			id := newMessageID()
+			if r := a.rpcFrom(victim, a.port, orderMessage(id, 1)); r.Error != nil {
+				t.Fatalf("the order: %+v", r.Error)
+			}
+			for range 40 {
+				r := a.rpcFrom(attacker, a.port, sendMessage("no_such_skill", `{}`))
+				if r.Error != nil || decodeTask10(t, r.Result).Status.State != "TASK_STATE_REJECTED" {
+					t.Fatalf("a message for no skill: %+v", r)
+				}
+			}
+			r := a.rpcFrom(victim, a.port, orderMessage(id, 1))
+			if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(string(r.Error.Data), id) ||
+				!strings.Contains(string(r.Error.Data), "no longer stored") {
+				t.Errorf("the order sent again, its task dropped: error %+v, result %.100s; want -32602 naming %s and saying its task is no longer stored",
+					r.Error, r.Result, id)
+			}
+			if placed := orders.placed.Load(); placed != 1 {
+				t.Errorf("%d orders placed for one message, want 1", placed)
+			}
+		})
+	}
+}
+
+// Redis paused while a new task is inserted: the caller is told that
+// whether the task was stored is not known and that its skill has not
+// run, with the task's id. Redis runs the insert once the pause ends, and
+// the replica settles it: the message sent again, as that answer says,
+// places the order once, and answers as soon as Redis does, not when a
+// lease nobody renews runs out.
+func TestIntegrationInsertWithUnknownOutcomeThenResent(t *testing.T) {
+	srv := redistest.Start(t)
+	orders := newOrderCounter(t)
+	a := newAgent(t, demoSkills(t), orders)
+	initServer(t, a.tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n}\n", adminPort)+
+		replicaSite(a.port, "a", a.skills, a.upstream, srv.Addr(), "insert", ""))
+	// A new task sweeps the store at most once a second: this one does, so
+	// that the next goes straight to its insert.
+	if r := a.postTo(a.port, orderMessage(newMessageID(), 1)); r.Error != nil {
+		t.Fatalf("the first order: %+v", r.Error)
+	}
+	// Every client of Redis waits 5 s, longer than the store's timeout
+	// (3 s): the insert is held in Redis.
+	if err := srv.Client(t).Do(t.Context(), "CLIENT", "PAUSE", 5000, "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	id := newMessageID()
+	r := a.postTo(a.port, orderMessage(id, 1))
+	if r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "has not run") ||
+		!strings.Contains(string(r.Error.Data), `"taskId"`) {
+		t.Fatalf("an order held in a paused Redis: %+v, want -32603 saying its skill has not run, with the task id", r.Error)
+	}
+	// Sent again as the answer says, until the order is placed: a task
+	// stored by an insert held in Redis says it never started.
+	var again rpcResponse
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		again = a.postTo(a.port, orderMessage(id, 1))
+		if again.Error == nil && decodeTask10(t, again.Result).Status.State == "TASK_STATE_COMPLETED" {
+			break
+		}
+		if again.Error == nil && !strings.Contains(string(again.Result), "never started") {
+			t.Fatalf("sent again: %.300s, want the order placed, or the task saying it never started", again.Result)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sent again: %+v", again.Error)
+		}
+	}
+	if waited := time.Since(paused); waited > 15*time.Second {
+		t.Errorf("the order was placed %s after Redis paused for 5s", waited)
+	}
+	if placed := orders.placed.Load(); placed != 2 {
+		t.Errorf("%d orders placed, want 2 (the first, and this one once)", placed)
+	}
+}
+
+// resend_window 0, for clients that use one messageId for several
+// messages as the compatibility kit does: the id used again, with other
+// content or the same, is a new message, and runs.
+func TestIntegrationResendWindowOff(t *testing.T) {
+	orders := newOrderCounter(t)
+	a := newAgent(t, demoSkills(t), orders)
+	a.loadWith(a.publicURL(), "Resends off", "tasks {\n\tresend_window 0\n}")
+	id := newMessageID()
+	made := map[string]bool{}
+	for _, quantity := range []int{1, 2, 2} {
+		r := a.postTo(a.port, orderMessage(id, quantity))
+		if r.Error != nil {
+			t.Fatalf("messageId %s used again for %d widgets: %+v", id, quantity, r.Error)
+		}
+		made[decodeTask10(t, r.Result).ID] = true
+	}
+	if placed := orders.placed.Load(); placed != 3 || len(made) != 3 {
+		t.Errorf("%d orders placed in %d tasks for one messageId used three times, want 3 in 3", placed, len(made))
 	}
 }

@@ -181,6 +181,13 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 			MaxLiveBytesAnonymous: limits.MaxLiveBytesAnonymous,
 			MaxLivePerClient:      limits.MaxLivePerClient,
 			MaxLiveBytesPerClient: limits.MaxLiveBytesPerClient,
+			MaxResendKeys:         limits.MaxResendKeys,
+		}
+		if w := limits.ResendWindow; w != nil {
+			opts.ResendWindow = time.Duration(*w)
+			if *w == 0 {
+				opts.ResendWindow = -1 // off
+			}
 		}
 		if h.auth == nil {
 			// Nobody can authenticate: there is no one to keep a share

@@ -114,6 +114,16 @@ type Options struct {
 	// MaxAge bounds how long a task is kept after its last update
 	// (default 1h).
 	MaxAge time.Duration
+	// ResendWindow is how long after its task's last update a message is
+	// remembered, so that the same message sent again does not run again
+	// (default MaxAge, at most MaxAge; negative: no message is remembered,
+	// and every message runs, whatever its id). While its task is live, a
+	// message is remembered whatever the window.
+	ResendWindow time.Duration
+	// MaxResendKeys bounds the messages remembered apart from their
+	// tasks: those of tasks dropped to make room before their window ended
+	// (default MaxTasks). Each takes tens of bytes.
+	MaxResendKeys int
 	// MaxInputWait bounds how long an input-required or auth-required task
 	// waits for a follow-up (default 10m, at most MaxAge): then it fails,
 	// saying so, and no longer counts against its owner's live tasks.
@@ -182,6 +192,9 @@ type Manager struct {
 	maxInputWait time.Duration
 	maxHistory   int
 	maxTaskBytes int64
+	// resendWindow and resends are the store limits' Resends.
+	resendWindow time.Duration
+	resends      bool
 	store        Store
 	ready        ReadyChecker // the store, when it is one; nil otherwise
 	// turns make the changes of one task one at a time (see update).
@@ -230,6 +243,10 @@ func (o Options) withDefaults() Options {
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = time.Hour
 	}
+	if opts.ResendWindow == 0 {
+		opts.ResendWindow = opts.MaxAge
+	}
+	opts.ResendWindow = min(opts.ResendWindow, opts.MaxAge)
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
@@ -268,6 +285,9 @@ func (o Options) withDefaults() Options {
 	if opts.MaxPushConfigs <= 0 {
 		opts.MaxPushConfigs = 10
 	}
+	if opts.MaxResendKeys <= 0 {
+		opts.MaxResendKeys = opts.MaxTasks
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -288,7 +308,7 @@ func (o Options) StoreLimits() Limits {
 		MaxLivePerClient: opts.MaxLivePerClient, MaxLiveBytesPerClient: opts.MaxLiveBytesPerClient,
 		MaxLiveAnonymous: opts.MaxLiveAnonymous, MaxLiveBytesAnonymous: opts.MaxLiveBytesAnonymous,
 		MaxAge: opts.MaxAge, MaxInputWait: opts.MaxInputWait, StreamBuffer: opts.StreamBuffer,
-		LeaseTTL: opts.LeaseTTL,
+		LeaseTTL: opts.LeaseTTL, ResendWindow: opts.ResendWindow, MaxResendKeys: opts.MaxResendKeys,
 	}
 }
 
@@ -312,6 +332,7 @@ func NewManager(opts Options) *Manager {
 		leaseTTL:       opts.LeaseTTL,
 	}
 	m.ready, _ = opts.Store.(ReadyChecker)
+	m.resendWindow, m.resends = opts.StoreLimits().Resends()
 	m.drain.init()
 	m.expireFn = m.expire
 	m.store.OnEnd(m.ended)

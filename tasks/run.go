@@ -125,7 +125,13 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 	if err := m.store.Insert(ctx, rec); err != nil {
 		m.untrack(run)
 		if resent, ok := errors.AsType[*Resent](err); ok {
+			if resent.Dropped {
+				return droppedMessage(sent.MessageID, resent.TaskID)
+			}
 			return m.resend(run, owner, &sent, resent.TaskID)
+		}
+		if storeUnavailable(err) {
+			return insertUnknown(rec.Task.ID)
 		}
 		return err
 	}
@@ -162,7 +168,8 @@ func (m *Manager) startFollowUp(run *Run, owner string, msg a2a.Message, opts St
 		if rec.Owner != owner {
 			return a2a.TaskNotFound(taskID)
 		}
-		if sentIndex(rec.Task.History, msg.MessageID) >= 0 {
+		if m.resends && sentIndex(rec.Task.History, msg.MessageID) >= 0 &&
+			remembered(!rec.Task.Status.State.Terminal(), rec.Updated, m.now(), m.resendWindow) {
 			return errSentBefore
 		}
 		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {

@@ -75,9 +75,14 @@ type Store interface {
 	// live tasks or bytes as one may, it returns the store's
 	// Limits.Refusal of the bound it ran into (the quota's are checked
 	// first). But first, in the same atomic step: a record whose
-	// MessageKey is that of a task still stored is a message sent again,
-	// and is not stored; Insert returns a *Resent naming that task. Once a
-	// task is dropped, its key is free again.
+	// MessageKey is that of a message still remembered (Limits.Resends:
+	// its task live, or updated within the window) is a message sent
+	// again, and is not stored; Insert returns a *Resent naming that task.
+	// A task dropped to make room leaves its message remembered for the
+	// rest of its window, within MaxResendKeys (see ResendKeyBounds; the
+	// caller holding the most loses its oldest first): Insert then returns
+	// a *Resent that says the task was dropped. Past the window the key is
+	// free again, and no later message finds the task by it.
 	Insert(ctx context.Context, rec Record) error
 	// Get returns the record of task id; an unknown id is an *a2a.Error
 	// TaskNotFound.
@@ -183,6 +188,33 @@ type Limits struct {
 	// LeaseTTL is how long a replica's word that it runs a task holds
 	// (shared stores only).
 	LeaseTTL time.Duration
+	// ResendWindow is how long a new task's message is remembered (see
+	// resend.go) after the task's last update, whether or not the task is
+	// still stored; a live task's message is remembered as long as the
+	// task is live. 0: MaxAge; negative: no message is remembered.
+	ResendWindow time.Duration
+	// MaxResendKeys bounds the messages remembered apart from their
+	// tasks, those of tasks dropped to make room (0: MaxTasks); anonymous
+	// callers' hold at most their share of it, as of the live tasks
+	// (MaxLiveAnonymous of MaxTasks).
+	MaxResendKeys int
+}
+
+// Resends says for how long after its task's last update a message is
+// remembered, and whether messages are remembered at all.
+func (l Limits) Resends() (window time.Duration, on bool) {
+	if l.ResendWindow < 0 {
+		return 0, false
+	}
+	return cmp.Or(l.ResendWindow, l.MaxAge), true
+}
+
+// ResendKeyBounds are how many messages may be remembered apart from
+// their tasks, and how many of them anonymous callers' may be.
+func (l Limits) ResendKeyBounds() (all, anonymous int) {
+	all = max(cmp.Or(l.MaxResendKeys, l.MaxTasks), 1)
+	anonLive, _ := l.AnonymousBounds()
+	return all, min(max(int(int64(all)*int64(anonLive)/int64(max(l.MaxTasks, 1))), 1), all)
 }
 
 // MemoryStore is a Store in memory, bounded by count, bytes and age.
@@ -194,10 +226,14 @@ type MemoryStore struct {
 
 	mu   sync.RWMutex
 	byID map[string]*memEntry
-	// byMessage finds a task by the message that made it (the strings of
-	// MessageKey, unhashed: they are the record's own).
-	byMessage map[sentMessage]*memEntry
-	owners    map[string]*ownerList
+	// messages finds a task by the message that made it, also once the
+	// task was dropped to make room, until its window ends.
+	messages messageIndex
+	// resendWindow is Limits.Resends': how long after its task's last
+	// update a message is remembered, if resends are on.
+	resendWindow time.Duration
+	resends      bool
+	owners       map[string]*ownerList
 	// quotas count the live tasks of each quota; one goes when it has none.
 	quotas map[string]*quota
 	// anonymous counts the live tasks of every anonymous caller.
@@ -221,7 +257,8 @@ type memEntry struct {
 	terminal, interrupted bool
 	// quota is what the entry counts against while it is live.
 	quota *quota
-	// sent is the entry's key in byMessage, when keyed.
+	// sent is the message that made the task, when keyed (in messages):
+	// the stored strings.
 	sent  sentMessage
 	keyed bool
 }
@@ -237,13 +274,14 @@ type quota struct {
 // positive.
 func NewMemoryStore(limits Limits) *MemoryStore {
 	s := &MemoryStore{
-		limits:    limits,
-		byID:      make(map[string]*memEntry),
-		byMessage: make(map[sentMessage]*memEntry),
-		owners:    make(map[string]*ownerList),
-		quotas:    make(map[string]*quota),
-		bus:       NewBus(limits.StreamBuffer),
+		limits:   limits,
+		byID:     make(map[string]*memEntry),
+		messages: newMessageIndex(limits),
+		owners:   make(map[string]*ownerList),
+		quotas:   make(map[string]*quota),
+		bus:      NewBus(limits.StreamBuffer),
 	}
+	s.resendWindow, s.resends = limits.Resends()
 	s.tx.s = s
 	return s
 }
@@ -256,8 +294,23 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 		return fmt.Errorf("tasks: insert task %s: id already stored", rec.Task.ID)
 	}
 	sent, keyed := sentBy(&rec)
-	if first := s.byMessage[sent]; keyed && first != nil {
-		return &Resent{TaskID: first.rec.Task.ID}
+	var key uint64
+	if keyed = keyed && s.resends; keyed {
+		key = s.messages.keyOf(sent)
+		switch first := s.messages.byKey[key]; {
+		case first.dropped != nil && first.dropped.expires >= rec.Updated.UnixNano():
+			return &Resent{TaskID: first.dropped.taskID, Dropped: true}
+		case first.dropped != nil:
+			s.messages.forget(first.dropped) // its window ended: the message is new again
+		case first.task == nil: // a new message
+		case first.task.sent != sent:
+			keyed = false // another message of the same hash, which no later message can reach
+		case s.remembers(first.task, rec.Updated):
+			return &Resent{TaskID: first.task.rec.Task.ID}
+		default:
+			delete(s.messages.byKey, key) // its window ended: the message is new again
+			first.task.keyed = false
+		}
 	}
 	terminal := rec.Task.Status.State.Terminal()
 	quotaKey := cmp.Or(rec.Quota, rec.Owner)
@@ -274,7 +327,7 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 		if s.terminal.head == nil {
 			return s.limits.Refusal(StoreTasks)
 		}
-		s.remove(s.terminal.head)
+		s.evict(s.terminal.head)
 	}
 	if !s.makeRoom(rec.Bytes, nil) {
 		return s.limits.Refusal(StoreBytes)
@@ -306,7 +359,7 @@ func (s *MemoryStore) Insert(_ context.Context, rec Record) error {
 	s.byID[rec.Task.ID] = e
 	if keyed {
 		e.sent = sentMessage{e.rec.Owner, e.rec.Quota, e.rec.Task.History[0].MessageID} // the stored strings
-		s.byMessage[e.sent] = e
+		s.messages.byKey[key] = messageRef{task: e}
 	}
 	s.ages(e).pushBack(e)
 	return nil
@@ -323,9 +376,27 @@ func (s *MemoryStore) makeRoom(delta int64, keep *memEntry) bool {
 		if e == nil {
 			return false
 		}
-		s.remove(e)
+		s.evict(e)
 	}
 	return true
+}
+
+// remembers reports whether the message that made e's task is remembered
+// at now: while the task is live, and for the resend window after its
+// last update.
+func (s *MemoryStore) remembers(e *memEntry, now time.Time) bool {
+	return remembered(!e.terminal, e.rec.Updated, now, s.resendWindow)
+}
+
+// evict drops a terminal task to make room; the message that made it is
+// remembered until its window ends.
+func (s *MemoryStore) evict(e *memEntry) {
+	if e.keyed {
+		e.keyed = false
+		s.messages.drop(s.messages.keyOf(e.sent), e.rec.Task.ID, e.rec.Updated.Add(s.resendWindow),
+			keyHolderID{quota: cmp.Or(e.rec.Quota, e.rec.Owner), anonymous: e.rec.Owner == ""})
+	}
+	s.remove(e)
 }
 
 // Shortage names the bound a store ran into when it refused a task, or a
@@ -625,6 +696,7 @@ func (s *MemoryStore) Sweep(_ context.Context, now time.Time, expire func(rec *R
 	for e := s.terminal.head; e != nil && e.rec.Updated.Before(cutoff); e = s.terminal.head {
 		s.remove(e)
 	}
+	s.messages.sweep(now)
 	var ended []*Record
 	ended = s.expireOlder(&s.running, cutoff, ExpiredAge, expire, ended)
 	ended = s.expireOlder(&s.interrupted, now.Add(-s.limits.MaxInputWait), ExpiredInputWait, expire, ended)
@@ -687,7 +759,7 @@ func (s *MemoryStore) remove(e *memEntry) {
 	}
 	delete(s.byID, e.rec.Task.ID)
 	if e.keyed {
-		delete(s.byMessage, e.sent)
+		delete(s.messages.byKey, s.messages.keyOf(e.sent))
 	}
 }
 

@@ -66,7 +66,11 @@ type storeKeys struct {
 	lists  map[string]map[string]string // "running", "interrupted", "terminal", "leases"
 	// messages finds a task by the key of the message that made it.
 	messages map[string]string
-	other    []string // keys the layout does not have
+	// gone are the sorted sets of the messages remembered of dropped
+	// tasks: "a" and "o" by kind, "h:<holder>" by holder, "top:a" and
+	// "top:o" the holders.
+	gone  map[string]map[string]string
+	other []string // keys the layout does not have
 }
 
 func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
@@ -78,7 +82,8 @@ func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
 		return nil, fmt.Errorf("reading the keys: %w", err)
 	}
 	k := &storeKeys{prefix: prefix, tasks: map[string]map[string]string{}, stats: map[string]string{},
-		owners: map[string]map[string]string{}, lists: map[string]map[string]string{}, messages: map[string]string{}}
+		owners: map[string]map[string]string{}, lists: map[string]map[string]string{}, messages: map[string]string{},
+		gone: map[string]map[string]string{}}
 	for _, entry := range res {
 		e, _ := entry.([]any)
 		if len(e) != 3 {
@@ -103,6 +108,8 @@ func readKeys(client redis.UniversalClient, prefix string) (*storeKeys, error) {
 			k.owners[key] = contents
 		case kind == "zset" && (slices.Contains(ageLists, name) || isLeases(name)):
 			k.lists[name] = contents
+		case kind == "zset" && strings.HasPrefix(name, "gone:"):
+			k.gone[strings.TrimPrefix(name, "gone:")] = contents
 		default:
 			k.other = append(k.other, key+" ("+kind+")")
 		}
@@ -187,10 +194,14 @@ func (k *storeKeys) problems() []string {
 		}
 	}
 	for m, id := range k.messages {
+		if strings.HasPrefix(id, "\x00") {
+			continue // remembered of a dropped task: checkGone
+		}
 		if f, ok := k.tasks[id]; !ok || f["m"] != m {
 			add("message key %x finds task %s, which has no hash or another key", m, id)
 		}
 	}
+	p = append(p, k.checkGone()...)
 
 	// The owner indexes: each holds exactly its owner's tasks.
 	owned := map[string][]string{} // by index key, from the hashes
@@ -243,6 +254,64 @@ func (k *storeKeys) problems() []string {
 		if got, want := quotas[qh], used[qh]; got != want || live != (want.live > 0) || bytes != live {
 			add("quota %s holds live %d, bytes %d (fields there: %v, %v); its live tasks are %d of %d bytes",
 				qh, got.live, got.bytes, live, bytes, want.live, want.bytes)
+		}
+	}
+	return p
+}
+
+// checkGone: each message remembered of a dropped task is, scored by the
+// end of its window, either waiting to be filed (gone:new) or filed in the
+// sets of its kind and its holder; its task is not stored, and the holders
+// are counted as they hold. The sets hold nothing else.
+func (k *storeKeys) checkGone() []string {
+	var p []string
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+	filed := map[string]int{} // by holder
+	for m, v := range k.messages {
+		rest, ok := strings.CutPrefix(v, "\x00")
+		if !ok {
+			continue
+		}
+		fields := strings.SplitN(rest, " ", 3)
+		if len(fields) != 3 || fields[1] == "" || (fields[1][0] != 'a' && fields[1][0] != 'o') {
+			add("message key %x holds %q, which is neither a task nor a remembered message", m, v)
+			continue
+		}
+		ends, holder, id := fields[0], fields[1], fields[2]
+		if _, stored := k.tasks[id]; stored {
+			add("message key %x is remembered of task %s, which is stored", m, id)
+		}
+		member := m + holder
+		switch kind := holder[:1]; {
+		case k.gone["new"][member] == ends && k.gone[kind][member] == "":
+		case k.gone["new"][member] == "" && k.gone[kind][member] == ends && k.gone["h:"+holder][m] == ends:
+			filed[holder]++
+		default:
+			add("message key %x ends at %s, but gone:new scores it %q, gone:%s %q, its holder's set %q",
+				m, ends, k.gone["new"][member], kind, k.gone[kind][member], k.gone["h:"+holder][m])
+		}
+	}
+	for name, set := range k.gone {
+		switch {
+		case name == "new" || name == "a" || name == "o":
+			for member, ends := range set {
+				if len(member) <= 16 || !strings.HasPrefix(k.messages[member[:16]], "\x00"+ends+" "+member[16:]+" ") {
+					add("gone:%s holds %x, which messages does not remember so", name, member)
+				}
+			}
+		case name == "top:a" || name == "top:o":
+			for holder, n := range set {
+				if num(n) != int64(filed[holder]) || num(n) != int64(len(k.gone["h:"+holder])) || holder[:1] != name[4:] {
+					add("gone:%s counts %s for %s, which holds %d filed (its set %d)", name, n, holder, filed[holder], len(k.gone["h:"+holder]))
+				}
+			}
+		case strings.HasPrefix(name, "h:") && len(name) > len("h:"):
+			holder := strings.TrimPrefix(name, "h:")
+			if _, counted := k.gone["top:"+holder[:1]][holder]; !counted || len(set) != filed[holder] {
+				add("gone:%s holds %d, but %d are filed for it (counted: %v)", name, len(set), filed[holder], counted)
+			}
+		default:
+			add("a key the layout does not have: gone:%s", name)
 		}
 	}
 	return p
@@ -323,6 +392,10 @@ func TestBookkeepingCheck(t *testing.T) {
 		{"watchers", func(p, id, _ string) []any { return []any{"HINCRBY", p + ":t:" + id, "w", 1} }, "watchers"},
 		{"message key gone", func(p, id, _ string) []any { return []any{"DEL", p + ":messages"} }, "message key"},
 		{"message key kept", func(p, _, _ string) []any { return []any{"HSET", p + ":messages", "x", "gone"} }, "message key"},
+		{"remembered key unlisted", func(p, _, done string) []any {
+			return []any{"HSET", p + ":messages", "x", "\x001 a " + done}
+		}, "message key"},
+		{"remembered key stray", func(p, _, _ string) []any { return []any{"ZADD", p + ":gone:o", 1, "y"} }, "gone:o holds"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prefix := fmt.Sprint("check", i)

@@ -28,7 +28,16 @@ import "github.com/redis/go-redis/v9"
 // publishes no events, they are neither encoded nor sent) and m (the key
 // of the message that made it, see tasks.MessageKey, "" for none). The
 // hash messages finds a task by that key, so that a message sent again
-// makes no second task; its entry goes with the task.
+// makes no second task; its entry goes with the task, but for a task
+// dropped to make room before its resend window ended: then it stays until
+// the window ends, saying so ("\0<end of the window, ms> <holder> <task
+// id>"), in a budget of its own (see remember and fileKeys). A holder is
+// "a" (an anonymous caller) or "o", then its quota's name in hex. The
+// sorted sets of those remembered messages, scored by the end of their
+// window: gone:new, the message keys just remembered, each followed by
+// its holder; gone:a and gone:o, anonymous callers' and owners' once
+// filed, alike; gone:h:<holder> each holder's keys; and gone:top:a and
+// gone:top:o score the holders by how many they hold.
 //
 // Every replica hears, on the channel, each event ("<id> <n> -\n<event>")
 // and each end of a task that another replica than its runner made
@@ -60,7 +69,7 @@ import "github.com/redis/go-redis/v9"
 // key prefix, keyPrefix's, and ARGV[2] the most bytes one task may take.
 const prelude = `
 local P, maxTaskBytes = ARGV[1], tonumber(ARGV[2])
-local STATS, MESSAGES = P .. ':stats', P .. ':messages'
+local STATS, MESSAGES, GONE = P .. ':stats', P .. ':messages', P .. ':gone'
 -- ANON names the quota of all anonymous callers' live tasks (owner ""),
 -- beside each one's own: no quota's name (hex) can be it.
 local ANON = 'anon'
@@ -69,6 +78,41 @@ local function list(st)
 	return P .. ':running'
 end
 local function num(x) return tonumber(x) or 0 end
+-- remembered reads an entry of messages: the end of its window, its
+-- holder and its task, when it remembers the message of a dropped task;
+-- nil for a stored task's.
+local function remembered(v)
+	if type(v) ~= 'string' or v:byte(1) ~= 0 then return nil end
+	local ends, holder, id = v:match('^%z(%d+) (%S+) (.*)$')
+	if ends then return {ends = tonumber(ends), holder = holder, id = id} end
+end
+-- untop counts n fewer messages for holder, in kind's gone:top.
+local function untop(kind, holder, n)
+	if tonumber(redis.call('ZINCRBY', GONE .. ':top:' .. kind, -n, holder)) <= 0 then
+		redis.call('ZREM', GONE .. ':top:' .. kind, holder)
+	end
+end
+-- forgetKey forgets the remembered message mk of holder, filed or not.
+local function forgetKey(mk, holder)
+	local kind = holder:sub(1, 1)
+	if redis.call('ZREM', GONE .. ':' .. kind, mk .. holder) == 1 then
+		redis.call('ZREM', GONE .. ':h:' .. holder, mk)
+		untop(kind, holder, 1)
+	else
+		redis.call('ZREM', GONE .. ':new', mk .. holder)
+	end
+	redis.call('HDEL', MESSAGES, mk)
+end
+-- forgetAllKeys forgets every remembered message: messages is lost.
+local function forgetAllKeys()
+	for _, kind in ipairs({'a', 'o'}) do
+		for _, holder in ipairs(redis.call('ZRANGE', GONE .. ':top:' .. kind, 0, -1)) do
+			redis.call('DEL', GONE .. ':h:' .. holder)
+		end
+		redis.call('DEL', GONE .. ':' .. kind, GONE .. ':top:' .. kind)
+	end
+	redis.call('DEL', GONE .. ':new', MESSAGES)
+end
 -- whole is a counter's field as a number: 0 when it is absent, nil when it
 -- is not a count (negative, fractional, not a number, or too long to be
 -- exact).
@@ -119,8 +163,18 @@ local function recount(why)
 		end
 	end
 	-- The messages' entries are those of the tasks listed, so that one goes
-	-- with its task, also one removed behind the store's back.
+	-- with its task, also one removed behind the store's back, and those
+	-- remembered of dropped tasks.
+	local kept = {}
+	for _, set in ipairs({'a', 'o', 'new'}) do
+		for _, member in ipairs(redis.call('ZRANGE', GONE .. ':' .. set, 0, -1)) do
+			local mk = member:sub(1, 16)
+			local v = redis.pcall('HGET', MESSAGES, mk)
+			if remembered(v) then kept[#kept + 1] = {mk, v} end
+		end
+	end
 	redis.call('DEL', MESSAGES)
+	for _, m in ipairs(kept) do redis.call('HSET', MESSAGES, m[1], m[2]) end
 	for _, m in ipairs(messages) do redis.call('HSET', MESSAGES, m[1], m[2]) end
 	redis.call('DEL', STATS)
 	redis.call('HSET', STATS, 'count', c, 'bytes', b)
@@ -218,17 +272,27 @@ end
 -- a policy that may evict any key), or whose key is no task's hash, is
 -- taken out of the lists all the same, so that eviction moves on, and the
 -- counters are recounted; Scan takes it out of its owner's index. popped
--- says that evict took the id out of the terminal list already.
-local function drop(id, popped)
+-- says that evict took the id out of the terminal list already. keep, when
+-- given, keeps the message that made the task, with the task's id, holder
+-- and update time (an eviction's: see remember); otherwise it goes.
+local function drop(id, popped, keep)
 	local tk = P .. ':t:' .. id
-	local f = redis.pcall('HMGET', tk, 'ok', 'b', 'm')
+	local f = redis.pcall('HMGET', tk, 'ok', 'b', 'm', 'qh', 'o', 'u')
 	if f.err or not f[1] then
 		redis.call('DEL', tk)
 		forget(id, popped)
 		return
 	end
 	redis.call('SREM', f[1], id)
-	if f[3] and f[3] ~= '' then redis.call('HDEL', MESSAGES, f[3]) end
+	if f[3] and f[3] ~= '' then
+		if keep then
+			local kind = 'o'
+			if f[5] == '' then kind = 'a' end
+			keep(f[3], id, kind .. (f[4] or ''), num(f[6]))
+		else
+			redis.call('HDEL', MESSAGES, f[3])
+		end
+	end
 	dcount, dbytes = dcount - 1, dbytes - num(f[2])
 	redis.call('DEL', tk)
 	if not popped then redis.call('ZREM', P .. ':terminal', id) end
@@ -250,23 +314,36 @@ local function refusal(why)
 end
 `
 
-// changeScript makes a batch of inserts and updates, one after the other,
-// and answers each one's outcome, in order, and then, if it recounted the
-// counters, {"recounted", why}. ARGV: prefix, max task bytes, max tasks,
-// max live per owner, max live bytes per owner, max bytes, channel,
-// replica, max live per anonymous client, max live bytes per anonymous
-// client, max live of all anonymous callers, max live bytes of all
-// anonymous callers, then each change: "i" or "u", how many arguments it
-// has, its arguments.
+// changeScript makes a batch of inserts, updates and settlements, one
+// after the other, and answers each one's outcome, in order, and then, if
+// it recounted the counters, {"recounted", why}. ARGV: prefix, max task
+// bytes, max tasks, max live per owner, max live bytes per owner, max
+// bytes, channel, replica, max live per anonymous client, max live bytes
+// per anonymous client, max live of all anonymous callers, max live bytes
+// of all anonymous callers, the resend window in milliseconds, then each
+// change: "i", "u" or "s", how many arguments it has, its arguments.
 //
 // An insert's arguments: id, owner, owner key, quota (hex), updated,
 // bytes, state mark, task, score, quota, lease, push configs, version,
 // message key ("" for none: see tasks.MessageKey). It answers {"ok"} (also
 // when it finds the task it stored itself, run a second time), {"dup"},
-// {"resent", the task the message made}, or the share or budget it would
-// take past its bound: {"quota-tasks"}, {"quota-bytes"}, {"client-tasks"},
+// {"resent", the task the message made}, {"dropped", the task the message
+// made, dropped since}, or the share or budget it would take past its
+// bound: {"quota-tasks"}, {"quota-bytes"}, {"client-tasks"},
 // {"client-bytes"}, {"anon-tasks"}, {"anon-bytes"}, {"full-tasks"} or
-// {"full-bytes"}.
+// {"full-bytes"}. A message is found while its task is live, and for the
+// resend window after the task's last update, also once the task is
+// dropped to make room (evict keeps its message: see remember).
+//
+// A settlement ends a task whose insert failed with its outcome unknown,
+// as never started (see tasks.NeverStarted): if the insert has not run,
+// the ended task takes its place (a copy of the insert that runs later
+// finds it, and stores nothing); if it ran and nothing changed the task
+// since, the task ends (its events published), its message forgotten.
+// Its arguments: id, the insert's version, owner, owner key, quota (hex),
+// quota, updated, bytes, the ended task, score, version, the final event.
+// It answers {"ok"}, {"changed"} (another change came first: a cancel, an
+// expiry), {"full-tasks"} or {"full-bytes"}.
 //
 // An update writes a task changed by a callback, if nobody wrote it since
 // version, and publishes its events, then its end when it became terminal
@@ -294,11 +371,23 @@ local maxTasks, maxLive, maxLiveBytes, maxBytes = tonumber(ARGV[3]), tonumber(AR
 local channel, replica = ARGV[7], ARGV[8]
 local maxLiveClient, maxLiveBytesClient = tonumber(ARGV[9]), tonumber(ARGV[10])
 local maxLiveAnon, maxLiveBytesAnon = tonumber(ARGV[11]), tonumber(ARGV[12])
+local windowMs = tonumber(ARGV[13])
 -- written holds the tasks this run writes: an eviction passes over them,
 -- so that when go-redis sends the batch again (its answer lost), each
 -- change finds its own write and answers as the first run did.
 local written = {}
--- evict drops the terminal task updated longest ago, but none in written.
+-- remember keeps the message key mk of task id, which a holder's message
+-- made and which was last updated at updated (ns), dropped to make room:
+-- until the resend window ends. It is filed, and the bounds kept, a batch
+-- at a time, as the store is swept (fileKeys): two commands here, where
+-- the task's entry would have gone with one.
+local function remember(mk, id, holder, updated)
+	local ends = math.floor(updated / 1e6) + windowMs
+	redis.call('HSET', MESSAGES, mk, '\0' .. ends .. ' ' .. holder .. ' ' .. id)
+	redis.call('ZADD', GONE .. ':new', ends, mk .. holder)
+end
+-- evict drops the terminal task updated longest ago, but none in written;
+-- the message that made it is remembered.
 local function evict()
 	local skipped = {}
 	local oldest = redis.call('ZPOPMIN', P .. ':terminal')
@@ -308,7 +397,7 @@ local function evict()
 	end
 	for _, s in ipairs(skipped) do redis.call('ZADD', P .. ':terminal', s[2], s[1]) end
 	if not oldest[1] then return false end
-	drop(oldest[1], true)
+	drop(oldest[1], true, remember)
 	return true
 end
 -- room makes delta more bytes fit the store's budget (readStats first).
@@ -360,13 +449,26 @@ local function insert(o)
 	if mk ~= '' then
 		local taken = redis.pcall('HSETNX', MESSAGES, mk, id)
 		if type(taken) == 'table' then -- not a hash: rebuilt from the tasks
-			redis.call('DEL', MESSAGES)
+			forgetAllKeys()
 			lost = 'messages is not a hash'
 			taken = redis.call('HSETNX', MESSAGES, mk, id)
 		end
 		if taken == 0 then
 			local first = redis.call('HGET', MESSAGES, mk)
-			if redis.call('EXISTS', P .. ':t:' .. first) == 1 then return {'resent', first} end
+			local gone, now = remembered(first), tonumber(ARGV[o + 9])
+			if gone and gone.ends >= now then return {'dropped', gone.id} end
+			if gone then
+				forgetKey(mk, gone.holder) -- its window ended
+			else
+				local ftk = P .. ':t:' .. first
+				local f = redis.pcall('HMGET', ftk, 'st', 'u')
+				if f.err or (not f[1] and redis.call('EXISTS', ftk) == 1) or
+					(f[1] and (f[1] ~= 't' or math.floor(num(f[2]) / 1e6) + windowMs >= now)) then
+					return {'resent', first}
+				end
+				-- Its window ended, or its task is gone: the message is new again.
+				if f[1] then redis.call('HSET', ftk, 'm', '') end
+			end
 			redis.call('HSET', MESSAGES, mk, id)
 		end
 		kept = true
@@ -466,11 +568,60 @@ local function update(o, n)
 	end
 	return {'ok', seq + events, num(f[7])}
 end
-local out, o = {}, 12
+-- settle: its arguments are ARGV[o + 1] on.
+local function settle(o)
+	local id, inserted, size, version = ARGV[o + 1], ARGV[o + 2], tonumber(ARGV[o + 8]), ARGV[o + 11]
+	local tk = P .. ':t:' .. id
+	local f = redis.call('HMGET', tk, 'v', 'st', 'b', 'qh', 'o', 'm', 's', 'w')
+	if f[1] == version then
+		written[id] = true -- as in the run that wrote it
+		return {'ok'}
+	end
+	if not f[1] then
+		if redis.call('EXISTS', tk) == 1 then return {'changed'} end -- no task's hash: for readers to report
+		-- The insert has not run: the ended task takes its place, so that it never does.
+		readStats()
+		if count + dcount >= maxTasks and not evict() then return {'full-tasks'} end
+		if not room(size) then return {'full-bytes'} end
+		written[id] = true
+		redis.call('HSET', tk, 't', ARGV[o + 9], 'o', ARGV[o + 3], 'q', ARGV[o + 6], 'ok', ARGV[o + 4], 'qh', ARGV[o + 5],
+			'u', ARGV[o + 7], 'b', size, 'v', version, 's', '0', 'st', 't', 'r', replica, 'm', '')
+		redis.call('ZADD', P .. ':terminal', ARGV[o + 10], id)
+		redis.call('SADD', ARGV[o + 4], id)
+		dcount, dbytes = dcount + 1, dbytes + size
+		return {'ok'}
+	end
+	if f[1] ~= inserted then return {'changed'} end
+	-- The insert ran, and nothing changed its task since, nor ran it.
+	written[id] = true
+	local oldst, oldb, seq = f[2], num(f[3]), num(f[7])
+	local q, pool
+	if oldst == 't' then
+		readStats()
+	elseif f[5] == '' then
+		q, pool = readStats(f[4], ANON)
+	else
+		q = readStats(f[4])
+	end
+	if size > oldb and not room(size - oldb) then return {'full-bytes'} end
+	local watched = num(f[8]) > 0
+	if watched then seq = seq + 1 end
+	redis.call('HSET', tk, 't', ARGV[o + 9], 'u', ARGV[o + 7], 'b', size, 'v', version, 's', seq, 'st', 't', 'm', '')
+	redis.call('HDEL', tk, 'p') -- as the ended task has none
+	redis.call('ZREM', list(oldst), id)
+	redis.call('ZADD', P .. ':terminal', ARGV[o + 10], id)
+	redis.call('ZREM', P .. ':leases', id)
+	if f[6] and f[6] ~= '' and redis.call('HGET', MESSAGES, f[6]) == id then redis.call('HDEL', MESSAGES, f[6]) end
+	dbytes = dbytes + size - oldb
+	if q then hold(q, pool, -1, -oldb) end
+	if watched then redis.call('PUBLISH', channel, id .. ' ' .. seq .. ' -\n' .. ARGV[o + 12]) end
+	return {'ok'}
+end
+local changes = {i = insert, u = update, s = settle}
+local out, o = {}, 13
 while o < #ARGV do
 	local n = tonumber(ARGV[o + 2])
-	local change = insert
-	if ARGV[o + 1] == 'u' then change = update end
+	local change = changes[ARGV[o + 1]]
 	local done, answer = pcall(change, o + 2, n)
 	if not done then
 		local why = errorText(answer)
@@ -486,12 +637,102 @@ if recounted then out[#out + 1] = {'recounted', recounted} end
 return out
 `)
 
-// dropOldScript drops terminal tasks updated before a time. ARGV: prefix,
-// max task bytes, cutoff score, most to drop. It answers {how many it
-// dropped}, and why it recounted the counters if it did.
+// dropOldScript drops terminal tasks updated before a time, files the
+// messages remembered since the last batch (fileKeys), and forgets those
+// whose window ended. ARGV: prefix, max task bytes, cutoff score, most to
+// drop (and to forget), now (score), the most messages remembered apart
+// from their tasks, the most of them anonymous callers'. It answers {how
+// many it dropped}, and why it recounted the counters if it did.
 var dropOldScript = redis.NewScript(prelude + `
+-- forgetFiled forgets the filed messages mks of holder (popped: taken out
+-- of its set already). An entry of messages is taken out only while it
+-- still remembers: a replica of an earlier build may have rebuilt
+-- messages without it, and a task of that message taken the key since.
+local function forgetFiled(holder, mks, popped)
+	local kind, members = holder:sub(1, 1), {}
+	for i, mk in ipairs(mks) do members[i] = mk .. holder end
+	redis.call('ZREM', GONE .. ':' .. kind, unpack(members))
+	if not popped then redis.call('ZREM', GONE .. ':h:' .. holder, unpack(mks)) end
+	untop(kind, holder, #mks)
+	local entries, gone = redis.pcall('HMGET', MESSAGES, unpack(mks)), {}
+	if entries.err then return end -- not a hash: the next insert rebuilds it
+	for i, v in ipairs(entries) do
+		if remembered(v) then gone[#gone + 1] = mks[i] end
+	end
+	if #gone > 0 then redis.call('HDEL', MESSAGES, unpack(gone)) end
+end
+-- fileKeys files the messages remembered since it last ran (gone:new) by
+-- holder, then keeps the bounds: at most maxKeys messages, anonymous
+-- callers' at most maxAnon. Past a bound, the holder that holds the most,
+-- among those the bound counts, loses its oldest, down to the next
+-- holder's count at most, and again, in as few commands as it can. So one
+-- caller's traffic takes no message of a caller that holds fewer, and
+-- anonymous callers none of an owner's.
+local function fileKeys(maxKeys, maxAnon)
+	local new = redis.call('ZPOPMIN', GONE .. ':new', 1000) -- a thousand at a time: Lua unpacks no more
+	while #new > 0 do
+		local byHolder, byKind = {}, {a = {}, o = {}}
+		for i = 1, #new, 2 do
+			local mk, holder, ends = new[i]:sub(1, 16), new[i]:sub(17), new[i + 1]
+			local h = byHolder[holder] or {}
+			h[#h + 1], h[#h + 2] = ends, mk
+			byHolder[holder] = h
+			local k = byKind[holder:sub(1, 1)]
+			k[#k + 1], k[#k + 2] = ends, new[i]
+		end
+		for holder, h in pairs(byHolder) do
+			redis.call('ZADD', GONE .. ':h:' .. holder, unpack(h))
+			redis.call('ZINCRBY', GONE .. ':top:' .. holder:sub(1, 1), #h / 2, holder)
+		end
+		for kind, k in pairs(byKind) do
+			if #k > 0 then redis.call('ZADD', GONE .. ':' .. kind, unpack(k)) end
+		end
+		new = redis.call('ZPOPMIN', GONE .. ':new', 1000)
+	end
+	local anon = redis.call('ZCARD', GONE .. ':a')
+	local all = anon + redis.call('ZCARD', GONE .. ':o')
+	while anon > maxAnon or all > maxKeys do
+		local pools, excess = {'a', 'o'}, all - maxKeys
+		if anon > maxAnon then pools, excess = {'a'}, anon - maxAnon end
+		local victim, most, next = nil, 0, 0
+		for _, pool in ipairs(pools) do
+			local top = redis.call('ZREVRANGE', GONE .. ':top:' .. pool, 0, 1, 'WITHSCORES')
+			for i = 1, #top, 2 do
+				local n = tonumber(top[i + 1])
+				if n > most then
+					victim, most, next = top[i], n, most
+				elseif n > next then
+					next = n
+				end
+			end
+		end
+		if not victim then break end -- nobody counted: what is held goes with its age
+		local popped = redis.call('ZPOPMIN', GONE .. ':h:' .. victim, math.min(excess, math.max(most - next, 1), 1000))
+		if #popped == 0 then
+			redis.call('ZREM', GONE .. ':top:' .. victim:sub(1, 1), victim)
+		else
+			local mks = {}
+			for i = 1, #popped, 2 do mks[#mks + 1] = popped[i] end
+			forgetFiled(victim, mks, true)
+			if victim:sub(1, 1) == 'a' then anon = anon - #mks end
+			all = all - #mks
+		end
+	end
+end
 local ids = redis.call('ZRANGEBYSCORE', P .. ':terminal', '-inf', '(' .. ARGV[3], 'LIMIT', 0, tonumber(ARGV[4]))
 for _, id in ipairs(ids) do drop(id, false) end
+fileKeys(tonumber(ARGV[6]), tonumber(ARGV[7]))
+for _, kind in ipairs({'a', 'o'}) do
+	local ended = redis.call('ZRANGEBYSCORE', GONE .. ':' .. kind, '-inf', '(' .. ARGV[5], 'LIMIT', 0, tonumber(ARGV[4]))
+	local byHolder = {}
+	for _, member in ipairs(ended) do
+		local holder = member:sub(17)
+		local mks = byHolder[holder] or {}
+		mks[#mks + 1] = member:sub(1, 16)
+		byHolder[holder] = mks
+	end
+	for holder, mks in pairs(byHolder) do forgetFiled(holder, mks, false) end
+end
 saveStats()
 return {#ids, recounted}
 `)

@@ -104,6 +104,7 @@ type Store struct {
 	reported  map[string]time.Time // when each thing found corrupt was logged last (see report)
 	failing   atomic.Bool          // Redis did not answer the last call
 	writes    atomic.Uint64
+	settler   settler // inserts whose outcome is unknown (see settle.go)
 
 	// The last PING that Ready sent: when, and how it went.
 	pingMu  sync.Mutex
@@ -199,20 +200,24 @@ func New(opts Options) (*Store, error) {
 	s.channel = s.prefix + ":events"
 	clientLive, clientBytes := l.ClientBounds()
 	anonLive, anonBytes := l.AnonymousBounds()
+	window, _ := l.Resends()
 	s.scripts = newPipeline(opts.Client, cmp.Or(opts.Timeout, DefaultTimeout), pipelinesInFlight, s.recounted, s.prefix+":stats",
 		s.prefix, maxTaskBytes, l.MaxTasks, l.MaxLivePerOwner, l.MaxLiveBytesPerOwner, l.MaxBytes, s.channel, s.replica,
-		clientLive, clientBytes, anonLive, anonBytes)
+		clientLive, clientBytes, anonLive, anonBytes, window.Milliseconds())
+	s.settler.init(ctx)
 	s.bus.OnIdle(s.unwatch)
 	s.events = s.client.Subscribe(ctx) // no channel yet: nothing goes to the network here
 	go s.listen(ctx)
 	return s, nil
 }
 
-// Close stops the event subscription. Open streams end.
+// Close stops the event subscription and the settling of failed inserts.
+// Open streams end.
 func (s *Store) Close() {
 	s.stop()
 	_ = s.events.Close() // a Receive under way does not watch its context
 	<-s.closed
+	s.settler.wait()
 	s.scripts.close()
 	s.bus.EndAll(tasks.ErrInterrupted)
 }
@@ -264,6 +269,7 @@ func (s *Store) Renew(ctx context.Context, now time.Time, ids []string) error {
 const (
 	changeInsert = "i"
 	changeUpdate = "u"
+	changeSettle = "s"
 )
 
 // The state marks of the scripts' lists, as interface values made once.
@@ -346,8 +352,11 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	answer, err := s.scripts.run(context.WithoutCancel(ctx), changeInsert, task,
 		rec.Task.ID, rec.Owner, s.ownerKey(rec.Owner), hex.EncodeToString([]byte(quota)),
 		rec.Updated.UnixNano(), rec.Bytes, stateMark(rec.Task.Status.State), task.b, score(rec.Updated),
-		rec.Quota, s.lease(rec.Updated), push, version, messageKey(&rec))
+		rec.Quota, s.lease(rec.Updated), push, version, s.messageKey(&rec))
 	if err != nil {
+		if mayRunLater(err) {
+			s.settleLater(&rec, version)
+		}
 		return s.failed(ctx, "insert", err)
 	}
 	s.reachable()
@@ -358,9 +367,9 @@ func (s *Store) Insert(ctx context.Context, rec tasks.Record) error {
 	switch res {
 	case "dup":
 		return fmt.Errorf("tasks/redis: insert task %s: id already stored", rec.Task.ID)
-	case "resent":
+	case "resent", "dropped":
 		first, _ := answer[1].(string)
-		return &tasks.Resent{TaskID: first}
+		return &tasks.Resent{TaskID: first, Dropped: res == "dropped"}
 	}
 	s.remember(cached{rec: rec, version: version, pushBytes: len(push)})
 	return nil
@@ -396,8 +405,11 @@ func (s *Store) refusal(res string) error {
 // messageKey is the script's form of tasks.MessageKey: the key's first 16
 // bytes (128 bits: no two messages meet by chance), as raw bytes, which
 // take less of Redis's memory than hex; "" for a task no message can make
-// again.
-func messageKey(rec *tasks.Record) string {
+// again, and for every task when messages are not remembered.
+func (s *Store) messageKey(rec *tasks.Record) string {
+	if _, on := s.limits.Resends(); !on {
+		return ""
+	}
 	key, ok := tasks.MessageKey(rec)
 	if !ok {
 		return ""
@@ -876,8 +888,9 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, expire func(rec *tasks
 		return nil
 	}
 	const batch = 256
+	maxKeys, maxAnonKeys := s.limits.ResendKeyBounds()
 	dropped, err := dropOldScript.Run(ctx, s.client, []string{s.prefix + ":terminal"},
-		s.prefix, s.maxTaskBytes, score(now.Add(-s.limits.MaxAge)), batch).Slice()
+		s.prefix, s.maxTaskBytes, score(now.Add(-s.limits.MaxAge)), batch, score(now), maxKeys, maxAnonKeys).Slice()
 	if err != nil {
 		return s.failed(ctx, "sweep", err)
 	}

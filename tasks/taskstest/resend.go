@@ -2,6 +2,7 @@ package taskstest
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,7 +75,10 @@ func (s *suite) TestResentOtherContent(t *testing.T) {
 	otherMetadata.Metadata = map[string]any{"skill": "refund"}
 	otherContext := msg
 	otherContext.ContextID = "another-context"
-	for name, resent := range map[string]a2a.Message{"text": otherText, "metadata": otherMetadata, "context": otherContext} {
+	// Sent as a follow-up of the task it made, it is another message.
+	toItsTask := msg
+	toItsTask.TaskID = run.Task.ID
+	for name, resent := range map[string]a2a.Message{"text": otherText, "metadata": otherMetadata, "context": otherContext, "taskId": toItsTask} {
 		_, err := m.Start("alice", resent, tasks.StartOptions{})
 		var e *a2a.Error
 		if !errors.As(err, &e) || e.Code != a2a.CodeInvalidParams || e.Field != "params.message.messageId" {
@@ -246,4 +250,144 @@ func (s *suite) TestInsertResent(t *testing.T) {
 	if err := store.Insert(t.Context(), other); !refused(err, limits, tasks.StoreTasks) {
 		t.Errorf("Insert of bob's message with alice's id: err = %v, want the store's refusal", err)
 	}
+}
+
+// finished starts msg as owner's (within quota) and completes its task, a
+// second after the last one, so that tasks are dropped in the order they
+// finished, and the store is swept at each start (a shared store sweeps
+// at most once a second).
+func finished(t testing.TB, m *tasks.Manager, clk *clock, owner, quota string, msg a2a.Message) *a2a.Task {
+	t.Helper()
+	clk.Advance(time.Second)
+	run, err := m.Start(owner, msg, tasks.StartOptions{Quota: quota})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	task, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// requireDropped requires err to be the answer to a message sent again
+// whose task was dropped: InvalidParams on params.message.messageId, naming
+// the message and its task.
+func requireDropped(t testing.TB, err error, msg a2a.Message, taskID string) {
+	t.Helper()
+	var e *a2a.Error
+	if !errors.As(err, &e) || e.Code != a2a.CodeInvalidParams || e.Field != "params.message.messageId" ||
+		!strings.Contains(e.Description, msg.MessageID) || !strings.Contains(e.Description, "no longer stored") || e.Metadata["taskId"] != taskID {
+		t.Fatalf("the message of a dropped task sent again: err = %v, want InvalidParams on params.message.messageId naming %s and its task %s",
+			err, msg.MessageID, taskID)
+	}
+}
+
+// TestResentAfterEviction: a task dropped to make room leaves its message
+// remembered for the window, apart from it: sent again, the message is
+// refused, saying its task is gone, and nothing runs; once the window
+// ended it is a new message.
+func (s *suite) TestResentAfterEviction(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{MaxTasks: 2, MaxAge: time.Hour, ResendWindow: 30 * time.Minute})
+	msg := userMsg("order")
+	first := finished(t, m, clk, "alice", "", msg)
+	for range 2 { // both places taken by newer tasks: the first is dropped
+		finished(t, m, clk, "alice", "", userMsg("other"))
+	}
+	if _, err := m.Get("alice", first.ID, nil); a2aCode(err) != a2a.CodeTaskNotFound {
+		t.Fatalf("the first task is still stored (err %v): the test makes no room", err)
+	}
+	_, err := m.Start("alice", msg, tasks.StartOptions{})
+	requireDropped(t, err, msg, first.ID)
+	if list, err := m.List("alice", &a2a.ListTasksRequest{}); err != nil || len(list.Tasks) != 2 {
+		t.Errorf("alice's tasks after the resend: %v (err %v), want the two newer ones only", list, err)
+	}
+	// Another caller's message of that id is its own.
+	if run, err := m.Start("bob", msg, tasks.StartOptions{}); err != nil || run.Resent {
+		t.Errorf("bob's message with alice's id: %+v, %v; want a task of its own", run, err)
+	}
+	clk.Advance(31 * time.Minute)
+	if run, err := m.Start("alice", msg, tasks.StartOptions{}); err != nil || run.Resent {
+		t.Errorf("the message sent again after its window: %+v, %v; want a new task", run, err)
+	}
+}
+
+// TestResentKeysPerCaller: the messages remembered apart from their tasks
+// have a budget of their own, and one caller's traffic cannot flush
+// another's: past the budget, the caller holding the most loses its
+// oldest, and anonymous callers only ever displace anonymous ones.
+func (s *suite) TestResentKeysPerCaller(t *testing.T) {
+	m, clk := s.newManager(t, tasks.Options{MaxTasks: 2, MaxResendKeys: 4, MaxLiveAnonymous: 1})
+	alice := userMsg("alice's order")
+	aliceTask := finished(t, m, clk, "alice", "", alice)
+	client := userMsg("an anonymous client's order")
+	clientTask := finished(t, m, clk, "", "client 192.0.2.1", client)
+	// Another address, and another owner, each finish many tasks: every
+	// one is dropped to make room for the next, its message remembered.
+	var bobs []a2a.Message
+	for i := range 12 {
+		finished(t, m, clk, "", "client 192.0.2.9", userMsg("flood"))
+		bobs = append(bobs, userMsg("bob's"))
+		finished(t, m, clk, "bob", "", bobs[i])
+	}
+	_, err := m.Start("alice", alice, tasks.StartOptions{})
+	requireDropped(t, err, alice, aliceTask.ID)
+	_, err = m.Start("", client, tasks.StartOptions{Quota: "client 192.0.2.1"})
+	requireDropped(t, err, client, clientTask.ID)
+	// The flooding owner lost its own oldest messages.
+	if run, err := m.Start("bob", bobs[0], tasks.StartOptions{}); err != nil || run.Resent {
+		t.Errorf("bob's first message, sent again past his share: %+v, %v; want a new task", run, err)
+	}
+}
+
+// TestResentWindowSetting: a shorter window forgets the message of an
+// ended task sooner, but never that of a live one; resends off, every
+// message runs.
+func (s *suite) TestResentWindowSetting(t *testing.T) {
+	t.Run("shorter", func(t *testing.T) {
+		m, clk := s.newManager(t, tasks.Options{ResendWindow: time.Minute})
+		live := userMsg("slow")
+		running := mustStart(t, m, "alice", live)
+		ended := userMsg("fast")
+		first := finished(t, m, clk, "alice", "", ended)
+		clk.Advance(2 * time.Minute)
+		startResent(t, m, "alice", live, tasks.StartOptions{}, running.Task.ID).Subscription.Close()
+		if run, err := m.Start("alice", ended, tasks.StartOptions{}); err != nil || run.Resent || run.Task.ID == first.ID {
+			t.Errorf("an ended task's message past the window: %+v, %v; want a new task", run, err)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		m, _ := s.newManager(t, tasks.Options{ResendWindow: -1})
+		msg := userMsg("again")
+		first := mustStart(t, m, "alice", msg)
+		other := msg
+		other.Parts = []a2a.Part{a2a.TextPart("other content")}
+		for _, again := range []a2a.Message{msg, other} {
+			if run, err := m.Start("alice", again, tasks.StartOptions{}); err != nil || run.Resent || run.Task.ID == first.Task.ID {
+				t.Errorf("a message sent again with resends off: %+v, %v; want a new task", run, err)
+			}
+		}
+	})
+}
+
+// TestInsertResentDropped is the contract: a record whose message made a
+// task that was dropped to make room, within the window, is not stored;
+// Insert names that task and says it was dropped. Past the window it is
+// stored.
+func (s *suite) TestInsertResentDropped(t *testing.T) {
+	limits := smallLimits
+	limits.MaxTasks = 1
+	store := s.newStore(t, limits)
+	at := time.Now()
+	first := record("t1", "alice", a2a.TaskStateCompleted, at, 10)
+	mustInsert(t, store, first, record("t2", "alice", a2a.TaskStateCompleted, at.Add(time.Millisecond), 10))
+	again := record("t3", "alice", a2a.TaskStateWorking, at.Add(time.Minute), 10)
+	again.Task.History[0].MessageID = first.Task.History[0].MessageID
+	var resent *tasks.Resent
+	if err := store.Insert(t.Context(), again); !errors.As(err, &resent) || resent.TaskID != "t1" || !resent.Dropped {
+		t.Fatalf("Insert of the message of a dropped task: err = %v, want *tasks.Resent naming t1, dropped", err)
+	}
+	later := again
+	later.Updated = at.Add(limits.MaxAge + time.Minute)
+	mustInsert(t, store, later)
 }

@@ -78,6 +78,9 @@ func RunShared(t *testing.T, newReplicas Replicas) {
 		{"ResentScopes", s.TestResentScopes},
 		{"ResentConcurrently", s.TestResentConcurrently},
 		{"ResentForgottenWithTask", s.TestResentForgottenWithTask},
+		{"ResentAfterEviction", s.TestResentAfterEviction},
+		{"ResentKeysPerCaller", s.TestResentKeysPerCaller},
+		{"ResentWindowSetting", s.TestResentWindowSetting},
 		// Push notification configs (push.go).
 		{"PushConfigs", s.TestPushConfigs},
 		{"PushConfigsOnEndedTasks", s.TestPushConfigsOnEndedTasks},
@@ -120,6 +123,7 @@ func RunShared(t *testing.T, newReplicas Replicas) {
 		{"UnknownTask", s.TestUnknownTask},
 		{"ScanSeesOnlyTheOwner", s.TestScanSeesOnlyTheOwner},
 		{"InsertResent", s.TestInsertResent},
+		{"InsertResentDropped", s.TestInsertResentDropped},
 		{"InsertLimits", s.TestInsertLimits},
 		{"AnonymousShare", s.TestAnonymousShare},
 		{"TakeRefusesPastBudget", s.TestTakeRefusesPastBudget},
