@@ -12,9 +12,11 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
@@ -1086,5 +1088,84 @@ skills:
 		Artifacts: []a2a.Artifact{{Parts: []a2a.Part{a2a.DataPart([]any{1.0, 2.0})}}}}
 	if res := server.MCPResult(list, task, nil); !res.IsError {
 		t.Errorf("MCPResult of list's array: %+v", res)
+	}
+}
+
+// failingStore fails as a store does that cannot reach its server
+// (UNAVAILABLE): every insert while insert is set, and every update while
+// update is, which an insert sets when afterInsert is.
+type failingStore struct {
+	tasks.Store
+	insert, update, afterInsert atomic.Bool
+}
+
+var errUnreachable = &a2a.Error{Code: a2a.CodeInternalError, Message: "Internal error", Reason: "UNAVAILABLE",
+	Description: "the task store cannot be reached"}
+
+func (s *failingStore) Insert(ctx context.Context, rec tasks.Record) error {
+	if s.insert.Load() {
+		return errUnreachable
+	}
+	err := s.Store.Insert(ctx, rec)
+	s.update.Store(err == nil && s.afterInsert.Load())
+	return err
+}
+
+func (s *failingStore) Update(ctx context.Context, id string, fn func(*tasks.Record, tasks.Tx) error) error {
+	if s.update.Load() {
+		return errUnreachable
+	}
+	return s.Store.Update(ctx, id, fn)
+}
+
+// An MCP call refused because the store failed, or the agent shuts down,
+// is told what an MCP client can do, which is not A2A's advice to send
+// the same message again: a call made again runs the skill again. So the
+// text says whether the skill ran, as the error's data does.
+func TestMCPUnavailableTexts(t *testing.T) {
+	store := &failingStore{}
+	var manager *tasks.Manager
+	a := newAgent(t, func(cfg *server.Config) {
+		opts := tasks.Options{}
+		store.Store = tasks.NewMemoryStore(opts.StoreLimits())
+		opts.Store = store
+		manager = tasks.NewManager(opts)
+		t.Cleanup(manager.Close)
+		cfg.Tasks, cfg.MCP = manager, &server.MCPConfig{}
+	})
+	call := func(version string) (string, map[string]any) {
+		t.Helper()
+		_, err := connectMCP(t, a, version, "", nil).CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"city": "Paris"}})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != server.MCPCodeUnavailable {
+			t.Fatalf("at %s: %v, want %d", version, err, server.MCPCodeUnavailable)
+		}
+		var data struct{ Metadata map[string]any }
+		_ = json.Unmarshal(rpcErr.Data, &data)
+		return rpcErr.Message, data.Metadata
+	}
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			store.insert.Store(true)
+			msg, meta := call(version)
+			store.insert.Store(false)
+			if !strings.Contains(msg, "has not run, so calling the tool again is safe") || meta["skillRan"] != "false" ||
+				meta["taskId"] == nil || strings.Contains(msg, "messageId") {
+				t.Errorf("an insert that failed: %q, %v", msg, meta)
+			}
+			store.afterInsert.Store(true)
+			msg, meta = call(version)
+			store.afterInsert.Store(false)
+			store.update.Store(false)
+			if !strings.Contains(msg, "The skill ran: calling the tool again runs it again. Read the task over A2A instead (GetTask") ||
+				meta["skillRan"] != "true" || meta["taskId"] == nil || strings.Contains(msg, "messageId") {
+				t.Errorf("an outcome that could not be stored: %q, %v", msg, meta)
+			}
+		})
+	}
+	manager.BeginDrain()
+	if msg, meta := call(mcpStateless); !strings.Contains(msg, "shutting down, and the skill has not run: call the tool again") ||
+		meta["skillRan"] != "false" || strings.Contains(msg, "message") {
+		t.Errorf("while the agent drains: %q, %v", msg, meta)
 	}
 }

@@ -283,8 +283,8 @@ const (
 	// not run.
 	MCPCodeResourceExhausted = -32029
 	// MCPCodeUnavailable: the task store cannot be reached, or the agent
-	// is shutting down (UNAVAILABLE). When the error's data names a task,
-	// the call ran and its outcome is not known yet.
+	// is shutting down (UNAVAILABLE). The error's data says whether the
+	// skill ran (metadata skillRan), and names its task when there is one.
 	MCPCodeUnavailable = -32053
 )
 
@@ -302,7 +302,11 @@ func mcpError(e *a2a.Error) *jsonrpc.Error {
 	case "UNAVAILABLE":
 		code, msg = MCPCodeUnavailable, "Unavailable"
 	}
-	for _, detail := range []string{e.Field, e.Description} {
+	details := []string{e.Field, e.Description}
+	if advice := mcpUnavailableText(e); advice != "" {
+		details = []string{advice}
+	}
+	for _, detail := range details {
 		if detail != "" {
 			msg += ": " + detail
 		}
@@ -315,6 +319,27 @@ func mcpError(e *a2a.Error) *jsonrpc.Error {
 		}{e.Reason, e.Metadata}) // strings only: cannot fail
 	}
 	return out
+}
+
+// mcpUnavailableText is what an MCP client is told of an UNAVAILABLE
+// refusal that says whether the skill ran: A2A's text advises sending the
+// same message again, which finds the task, where a call made again is a
+// new call, and runs the skill again. "" for another error.
+func mcpUnavailableText(e *a2a.Error) string {
+	taskID := e.Metadata["taskId"]
+	switch ran := e.Metadata[tasks.SkillRan]; {
+	case e.Reason != "UNAVAILABLE":
+		return ""
+	case ran == "true":
+		return fmt.Sprintf("the task store failed while the outcome of task %s was being stored, so it is not known yet. "+
+			"The skill ran: calling the tool again runs it again. Read the task over A2A instead (GetTask %s) once its outcome is stored",
+			taskID, taskID)
+	case ran == "false" && taskID != "":
+		return fmt.Sprintf("the task store failed while task %s was being created; its skill has not run, so calling the tool again is safe", taskID)
+	case ran == "false":
+		return "the agent is shutting down, and the skill has not run: call the tool again (another replica, or this agent once restarted, takes it)"
+	}
+	return ""
 }
 
 // taskResult is the result of a call whose task ended (or stopped

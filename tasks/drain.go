@@ -52,9 +52,11 @@ func (d *drainState) untracked(n int) {
 // ShuttingDown is what a request that needs the agent past its drain is
 // told (-32603, reason UNAVAILABLE): the agent is going away, and another
 // replica, or this one once it is back, takes the request; what says how.
+// Nothing has run for it (SkillRan "false").
 func ShuttingDown(what string) *a2a.Error {
 	e := a2a.InternalError("the agent is shutting down; " + what + " (another replica, or this agent once restarted, takes it)")
 	e.Reason = "UNAVAILABLE"
+	e.Metadata = map[string]string{SkillRan: "false"}
 	return e
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
@@ -171,7 +172,7 @@ func storeUnavailable(err error) bool {
 // Run.Finish); sending the same message again is safe, since it finds the
 // task instead of running the skill again.
 func OutcomeUnknown(taskID string) *a2a.Error {
-	return unknownOutcome(taskID, fmt.Sprintf(
+	return unknownOutcome(taskID, true, fmt.Sprintf(
 		"the task store failed while the outcome of task %s was being stored, so it is not known yet; "+
 			"sending the same message again (the same messageId) is safe: it does not run the skill again, "+
 			"and answers the task once its outcome is stored", taskID))
@@ -184,17 +185,24 @@ func OutcomeUnknown(taskID string) *a2a.Error {
 // or finds the task saying it never started; no message waits for a run
 // nobody makes.
 func insertUnknown(taskID string) *a2a.Error {
-	return unknownOutcome(taskID, fmt.Sprintf(
+	return unknownOutcome(taskID, false, fmt.Sprintf(
 		"the task store failed while task %s was being created, so whether it was stored is not known yet; its skill has not run. "+
 			"Sending the same message again (the same messageId) is safe: the skill runs once", taskID))
 }
 
-func unknownOutcome(taskID, text string) *a2a.Error {
+func unknownOutcome(taskID string, ran bool, text string) *a2a.Error {
 	e := a2a.InternalError(text)
 	e.Reason = "UNAVAILABLE"
-	e.Metadata = map[string]string{"taskId": taskID}
+	e.Metadata = map[string]string{"taskId": taskID, SkillRan: strconv.FormatBool(ran)}
 	return e
 }
+
+// SkillRan is the metadata member of an UNAVAILABLE refusal that says
+// whether the skill ran ("true": its outcome is what is unknown) or not
+// ("false"): what a caller may safely do next depends on it, and a binding
+// whose clients cannot send the same message again (MCP, whose calls have
+// no messageId) words that advice in its own terms from it.
+const SkillRan = "skillRan"
 
 // neverStartedText is the status message of a task whose insert failed
 // with its outcome unknown, ended by its store once it could: nothing ran
