@@ -62,9 +62,13 @@ func checkParams(known *Members, body []byte) (renamed, valid bool, err *Error) 
 // numbers must be within a float64's range, as it reads them so. Every
 // problem is InvalidRequest, saying where it lies, since A2A's params codes
 // do not describe another protocol's params. A body that is not valid JSON
-// passes: its decoder describes the error better.
+// passes, unless it nests too deep: its decoder describes the error better,
+// and a decoder that recurses once per level must not meet the nesting.
 func CheckMembers(body []byte, known *Members) *Error {
-	_, _, err := checkDocument(jsonChecker{body: body, request: true, exactIntegers: true}, known)
+	_, valid, err := checkDocument(jsonChecker{body: body, request: true, exactIntegers: true}, known)
+	if !valid && !NestsWithin(body, MaxJSONDepth) {
+		return InvalidRequest(fmt.Sprintf("the request nests deeper than %d levels", MaxJSONDepth))
+	}
 	return err
 }
 

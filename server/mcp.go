@@ -241,14 +241,10 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 			return true
 		}
 		// The SDK reads the body again, from memory: the size cap and the
-		// read timeout applied here. Both its parser and the binding's
-		// recurse once per level, so the nesting is bounded first, as for
-		// every binding's body (tool arguments become a task's data).
-		if !a2a.NestsWithin(body, a2a.MaxJSONDepth) {
-			h.writeError(w, http.StatusBadRequest, c,
-				a2a.InvalidRequest(fmt.Sprintf("the request nests deeper than %d levels", a2a.MaxJSONDepth)))
-			return true
-		}
+		// read timeout applied here. First the strict reader holds it to
+		// what every binding's body is held to, the nesting bound among
+		// them: both the SDK's parser and the binding's recurse once per
+		// level (tool arguments become a task's data).
 		if err := checkMCPBody(body); err != nil {
 			h.writeError(w, http.StatusBadRequest, c, err)
 			return true
