@@ -3,8 +3,10 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // While the task manager drains, the endpoint refuses new tasks with a
@@ -73,4 +75,33 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// When the store fails as a new task's stream is opened (it is stored, but
+// the subscription cannot be made), the task runs all the same and the
+// caller is told so, naming it: the same message sent again follows it to
+// its end, and nothing waits for a run that nobody makes.
+func TestStreamUnfollowedTaskRuns(t *testing.T) {
+	a, store, _ := agentOnFailingStore(t, nil)
+	msg := message("1.0", "weather", map[string]any{"city": "Paris"})
+	store.subscribe.Store(true)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, events := a.stream(ctx, "1.0", "SendStreamingMessage", map[string]any{"message": msg})
+	first := <-events
+	e, _ := first["error"].(map[string]any)
+	data, _ := json.Marshal(e["data"])
+	if e == nil || !strings.Contains(fmt.Sprint(e["message"]), "the task runs all the same") || !strings.Contains(string(data), `"taskId"`) {
+		t.Fatalf("a stream the store could not open: %v, want an error saying the task runs, naming it", first)
+	}
+	store.subscribe.Store(false)
+	_, again := a.stream(ctx, "1.0", "SendStreamingMessage", map[string]any{"message": msg})
+	var last map[string]any
+	for ev := range again {
+		last = ev
+	}
+	update, _ := last["result"].(map[string]any)["statusUpdate"].(map[string]any)
+	if status, _ := update["status"].(map[string]any); status["state"] != "TASK_STATE_COMPLETED" {
+		t.Errorf("the message sent again: last event %v, want the task completed", last)
+	}
 }

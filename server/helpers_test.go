@@ -271,3 +271,57 @@ func versionName(v string) string {
 	}
 	return v
 }
+
+// failingStore fails as a store does that cannot reach its server
+// (UNAVAILABLE): every insert while insert is set, every update while
+// update is, which an insert sets when afterInsert is, and every
+// subscription while subscribe is.
+type failingStore struct {
+	tasks.Store
+	insert, update, afterInsert, subscribe atomic.Bool
+}
+
+var errUnreachable = &a2a.Error{Code: a2a.CodeInternalError, Message: "Internal error", Reason: "UNAVAILABLE",
+	Description: "the task store cannot be reached"}
+
+func (s *failingStore) Insert(ctx context.Context, rec tasks.Record) error {
+	if s.insert.Load() {
+		return errUnreachable
+	}
+	err := s.Store.Insert(ctx, rec)
+	s.update.Store(err == nil && s.afterInsert.Load())
+	return err
+}
+
+func (s *failingStore) Update(ctx context.Context, id string, fn func(*tasks.Record, tasks.Tx) error) error {
+	if s.update.Load() {
+		return errUnreachable
+	}
+	return s.Store.Update(ctx, id, fn)
+}
+
+func (s *failingStore) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.Subscription, error) {
+	if s.subscribe.Load() {
+		return tasks.Record{}, nil, errUnreachable
+	}
+	return s.Store.Subscribe(ctx, id)
+}
+
+// agentOnFailingStore is an agent whose tasks are kept by a failingStore,
+// and its task manager.
+func agentOnFailingStore(t *testing.T, tune func(*server.Config)) (*agent, *failingStore, *tasks.Manager) {
+	store := &failingStore{}
+	var manager *tasks.Manager
+	a := newAgent(t, func(cfg *server.Config) {
+		opts := tasks.Options{}
+		store.Store = tasks.NewMemoryStore(opts.StoreLimits())
+		opts.Store = store
+		manager = tasks.NewManager(opts)
+		t.Cleanup(manager.Close)
+		cfg.Tasks = manager
+		if tune != nil {
+			tune(cfg)
+		}
+	})
+	return a, store, manager
+}

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1091,48 +1090,12 @@ skills:
 	}
 }
 
-// failingStore fails as a store does that cannot reach its server
-// (UNAVAILABLE): every insert while insert is set, and every update while
-// update is, which an insert sets when afterInsert is.
-type failingStore struct {
-	tasks.Store
-	insert, update, afterInsert atomic.Bool
-}
-
-var errUnreachable = &a2a.Error{Code: a2a.CodeInternalError, Message: "Internal error", Reason: "UNAVAILABLE",
-	Description: "the task store cannot be reached"}
-
-func (s *failingStore) Insert(ctx context.Context, rec tasks.Record) error {
-	if s.insert.Load() {
-		return errUnreachable
-	}
-	err := s.Store.Insert(ctx, rec)
-	s.update.Store(err == nil && s.afterInsert.Load())
-	return err
-}
-
-func (s *failingStore) Update(ctx context.Context, id string, fn func(*tasks.Record, tasks.Tx) error) error {
-	if s.update.Load() {
-		return errUnreachable
-	}
-	return s.Store.Update(ctx, id, fn)
-}
-
 // An MCP call refused because the store failed, or the agent shuts down,
 // is told what an MCP client can do, which is not A2A's advice to send
 // the same message again: a call made again runs the skill again. So the
 // text says whether the skill ran, as the error's data does.
 func TestMCPUnavailableTexts(t *testing.T) {
-	store := &failingStore{}
-	var manager *tasks.Manager
-	a := newAgent(t, func(cfg *server.Config) {
-		opts := tasks.Options{}
-		store.Store = tasks.NewMemoryStore(opts.StoreLimits())
-		opts.Store = store
-		manager = tasks.NewManager(opts)
-		t.Cleanup(manager.Close)
-		cfg.Tasks, cfg.MCP = manager, &server.MCPConfig{}
-	})
+	a, store, manager := agentOnFailingStore(t, withMCP)
 	call := func(version string) (string, map[string]any) {
 		t.Helper()
 		_, err := connectMCP(t, a, version, "", nil).CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"city": "Paris"}})

@@ -339,6 +339,9 @@ func (h *Handler) sendStreamingMessage(r *http.Request, v a2a.Version, p *a2a.Se
 	if !run.Resent {
 		go h.execute(in.run)
 	}
+	if run.Unfollowed != nil {
+		return failed(run.Unfollowed)
+	}
 	var historyLength *int32
 	if c := p.Configuration; c != nil {
 		historyLength = c.HistoryLength

@@ -190,6 +190,16 @@ func insertUnknown(taskID string) *a2a.Error {
 			"Sending the same message again (the same messageId) is safe: the skill runs once", taskID))
 }
 
+// unfollowed is what a caller is told when the store failed as the
+// stream of its new task, or its task's next turn, was opened: the task is
+// stored and runs, and the message sent again finds it.
+func unfollowed(taskID string) *a2a.Error {
+	return unknownOutcome(taskID, true, fmt.Sprintf(
+		"the task store failed as the stream of task %s was opened; the task runs all the same: "+
+			"follow it with SubscribeToTask, or send the same message again (the same messageId), "+
+			"which answers it without running the skill again", taskID))
+}
+
 func unknownOutcome(taskID string, ran bool, text string) *a2a.Error {
 	e := a2a.InternalError(text)
 	e.Reason = "UNAVAILABLE"

@@ -42,6 +42,12 @@ type Run struct {
 	// Subscription carries the task's events when StartOptions.Subscribe
 	// asked for it; the caller closes it.
 	Subscription *Subscription
+	// Unfollowed, when StartOptions.Subscribe asked for a subscription,
+	// says why there is none: the store failed (it is unavailable) once
+	// the task was stored. The run holds the task all the same and must be
+	// run and finished as any other, so that nothing waits for a lease
+	// nobody renews; the caller is told Unfollowed, which names the task.
+	Unfollowed *a2a.Error
 	// Resent says that the message was sent before (see resend.go): no
 	// run started, Task is the task the message made as it is now, and
 	// Subscription (whatever StartOptions asked) carries its events while
@@ -148,11 +154,16 @@ func (m *Manager) startNew(run *Run, owner string, msg a2a.Message, opts StartOp
 func (m *Manager) started(ctx context.Context, run *Run, rec *Record, opts StartOptions) error {
 	if opts.Subscribe {
 		latest, sub, err := m.store.Subscribe(ctx, rec.Task.ID)
-		if err != nil {
+		switch {
+		case err == nil:
+			rec, run.Subscription = &latest, sub
+		case storeUnavailable(err):
+			// The task is stored, and this run holds it: it runs unfollowed.
+			run.Unfollowed = unfollowed(rec.Task.ID)
+		default:
 			m.untrack(run)
 			return err
 		}
-		rec, run.Subscription = &latest, sub
 	}
 	run.Task = snapshot(rec, -1, true)
 	return nil
