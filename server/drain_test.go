@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
 )
 
 // While the task manager drains, the endpoint refuses new tasks with a
@@ -103,5 +107,34 @@ func TestStreamUnfollowedTaskRuns(t *testing.T) {
 	update, _ := last["result"].(map[string]any)["statusUpdate"].(map[string]any)
 	if status, _ := update["status"].(map[string]any); status["state"] != "TASK_STATE_COMPLETED" {
 		t.Errorf("the message sent again: last event %v, want the task completed", last)
+	}
+}
+
+// An MCP call whose run the agent stopped as its drain's deadline passed
+// is told so in MCP's terms: A2A's text asks for a new message, where an
+// MCP client calls the tool again.
+func TestMCPCallStoppedByDrain(t *testing.T) {
+	a := newAgent(t, withMCP)
+	ended := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := connectMCP(t, a, mcpStateless, "", nil).CallTool(t.Context(),
+			&mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
+		if err != nil {
+			t.Error(err)
+		}
+		ended <- res
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := a.api.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > 0 }); err != nil {
+		t.Fatal(err)
+	}
+	deadlinePassed, pass := context.WithCancel(context.Background())
+	pass()
+	a.tasks.Drain(deadlinePassed)
+	res := <-ended
+	if got := texts(res); res == nil || !res.IsError || len(got) != 1 ||
+		got[0] != "The agent stopped while this call ran, so whether its work was done is unknown; calling the tool again runs it again." {
+		t.Errorf("the call the drain stopped: %+v", res)
 	}
 }

@@ -342,14 +342,21 @@ func mcpUnavailableText(e *a2a.Error) string {
 	return ""
 }
 
+// mcpStoppedText is tasks.StoppedText for an MCP client, which calls the
+// tool again where an A2A client sends a new message.
+const mcpStoppedText = "The agent stopped while this call ran, so whether its work was done is unknown; calling the tool again runs it again."
+
 // taskResult is the result of a call whose task ended (or stopped
 // otherwise than for input): its status message and artifacts when it
 // completed, else an error result with the status text.
 func taskResult(task *a2a.Task) *mcp.CallToolResult {
 	if task.Status.State != a2a.TaskStateCompleted {
 		text := messageText(task.Status.Message)
-		if text == "" {
+		switch text {
+		case "":
 			text = "the task ended " + task.Status.State.String()
+		case tasks.StoppedText:
+			text = mcpStoppedText
 		}
 		return toolError(task.ID, text)
 	}

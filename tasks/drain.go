@@ -14,9 +14,11 @@ import (
 // given to the runs it stopped and to Stopping.
 var ErrShutdown = errors.New("tasks: the agent is shutting down")
 
-// stoppedText is the status message of a task whose run ended because the
-// agent stopped: drained past its deadline, or on a replica that died.
-const stoppedText = "The agent stopped while this task ran, so whether its work was done is unknown; to try again, send a new message (a new messageId)."
+// StoppedText is the status message of a task whose run ended because the
+// agent stopped: drained past its deadline, or on a replica that died. Its
+// advice is A2A's; a binding whose clients send no messages (MCP) words
+// its own.
+const StoppedText = "The agent stopped while this task ran, so whether its work was done is unknown; to try again, send a new message (a new messageId)."
 
 // drainState is a Manager's way out of a process that exits.
 type drainState struct {
@@ -135,7 +137,7 @@ const storeWait = 2 * time.Second
 // failStopped ends a task whose run outlived the drain. A task that
 // finished meanwhile is left as it is.
 func (m *Manager) failStopped(ctx context.Context, taskID string) {
-	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(stoppedText)}}
+	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(StoppedText)}}
 	_ = m.update(ctx, taskID, func(rec *Record, tx Tx) error {
 		if err := checkTransition(rec, a2a.TaskStateFailed); err != nil {
 			return err

@@ -407,7 +407,7 @@ func (m *Manager) expire(rec *Record, tx Tx, why Expiry) {
 	case ExpiredInputWait:
 		text = fmt.Sprintf("Task expired: no input arrived within %s.", m.maxInputWait)
 	case ExpiredLease:
-		text = stoppedText
+		text = StoppedText
 	}
 	msg := a2a.Message{Parts: []a2a.Part{a2a.TextPart(text)}}
 	m.apply(rec, tx, a2a.TaskStatus{State: a2a.TaskStateFailed, Message: &msg}, m.now())
