@@ -682,6 +682,10 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("tasks: max_history %d is negative", t.MaxHistory)
 		case t.MaxAge < 0:
 			return fmt.Errorf("tasks: max_age %s is negative", time.Duration(t.MaxAge))
+		case t.ResendWindow != nil && *t.ResendWindow < 0:
+			return fmt.Errorf("tasks: resend_window %s is negative (0 turns it off)", time.Duration(*t.ResendWindow))
+		case t.MaxResendKeys < 0:
+			return fmt.Errorf("tasks: max_resend_keys %d is negative", t.MaxResendKeys)
 		case t.StreamBuffer < 0:
 			return fmt.Errorf("tasks: stream_buffer %d is negative", t.StreamBuffer)
 		case t.MaxInputWait < 0:

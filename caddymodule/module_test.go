@@ -62,6 +62,9 @@ func TestValidate(t *testing.T) {
 		{"negative heartbeat", func(h *Handler) { h.Heartbeat = -caddy.Duration(1e9) }, "heartbeat: -1s is negative"},
 		{"negative card_max_age", func(h *Handler) { h.CardMaxAge = -caddy.Duration(1e9) }, "card_max_age: -1s is negative"},
 		{"negative max_tasks", func(h *Handler) { h.Tasks = &TasksConfig{MaxTasks: -1} }, "tasks: max_tasks -1 is negative"},
+		{"negative resend_window", func(h *Handler) { h.Tasks = &TasksConfig{ResendWindow: new(caddy.Duration(-60e9))} },
+			"tasks: resend_window -1m0s is negative (0 turns it off)"},
+		{"negative max_resend_keys", func(h *Handler) { h.Tasks = &TasksConfig{MaxResendKeys: -1} }, "tasks: max_resend_keys -1 is negative"},
 		{"negative max_age", func(h *Handler) {
 			h.Tasks = &TasksConfig{MaxAge: -caddy.Duration(1e9)}
 		}, "tasks: max_age -1s is negative"},
