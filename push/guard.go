@@ -28,9 +28,10 @@ import (
 // globally reachable or not forwardable, and besides those: multicast,
 // whose receivers are not one host; and what reaches IPv4 through IPv6
 // (NAT64, 6to4, Teredo, IPv4-compatible, IPv4-translated), which could
-// reach a private IPv4 address. The globally reachable anycast and identifier blocks inside
-// 192.0.0.0/24 and 2001::/23 (PCP, TURN, DNS-SD, AMT, AS112, ORCHIDv2,
-// drone remote ID) are refused with their block: no webhook lives there.
+// reach a private IPv4 address. The globally reachable anycast and
+// identifier blocks inside 192.0.0.0/24 and 2001::/23 (PCP, TURN, DNS-SD,
+// AMT, AS112, ORCHIDv2, drone remote ID) are refused with their block: no
+// webhook lives there.
 // IPv4-mapped IPv6 addresses are checked as the IPv4 address they are.
 // The first range that holds an address names it.
 var nonPublic = []struct {
