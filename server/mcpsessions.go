@@ -155,8 +155,10 @@ func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, c *call
 		go b.closeSession(id)
 	}
 	if refusal != nil {
+		// A share is full, as a quota of the task store is: the same code.
 		w.Header().Set("Retry-After", "60")
-		http.Error(w, fmt.Sprintf("MCP endpoint: %s, or use protocol %s, which needs none", refusal.why, mcpStatelessVersion), refusal.status)
+		b.h.writeError(w, refusal.status, c, &a2a.Error{Code: MCPCodeResourceExhausted, Message: "Resource exhausted",
+			Reason: "RESOURCE_EXHAUSTED", Description: fmt.Sprintf("%s, or use protocol %s, which needs none", refusal.why, mcpStatelessVersion)})
 		return
 	}
 	sw := &sessionWriter{ResponseWriter: w, b: b, opener: opener, opening: true}

@@ -131,6 +131,10 @@ func TestMCPSessionMemory(t *testing.T) {
 				opened++
 			case http.StatusServiceUnavailable, http.StatusTooManyRequests:
 				refused++
+				if !strings.Contains(body, `"code":-32029`) || !strings.Contains(body, "RESOURCE_EXHAUSTED") ||
+					!strings.Contains(body, "may hold") && !strings.Contains(body, "keeps") {
+					t.Errorf("a refused session of client %d: HTTP %d: %.300s, want -32029 naming the bound", client, status, body)
+				}
 			default:
 				t.Fatalf("session %d of client %d: HTTP %d: %.200s", i, client, status, body)
 			}
