@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -215,16 +216,19 @@ func TestIntegrationRedisDownUnderLoad(t *testing.T) {
 
 	srv.Restart(t)
 	// The client reconnects on its own, but each connection of its pool
-	// learns that Redis went away only when a call meets it: callers retry
-	// until as many calls in a row as the pool may hold have succeeded.
+	// learns that Redis went away only when a call meets it, and calls one
+	// after the other meet only one of them: the callers send at once, as
+	// the load below does, until a whole round of it has succeeded.
 	deadline := time.Now().Add(15 * time.Second)
-	for ok := 0; ok < 4*callers; {
-		if r, err := send(); err == nil && r.Error == nil {
-			ok++
-		} else {
-			ok = 0
-		}
-		if time.Now().After(deadline) {
+	for recovered := false; !recovered; {
+		var failed atomic.Int64
+		load(func(r *rpcResponse, err error) {
+			if err != nil || r.Error != nil {
+				failed.Add(1)
+			}
+		})
+		recovered = failed.Load() == 0
+		if !recovered && time.Now().After(deadline) {
 			t.Fatal("the agent did not recover once Redis was back")
 		}
 	}
