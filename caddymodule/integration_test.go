@@ -153,10 +153,7 @@ func initServer(t *testing.T, tester *caddytest.Tester, caddyfile string) {
 type resendOnClose struct{ next http.RoundTripper }
 
 func (rt resendOnClose) RoundTrip(req *http.Request) (*http.Response, error) {
-	next := rt.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
+	next := rt.transport()
 	resp, err := next.RoundTrip(req)
 	for resends := 0; resends < 2; resends++ {
 		if err == nil || !(errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
@@ -176,6 +173,21 @@ func (rt resendOnClose) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err = next.RoundTrip(req)
 	}
 	return resp, err
+}
+
+// CloseIdleConnections reaches the wrapped transport, so that the next
+// reload drops the idle connections again.
+func (rt resendOnClose) CloseIdleConnections() {
+	if c, ok := rt.transport().(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+func (rt resendOnClose) transport() http.RoundTripper {
+	if rt.next == nil {
+		return http.DefaultTransport
+	}
+	return rt.next
 }
 
 // post sends a JSON-RPC request; version "" is 0.3 (no A2A-Version header).

@@ -117,8 +117,10 @@ func (a *agent) rpcFrom(addr string, port int, body string, header ...string) rp
 	a.t.Helper()
 	client := a.tester.Client
 	if addr != "" {
-		client = &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
-			LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}}).DialContext}}
+		// A connection a reload's stopping server accepted is reset, as
+		// for the tester's own client.
+		client = &http.Client{Transport: resendOnClose{next: &http.Transport{DialContext: (&net.Dialer{
+			LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}}).DialContext}}}
 		defer client.CloseIdleConnections()
 	}
 	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", port), strings.NewReader(body))
