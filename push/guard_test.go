@@ -57,6 +57,7 @@ func TestAllowedOriginsAreOriginsAlone(t *testing.T) {
 }
 
 func TestCheckHeaders(t *testing.T) {
+	s := newSender(t, push.Options{})
 	for _, tt := range []struct {
 		c  tasks.PushConfig
 		ok bool
@@ -71,7 +72,7 @@ func TestCheckHeaders(t *testing.T) {
 		{tasks.PushConfig{AuthScheme: "Bearer x"}, false},
 		{tasks.PushConfig{Token: "t\r"}, false},
 	} {
-		if err := push.CheckHeaders(&tt.c); (err == nil) != tt.ok {
+		if err := s.CheckHeaders(&tt.c); (err == nil) != tt.ok {
 			t.Errorf("CheckHeaders(%+q) = %v, want ok %v", tt.c, err, tt.ok)
 		}
 	}

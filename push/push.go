@@ -307,7 +307,7 @@ func (s *Sender) CheckURL(raw string) error { return s.guard.checkURL(raw) }
 // be an HTTP token (RFC 9110 §11.1), the others header field values, with
 // no CR, LF or other control character. A request could not carry them, so
 // the config could never be delivered.
-func CheckHeaders(c *tasks.PushConfig) error {
+func (*Sender) CheckHeaders(c *tasks.PushConfig) error {
 	switch {
 	case c.AuthScheme != "" && !httpguts.ValidHeaderFieldName(c.AuthScheme):
 		return errors.New("push: the authentication scheme must be an HTTP token (letters, digits, and !#$%&'*+-.^_`|~)")
@@ -529,7 +529,7 @@ func (s *Sender) post(n notification) (retry bool, err error) {
 	}
 	// Refused when the config was created; one stored before that was
 	// checked is refused here, for good.
-	if err := CheckHeaders(&n.config); err != nil {
+	if err := s.CheckHeaders(&n.config); err != nil {
 		return false, err
 	}
 	token, err := s.sign(n)

@@ -2,14 +2,15 @@ package server
 
 import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
-	"github.com/caddy-a2a/caddy-a2a/push"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
-// URLChecker says why a push notification URL cannot be used (push.Sender
-// is one).
+// URLChecker says why a push notification config cannot be used: its URL,
+// or what it puts in a notification's headers. push.Sender is one; the
+// server does not import push, which delivers what the server stores.
 type URLChecker interface {
 	CheckURL(raw string) error
+	CheckHeaders(c *tasks.PushConfig) error
 }
 
 // pushConfig checks a config a request registers, in every binding: push
@@ -26,7 +27,7 @@ func (h *Handler) pushConfig(v a2a.Version, c *a2a.TaskPushNotificationConfig) (
 	// A config's notifications are written in the version of the request
 	// that registered it: the receiver is that client's.
 	cfg := tasks.PushConfigFrom(c, v)
-	if err := push.CheckHeaders(&cfg); err != nil {
+	if err := h.push.CheckHeaders(&cfg); err != nil {
 		return tasks.PushConfig{}, a2a.InvalidParams("", "the push notification config is refused: "+err.Error())
 	}
 	return cfg, nil

@@ -8,14 +8,23 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
-// urlPolicy refuses the URLs that contain "refused".
+// urlPolicy refuses the URLs that contain "refused", and the configs
+// whose token does.
 type urlPolicy struct{}
 
 func (urlPolicy) CheckURL(raw string) error {
 	if strings.Contains(raw, "refused") {
 		return errors.New("not this one")
+	}
+	return nil
+}
+
+func (urlPolicy) CheckHeaders(c *tasks.PushConfig) error {
+	if strings.Contains(c.Token, "refused") {
+		return errors.New("not this token")
 	}
 	return nil
 }
@@ -36,6 +45,10 @@ func TestPushConfigsBelongToTheirOwner(t *testing.T) {
 	if refused := a.as(aliceKey, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "url": "https://refused.test/"}); refused.Error == nil ||
 		refused.Error.Code != a2a.CodeInvalidParams {
 		t.Errorf("a refused URL: %s", refused.raw)
+	}
+	if refused := a.as(aliceKey, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "url": "https://hook.test/c", "token": "refused"}); refused.Error == nil ||
+		refused.Error.Code != a2a.CodeInvalidParams || !strings.Contains(refused.Error.Message, "config is refused: not this token") {
+		t.Errorf("a config the checker refuses: %s", refused.raw)
 	}
 	for _, m := range []struct {
 		method string
