@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -162,6 +163,11 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			name:  "resend window",
 			input: "a2a {\n tasks {\n resend_window 10m\n max_resend_keys 500\n }\n}",
 			want:  Handler{Tasks: &TasksConfig{Config: tasks.Config{ResendWindow: new(confval.Duration(10 * time.Minute)), MaxResendKeys: 500}}},
+		},
+		{
+			name:  "store module",
+			input: "a2a {\n tasks {\n store memory\n }\n}",
+			want:  Handler{Tasks: &TasksConfig{StoreRaw: json.RawMessage(`{"module":"memory"}`)}},
 		},
 		{
 			name:  "resends off",

@@ -86,6 +86,9 @@ func TestValidate(t *testing.T) {
 		{"negative max_task_bytes", func(h *Handler) { h.Tasks = &TasksConfig{Config: tasks.Config{MaxTaskBytes: -1}} }, "tasks: max_task_bytes -1 is negative"},
 		{"redis without an address", func(h *Handler) { h.Tasks = &TasksConfig{Redis: &RedisConfig{}} },
 			"tasks: redis: at least one address is required"},
+		{"redis and a store module", func(h *Handler) {
+			h.Tasks = &TasksConfig{Redis: &RedisConfig{Addresses: []string{"127.0.0.1:6379"}}, StoreRaw: []byte(`{"module":"memory"}`)}
+		}, "tasks: redis and store both name a store: keep one"},
 		{"push", func(h *Handler) {
 			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
 			h.Push = &PushConfig{Config: push.Config{AllowedNetworks: []string{"10.0.0.0/8"}}}

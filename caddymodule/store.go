@@ -60,6 +60,9 @@ func (MemoryStore) NewStore(opts tasks.Options, _ *zap.Logger) (tasks.Store, fun
 // UnmarshalCaddyfile reads store memory, which takes no settings.
 func (*MemoryStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the module's name
+	if err := noArgs(d, "tasks: store memory"); err != nil {
+		return err
+	}
 	return parseSettings(d, "tasks: store memory", nil, nil)
 }
 
