@@ -93,10 +93,11 @@ func (s *store) Destruct() error {
 	return nil
 }
 
-// RedisConfig, the store module redis, keeps the tasks in Redis, shared by every replica of the
-// agent that names the same Redis and key_prefix: any replica can then
-// read, stream, cancel and continue a task another one started, and tasks
-// outlive restarts. Every replica must have the same tasks limits.
+// RedisConfig, the store module redis, keeps the tasks in Redis, shared
+// by every replica of the agent that names the same Redis and key_prefix:
+// any replica can then read, stream, cancel and continue a task another
+// one started, and tasks outlive restarts. Every replica must have the
+// same tasks limits.
 type RedisConfig struct {
 	// Addresses are host:port of Redis: one for a single server; several
 	// for Redis Cluster, or the Sentinels with MasterName. Required.
