@@ -17,7 +17,11 @@ import (
 
 // SecurityConfig is the security block: how callers authenticate, as
 // authn.Config declares it (its fields, documented there, stand in this
-// block), and whether the card asks the same. The card's securitySchemes
+// block), and whether the card asks the same. Callers are authenticated
+// against the security schemes the card declares (spec 1.0 §7): every
+// JSON-RPC request must meet the agent-wide requirement, each caller owns
+// the tasks it creates and sees no others, and skills may require more.
+// Without it, every caller is anonymous. The card's securitySchemes
 // and security requirement are made from it, so the card states exactly
 // what is checked. An authenticated caller's subject, scheme and scopes are
 // the placeholders {http.auth.user.id}, {http.auth.user.scheme} and
@@ -32,7 +36,8 @@ type SecurityConfig struct {
 }
 
 // ExtendedCardConfig is what the extended Agent Card (GetExtendedAgentCard,
-// for authenticated callers only) adds to the public one. Besides these
+// for authenticated callers only) adds to the public one, which announces
+// it. It needs security. Besides these
 // fields, it lists the skills marked extended: true in the skills file,
 // which the public card leaves out. It is signed like the public card.
 type ExtendedCardConfig struct {
@@ -40,6 +45,78 @@ type ExtendedCardConfig struct {
 	Description string `json:"description,omitempty"`
 	// DocumentationURL replaces the documentation URL.
 	DocumentationURL string `json:"documentation_url,omitempty"`
+}
+
+// securityFeature is the security block: the authenticator, made before
+// the skills load so that their requirements are checked against its
+// schemes.
+type securityFeature struct{ noSteps }
+
+func (securityFeature) setting(h *Handler) setting {
+	return setting{"security", setBlock(&h.Security, parseSecurity)}
+}
+
+func (securityFeature) validate(h *Handler) error {
+	return checkBlock("security", h.Security, (*SecurityConfig).validate)
+}
+
+func (securityFeature) authenticate(a *assembly) error { return a.h.provisionSecurity() }
+
+// configure has the server authenticate callers, and warns when the
+// site's access log would write API keys in clear.
+func (securityFeature) configure(a *assembly) error {
+	h := a.h
+	if h.auth != nil {
+		a.server.Auth = placeholders{h.auth}
+		a.server.ProtectCard = h.Security.ProtectCard
+	}
+	srv, _ := a.ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	newAccessLogAdvice(h.Security).warn(srv, h.logger)
+	return nil
+}
+
+func (securityFeature) cleanup(h *Handler) error {
+	h.auth.Close()
+	h.auth = nil
+	return nil
+}
+
+// extendedCardFeature is the extended_card block: the extended card's
+// document, signed like the public card.
+type extendedCardFeature struct{ noSteps }
+
+func (extendedCardFeature) setting(h *Handler) setting {
+	return setting{"extended_card", setBlock(&h.ExtendedCard, parseExtendedCard)}
+}
+
+func (extendedCardFeature) validate(h *Handler) error {
+	e := h.ExtendedCard
+	if e == nil {
+		return nil
+	}
+	if h.Security == nil {
+		return errors.New("extended_card: the extended card is served to authenticated callers only: configure security")
+	}
+	if e.DocumentationURL != "" {
+		if err := checkAbsoluteURL(e.DocumentationURL); err != nil {
+			return fmt.Errorf("extended_card: documentation_url: %w", err)
+		}
+	}
+	return nil
+}
+
+func (extendedCardFeature) configure(a *assembly) error {
+	if a.h.ExtendedCard == nil {
+		return nil
+	}
+	ext, err := cardgen.Build(a.h.extendedCardConfig())
+	if err != nil {
+		return fmt.Errorf("building the extended agent card: %w", err)
+	}
+	if a.server.ExtendedCard, err = cardgen.NewDocument(ext, a.cardOptions...); err != nil {
+		return fmt.Errorf("encoding the extended agent card: %w", err)
+	}
+	return nil
 }
 
 // validate checks what needs neither files, environment nor network.

@@ -81,6 +81,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        max_live_bytes_per_client <size>
 //	        max_task_bytes     <size>
 //	        stream_buffer      <count>
+//	        store <module> [{ … }]
 //	        redis {
 //	            address     <host:port...>
 //	            master_name <name>
@@ -201,8 +202,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //
 // Each subdirective sets the JSON field of the same name, or the one whose
 // comment names it where the two differ, and that field documents it: see
-// Handler, TasksConfig, SigningConfig, SecurityConfig, ExtendedCardConfig,
-// PushConfig, RESTConfig, GRPCConfig and GRPCTLSConfig. A subdirective may appear once,
+// Handler, TasksConfig (tasks.Config), RedisConfig, SigningConfig, SecurityConfig, ExtendedCardConfig,
+// PushConfig (push.Config), RESTConfig, GRPCConfig, GRPCTLSConfig and
+// MCPConfig. A subdirective may appear once,
 // except key in signing, and in security the schemes, require, key,
 // key_sha256, user, public_key, trusted_ca and a flow's scope.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -210,162 +212,38 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if err := noArgs(d, "a2a"); err != nil {
 		return err
 	}
-	return parseBlock(d, "", nil, func(sub, at string) error {
-		var err error
-		switch sub {
-		case "skills":
-			h.Skills, err = oneArg(d, at)
-		case "upstream":
-			h.Upstream, err = oneArg(d, at)
-		case "url":
-			h.URL, err = oneArg(d, at)
-		case "name":
-			h.Name, err = oneArg(d, at)
-		case "description":
-			h.Description, err = oneArg(d, at)
-		case "version":
-			h.Version, err = oneArg(d, at)
-		case "provider":
+	settings := []setting{
+		{"skills", setString(&h.Skills)},
+		{"upstream", setString(&h.Upstream)},
+		{"url", setString(&h.URL)},
+		{"name", setString(&h.Name)},
+		{"description", setString(&h.Description)},
+		{"version", setString(&h.Version)},
+		{"provider", func(d *caddyfile.Dispenser, at string) error {
 			args := d.RemainingArgs()
 			if len(args) != 2 {
 				return d.Errf("%s: want <organization> <url>, got %d arguments", at, len(args))
 			}
 			h.Provider = &Provider{Organization: args[0], URL: args[1]}
-		case "documentation_url":
-			h.DocumentationURL, err = oneArg(d, at)
-		case "icon_url":
-			h.IconURL, err = oneArg(d, at)
-		case "default_input_modes":
-			h.DefaultInputModes, err = someArgs(d, at)
-		case "default_output_modes":
-			h.DefaultOutputModes, err = someArgs(d, at)
-		case "max_request_body":
-			h.MaxRequestBody, err = sizeArg(d, at)
-		case "heartbeat":
-			h.Heartbeat, err = durationArg(d, at)
-		case "read_body_timeout":
-			h.ReadBodyTimeout, err = durationArg(d, at)
-		case "write_timeout":
-			h.WriteTimeout, err = durationArg(d, at)
-		case "card_max_age":
-			h.CardMaxAge, err = durationArg(d, at)
-		case "card_format":
-			h.CardFormat, err = oneArg(d, at)
-		case "card_bare_scopes":
-			h.CardBareScopes, err = flagArg(d, at)
-		case "drain_timeout":
-			h.DrainTimeout, err = durationArg(d, at)
-		case "tasks":
-			h.Tasks, err = parseTasks(d, at)
-		case "signing":
-			h.Signing, err = parseSigning(d, at)
-		case "security":
-			h.Security, err = parseSecurity(d, at)
-		case "extended_card":
-			h.ExtendedCard, err = parseExtendedCard(d, at)
-		case "push":
-			h.Push, err = parsePush(d, at)
-		case "rest":
-			h.REST, err = parseREST(d, at)
-		case "grpc":
-			h.GRPC, err = parseGRPC(d, at)
-		case "mcp":
-			h.MCP, err = parseMCP(d, at)
-		default:
-			return unknownSubdirective(handlerSubdirectives)
-		}
-		return err
-	})
-}
-
-// parseTasks reads the tasks block.
-func parseTasks(d *caddyfile.Dispenser, where string) (*TasksConfig, error) {
-	if err := noArgs(d, where); err != nil {
-		return nil, err
+			return nil
+		}},
+		{"documentation_url", setString(&h.DocumentationURL)},
+		{"icon_url", setString(&h.IconURL)},
+		{"default_input_modes", addStrings(&h.DefaultInputModes)},
+		{"default_output_modes", addStrings(&h.DefaultOutputModes)},
+		{"max_request_body", setSize(&h.MaxRequestBody)},
+		{"heartbeat", setDuration(&h.Heartbeat)},
+		{"read_body_timeout", setDuration(&h.ReadBodyTimeout)},
+		{"write_timeout", setDuration(&h.WriteTimeout)},
+		{"card_max_age", setDuration(&h.CardMaxAge)},
+		{"card_format", setString(&h.CardFormat)},
+		{"card_bare_scopes", setFlag(&h.CardBareScopes)},
+		{"drain_timeout", setDuration(&h.DrainTimeout)},
 	}
-	t := new(TasksConfig)
-	err := parseBlock(d, where, nil, func(sub, at string) error {
-		var err error
-		switch sub {
-		case "max_tasks":
-			t.MaxTasks, err = countArg(d, at)
-		case "max_live_per_owner":
-			t.MaxLivePerOwner, err = countArg(d, at)
-		case "max_live_anonymous":
-			t.MaxLiveAnonymous, err = countArg(d, at)
-		case "max_live_per_client":
-			t.MaxLivePerClient, err = countArg(d, at)
-		case "max_history":
-			t.MaxHistory, err = countArg(d, at)
-		case "max_age":
-			t.MaxAge, err = durationArg(d, at)
-		case "resend_window":
-			t.ResendWindow, err = windowArg(d, at)
-		case "max_resend_keys":
-			t.MaxResendKeys, err = countArg(d, at)
-		case "max_input_wait":
-			t.MaxInputWait, err = durationArg(d, at)
-		case "max_bytes":
-			t.MaxBytes, err = sizeArg(d, at)
-		case "max_live_bytes_per_owner":
-			t.MaxLiveBytesPerOwner, err = sizeArg(d, at)
-		case "max_live_bytes_anonymous":
-			t.MaxLiveBytesAnonymous, err = sizeArg(d, at)
-		case "max_live_bytes_per_client":
-			t.MaxLiveBytesPerClient, err = sizeArg(d, at)
-		case "max_task_bytes":
-			t.MaxTaskBytes, err = sizeArg(d, at)
-		case "redis":
-			t.Redis, err = parseRedis(d, at)
-		case "stream_buffer":
-			t.StreamBuffer, err = countArg(d, at)
-		default:
-			return unknownSubdirective(tasksSubdirectives)
-		}
-		return err
-	})
-	return t, err
-}
-
-// parseRedis reads the tasks block's redis block.
-func parseRedis(d *caddyfile.Dispenser, where string) (*RedisConfig, error) {
-	if err := noArgs(d, where); err != nil {
-		return nil, err
+	for _, f := range features {
+		settings = append(settings, f.setting(h))
 	}
-	r := new(RedisConfig)
-	err := parseBlock(d, where, nil, func(sub, at string) error {
-		var err error
-		switch sub {
-		case "address":
-			r.Addresses, err = someArgs(d, at)
-		case "master_name":
-			r.MasterName, err = oneArg(d, at)
-		case "username":
-			r.Username, err = oneArg(d, at)
-		case "password":
-			r.Password, err = oneArg(d, at)
-		case "db":
-			r.DB, err = intArg(d, at)
-		case "tls":
-			r.TLS = true
-			if d.NextArg() {
-				r.TLSServerName = d.Val()
-			}
-			if d.NextArg() {
-				return d.Errf("%s: want at most a server name", at)
-			}
-		case "tls_ca":
-			r.TLSCA, err = oneArg(d, at)
-		case "key_prefix":
-			r.KeyPrefix, err = oneArg(d, at)
-		case "timeout":
-			r.Timeout, err = durationArg(d, at)
-		default:
-			return unknownSubdirective(redisSubdirectives)
-		}
-		return err
-	})
-	return r, err
+	return parseSettings(d, "", nil, settings)
 }
 
 // The helpers below read the Caddyfile the same way for every block. where
@@ -518,12 +396,3 @@ func countArg(d *caddyfile.Dispenser, at string) (int, error) {
 	}
 	return n, err
 }
-
-// handlerSubdirectives are the subdirectives of the a2a directive's block.
-var handlerSubdirectives = []string{"skills", "upstream", "url", "name", "description", "version", "provider", "documentation_url", "icon_url", "default_input_modes", "default_output_modes", "max_request_body", "heartbeat", "read_body_timeout", "write_timeout", "card_max_age", "card_format", "card_bare_scopes", "drain_timeout", "tasks", "signing", "security", "extended_card", "push", "rest", "grpc", "mcp"}
-
-// tasksSubdirectives are the subdirectives of the tasks block.
-var tasksSubdirectives = []string{"max_tasks", "max_live_per_owner", "max_live_anonymous", "max_live_per_client", "max_history", "max_age", "resend_window", "max_resend_keys", "max_input_wait", "max_bytes", "max_live_bytes_per_owner", "max_live_bytes_anonymous", "max_live_bytes_per_client", "max_task_bytes", "redis", "stream_buffer"}
-
-// redisSubdirectives are the subdirectives of the redis block.
-var redisSubdirectives = []string{"address", "master_name", "username", "password", "db", "tls", "tls_ca", "key_prefix", "timeout"}

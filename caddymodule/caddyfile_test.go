@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -8,6 +9,10 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/confval"
+	"github.com/caddy-a2a/caddy-a2a/push"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
 func TestUnmarshalCaddyfile(t *testing.T) {
@@ -80,15 +85,17 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				WriteTimeout:       caddy.Duration(20 * time.Second),
 				CardMaxAge:         caddy.Duration(5 * time.Minute),
 				Tasks: &TasksConfig{
-					MaxTasks:             10000,
-					MaxLivePerOwner:      100,
-					MaxHistory:           20,
-					MaxAge:               caddy.Duration(time.Hour),
-					MaxInputWait:         caddy.Duration(5 * time.Minute),
-					MaxBytes:             128 << 20,
-					MaxLiveBytesPerOwner: 16 << 20,
-					MaxTaskBytes:         4 << 20,
-					StreamBuffer:         64,
+					Config: tasks.Config{
+						MaxTasks:             10000,
+						MaxLivePerOwner:      100,
+						MaxHistory:           20,
+						MaxAge:               confval.Duration(time.Hour),
+						MaxInputWait:         confval.Duration(5 * time.Minute),
+						MaxBytes:             128 << 20,
+						MaxLiveBytesPerOwner: 16 << 20,
+						MaxTaskBytes:         4 << 20,
+						StreamBuffer:         64,
+					},
 					Redis: &RedisConfig{
 						Addresses: []string{"10.0.0.1:26379", "10.0.0.2:26379"}, MasterName: "mymaster",
 						Username: "agent", Password: "{env.REDIS_PASSWORD}", DB: 2, TLS: true, TLSServerName: "redis.internal",
@@ -137,28 +144,35 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				}
 			}`,
 			want: Handler{Push: &PushConfig{
-				Key:           &SigningKey{Key: "{env.PUSH_KEY}", ID: "push-1", Algorithm: "ES256"},
-				AllowInsecure: true, AllowPrivate: true, AllowedNetworks: []string{"10.20.0.0/16", "fd00::/8"},
-				AllowedOrigins: []string{"https://hooks.example.com"},
-				Timeout:        caddy.Duration(15 * time.Second), MaxAttempts: 5,
-				InitialBackoff: caddy.Duration(500 * time.Millisecond), MaxBackoff: caddy.Duration(time.Minute),
-				QueueLength: 16, QueueBytes: 2 << 20, MaxReceivers: 100, MaxConfigsPerTask: 3,
+				Key: &SigningKey{Key: "{env.PUSH_KEY}", ID: "push-1", Algorithm: "ES256"},
+				Config: push.Config{
+					AllowInsecure: true, AllowPrivate: true, AllowedNetworks: []string{"10.20.0.0/16", "fd00::/8"},
+					AllowedOrigins: []string{"https://hooks.example.com"},
+					Timeout:        confval.Duration(15 * time.Second), MaxAttempts: 5,
+					InitialBackoff: confval.Duration(500 * time.Millisecond), MaxBackoff: confval.Duration(time.Minute),
+					QueueLength: 16, QueueBytes: 2 << 20, MaxReceivers: 100, MaxConfigsPerTask: 3,
+				},
 			}},
 		},
 		{
 			name:  "partial tasks block",
 			input: "a2a {\n tasks {\n max_age 30m\n }\n name n\n}",
-			want:  Handler{Tasks: &TasksConfig{MaxAge: caddy.Duration(30 * time.Minute)}, Name: "n"},
+			want:  Handler{Tasks: &TasksConfig{Config: tasks.Config{MaxAge: confval.Duration(30 * time.Minute)}}, Name: "n"},
 		},
 		{
 			name:  "resend window",
 			input: "a2a {\n tasks {\n resend_window 10m\n max_resend_keys 500\n }\n}",
-			want:  Handler{Tasks: &TasksConfig{ResendWindow: new(caddy.Duration(10 * time.Minute)), MaxResendKeys: 500}},
+			want:  Handler{Tasks: &TasksConfig{Config: tasks.Config{ResendWindow: new(confval.Duration(10 * time.Minute)), MaxResendKeys: 500}}},
+		},
+		{
+			name:  "store module",
+			input: "a2a {\n tasks {\n store memory\n }\n}",
+			want:  Handler{Tasks: &TasksConfig{StoreRaw: json.RawMessage(`{"module":"memory"}`)}},
 		},
 		{
 			name:  "resends off",
 			input: "a2a {\n tasks {\n resend_window 0\n }\n}",
-			want:  Handler{Tasks: &TasksConfig{ResendWindow: new(caddy.Duration(0))}},
+			want:  Handler{Tasks: &TasksConfig{Config: tasks.Config{ResendWindow: new(confval.Duration(0))}}},
 		},
 	}
 	for _, tc := range tests {
@@ -251,11 +265,11 @@ func TestListedSubdirectivesAreTaken(t *testing.T) {
 		open, close string
 		names       []string
 	}{
-		{"a2a {\n", "}", handlerSubdirectives},
-		{"a2a {\n tasks {\n", "}\n}", tasksSubdirectives},
-		{"a2a {\n tasks {\n redis {\n", "}\n}\n}", redisSubdirectives},
-		{"a2a {\n push {\n", "}\n}", pushSubdirectives},
-		{"a2a {\n signing {\n", "}\n}", signingSubdirectives},
+		{"a2a {\n", "}", nil},
+		{"a2a {\n tasks {\n", "}\n}", nil},
+		{"a2a {\n tasks {\n redis {\n", "}\n}\n}", nil},
+		{"a2a {\n push {\n", "}\n}", nil},
+		{"a2a {\n signing {\n", "}\n}", nil},
 		{"a2a {\n extended_card {\n", "}\n}", nil},
 		{"a2a {\n security {\n", "}\n}", nil},
 		{"a2a {\n security {\n bearer b {\n introspection https://x {\n", "}\n}\n}\n}", nil},

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddytls"
 	"go.uber.org/zap"
 
@@ -263,49 +262,3 @@ func (h *Handler) grpcTLS(ctx caddy.Context) (*tls.Config, error) {
 	}
 	return policies.TLSConfig(ctx), nil
 }
-
-// parseGRPC reads grpc [<address>] [{ … }]: the address the card lists,
-// and the settings of the binding's own listener.
-func parseGRPC(d *caddyfile.Dispenser, at string) (*GRPCConfig, error) {
-	args := d.RemainingArgs()
-	if len(args) > 1 {
-		return nil, d.Errf("%s: want at most one argument (the address the card lists), got %d", at, len(args))
-	}
-	g := new(GRPCConfig)
-	if len(args) == 1 {
-		g.URL = args[0]
-	}
-	err := parseBlock(d, at, nil, func(sub, at string) error {
-		var err error
-		switch sub {
-		case "listen":
-			g.Listen, err = oneArg(d, at)
-		case "tls":
-			g.TLS = new(GRPCTLSConfig)
-			switch files := d.RemainingArgs(); len(files) {
-			case 0:
-			case 2:
-				g.TLS.CertFile, g.TLS.KeyFile = files[0], files[1]
-			default:
-				return d.Errf("%s: want <cert file> <key file>, or nothing for Caddy's certificates; got %d arguments", at, len(files))
-			}
-		case "keepalive_time":
-			g.KeepaliveTime, err = durationArg(d, at)
-		case "keepalive_timeout":
-			g.KeepaliveTimeout, err = durationArg(d, at)
-		case "keepalive_min_time":
-			g.KeepaliveMinTime, err = durationArg(d, at)
-		case "max_concurrent_streams":
-			g.MaxConcurrentStreams, err = countArg(d, at)
-		case "reflection":
-			g.Reflection, err = flagArg(d, at)
-		default:
-			return unknownSubdirective(grpcSubdirectives)
-		}
-		return err
-	})
-	return g, err
-}
-
-// grpcSubdirectives are the subdirectives of the grpc block.
-var grpcSubdirectives = []string{"listen", "tls", "keepalive_time", "keepalive_timeout", "keepalive_min_time", "max_concurrent_streams", "reflection"}

@@ -5,6 +5,10 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+
+	"github.com/caddy-a2a/caddy-a2a/confval"
+	"github.com/caddy-a2a/caddy-a2a/push"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
 // validHandler is the smallest configuration Validate accepts.
@@ -32,7 +36,7 @@ func TestValidate(t *testing.T) {
 			h.MaxRequestBody = 1 << 20
 			h.Heartbeat = caddy.Duration(1)
 			h.CardMaxAge = caddy.Duration(1)
-			h.Tasks = &TasksConfig{MaxTasks: 1, MaxAge: 1, StreamBuffer: 1}
+			h.Tasks = &TasksConfig{Config: tasks.Config{MaxTasks: 1, MaxAge: 1, StreamBuffer: 1}}
 		}, ""},
 		{"zero limits take defaults", func(h *Handler) { h.Tasks = &TasksConfig{} }, ""},
 
@@ -61,41 +65,46 @@ func TestValidate(t *testing.T) {
 		{"negative max_request_body", func(h *Handler) { h.MaxRequestBody = -1 }, "max_request_body: -1 is negative"},
 		{"negative heartbeat", func(h *Handler) { h.Heartbeat = -caddy.Duration(1e9) }, "heartbeat: -1s is negative"},
 		{"negative card_max_age", func(h *Handler) { h.CardMaxAge = -caddy.Duration(1e9) }, "card_max_age: -1s is negative"},
-		{"negative max_tasks", func(h *Handler) { h.Tasks = &TasksConfig{MaxTasks: -1} }, "tasks: max_tasks -1 is negative"},
-		{"negative resend_window", func(h *Handler) { h.Tasks = &TasksConfig{ResendWindow: new(caddy.Duration(-60e9))} },
+		{"negative max_tasks", func(h *Handler) { h.Tasks = &TasksConfig{Config: tasks.Config{MaxTasks: -1}} }, "tasks: max_tasks -1 is negative"},
+		{"negative resend_window", func(h *Handler) {
+			h.Tasks = &TasksConfig{Config: tasks.Config{ResendWindow: new(confval.Duration(-60e9))}}
+		},
 			"tasks: resend_window -1m0s is negative (0 turns it off)"},
-		{"negative max_resend_keys", func(h *Handler) { h.Tasks = &TasksConfig{MaxResendKeys: -1} }, "tasks: max_resend_keys -1 is negative"},
+		{"negative max_resend_keys", func(h *Handler) { h.Tasks = &TasksConfig{Config: tasks.Config{MaxResendKeys: -1}} }, "tasks: max_resend_keys -1 is negative"},
 		{"negative max_age", func(h *Handler) {
-			h.Tasks = &TasksConfig{MaxAge: -caddy.Duration(1e9)}
+			h.Tasks = &TasksConfig{Config: tasks.Config{MaxAge: -confval.Duration(1e9)}}
 		}, "tasks: max_age -1s is negative"},
 		{"negative stream_buffer", func(h *Handler) {
-			h.Tasks = &TasksConfig{StreamBuffer: -1}
+			h.Tasks = &TasksConfig{Config: tasks.Config{StreamBuffer: -1}}
 		}, "tasks: stream_buffer -1 is negative"},
 		{"negative read_body_timeout", func(h *Handler) { h.ReadBodyTimeout = -caddy.Duration(1e9) }, "read_body_timeout: -1s is negative"},
 		{"negative write_timeout", func(h *Handler) { h.WriteTimeout = -caddy.Duration(1e9) }, "write_timeout: -1s is negative"},
 		{"negative max_input_wait", func(h *Handler) {
-			h.Tasks = &TasksConfig{MaxInputWait: -caddy.Duration(1e9)}
+			h.Tasks = &TasksConfig{Config: tasks.Config{MaxInputWait: -confval.Duration(1e9)}}
 		}, "tasks: max_input_wait -1s is negative"},
-		{"negative max_bytes", func(h *Handler) { h.Tasks = &TasksConfig{MaxBytes: -1} }, "tasks: max_bytes -1 is negative"},
-		{"negative max_task_bytes", func(h *Handler) { h.Tasks = &TasksConfig{MaxTaskBytes: -1} }, "tasks: max_task_bytes -1 is negative"},
+		{"negative max_bytes", func(h *Handler) { h.Tasks = &TasksConfig{Config: tasks.Config{MaxBytes: -1}} }, "tasks: max_bytes -1 is negative"},
+		{"negative max_task_bytes", func(h *Handler) { h.Tasks = &TasksConfig{Config: tasks.Config{MaxTaskBytes: -1}} }, "tasks: max_task_bytes -1 is negative"},
 		{"redis without an address", func(h *Handler) { h.Tasks = &TasksConfig{Redis: &RedisConfig{}} },
 			"tasks: redis: at least one address is required"},
+		{"redis and a store module", func(h *Handler) {
+			h.Tasks = &TasksConfig{Redis: &RedisConfig{Addresses: []string{"127.0.0.1:6379"}}, StoreRaw: []byte(`{"module":"memory"}`)}
+		}, "tasks: redis and store both name a store: keep one"},
 		{"push", func(h *Handler) {
 			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
-			h.Push = &PushConfig{AllowedNetworks: []string{"10.0.0.0/8"}}
+			h.Push = &PushConfig{Config: push.Config{AllowedNetworks: []string{"10.0.0.0/8"}}}
 		}, ""},
 		{"push without signing", func(h *Handler) { h.Push = &PushConfig{} }, "push: notifications are signed with a key the agent's JWKS publishes: configure signing"},
 		{"push with a bad network", func(h *Handler) {
 			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
-			h.Push = &PushConfig{AllowedNetworks: []string{"10.0.0.1"}}
+			h.Push = &PushConfig{Config: push.Config{AllowedNetworks: []string{"10.0.0.1"}}}
 		}, `push: allowed_networks: "10.0.0.1" is not a CIDR range`},
 		{"push with a bad origin", func(h *Handler) {
 			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
-			h.Push = &PushConfig{AllowedOrigins: []string{"hooks.example.com"}}
+			h.Push = &PushConfig{Config: push.Config{AllowedOrigins: []string{"hooks.example.com"}}}
 		}, `push: allowed_origins: "hooks.example.com" is not an absolute URL`},
 		{"push with a negative timeout", func(h *Handler) {
 			h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}
-			h.Push = &PushConfig{Timeout: -1}
+			h.Push = &PushConfig{Config: push.Config{Timeout: -1}}
 		}, "push: timeout, initial_backoff and max_backoff must not be negative"},
 		{"redis with a negative timeout", func(h *Handler) {
 			h.Tasks = &TasksConfig{Redis: &RedisConfig{Addresses: []string{"127.0.0.1:6379"}, Timeout: -caddy.Duration(1e9)}}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
+	"github.com/caddy-a2a/caddy-a2a/push"
 	"github.com/caddy-a2a/caddy-a2a/push/pushtest"
 )
 
@@ -230,11 +231,11 @@ func TestValidatePushOrigins(t *testing.T) {
 		push PushConfig
 		want string
 	}{
-		{PushConfig{AllowedOrigins: []string{"http://127.0.0.1:9000", "https://hooks.example.com/"}, MaxBytes: 1 << 20}, ""},
-		{PushConfig{AllowedOrigins: []string{"http://127.0.0.1:9000/hook"}},
+		{PushConfig{Config: push.Config{AllowedOrigins: []string{"http://127.0.0.1:9000", "https://hooks.example.com/"}, MaxBytes: 1 << 20}}, ""},
+		{PushConfig{Config: push.Config{AllowedOrigins: []string{"http://127.0.0.1:9000/hook"}}},
 			`push: allowed_origins: "http://127.0.0.1:9000/hook" is not an origin alone`},
-		{PushConfig{AllowedOrigins: []string{"file://hooks"}}, `push: allowed_origins: "file://hooks" is not an http or https origin`},
-		{PushConfig{MaxBytes: -1}, "max_bytes"},
+		{PushConfig{Config: push.Config{AllowedOrigins: []string{"file://hooks"}}}, `push: allowed_origins: "file://hooks" is not an http or https origin`},
+		{PushConfig{Config: push.Config{MaxBytes: -1}}, "max_bytes"},
 	} {
 		h := validHandler()
 		h.Signing = &SigningConfig{GenerateKey: &GeneratedKey{}}

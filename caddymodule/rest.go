@@ -41,6 +41,22 @@ func (c *RESTConfig) validate() error {
 	return nil
 }
 
+// restFeature is the rest block: the HTTP+JSON binding.
+type restFeature struct{ noSteps }
+
+func (restFeature) setting(h *Handler) setting { return setting{"rest", setBlock(&h.REST, parseREST)} }
+
+func (restFeature) validate(h *Handler) error {
+	return checkBlock("rest", h.REST, (*RESTConfig).validate)
+}
+
+func (restFeature) configure(a *assembly) error {
+	if a.h.REST != nil {
+		a.server.RESTPath = a.h.REST.Path
+	}
+	return nil
+}
+
 // restURL is the binding's URL for the card; "" when it is not served.
 func (h *Handler) restURL() string {
 	switch {

@@ -68,3 +68,35 @@ func oneOf(names []string) string {
 	last := len(names) - 1
 	return strings.Join(names[:last], ", ") + " or " + names[last]
 }
+
+// setBlock sets *p to the block parse reads.
+func setBlock[T any](p **T, parse func(*caddyfile.Dispenser, string) (*T, error)) func(*caddyfile.Dispenser, string) error {
+	return func(d *caddyfile.Dispenser, at string) (err error) { *p, err = parse(d, at); return err }
+}
+
+// setCount sets *p to a positive integer.
+func setCount(p *int) func(*caddyfile.Dispenser, string) error {
+	return func(d *caddyfile.Dispenser, at string) (err error) { *p, err = countArg(d, at); return err }
+}
+
+// setInt sets *p to an integer.
+func setInt(p *int) func(*caddyfile.Dispenser, string) error {
+	return func(d *caddyfile.Dispenser, at string) (err error) { *p, err = intArg(d, at); return err }
+}
+
+// setSize sets *p to a positive size such as 4MiB.
+func setSize(p *int64) func(*caddyfile.Dispenser, string) error {
+	return func(d *caddyfile.Dispenser, at string) (err error) { *p, err = sizeArg(d, at); return err }
+}
+
+// setWindow sets *p to a duration that may be 0, which turns off what it
+// bounds.
+func setWindow[D ~int64](p **D) func(*caddyfile.Dispenser, string) error {
+	return func(d *caddyfile.Dispenser, at string) error {
+		w, err := windowArg(d, at)
+		if err == nil {
+			*p = new(D(*w))
+		}
+		return err
+	}
+}

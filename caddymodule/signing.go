@@ -138,6 +138,46 @@ func (s *SigningConfig) jwksPath() string {
 	return cardgen.DefaultJWKSPath
 }
 
+// signingFeature is the signing block: the card's signer and the JWK Set,
+// which also publishes push's own key.
+type signingFeature struct{ noSteps }
+
+func (signingFeature) setting(h *Handler) setting {
+	return setting{"signing", setBlock(&h.Signing, parseSigning)}
+}
+
+func (signingFeature) validate(h *Handler) error {
+	return checkBlock("signing", h.Signing, (*SigningConfig).validate)
+}
+
+// sign loads the keys, push's among them, and makes the card's signer and
+// the JWK Set; push notifications are signed with the card's active key
+// unless push has its own.
+func (signingFeature) sign(a *assembly) error {
+	h := a.h
+	if h.Signing == nil {
+		return nil
+	}
+	var published []cardgen.Key
+	if h.Push != nil && h.Push.Key != nil {
+		var err error
+		if a.pushKey, err = h.Push.pushKey(cardgen.Key{}); err != nil {
+			return err
+		}
+		published = append(published, cardgen.Key{ID: a.pushKey.ID, Algorithm: a.pushKey.Algorithm, Public: a.pushKey.Public})
+	}
+	signer, jwks, err := h.provisionSigning(a.ctx, published...)
+	if err != nil {
+		return err
+	}
+	if a.pushKey.Private == nil {
+		a.pushKey = signer.Key()
+	}
+	a.cardOptions = append(a.cardOptions, cardgen.WithSigner(signer))
+	a.server.JWKS, a.server.JWKSPath = jwks, h.Signing.jwksPath()
+	return nil
+}
+
 // provisionSigning loads the keys, generating the stored one if need be,
 // and returns the card signer and the JWK Set to serve, which also
 // publishes the public keys given (the push notifications' own key).
@@ -361,15 +401,15 @@ func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) 
 		return nil, err
 	}
 	s := new(SigningConfig)
-	err := parseBlock(d, where, []string{"key"}, func(sub, at string) error {
-		var err error
-		switch sub {
-		case "key":
-			var k SigningKey
-			if k, err = keyArgs(d, at); err == nil {
+	err := parseSettings(d, where, []string{"key"}, []setting{
+		{"key", func(d *caddyfile.Dispenser, at string) error {
+			k, err := keyArgs(d, at)
+			if err == nil {
 				s.Keys = append(s.Keys, k)
 			}
-		case "generate_key":
+			return err
+		}},
+		{"generate_key", func(d *caddyfile.Dispenser, at string) error {
 			args := d.RemainingArgs()
 			if len(args) > 2 {
 				return d.Errf("%s: want [<kid> [<alg>]], got %d arguments", at, len(args))
@@ -379,22 +419,19 @@ func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) 
 				return d.Errf("%s: %v", at, err)
 			}
 			s.GenerateKey = &GeneratedKey{ID: args[0], Algorithm: args[1]}
-		case "active":
-			s.Active, err = oneArg(d, at)
-		case "jwks_path":
-			s.JWKSPath, err = oneArg(d, at)
-		case "jwks_url":
-			s.JWKSURL, err = oneArg(d, at)
-		case "forms":
+			return nil
+		}},
+		{"active", setString(&s.Active)},
+		{"jwks_path", setString(&s.JWKSPath)},
+		{"jwks_url", setString(&s.JWKSURL)},
+		{"forms", func(d *caddyfile.Dispenser, at string) (err error) {
 			if s.Forms, err = someArgs(d, at); err == nil {
 				if _, ferr := cardgen.ParseForms(s.Forms); ferr != nil {
 					err = d.Errf("%s: %v", at, ferr)
 				}
 			}
-		default:
-			return unknownSubdirective(signingSubdirectives)
-		}
-		return err
+			return err
+		}},
 	})
 	if err != nil {
 		return nil, err
@@ -404,6 +441,3 @@ func parseSigning(d *caddyfile.Dispenser, where string) (*SigningConfig, error) 
 	}
 	return s, nil
 }
-
-// signingSubdirectives are the subdirectives of the signing block.
-var signingSubdirectives = []string{"key", "generate_key", "active", "jwks_path", "jwks_url", "forms"}

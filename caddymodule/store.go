@@ -4,18 +4,67 @@ import (
 	"cmp"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"os"
 	"reflect"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
 )
+
+func init() {
+	caddy.RegisterModule(MemoryStore{})
+	caddy.RegisterModule(RedisConfig{})
+}
+
+// storesNamespace is the namespace of task store modules.
+const storesNamespace = "http.handlers.a2a.stores"
+
+// TaskStore is a task store as a Caddy module, in the namespace
+// http.handlers.a2a.stores, which tasks.store names: a store of a third
+// party registers its module there and needs no change here. A store is
+// made once for the handlers that share it across reloads (by url), by the
+// first config that loads it; those after keep it.
+type TaskStore interface {
+	caddy.Module
+	// NewStore makes the task store within opts's limits (made with
+	// opts.StoreLimits(), as tasks.Options.Store requires), and the close
+	// that releases what it holds besides memory (nil: nothing). It should
+	// not dial yet: a store that cannot be reached fails requests, not the
+	// config.
+	NewStore(opts tasks.Options, logger *zap.Logger) (tasks.Store, func() error, error)
+}
+
+// MemoryStore keeps the tasks in this process's memory, lost on restart
+// and not shared by replicas: the default store.
+type MemoryStore struct{}
+
+// CaddyModule returns the Caddy module information.
+func (MemoryStore) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: storesNamespace + ".memory", New: func() caddy.Module { return new(MemoryStore) }}
+}
+
+// NewStore makes the store in memory.
+func (MemoryStore) NewStore(opts tasks.Options, _ *zap.Logger) (tasks.Store, func() error, error) {
+	return tasks.NewMemoryStore(opts.StoreLimits()), nil, nil
+}
+
+// UnmarshalCaddyfile reads store memory, which takes no settings.
+func (*MemoryStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the module's name
+	if err := noArgs(d, "tasks: store memory"); err != nil {
+		return err
+	}
+	return parseSettings(d, "tasks: store memory", nil, nil)
+}
 
 // stores holds the task managers of the loaded configs, keyed by the agent's
 // url. Caddy provisions a new config before it cleans up the old one, so a
@@ -44,10 +93,11 @@ func (s *store) Destruct() error {
 	return nil
 }
 
-// RedisConfig keeps the tasks in Redis, shared by every replica of the
-// agent that names the same Redis and key_prefix: any replica can then
-// read, stream, cancel and continue a task another one started, and tasks
-// outlive restarts. Every replica must have the same tasks limits.
+// RedisConfig, the store module redis, keeps the tasks in Redis, shared
+// by every replica of the agent that names the same Redis and key_prefix:
+// any replica can then read, stream, cancel and continue a task another
+// one started, and tasks outlive restarts. Every replica must have the
+// same tasks limits.
 type RedisConfig struct {
 	// Addresses are host:port of Redis: one for a single server; several
 	// for Redis Cluster, or the Sentinels with MasterName. Required.
@@ -78,8 +128,22 @@ type RedisConfig struct {
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 }
 
-// validate checks what needs no network.
-func (c *RedisConfig) validate() error {
+// Interface guards
+var (
+	_ TaskStore             = (*MemoryStore)(nil)
+	_ TaskStore             = (*RedisConfig)(nil)
+	_ caddy.Validator       = (*RedisConfig)(nil)
+	_ caddyfile.Unmarshaler = (*MemoryStore)(nil)
+	_ caddyfile.Unmarshaler = (*RedisConfig)(nil)
+)
+
+// CaddyModule returns the Caddy module information.
+func (RedisConfig) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: storesNamespace + ".redis", New: func() caddy.Module { return new(RedisConfig) }}
+}
+
+// Validate checks what needs no network.
+func (c *RedisConfig) Validate() error {
 	switch {
 	case len(c.Addresses) == 0:
 		return fmt.Errorf("redis: at least one address is required")
@@ -137,9 +201,9 @@ func (c *RedisConfig) client() (redis.UniversalClient, error) {
 	return redis.NewUniversalClient(opts), nil
 }
 
-// newStore makes the task store in Redis that c configures, within
+// NewStore makes the task store in Redis that c configures, within
 // opts's limits, and returns it with its close; nothing is dialed yet.
-func (c *RedisConfig) newStore(opts tasks.Options, logger *zap.Logger) (tasks.Store, func() error, error) {
+func (c *RedisConfig) NewStore(opts tasks.Options, logger *zap.Logger) (tasks.Store, func() error, error) {
 	client, err := c.client()
 	if err != nil {
 		return nil, nil, err
@@ -156,39 +220,97 @@ func (c *RedisConfig) newStore(opts tasks.Options, logger *zap.Logger) (tasks.St
 	}, nil
 }
 
+// UnmarshalCaddyfile reads store redis { … }, the settings of the tasks
+// block's redis block.
+func (c *RedisConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the module's name
+	r, err := parseRedis(d, "tasks: store redis")
+	if err == nil {
+		*c = *r
+	}
+	return err
+}
+
+// parseRedis reads the tasks block's redis block.
+func parseRedis(d *caddyfile.Dispenser, where string) (*RedisConfig, error) {
+	if err := noArgs(d, where); err != nil {
+		return nil, err
+	}
+	r := new(RedisConfig)
+	return r, parseSettings(d, where, nil, []setting{
+		{"address", addStrings(&r.Addresses)},
+		{"master_name", setString(&r.MasterName)},
+		{"username", setString(&r.Username)},
+		{"password", setString(&r.Password)},
+		{"db", setInt(&r.DB)},
+		{"tls", func(d *caddyfile.Dispenser, at string) error {
+			r.TLS = true
+			if d.NextArg() {
+				r.TLSServerName = d.Val()
+			}
+			if d.NextArg() {
+				return d.Errf("%s: want at most a server name", at)
+			}
+			return nil
+		}},
+		{"tls_ca", setString(&r.TLSCA)},
+		{"key_prefix", setString(&r.KeyPrefix)},
+		{"timeout", setDuration(&r.Timeout)},
+	})
+}
+
+// parseStoreModule reads store <module> [{ … }]: the module reads the
+// rest (it must be a caddyfile.Unmarshaler).
+func parseStoreModule(d *caddyfile.Dispenser, at string) (json.RawMessage, error) {
+	if !d.NextArg() {
+		return nil, d.Errf("%s: want the name of a store module (memory, redis, or another one's in %s)", at, storesNamespace)
+	}
+	name := d.Val()
+	m, err := caddyfile.UnmarshalModule(d, storesNamespace+"."+name)
+	if err != nil {
+		return nil, err
+	}
+	return caddyconfig.JSONModuleObject(m, "module", name, nil), nil
+}
+
+// storeModule is the store module the tasks block names: store, or redis;
+// nil for the default, in memory. Caddy provisions a module loaded from
+// store, and cleans it up with the config.
+func (h *Handler) storeModule(ctx caddy.Context) (TaskStore, error) {
+	switch t := h.Tasks; {
+	case t == nil:
+		return nil, nil
+	case t.Redis != nil:
+		return t.Redis, nil
+	case t.StoreRaw == nil:
+		return nil, nil
+	}
+	m, err := ctx.LoadModule(h.Tasks, "StoreRaw")
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	s, ok := m.(TaskStore)
+	if !ok {
+		return nil, fmt.Errorf("store: module %s is not a task store (%T)", m.(caddy.Module).CaddyModule().ID, m)
+	}
+	return s, nil
+}
+
 // acquireStore takes a reference to the task manager of h.URL, creating it
 // with h's limits, on the task store they configure (in memory, unless
 // another store is configured), if no loaded config has one. Cleanup
 // releases it.
-func (h *Handler) acquireStore() (*tasks.Manager, error) {
+func (h *Handler) acquireStore(ctx caddy.Context) (*tasks.Manager, error) {
 	var limits TasksConfig
 	if h.Tasks != nil {
-		limits = *h.Tasks
+		limits = *h.Tasks // before the store module is loaded, which clears StoreRaw
+	}
+	module, err := h.storeModule(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
 	}
 	val, loaded, err := stores.LoadOrNew(h.URL, func() (caddy.Destructor, error) {
-		opts := tasks.Options{
-			MaxTasks:             limits.MaxTasks,
-			MaxLivePerOwner:      limits.MaxLivePerOwner,
-			MaxHistory:           limits.MaxHistory,
-			MaxAge:               time.Duration(limits.MaxAge),
-			MaxInputWait:         time.Duration(limits.MaxInputWait),
-			MaxBytes:             limits.MaxBytes,
-			MaxLiveBytesPerOwner: limits.MaxLiveBytesPerOwner,
-			MaxTaskBytes:         limits.MaxTaskBytes,
-			StreamBuffer:         limits.StreamBuffer,
-
-			MaxLiveAnonymous:      limits.MaxLiveAnonymous,
-			MaxLiveBytesAnonymous: limits.MaxLiveBytesAnonymous,
-			MaxLivePerClient:      limits.MaxLivePerClient,
-			MaxLiveBytesPerClient: limits.MaxLiveBytesPerClient,
-			MaxResendKeys:         limits.MaxResendKeys,
-		}
-		if w := limits.ResendWindow; w != nil {
-			opts.ResendWindow = time.Duration(*w)
-			if *w == 0 {
-				opts.ResendWindow = -1 // off
-			}
-		}
+		opts := limits.Options()
 		if h.auth == nil {
 			// Nobody can authenticate: there is no one to keep a share
 			// for, and anonymous callers may use the whole store.
@@ -199,9 +321,10 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 			opts.MaxPushConfigs = h.Push.MaxConfigsPerTask
 		}
 		s := &store{limits: limits}
-		if r := limits.Redis; r != nil { // another store: its own block, made here alike
+		if module != nil {
+			logger := h.logger.Named(module.CaddyModule().ID.Name())
 			var err error
-			if opts.Store, s.close, err = r.newStore(opts, h.logger.Named("redis")); err != nil {
+			if opts.Store, s.close, err = module.NewStore(opts, logger); err != nil {
 				return nil, err
 			}
 		}
@@ -219,4 +342,18 @@ func (h *Handler) acquireStore() (*tasks.Manager, error) {
 			zap.String("url", h.URL))
 	}
 	return s.manager, nil
+}
+
+// releaseStore lets go of h's reference to its task manager; the last
+// handler to let go closes it.
+func (h *Handler) releaseStore() error {
+	if h.storeKey == "" {
+		return nil
+	}
+	key := h.storeKey
+	h.storeKey, h.shared = "", nil
+	if _, err := stores.Delete(key); err != nil {
+		return fmt.Errorf("releasing the task store of %s: %w", key, err)
+	}
+	return nil
 }

@@ -1,0 +1,125 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/server"
+)
+
+// A feature is one block of the a2a configuration. Its file holds the
+// block's JSON struct, its checks, its part in provisioning and cleanup,
+// and its Caddyfile settings; features registers it, and Validate,
+// provision, Cleanup and UnmarshalCaddyfile loop over that list. A new
+// block is a file and a line there (and the Handler's field).
+type feature interface {
+	// setting reads the block's subdirective of the a2a block into its
+	// field of h.
+	setting(h *Handler) setting
+	// validate checks the block, when h has it, with what needs neither
+	// files, environment nor network.
+	validate(h *Handler) error
+
+	// The steps of provisioning, each run for every feature before the
+	// next (see Handler.provision): before the skills load (the
+	// authenticator their requirements are checked against); once the
+	// card's configuration is known, before its document is made (keys
+	// that sign it); the server's configuration; what outlives the config
+	// (the task store and what uses it); once the server exists.
+	authenticate(a *assembly) error
+	sign(a *assembly) error
+	configure(a *assembly) error
+	acquire(a *assembly) error
+	start(a *assembly) error
+
+	// cleanup releases what provisioning took, also after a provisioning
+	// that failed part way. Features clean up in the reverse of their
+	// order.
+	cleanup(h *Handler) error
+}
+
+// features are the blocks of the a2a configuration, in the order of the
+// Caddyfile's subdirectives. Within a step of provisioning, a feature may
+// use what those before it set up: push the task store.
+var features = []feature{
+	tasksFeature{},
+	signingFeature{},
+	securityFeature{},
+	extendedCardFeature{},
+	pushFeature{},
+	restFeature{},
+	grpcFeature{},
+	mcpFeature{},
+}
+
+// noSteps is a feature's default: nothing to do at a step.
+type noSteps struct{}
+
+func (noSteps) authenticate(*assembly) error { return nil }
+func (noSteps) sign(*assembly) error         { return nil }
+func (noSteps) configure(*assembly) error    { return nil }
+func (noSteps) acquire(*assembly) error      { return nil }
+func (noSteps) start(*assembly) error        { return nil }
+func (noSteps) cleanup(*Handler) error       { return nil }
+
+// assembly is an agent being provisioned: what the steps build for the
+// server.
+type assembly struct {
+	ctx caddy.Context
+	h   *Handler
+	// card is the public card, and cardOptions how its
+	// document (and the extended card's) is made.
+	card        *a2a.AgentCard
+	cardOptions []cardgen.Option
+	// pushKey signs push notifications: push's own key, or the card's
+	// active one; set by signing.
+	pushKey cardgen.Key
+	server  server.Config
+}
+
+// each runs step for every feature, in order.
+func (a *assembly) each(step func(feature, *assembly) error) func() error {
+	return func() error {
+		for _, f := range features {
+			if err := step(f, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// checkBlock checks block, when it is set, and names it in the error.
+func checkBlock[T any](name string, block *T, check func(*T) error) error {
+	if block == nil {
+		return nil
+	}
+	if err := check(block); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// validateFeatures checks every block h has.
+func (h *Handler) validateFeatures() error {
+	for _, f := range features {
+		if err := f.validate(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanupFeatures releases what the features took, in the reverse of
+// their order: the task store last.
+func (h *Handler) cleanupFeatures() error {
+	var errs []error
+	for i := len(features) - 1; i >= 0; i-- {
+		errs = append(errs, features[i].cleanup(h))
+	}
+	return errors.Join(errs...)
+}
