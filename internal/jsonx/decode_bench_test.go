@@ -1,0 +1,39 @@
+package jsonx_test
+
+import (
+	"testing"
+
+	segmentjson "github.com/segmentio/encoding/json"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
+)
+
+// BenchmarkDecodeEnvelope reads a plain MCP tools/call (the body of
+// server's BenchmarkMCPToolsCall) as the MCP endpoint read it before the
+// Decoder: the strict check, then segmentio's parser with names matched
+// exactly; and with the Decoder, which does both in one pass.
+func BenchmarkDecodeEnvelope(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	b.Run("Check+segmentio", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var env envelope
+			if _, _, err := jsonx.Check(body, envelopeMembers, rules); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := segmentjson.Parse(body, &env, segmentjson.DontMatchCaseInsensitiveStructFields); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Decoder", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var env envelope
+			if err := decoder.Decode(body, &env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
