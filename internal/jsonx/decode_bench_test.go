@@ -18,37 +18,33 @@ import (
 func BenchmarkDecodeEnvelope(b *testing.B) {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
-	b.Run("Check+segmentio", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var env envelope
+	checkThen := func(parse func([]byte, *envelope) error) func([]byte, *envelope) error {
+		return func(body []byte, env *envelope) error {
 			if _, _, err := jsonx.Check(body, envelopeMembers, rules); err != nil {
-				b.Fatal(err)
+				return err
 			}
-			if _, err := segmentjson.Parse(body, &env, segmentjson.DontMatchCaseInsensitiveStructFields); err != nil {
-				b.Fatal(err)
-			}
+			return parse(body, env)
 		}
-	})
-	b.Run("Check+encoding/json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var env envelope
-			if _, _, err := jsonx.Check(body, envelopeMembers, rules); err != nil {
-				b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		decode func([]byte, *envelope) error
+	}{
+		{"Check+segmentio", checkThen(func(body []byte, env *envelope) error {
+			_, err := segmentjson.Parse(body, env, segmentjson.DontMatchCaseInsensitiveStructFields)
+			return err
+		})},
+		{"Check+encoding/json", checkThen(func(body []byte, env *envelope) error { return json.Unmarshal(body, env) })},
+		{"Decoder", decoder.Decode},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var env envelope
+				if err := tc.decode(body, &env); err != nil {
+					b.Fatal(err)
+				}
 			}
-			if err := json.Unmarshal(body, &env); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("Decoder", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var env envelope
-			if err := decoder.Decode(body, &env); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 }
