@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // VersionParameter is the service parameter that names the version a
@@ -38,7 +40,7 @@ func appendSendMessage(dst []byte, v Version, req *Request, p *SendMessageReques
 	dst = append(dst, `{"jsonrpc":"2.0"`...)
 	var err error
 	if len(req.ID) > 0 {
-		if dst, err = appendRaw(appendKey(dst, "id"), req.ID); err != nil {
+		if dst, err = jsonx.AppendRaw(jsonx.AppendKey(dst, "id"), req.ID); err != nil {
 			return dst, fmt.Errorf("id: %w", err)
 		}
 	}
@@ -48,7 +50,7 @@ func appendSendMessage(dst []byte, v Version, req *Request, p *SendMessageReques
 		return dst, err
 	}
 	if c := p.Configuration; c != nil {
-		dst = appendSendConfiguration(appendKey(dst, "configuration"), v, c)
+		dst = appendSendConfiguration(jsonx.AppendKey(dst, "configuration"), v, c)
 	}
 	if dst, err = appendMetadata(dst, p.Metadata); err != nil {
 		return dst, err
@@ -62,21 +64,21 @@ func appendSendMessage(dst []byte, v Version, req *Request, p *SendMessageReques
 // appendSendConfiguration writes a SendMessageConfiguration; 0.3 says
 // "blocking" where 1.0 says "returnImmediately".
 func appendSendConfiguration(dst []byte, v Version, c *SendMessageConfiguration) []byte {
-	dst = appendStrings(append(dst, `{"acceptedOutputModes":`...), c.AcceptedOutputModes)
+	dst = jsonx.AppendStrings(append(dst, `{"acceptedOutputModes":`...), c.AcceptedOutputModes)
 	if c.HistoryLength != nil {
-		dst = strconv.AppendInt(appendKey(dst, "historyLength"), int64(*c.HistoryLength), 10)
+		dst = strconv.AppendInt(jsonx.AppendKey(dst, "historyLength"), int64(*c.HistoryLength), 10)
 	}
 	if v == V10 {
 		if c.ReturnImmediately {
-			dst = append(appendKey(dst, "returnImmediately"), "true"...)
+			dst = append(jsonx.AppendKey(dst, "returnImmediately"), "true"...)
 		}
 		if c.PushNotification != nil {
-			dst = appendPushConfig(appendKey(dst, "taskPushNotificationConfig"), v, c.PushNotification)
+			dst = appendPushConfig(jsonx.AppendKey(dst, "taskPushNotificationConfig"), v, c.PushNotification)
 		}
 	} else {
-		dst = strconv.AppendBool(appendKey(dst, "blocking"), !c.ReturnImmediately)
+		dst = strconv.AppendBool(jsonx.AppendKey(dst, "blocking"), !c.ReturnImmediately)
 		if c.PushNotification != nil {
-			dst = appendPushConfig(appendKey(dst, "pushNotificationConfig"), v, c.PushNotification)
+			dst = appendPushConfig(jsonx.AppendKey(dst, "pushNotificationConfig"), v, c.PushNotification)
 		}
 	}
 	return append(dst, '}')
@@ -85,7 +87,7 @@ func appendSendConfiguration(dst []byte, v Version, c *SendMessageConfiguration)
 // appendPushConfig writes a push notification config as a request carries
 // it; 0.3 lists the authentication's schemes where 1.0 names one.
 func appendPushConfig(dst []byte, v Version, c *TaskPushNotificationConfig) []byte {
-	dst = appendString(append(dst, `{"url":`...), c.URL)
+	dst = jsonx.AppendString(append(dst, `{"url":`...), c.URL)
 	if c.ID != "" {
 		dst = appendStringField(dst, "id", c.ID)
 	}
@@ -101,11 +103,11 @@ func appendPushConfig(dst []byte, v Version, c *TaskPushNotificationConfig) []by
 		}
 	}
 	if a := c.Authentication; a != nil {
-		dst = appendKey(dst, "authentication")
+		dst = jsonx.AppendKey(dst, "authentication")
 		if v == V10 {
-			dst = appendString(append(dst, `{"scheme":`...), a.Scheme)
+			dst = jsonx.AppendString(append(dst, `{"scheme":`...), a.Scheme)
 		} else {
-			dst = appendStrings(append(dst, `{"schemes":`...), []string{a.Scheme})
+			dst = jsonx.AppendStrings(append(dst, `{"schemes":`...), []string{a.Scheme})
 		}
 		if a.Credentials != "" {
 			dst = appendStringField(dst, "credentials", a.Credentials)

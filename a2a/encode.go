@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // Encoders of the model, in each form. Field order follows the proto.
@@ -68,16 +70,16 @@ func openWrap(dst []byte, f form, member string) []byte {
 
 func appendTask(dst []byte, f form, t *Task) ([]byte, error) {
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, t.ID)
+	dst = jsonx.AppendString(dst, t.ID)
 	var err error
 	if t.ContextID != "" || f == form03 {
 		dst = appendStringField(dst, "contextId", t.ContextID)
 	}
-	if dst, err = appendStatus(appendKey(dst, "status"), f, &t.Status); err != nil {
+	if dst, err = appendStatus(jsonx.AppendKey(dst, "status"), f, &t.Status); err != nil {
 		return dst, fmt.Errorf("task %s: status: %w", t.ID, err)
 	}
 	if len(t.Artifacts) > 0 {
-		dst = appendKey(dst, "artifacts")
+		dst = jsonx.AppendKey(dst, "artifacts")
 		dst = append(dst, '[')
 		for i := range t.Artifacts {
 			if i > 0 {
@@ -90,7 +92,7 @@ func appendTask(dst []byte, f form, t *Task) ([]byte, error) {
 		dst = append(dst, ']')
 	}
 	if len(t.History) > 0 {
-		dst = appendKey(dst, "history")
+		dst = jsonx.AppendKey(dst, "history")
 		dst = append(dst, '[')
 		for i := range t.History {
 			if i > 0 {
@@ -116,15 +118,15 @@ func appendStatus(dst []byte, f form, s *TaskStatus) ([]byte, error) {
 		return dst, fmt.Errorf("unknown task state %d", s.State)
 	}
 	dst = append(dst, `{"state":`...)
-	dst = appendString(dst, stateNames[f][s.State])
+	dst = jsonx.AppendString(dst, stateNames[f][s.State])
 	if s.Message != nil {
 		var err error
-		if dst, err = appendMessage(appendKey(dst, "message"), f, s.Message); err != nil {
+		if dst, err = appendMessage(jsonx.AppendKey(dst, "message"), f, s.Message); err != nil {
 			return dst, fmt.Errorf("message: %w", err)
 		}
 	}
 	if !s.Timestamp.IsZero() {
-		dst = appendTime(appendKey(dst, "timestamp"), s.Timestamp)
+		dst = appendTime(jsonx.AppendKey(dst, "timestamp"), s.Timestamp)
 	}
 	return append(dst, '}'), nil
 }
@@ -134,7 +136,7 @@ func appendMessage(dst []byte, f form, m *Message) ([]byte, error) {
 		return dst, fmt.Errorf("message %s: role %d has no %s name", m.MessageID, m.Role, f)
 	}
 	dst = append(dst, `{"messageId":`...)
-	dst = appendString(dst, m.MessageID)
+	dst = jsonx.AppendString(dst, m.MessageID)
 	if m.ContextID != "" {
 		dst = appendStringField(dst, "contextId", m.ContextID)
 	}
@@ -147,17 +149,17 @@ func appendMessage(dst []byte, f form, m *Message) ([]byte, error) {
 		parts = "content" // the 0.3 proto's name; it has no referenceTaskIds
 	}
 	var err error
-	if dst, err = appendParts(appendKey(dst, parts), f, m.Parts); err != nil {
+	if dst, err = appendParts(jsonx.AppendKey(dst, parts), f, m.Parts); err != nil {
 		return dst, fmt.Errorf("message %s: %w", m.MessageID, err)
 	}
 	if dst, err = appendMetadata(dst, m.Metadata); err != nil {
 		return dst, fmt.Errorf("message %s: %w", m.MessageID, err)
 	}
 	if len(m.Extensions) > 0 {
-		dst = appendStrings(appendKey(dst, "extensions"), m.Extensions)
+		dst = jsonx.AppendStrings(jsonx.AppendKey(dst, "extensions"), m.Extensions)
 	}
 	if len(m.ReferenceTaskIDs) > 0 && f != formProto03 {
-		dst = appendStrings(appendKey(dst, "referenceTaskIds"), m.ReferenceTaskIDs)
+		dst = jsonx.AppendStrings(jsonx.AppendKey(dst, "referenceTaskIds"), m.ReferenceTaskIDs)
 	}
 	if f == form03 {
 		dst = append(dst, `,"kind":"message"`...)
@@ -167,7 +169,7 @@ func appendMessage(dst []byte, f form, m *Message) ([]byte, error) {
 
 func appendArtifact(dst []byte, f form, a *Artifact) ([]byte, error) {
 	dst = append(dst, `{"artifactId":`...)
-	dst = appendString(dst, a.ArtifactID)
+	dst = jsonx.AppendString(dst, a.ArtifactID)
 	if a.Name != "" {
 		dst = appendStringField(dst, "name", a.Name)
 	}
@@ -175,14 +177,14 @@ func appendArtifact(dst []byte, f form, a *Artifact) ([]byte, error) {
 		dst = appendStringField(dst, "description", a.Description)
 	}
 	var err error
-	if dst, err = appendParts(appendKey(dst, "parts"), f, a.Parts); err != nil {
+	if dst, err = appendParts(jsonx.AppendKey(dst, "parts"), f, a.Parts); err != nil {
 		return dst, fmt.Errorf("artifact %s: %w", a.ArtifactID, err)
 	}
 	if dst, err = appendMetadata(dst, a.Metadata); err != nil {
 		return dst, fmt.Errorf("artifact %s: %w", a.ArtifactID, err)
 	}
 	if len(a.Extensions) > 0 {
-		dst = appendStrings(appendKey(dst, "extensions"), a.Extensions)
+		dst = jsonx.AppendStrings(jsonx.AppendKey(dst, "extensions"), a.Extensions)
 	}
 	return append(dst, '}'), nil
 }
@@ -213,13 +215,13 @@ func appendPart10(dst []byte, p *Part) ([]byte, error) {
 	var err error
 	switch p.Kind {
 	case PartText:
-		dst = appendString(append(dst, `{"text":`...), p.Text)
+		dst = jsonx.AppendString(append(dst, `{"text":`...), p.Text)
 	case PartRaw:
-		dst = appendBase64(append(dst, `{"raw":`...), p.Raw)
+		dst = jsonx.AppendBase64(append(dst, `{"raw":`...), p.Raw)
 	case PartURL:
-		dst = appendString(append(dst, `{"url":`...), p.URL)
+		dst = jsonx.AppendString(append(dst, `{"url":`...), p.URL)
 	case PartData:
-		if dst, err = appendAny(append(dst, `{"data":`...), p.Data); err != nil {
+		if dst, err = jsonx.AppendValue(append(dst, `{"data":`...), p.Data); err != nil {
 			return dst, fmt.Errorf("data: %w", err)
 		}
 	default:
@@ -245,12 +247,12 @@ func appendPart03(dst []byte, p *Part) ([]byte, error) {
 	var err error
 	switch p.Kind {
 	case PartText:
-		dst = appendString(append(dst, `{"kind":"text","text":`...), p.Text)
+		dst = jsonx.AppendString(append(dst, `{"kind":"text","text":`...), p.Text)
 	case PartRaw, PartURL:
 		if p.Kind == PartRaw {
-			dst = appendBase64(append(dst, `{"kind":"file","file":{"bytes":`...), p.Raw)
+			dst = jsonx.AppendBase64(append(dst, `{"kind":"file","file":{"bytes":`...), p.Raw)
 		} else {
-			dst = appendString(append(dst, `{"kind":"file","file":{"uri":`...), p.URL)
+			dst = jsonx.AppendString(append(dst, `{"kind":"file","file":{"uri":`...), p.URL)
 		}
 		if p.MediaType != "" {
 			dst = appendStringField(dst, "mimeType", p.MediaType)
@@ -285,7 +287,7 @@ func appendPart03(dst []byte, p *Part) ([]byte, error) {
 // says so.
 func appendDataObject(dst []byte, data any) (out []byte, wrapped bool, err error) {
 	mark := len(dst)
-	if dst, err = appendAny(dst, data); err != nil {
+	if dst, err = jsonx.AppendValue(dst, data); err != nil {
 		return dst, false, fmt.Errorf("data: %w", err)
 	}
 	if firstByte(dst[mark:]) == '{' {
@@ -307,10 +309,10 @@ func firstByte(b []byte) byte {
 
 func appendStatusUpdate(dst []byte, f form, e *TaskStatusUpdateEvent) ([]byte, error) {
 	dst = append(dst, `{"taskId":`...)
-	dst = appendString(dst, e.TaskID)
+	dst = jsonx.AppendString(dst, e.TaskID)
 	dst = appendStringField(dst, "contextId", e.ContextID)
 	var err error
-	if dst, err = appendStatus(appendKey(dst, "status"), f, &e.Status); err != nil {
+	if dst, err = appendStatus(jsonx.AppendKey(dst, "status"), f, &e.Status); err != nil {
 		return dst, fmt.Errorf("task %s: status: %w", e.TaskID, err)
 	}
 	if f != form10 {
@@ -327,10 +329,10 @@ func appendStatusUpdate(dst []byte, f form, e *TaskStatusUpdateEvent) ([]byte, e
 
 func appendArtifactUpdate(dst []byte, f form, e *TaskArtifactUpdateEvent) ([]byte, error) {
 	dst = append(dst, `{"taskId":`...)
-	dst = appendString(dst, e.TaskID)
+	dst = jsonx.AppendString(dst, e.TaskID)
 	dst = appendStringField(dst, "contextId", e.ContextID)
 	var err error
-	if dst, err = appendArtifact(appendKey(dst, "artifact"), f, &e.Artifact); err != nil {
+	if dst, err = appendArtifact(jsonx.AppendKey(dst, "artifact"), f, &e.Artifact); err != nil {
 		return dst, fmt.Errorf("task %s: %w", e.TaskID, err)
 	}
 	if e.Append {

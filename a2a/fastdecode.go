@@ -3,63 +3,26 @@ package a2a
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // A 1.0 request in its common shape (a SendMessage, or a method naming a
-// task) is read by hand into the same wire structs encoding/json fills, in
-// one pass without reflection: decoding was a tenth of a SendMessage's
-// CPU. The reader runs only on a body checkJSON has passed (valid JSON, UTF-8,
-// no member named twice or in another case, bounded nesting) and not
-// renamed, and gives up on anything outside that shape (a known member of
-// another type than its field's, null where a field is not free-form JSON,
-// an escaped member name, a number that is no int32 where one is wanted, a
-// long digit run in a part's data): encoding/json then decodes the body, and alone says what is wrong.
-// FuzzFastDecode holds the two to the same structs.
+// task) is read by hand (jsonx.Reader) into the same wire structs
+// encoding/json fills, in one pass without reflection: decoding was a tenth
+// of a SendMessage's CPU. The reader runs only on a body checkJSON has
+// passed (valid JSON, UTF-8, no member named twice or in another case,
+// bounded nesting) and not renamed, and gives up on anything outside that
+// shape (a known member of another type than its field's, null where a
+// field is not free-form JSON, a number that is no int32 where one is
+// wanted, a long digit run in a part's data): encoding/json then decodes
+// the body, and alone says what is wrong. FuzzFastDecode holds the two to
+// the same structs.
 
-// fastReader reads a document already known to be valid JSON.
+// fastReader reads a 1.0 request's wire structs from body.
 type fastReader struct {
-	b   []byte
-	pos int
-}
-
-func (r *fastReader) skipSpace() { r.pos = afterSpace(r.b, r.pos) }
-
-// next returns the first byte of the value at r.pos, after any space.
-func (r *fastReader) next() byte {
-	r.skipSpace()
-	return r.b[r.pos]
-}
-
-// rawString returns the string token at r.pos, quotes included, and
-// whether it holds escapes.
-func (r *fastReader) rawString() (raw []byte, escaped bool) {
-	start := r.pos
-	r.pos, escaped = stringEnd(r.b, start)
-	return r.b[start:r.pos], escaped
-}
-
-// str reads a string value as encoding/json does; false when the value is
-// not a string.
-func (r *fastReader) str() (string, bool) { return r.strOf(nil) }
-
-// strOf is str, returning the one of known that the string equals without
-// allocating it.
-func (r *fastReader) strOf(known []string) (string, bool) {
-	if r.next() != '"' {
-		return "", false
-	}
-	raw, escaped := r.rawString()
-	if escaped {
-		var s string
-		return s, json.Unmarshal(raw, &s) == nil
-	}
-	content := raw[1 : len(raw)-1]
-	for _, k := range known {
-		if string(content) == k {
-			return k, true
-		}
-	}
-	return string(content), true
+	*jsonx.Reader
+	body []byte
 }
 
 // The strings a 1.0 request's envelope and message spell alike every time.
@@ -74,170 +37,24 @@ var (
 	roleNames10 = roleNames[V10][:]
 )
 
-// skip passes over the value at r.pos.
-func (r *fastReader) skip() {
-	depth := 0
-	for {
-		switch r.next() {
-		case '"':
-			r.rawString()
-		case '{', '[':
-			depth++
-			r.pos++
-		case '}', ']':
-			depth--
-			r.pos++
-		case ',', ':':
-			r.pos++
-			continue
-		default: // a number or a literal
-			for r.pos < len(r.b) {
-				c := r.b[r.pos]
-				if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-					break
-				}
-				r.pos++
-			}
-		}
-		if depth == 0 {
-			return
-		}
-	}
-}
-
-// object reads the object at r.pos, calling member with each member's name
-// (unescaped names give up) and r at its value, which member must read; it
-// stops at the first false.
-func (r *fastReader) object(member func(name []byte) bool) bool {
-	if r.next() != '{' {
-		return false
-	}
-	r.pos++
-	for {
-		switch r.next() {
-		case '}':
-			r.pos++
-			return true
-		case ',':
-			r.pos++
-			r.skipSpace()
-		}
-		raw, escaped := r.rawString()
-		if escaped {
-			return false
-		}
-		r.skipSpace()
-		r.pos++ // :
-		if !member(raw[1 : len(raw)-1]) {
-			return false
-		}
-	}
-}
-
-// array reads the array at r.pos, calling elem with r at each element,
-// which elem must read; it stops at the first false.
-func (r *fastReader) array(elem func() bool) bool {
-	if r.next() != '[' {
-		return false
-	}
-	r.pos++
-	for {
-		switch r.next() {
-		case ']':
-			r.pos++
-			return true
-		case ',':
-			r.pos++
-		}
-		if !elem() {
-			return false
-		}
-	}
-}
-
-// strings reads an array of strings; [] gives an empty slice, as
-// encoding/json does.
-func (r *fastReader) strings() ([]string, bool) {
-	out := []string{}
-	ok := r.array(func() bool {
-		s, ok := r.str()
-		out = append(out, s)
-		return ok
-	})
-	return out, ok
-}
-
-// any reads a value as encoding/json reads it into an interface: objects
-// as map[string]any, arrays as []any, numbers as float64.
-func (r *fastReader) any() (any, bool) {
-	switch r.next() {
-	case '{':
-		return r.anyObject()
-	case '[':
-		out := make([]any, 0)
-		ok := r.array(func() bool {
-			v, ok := r.any()
-			out = append(out, v)
-			return ok
-		})
-		return out, ok
-	case '"':
-		return r.str()
-	case 't':
-		r.pos += len("true")
-		return true, true
-	case 'f':
-		r.pos += len("false")
-		return false, true
-	case 'n':
-		r.pos += len("null")
-		return nil, true
-	}
-	start := r.pos
-	r.skip()
-	f, err := strconv.ParseFloat(string(r.b[start:r.pos]), 64)
-	return f, err == nil
-}
-
-func (r *fastReader) anyObject() (map[string]any, bool) {
-	out := make(map[string]any)
-	ok := r.object(func(name []byte) bool {
-		v, ok := r.any()
-		out[string(name)] = v
-		return ok
-	})
-	return out, ok
-}
-
-// metadata reads a free-form object member; null gives up.
-func (r *fastReader) metadata() (map[string]any, bool) {
-	if r.next() != '{' {
-		return nil, false
-	}
-	return r.anyObject()
-}
-
 // fastDecodeRequest10 reads a 1.0 JSON-RPC request into env.
 func fastDecodeRequest10(body []byte, env *envelope[params10]) bool {
-	r := &fastReader{b: body}
-	return r.object(func(name []byte) bool {
+	r := &fastReader{jsonx.NewReader(body), body}
+	return r.Object(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "jsonrpc":
-			env.JSONRPC, ok = r.strOf(jsonrpcVersions)
+			env.JSONRPC, ok = r.StrOf(jsonrpcVersions)
 		case "id":
-			r.skipSpace()
-			start := r.pos
-			r.skip()
-			env.ID = append(json.RawMessage(nil), r.b[start:r.pos]...)
+			env.ID = append(json.RawMessage(nil), r.Skip()...)
 			ok = true
 		case "method":
-			env.Method, ok = r.strOf(methodNames10)
+			env.Method, ok = r.StrOf(methodNames10)
 		case "params":
 			env.Params = new(params10)
 			ok = r.params10(env.Params)
 		default:
-			r.skip()
+			r.Skip()
 			ok = true
 		}
 		return ok
@@ -246,12 +63,12 @@ func fastDecodeRequest10(body []byte, env *envelope[params10]) bool {
 
 // fastDecodeParams10 reads 1.0 params (an HTTP+JSON body) into w.
 func fastDecodeParams10(body []byte, w *params10) bool {
-	r := &fastReader{b: body}
+	r := &fastReader{jsonx.NewReader(body), body}
 	return r.params10(w)
 }
 
 func (r *fastReader) params10(w *params10) bool {
-	return r.object(func(name []byte) bool {
+	return r.Object(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "message":
@@ -261,15 +78,15 @@ func (r *fastReader) params10(w *params10) bool {
 			w.Configuration = new(sendConfiguration10)
 			ok = r.configuration10(w.Configuration)
 		case "metadata":
-			w.Metadata, ok = r.metadata()
+			w.Metadata, ok = r.AnyObject()
 		case "tenant":
-			w.Tenant, ok = r.str()
+			w.Tenant, ok = r.Str()
 		case "id":
-			w.ID, ok = r.str()
+			w.ID, ok = r.Str()
 		case "taskId":
-			w.TaskID, ok = r.str()
+			w.TaskID, ok = r.Str()
 		case "contextId":
-			w.ContextID, ok = r.str()
+			w.ContextID, ok = r.Str()
 		case "historyLength":
 			w.HistoryLength, ok = r.int32Pointer()
 		case "pageSize":
@@ -277,7 +94,7 @@ func (r *fastReader) params10(w *params10) bool {
 		case "status", "pageToken", "statusTimestampAfter", "includeArtifacts", "url", "token", "authentication":
 			return false // not read here: encoding/json reads them
 		default:
-			r.skip()
+			r.Skip()
 			ok = true
 		}
 		return ok
@@ -285,23 +102,19 @@ func (r *fastReader) params10(w *params10) bool {
 }
 
 func (r *fastReader) configuration10(c *sendConfiguration10) bool {
-	return r.object(func(name []byte) bool {
+	return r.Object(func(name []byte) bool {
 		switch string(name) {
 		case "acceptedOutputModes":
 			var ok bool
-			c.AcceptedOutputModes, ok = r.strings()
+			c.AcceptedOutputModes, ok = r.Strings()
 			return ok
 		case "returnImmediately":
-			switch r.next() {
-			case 't':
-				c.ReturnImmediately = true
-				r.pos += len("true")
-			case 'f':
-				r.pos += len("false")
-			default:
-				return false
+			switch r.Next() {
+			case 't', 'f':
+				c.ReturnImmediately = string(r.Skip()) == "true"
+				return true
 			}
-			return true
+			return false
 		case "historyLength":
 			var ok bool
 			c.HistoryLength, ok = r.int32Pointer()
@@ -309,39 +122,39 @@ func (r *fastReader) configuration10(c *sendConfiguration10) bool {
 		case "taskPushNotificationConfig":
 			return false
 		}
-		r.skip()
+		r.Skip()
 		return true
 	})
 }
 
 func (r *fastReader) message10(m *wireMessage[part10]) bool {
-	return r.object(func(name []byte) bool {
+	return r.Object(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "kind":
-			m.Kind, ok = r.str()
+			m.Kind, ok = r.Str()
 		case "messageId":
-			m.MessageID, ok = r.str()
+			m.MessageID, ok = r.Str()
 		case "contextId":
-			m.ContextID, ok = r.str()
+			m.ContextID, ok = r.Str()
 		case "taskId":
-			m.TaskID, ok = r.str()
+			m.TaskID, ok = r.Str()
 		case "role":
-			m.Role, ok = r.strOf(roleNames10)
+			m.Role, ok = r.StrOf(roleNames10)
 		case "parts":
 			m.Parts = []part10{}
-			ok = r.array(func() bool {
+			ok = r.Array(func() bool {
 				m.Parts = append(m.Parts, part10{})
 				return r.part10(&m.Parts[len(m.Parts)-1])
 			})
 		case "metadata":
-			m.Metadata, ok = r.metadata()
+			m.Metadata, ok = r.AnyObject()
 		case "extensions":
-			m.Extensions, ok = r.strings()
+			m.Extensions, ok = r.Strings()
 		case "referenceTaskIds":
-			m.ReferenceTaskIDs, ok = r.strings()
+			m.ReferenceTaskIDs, ok = r.Strings()
 		default:
-			r.skip()
+			r.Skip()
 			ok = true
 		}
 		return ok
@@ -349,7 +162,7 @@ func (r *fastReader) message10(m *wireMessage[part10]) bool {
 }
 
 func (r *fastReader) part10(p *part10) bool {
-	return r.object(func(name []byte) bool {
+	return r.Object(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "text":
@@ -359,19 +172,20 @@ func (r *fastReader) part10(p *part10) bool {
 		case "url":
 			p.URL, ok = r.strPointer()
 		case "data":
-			start := r.pos
+			r.Next()
+			start := r.Offset()
 			p.Data.set = true
-			p.Data.v, ok = r.any()
+			p.Data.v, ok = r.Any()
 			// Integers of 16 digits or more are UnmarshalKeepingIntegers's.
-			ok = ok && !hasLongDigitRun(r.b[start:r.pos])
+			ok = ok && !jsonx.LongDigitRun(r.body[start:r.Offset()])
 		case "metadata":
-			p.Metadata, ok = r.metadata()
+			p.Metadata, ok = r.AnyObject()
 		case "filename":
-			p.Filename, ok = r.str()
+			p.Filename, ok = r.Str()
 		case "mediaType":
-			p.MediaType, ok = r.str()
+			p.MediaType, ok = r.Str()
 		default:
-			r.skip()
+			r.Skip()
 			ok = true
 		}
 		return ok
@@ -382,12 +196,10 @@ func (r *fastReader) part10(p *part10) bool {
 // false for anything else (null, a fraction, an exponent, out of range),
 // which encoding/json then refuses or reads itself.
 func (r *fastReader) int32Pointer() (*int32, bool) {
-	if c := r.next(); c != '-' && (c < '0' || c > '9') {
+	if c := r.Next(); c != '-' && (c < '0' || c > '9') {
 		return nil, false
 	}
-	start := r.pos
-	r.skip()
-	n, err := strconv.ParseInt(string(r.b[start:r.pos]), 10, 32)
+	n, err := strconv.ParseInt(string(r.Skip()), 10, 32)
 	if err != nil {
 		return nil, false
 	}
@@ -396,6 +208,6 @@ func (r *fastReader) int32Pointer() (*int32, bool) {
 }
 
 func (r *fastReader) strPointer() (*string, bool) {
-	s, ok := r.str()
+	s, ok := r.Str()
 	return &s, ok
 }

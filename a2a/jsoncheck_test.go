@@ -183,14 +183,16 @@ func TestCheckMembers(t *testing.T) {
 	type answer struct {
 		Action string `json:"action"`
 	}
-	known := a2a.MembersOf[struct {
+	type request struct {
 		Method string `json:"method"`
 		Params struct {
 			Name    string            `json:"name"`
 			Args    json.RawMessage   `json:"arguments"`
 			Answers map[string]answer `json:"answers"`
 		} `json:"params"`
-	}]()
+	}
+	known := a2a.MembersOf[request]()
+	reader := a2a.NewRequestReader[request](nil)
 	for _, tc := range []struct{ body, refused string }{
 		{`{"method":"a","params":{"name":"b","arguments":{"x":1},"answers":{"q":{"action":"go"}}}}`, ""},
 		{`{"method":"a","method":"b"}`, `the request names the member "method" twice`},
@@ -216,6 +218,12 @@ func TestCheckMembers(t *testing.T) {
 			t.Errorf("%s: %v", tc.body, err)
 		case tc.refused != "" && (err == nil || err.Code != a2a.CodeInvalidRequest || !strings.Contains(err.Description, tc.refused)):
 			t.Errorf("%s: %+v, want -32600 saying %q", tc.body, err, tc.refused)
+		}
+		// The reader refuses what the check refuses, in the same words.
+		var v request
+		fits, refused := reader.Read([]byte(tc.body), &v)
+		if wantFits := err == nil && json.Valid([]byte(tc.body)); !reflect.DeepEqual(refused, err) || fits != wantFits {
+			t.Errorf("%s: read: fits %v, refused %+v; want fits %v, refused as CheckMembers refuses: %+v", tc.body, fits, refused, wantFits, err)
 		}
 	}
 }

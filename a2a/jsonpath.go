@@ -1,10 +1,10 @@
 package a2a
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // Field paths such as "params.message.parts[0]" are built only when a
@@ -38,7 +38,7 @@ func withinIndex(e *Error, name string, i int) *Error {
 // typeError turns an encoding/json type error about doc into an
 // invalid-params error naming the offending field with its array indices.
 func typeError(doc []byte, te *json.UnmarshalTypeError) *Error {
-	return InvalidParams(pathAt(doc, te.Offset), "must be "+jsonKind(te.Type.Kind().String())+", not "+te.Value)
+	return InvalidParams(jsonx.PathAt(doc, int(te.Offset)), "must be "+jsonKind(te.Type.Kind().String())+", not "+te.Value)
 }
 
 // jsonKind names a Go kind the way a JSON client thinks of it.
@@ -58,61 +58,4 @@ func jsonKind(kind string) string {
 		return "an object"
 	}
 	return "of another type"
-}
-
-// pathAt returns the path (relative to doc's root) of the value whose first
-// token ends at offset: where encoding/json reports a type error.
-func pathAt(doc []byte, offset int64) string {
-	type frame struct {
-		array bool
-		count int // elements started so far, when array
-		key   string
-	}
-	var stack []frame
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber() // a number beyond a float64 (1e400) is a token too
-	expectKey := false
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		d, isDelim := tok.(json.Delim)
-		if isDelim && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
-			expectKey = len(stack) > 0 && !stack[len(stack)-1].array
-			continue
-		}
-		if expectKey {
-			stack[len(stack)-1].key, _ = tok.(string)
-			expectKey = false
-			continue
-		}
-		// tok starts a value: an element or member of the top frame.
-		if len(stack) > 0 && stack[len(stack)-1].array {
-			stack[len(stack)-1].count++
-		}
-		if dec.InputOffset() >= offset {
-			var b strings.Builder
-			for _, f := range stack {
-				if f.array {
-					b.WriteByte('[')
-					b.WriteString(strconv.Itoa(f.count - 1))
-					b.WriteByte(']')
-					continue
-				}
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(f.key)
-			}
-			return b.String()
-		}
-		if isDelim {
-			stack = append(stack, frame{array: d == '['})
-			expectKey = d == '{'
-			continue
-		}
-		expectKey = len(stack) > 0 && !stack[len(stack)-1].array
-	}
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // Request is one decoded JSON-RPC request.
@@ -259,7 +261,7 @@ func appendResult(dst []byte, f form, result any) ([]byte, error) {
 			dst = append(dst, "{}"...)
 		}
 	case json.RawMessage:
-		dst, err = appendRaw(dst, r)
+		dst, err = jsonx.AppendRaw(dst, r)
 	default:
 		err = fmt.Errorf("unsupported result type %T", result)
 	}
@@ -316,7 +318,7 @@ func AppendError(dst []byte, v Version, id json.RawMessage, e *Error) []byte {
 	}
 	dst = append(appendEnvelope(dst, id), `,"error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
-	dst = appendString(append(dst, `,"message":`...), errorMessage(v, e))
+	dst = jsonx.AppendString(append(dst, `,"message":`...), errorMessage(v, e))
 	if v == V10 && (e.Reason != "" || e.Field != "") {
 		dst = appendDetails(append(dst, `,"data":`...), e)
 	}
@@ -355,9 +357,9 @@ func appendDetails(dst []byte, e *Error) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"@type":"`+badRequestType+`","fieldViolations":[{"field":`...)
-		dst = appendString(dst, e.Field)
+		dst = jsonx.AppendString(dst, e.Field)
 		dst = append(dst, `,"description":`...)
-		dst = appendString(dst, e.Description)
+		dst = jsonx.AppendString(dst, e.Description)
 		dst = append(dst, "}]}"...)
 	}
 	return append(dst, ']')
@@ -365,10 +367,10 @@ func appendDetails(dst []byte, e *Error) []byte {
 
 func appendErrorInfo(dst []byte, e *Error) []byte {
 	dst = append(dst, `{"@type":"`+errorInfoType+`","reason":`...)
-	dst = appendString(dst, e.Reason)
+	dst = jsonx.AppendString(dst, e.Reason)
 	dst = append(dst, `,"domain":"`+errorDomain+`"`...)
 	if len(e.Metadata) > 0 {
-		dst = appendStringMap(append(dst, `,"metadata":`...), e.Metadata)
+		dst = jsonx.AppendStringMap(append(dst, `,"metadata":`...), e.Metadata)
 	}
 	return append(dst, '}')
 }

@@ -1,8 +1,10 @@
 package a2a
 
 import (
+	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // protoNames10 rewrites the member names of a 1.0 request that are proto
@@ -14,7 +16,7 @@ import (
 // sender's. A member given in both spellings is refused, as ProtoJSON
 // parsers refuse it. body has passed checkJSON.
 func protoNames10(body []byte) ([]byte, *Error) {
-	r := nameRewriter{jsonChecker: jsonChecker{body: body}, out: make([]byte, 0, len(body))}
+	r := nameRewriter{in: jsonx.NewReader(body), body: body, out: make([]byte, 0, len(body))}
 	if err := r.value(false); err != nil {
 		return nil, err
 	}
@@ -23,88 +25,62 @@ func protoNames10(body []byte) ([]byte, *Error) {
 
 // nameRewriter copies a document into out, renaming members on the way.
 type nameRewriter struct {
-	jsonChecker // walks body
-	out         []byte
+	in   *jsonx.Reader // reads body
+	body []byte
+	out  []byte
 }
 
 func (r *nameRewriter) value(free bool) *Error {
-	r.skipSpace()
 	if !free {
-		switch r.body[r.pos] {
+		switch r.in.Next() {
 		case '{':
 			return r.object()
 		case '[':
 			return r.array()
 		}
 	}
-	start := r.pos
-	if err := r.jsonChecker.value(nil); err != nil {
-		return err
-	}
-	r.out = append(r.out, r.body[start:r.pos]...)
+	r.out = append(r.out, r.in.Skip()...)
 	return nil
 }
 
 func (r *nameRewriter) object() *Error {
-	start := r.pos + 1
-	r.pos++
+	start := r.in.Offset() + 1
 	r.out = append(r.out, '{')
 	var names []string
-	for {
-		r.skipSpace()
-		switch r.body[r.pos] {
-		case '}':
-			r.pos++
-			r.out = append(r.out, '}')
-			return nil
-		case ',':
-			r.pos++
-			r.skipSpace()
-		}
-		raw, err := r.str()
-		if err != nil {
-			return err
-		}
-		name := jsonName(string(raw))
-		for _, prev := range names {
-			if prev == name {
-				return r.invalidAt(start, "names the member "+strconv.Quote(name)+
-					" twice (ProtoJSON takes the proto field name and the JSON name as one member)")
-			}
+	var err *Error
+	r.in.Object(func(raw []byte) bool {
+		name := jsonx.JSONName(string(raw))
+		if slices.Contains(names, name) {
+			err = refusal(r.body, &jsonx.Violation{Offset: start, What: "names the member " + strconv.Quote(name) +
+				" twice (ProtoJSON takes the proto field name and the JSON name as one member)"}, inEnvelope)
+			return false
 		}
 		if len(names) > 0 {
 			r.out = append(r.out, ',')
 		}
 		names = append(names, name)
-		r.out = append(appendString(r.out, name), ':')
-		r.skipSpace()
-		r.pos++ // :
-		if err := r.value(freeForm(raw)); err != nil {
-			return err
-		}
-	}
+		r.out = append(jsonx.AppendString(r.out, name), ':')
+		err = r.value(freeForm(raw))
+		return err == nil
+	})
+	r.out = append(r.out, '}')
+	return err
 }
 
 func (r *nameRewriter) array() *Error {
-	r.pos++
 	r.out = append(r.out, '[')
-	for first := true; ; first = false {
-		r.skipSpace()
-		switch r.body[r.pos] {
-		case ']':
-			r.pos++
-			r.out = append(r.out, ']')
-			return nil
-		case ',':
-			r.pos++
-		}
+	var err *Error
+	first := true
+	r.in.Array(func() bool {
 		if !first {
 			r.out = append(r.out, ',')
 		}
-		if err := r.value(false); err != nil {
-			return err
-		}
-	}
+		first = false
+		err = r.value(false)
+		return err == nil
+	})
+	r.out = append(r.out, ']')
+	return err
 }
 
 // freeForm reports whether a member's value is free-form JSON in every
@@ -112,42 +88,4 @@ func (r *nameRewriter) array() *Error {
 // whose member names are the sender's own.
 func freeForm(name []byte) bool {
 	return string(name) == "metadata" || string(name) == "data"
-}
-
-// protoName is the proto field name whose JSON name is name: an
-// underscore before each capital, which is lower-cased.
-func protoName(name string) string {
-	var b strings.Builder
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'A' <= c && c <= 'Z' {
-			b.WriteByte('_')
-			c += 'a' - 'A'
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-// jsonName is the JSON name protoc gives a proto field name: underscores
-// dropped, the letter after each one upper-cased.
-func jsonName(field string) string {
-	if strings.IndexByte(field, '_') < 0 {
-		return field
-	}
-	b := make([]byte, 0, len(field))
-	upper := false
-	for i := 0; i < len(field); i++ {
-		c := field[i]
-		switch {
-		case c == '_':
-			upper = true
-			continue
-		case upper && 'a' <= c && c <= 'z':
-			c -= 'a' - 'A'
-		}
-		upper = false
-		b = append(b, c)
-	}
-	return string(b)
 }

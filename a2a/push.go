@@ -3,6 +3,8 @@ package a2a
 import (
 	"errors"
 	"fmt"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // Push notifications on the wire: the results of the push config methods,
@@ -58,11 +60,11 @@ func appendPushConfigResult(dst []byte, f form, c *TaskPushNotificationConfig) [
 	case form10:
 		return appendPushConfig(dst, V10, c)
 	case formProto03:
-		dst = appendString(append(dst, `{"name":`...), pushConfigName(c.TaskID, c.ID))
+		dst = jsonx.AppendString(append(dst, `{"name":`...), pushConfigName(c.TaskID, c.ID))
 	default:
-		dst = appendString(append(dst, `{"taskId":`...), c.TaskID)
+		dst = jsonx.AppendString(append(dst, `{"taskId":`...), c.TaskID)
 	}
-	dst = appendPushConfig(appendKey(dst, "pushNotificationConfig"), V03, c)
+	dst = appendPushConfig(jsonx.AppendKey(dst, "pushNotificationConfig"), V03, c)
 	return append(dst, '}')
 }
 

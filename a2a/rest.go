@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // The HTTP+JSON binding of protocol 1.0 (spec 1.0 §11): its URL patterns,
@@ -368,7 +370,7 @@ func AppendRESTError(dst []byte, status int, e *Error) []byte {
 	_, code := RESTStatus(e)
 	dst = strconv.AppendInt(append(dst, `{"error":{"code":`...), int64(status), 10)
 	dst = append(append(dst, `,"status":"`...), code...)
-	dst = appendString(append(dst, `","message":`...), errorMessage(V10, e))
+	dst = jsonx.AppendString(append(dst, `","message":`...), errorMessage(V10, e))
 	dst = append(dst, `,"details":`...)
 	return append(appendDetails(dst, e), "}}"...)
 }

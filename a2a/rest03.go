@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // The HTTP+JSON binding as the 0.3 specification defines it (0.3 §3.2.3,
@@ -272,12 +274,12 @@ func renameField(e *Error, from, to string) *Error {
 func appendPartProto03(dst []byte, p *Part) ([]byte, error) {
 	switch p.Kind {
 	case PartText:
-		dst = appendString(append(dst, `{"text":`...), p.Text)
+		dst = jsonx.AppendString(append(dst, `{"text":`...), p.Text)
 		return append(dst, '}'), nil
 	case PartRaw:
-		dst = appendBase64(append(dst, `{"file":{"fileWithBytes":`...), p.Raw)
+		dst = jsonx.AppendBase64(append(dst, `{"file":{"fileWithBytes":`...), p.Raw)
 	case PartURL:
-		dst = appendString(append(dst, `{"file":{"fileWithUri":`...), p.URL)
+		dst = jsonx.AppendString(append(dst, `{"file":{"fileWithUri":`...), p.URL)
 	case PartData:
 		dst, _, err := appendDataObject(append(dst, `{"data":{"data":`...), p.Data)
 		if err != nil {

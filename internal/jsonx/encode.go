@@ -1,4 +1,4 @@
-package a2a
+package jsonx
 
 import (
 	"bytes"
@@ -8,19 +8,16 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"time"
 	"unicode/utf8"
 )
 
-// The hot results (tasks, messages, stream events) are written by hand into
-// a caller's buffer: no reflection, and no allocation beyond the buffer's
-// growth (except for maps of more than 16 keys, whose keys are sorted on the
-// heap, and values of types other than decoded JSON, left to encoding/json).
+// The encoder's primitives: the agent's hot results (tasks, messages,
+// stream events) are written with them by hand into a caller's buffer: no
+// reflection, and no allocation beyond the buffer's growth (except for
+// maps of more than 16 keys, whose keys are sorted on the heap, and values
+// of types other than decoded JSON, left to encoding/json).
 // Output never contains a raw newline, so an SSE writer can frame it as a
 // single data line. A json.RawMessage is trusted to be valid JSON.
-
-// timeLayout is ISO 8601 in UTC with milliseconds (spec 1.0 §5.6.1).
-const timeLayout = "2006-01-02T15:04:05.000Z"
 
 // safeASCII marks the bytes a JSON string may hold unescaped.
 var safeASCII = func() (t [utf8.RuneSelf]bool) {
@@ -32,9 +29,9 @@ var safeASCII = func() (t [utf8.RuneSelf]bool) {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD;
+// AppendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // U+2028 and U+2029 are escaped so the output is safe to embed in JavaScript.
-func appendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -82,36 +79,29 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendKey writes `,"key":`: a member after the first. Keys are constants
-// of this package and need no escaping.
-func appendKey(dst []byte, key string) []byte {
+// AppendKey writes `,"key":`: a member after the first. key is a
+// constant of the caller's, which needs no escaping.
+func AppendKey(dst []byte, key string) []byte {
 	dst = append(dst, ',', '"')
 	dst = append(dst, key...)
 	return append(dst, '"', ':')
 }
 
-func appendStringField(dst []byte, key, val string) []byte {
-	return appendString(appendKey(dst, key), val)
-}
-
-func appendStrings(dst []byte, ss []string) []byte {
+// AppendStrings writes ss as a JSON array of strings.
+func AppendStrings(dst []byte, ss []string) []byte {
 	dst = append(dst, '[')
 	for i, s := range ss {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, s)
+		dst = AppendString(dst, s)
 	}
 	return append(dst, ']')
 }
 
-func appendTime(dst []byte, t time.Time) []byte {
-	dst = append(dst, '"')
-	dst = t.UTC().AppendFormat(dst, timeLayout)
-	return append(dst, '"')
-}
-
-func appendBase64(dst []byte, b []byte) []byte {
+// AppendBase64 writes b as a JSON string in standard base64, as
+// encoding/json writes a []byte.
+func AppendBase64(dst []byte, b []byte) []byte {
 	dst = append(dst, '"')
 	dst = base64.StdEncoding.AppendEncode(dst, b)
 	return append(dst, '"')
@@ -140,9 +130,9 @@ func appendFloat(dst []byte, f float64, bits int) ([]byte, error) {
 	return dst, nil
 }
 
-// appendRaw writes already-encoded JSON as is; it is compacted (and so
+// AppendRaw writes already-encoded JSON as is; it is compacted (and so
 // checked) only when it holds a line break, to keep the output on one line.
-func appendRaw(dst []byte, raw []byte) ([]byte, error) {
+func AppendRaw(dst []byte, raw []byte) ([]byte, error) {
 	if len(raw) == 0 {
 		return append(dst, "null"...), nil
 	}
@@ -156,20 +146,18 @@ func appendRaw(dst []byte, raw []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// AppendJSON writes v as the codecs write a Part's data: one line, map keys
-// sorted. It fails for what JSON cannot hold (NaN, infinities, maps whose
-// keys are not strings), so that such a value can be refused where it is
-// made instead of breaking every later answer that carries it.
-func AppendJSON(dst []byte, v any) ([]byte, error) { return appendAny(dst, v) }
-
-// appendAny writes a decoded JSON value (or a json.RawMessage). Map keys are
-// sorted so that equal values encode to equal bytes.
-func appendAny(dst []byte, v any) ([]byte, error) {
+// AppendValue writes v, a decoded JSON value (or a json.RawMessage), on
+// one line, map keys sorted so that equal values encode to equal bytes;
+// a value of another type is left to encoding/json. It fails for what JSON
+// cannot hold (NaN, infinities, maps whose keys are not strings), so that
+// such a value can be refused where it is made instead of breaking every
+// later answer that carries it.
+func AppendValue(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(dst, "null"...), nil
 	case string:
-		return appendString(dst, v), nil
+		return AppendString(dst, v), nil
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case float64:
@@ -190,7 +178,7 @@ func appendAny(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, v...), nil
 	case json.RawMessage:
-		return appendRaw(dst, v)
+		return AppendRaw(dst, v)
 	case map[string]any:
 		return appendObject(dst, v)
 	case []any:
@@ -200,15 +188,15 @@ func appendAny(dst []byte, v any) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendAny(dst, e); err != nil {
+			if dst, err = AppendValue(dst, e); err != nil {
 				return dst, err
 			}
 		}
 		return append(dst, ']'), nil
 	case []string:
-		return appendStrings(dst, v), nil
+		return AppendStrings(dst, v), nil
 	case map[string]string:
-		return appendStringMap(dst, v), nil
+		return AppendStringMap(dst, v), nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -224,24 +212,25 @@ func appendObject(dst []byte, m map[string]any) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(appendString(dst, k), ':')
+		dst = append(AppendString(dst, k), ':')
 		var err error
-		if dst, err = appendAny(dst, m[k]); err != nil {
+		if dst, err = AppendValue(dst, m[k]); err != nil {
 			return dst, err
 		}
 	}
 	return append(dst, '}'), nil
 }
 
-func appendStringMap(dst []byte, m map[string]string) []byte {
+// AppendStringMap writes m as a JSON object, keys sorted.
+func AppendStringMap(dst []byte, m map[string]string) []byte {
 	var buf [16]string
 	dst = append(dst, '{')
 	for i, k := range sortedKeys(m, buf[:0]) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(appendString(dst, k), ':')
-		dst = appendString(dst, m[k])
+		dst = append(AppendString(dst, k), ':')
+		dst = AppendString(dst, m[k])
 	}
 	return append(dst, '}')
 }
@@ -254,17 +243,4 @@ func sortedKeys[V any](m map[string]V, keys []string) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// appendMetadata writes `,"metadata":{...}` when m is set; an empty but
-// non-nil map is written as {} (a present, empty google.protobuf.Struct).
-func appendMetadata(dst []byte, m map[string]any) ([]byte, error) {
-	if m == nil {
-		return dst, nil
-	}
-	dst, err := appendObject(appendKey(dst, "metadata"), m)
-	if err != nil {
-		return dst, fmt.Errorf("metadata: %w", err)
-	}
-	return dst, nil
 }

@@ -1,4 +1,4 @@
-package a2a
+package jsonx
 
 import (
 	"bytes"
@@ -15,15 +15,15 @@ import (
 // An upstream's answer is read so, and so is a part's data read back from
 // a stored task.
 //
-// A valid UTF-8 document is read by the request's hand reader (fastReader),
-// which gives what encoding/json gives without its reflection; anything it
+// A valid UTF-8 document is read by the hand reader (Reader.Any), which
+// gives what encoding/json gives without its reflection; anything it
 // gives up on, and every error, is encoding/json's.
 func UnmarshalKeepingIntegers(body []byte, v *any) error {
-	valid := ValidJSON(body)
-	if !valid || !hasLongDigitRun(body) {
+	valid := Valid(body)
+	if !valid || !LongDigitRun(body) {
 		if valid && utf8.Valid(body) {
-			r := fastReader{b: body}
-			if val, ok := r.any(); ok {
+			r := NewReader(body)
+			if val, ok := r.Any(); ok {
 				*v = val
 				return nil
 			}
@@ -40,10 +40,11 @@ func UnmarshalKeepingIntegers(body []byte, v *any) error {
 	return nil
 }
 
-// hasLongDigitRun reports whether body has 16 digits in a row, the fewest
-// an integer beyond 2^53 needs. Digits inside strings count too: they only
-// send the body down the careful path.
-func hasLongDigitRun(body []byte) bool {
+// LongDigitRun reports whether body has 16 digits in a row, the fewest
+// an integer beyond 2^53 needs: a document without one decodes alike with
+// UnmarshalKeepingIntegers and encoding/json. Digits inside strings count
+// too: they only send the body down the careful path.
+func LongDigitRun(body []byte) bool {
 	run := 0
 	for _, b := range body {
 		if b >= '0' && b <= '9' {

@@ -1,4 +1,4 @@
-package a2a
+package jsonx
 
 import (
 	"bytes"
@@ -6,34 +6,34 @@ import (
 	"testing"
 )
 
-// FuzzValidJSON: ValidJSON says what json.Valid says.
-func FuzzValidJSON(f *testing.F) {
-	for _, seed := range append(fastDecodeSeeds,
+// FuzzValid: Valid says what json.Valid says.
+func FuzzValid(f *testing.F) {
+	for _, seed := range append(seeds,
 		``, ` `, `0`, `-0`, `01`, `-`, `1.`, `1.5e`, `1E+2`, `-0.0e-0`, `tru`, `truex`, `nul`, `"\u00e9\/"`, `"\u00g0"`,
 		"\"\x01\"", "\"\xff\"", `"\x"`, `[1,]`, `{"a":1,}`, `{"a" 1}`, `{1:2}`, `[[[]]]`, ` {} `, `{}{}`, `"`, `"\`) {
 		f.Add([]byte(seed))
 	}
 	f.Add(bytes.Repeat([]byte{'['}, maxScanDepth+1))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := ValidJSON(b), json.Valid(b); got != want {
-			t.Fatalf("ValidJSON(%q) = %v, json.Valid %v", b, got, want)
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
 		}
 	})
 }
 
-// TestValidJSONDepth: nesting stops where encoding/json's does.
-func TestValidJSONDepth(t *testing.T) {
+// TestValidDepth: nesting stops where encoding/json's does.
+func TestValidDepth(t *testing.T) {
 	for _, n := range []int{maxScanDepth, maxScanDepth + 1} {
 		b := append(bytes.Repeat([]byte{'['}, n), bytes.Repeat([]byte{']'}, n)...)
-		if got, want := ValidJSON(b), json.Valid(b); got != want {
-			t.Errorf("%d levels: ValidJSON %v, json.Valid %v", n, got, want)
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Errorf("%d levels: Valid %v, json.Valid %v", n, got, want)
 		}
 	}
 }
 
-// BenchmarkValidJSON checks a kilobyte of an upstream's JSON, as mapping
+// BenchmarkValid checks a kilobyte of an upstream's JSON, as mapping
 // does before keeping it as a part's data, against json.Valid.
-func BenchmarkValidJSON(b *testing.B) {
+func BenchmarkValid(b *testing.B) {
 	var doc bytes.Buffer
 	doc.WriteString(`{"items":[`)
 	for i := 0; doc.Len() < 1000; i++ {
@@ -47,7 +47,7 @@ func BenchmarkValidJSON(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
 		valid func([]byte) bool
-	}{{"ValidJSON", ValidJSON}, {"json.Valid", json.Valid}} {
+	}{{"Valid", Valid}, {"json.Valid", json.Valid}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
@@ -62,7 +62,7 @@ func BenchmarkValidJSON(b *testing.B) {
 // FuzzNestsWithin: for any input NestsWithin returns; for JSON it says
 // whether the nesting, as encoding/json's tokens count it, is within max.
 func FuzzNestsWithin(f *testing.F) {
-	for _, seed := range append(fastDecodeSeeds, `[[["]]]]"]]]`, `{"a\"[[[":[{}]}`, `["\\"]`, `"\`, `"[[[`, `]]][[`, `[`) {
+	for _, seed := range append(seeds, `[[["]]]]"]]]`, `{"a\"[[[":[{}]}`, `["\\"]`, `"\`, `"[[[`, `]]][[`, `[`) {
 		f.Add([]byte(seed), 2)
 	}
 	f.Fuzz(func(t *testing.T, b []byte, max int) {
@@ -113,7 +113,7 @@ func TestNestsWithin(t *testing.T) {
 		{`["\\", [[]]]`, 3, true},
 		{`"\`, 0, true},
 		{`["[`, 1, true},
-		{string(deep), MaxJSONDepth, false},
+		{string(deep), 64, false},
 	}
 	for _, tt := range tests {
 		if got := NestsWithin([]byte(tt.body), tt.max); got != tt.want {

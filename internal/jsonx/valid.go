@@ -1,16 +1,23 @@
-package a2a
+// Package jsonx holds the hand-written JSON primitives every fast path of
+// the agent and every binding uses: a validator (Valid, NestsWithin), a
+// reader of valid documents (Reader, UnmarshalKeepingIntegers), the strict
+// member check (Check, Members) and a decoder built on it (Decoder), and
+// the encoder's primitives (Append*). Each is held to encoding/json by a
+// differential fuzz target beside it: they exist to be what encoding/json
+// is, without its reflection and in a fraction of its time.
+package jsonx
 
 import "bytes"
 
 // maxScanDepth is the nesting encoding/json's scanner accepts.
 const maxScanDepth = 10000
 
-// ValidJSON reports whether b is one JSON value, exactly as json.Valid
-// does (FuzzValidJSON holds it to that: strings may hold bytes that are not
+// Valid reports whether b is one JSON value, exactly as json.Valid
+// does (FuzzValid holds it to that: strings may hold bytes that are not
 // UTF-8, nesting stops at 10,000), in a fraction of its time: json.Valid
 // steps a state machine through a function call per byte, and every
 // request body and every upstream JSON answer is checked so.
-func ValidJSON(b []byte) bool {
+func Valid(b []byte) bool {
 	v := validator{b: b}
 	v.space()
 	if !v.value(0) {

@@ -1,0 +1,50 @@
+package jsonx_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	segmentjson "github.com/segmentio/encoding/json"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
+)
+
+// BenchmarkDecodeEnvelope reads a plain MCP tools/call (the body of
+// server's BenchmarkMCPToolsCall) as the MCP endpoint read it before the
+// Decoder: the strict check, then segmentio's parser with names matched
+// exactly; the strict check then encoding/json; and with the Decoder,
+// which does the check and the decoding in one pass. (The segmentio
+// sub-benchmark goes when the module drops segmentio.)
+func BenchmarkDecodeEnvelope(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	checkThen := func(parse func([]byte, *envelope) error) func([]byte, *envelope) error {
+		return func(body []byte, env *envelope) error {
+			if _, _, err := jsonx.Check(body, envelopeMembers, rules); err != nil {
+				return err
+			}
+			return parse(body, env)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		decode func([]byte, *envelope) error
+	}{
+		{"Check+segmentio", checkThen(func(body []byte, env *envelope) error {
+			_, err := segmentjson.Parse(body, env, segmentjson.DontMatchCaseInsensitiveStructFields)
+			return err
+		})},
+		{"Check+encoding/json", checkThen(func(body []byte, env *envelope) error { return json.Unmarshal(body, env) })},
+		{"Decoder", decoder.Decode},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var env envelope
+				if err := tc.decode(body, &env); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
