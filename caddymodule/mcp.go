@@ -9,7 +9,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/server"
@@ -111,28 +110,12 @@ func (c *MCPConfig) validate() error {
 // path is the endpoint's path as the handler sees it.
 func (c *MCPConfig) path() string { return cmp.Or(c.Path, server.DefaultMCPPath) }
 
-// serverConfig is the endpoint as the server takes it; nil when off.
-func (c *MCPConfig) serverConfig() *server.MCPConfig {
-	if c == nil {
-		return nil
-	}
-	return &server.MCPConfig{Path: c.Path, SessionTimeout: time.Duration(c.SessionTimeout),
+// serverConfig is the endpoint as the server takes it.
+func (c *MCPConfig) serverConfig() server.MCPConfig {
+	return server.MCPConfig{Path: c.Path, SessionTimeout: time.Duration(c.SessionTimeout),
 		MaxSessions: c.MaxSessions, MaxSessionBytes: c.MaxSessionBytes,
 		MaxSessionsPerCaller: c.MaxSessionsPerCaller, MaxSessionBytesPerCaller: c.MaxSessionBytesPerCaller,
 		AnyHostOnLoopback: c.AnyHostOnLoopback}
-}
-
-// endMCPStreamsOnShutdown ends the MCP sessions' standalone streams as
-// the server shuts down, for a reload too: Caddy waits for the requests
-// under way, and such a stream would hold it until its client leaves. The
-// calls under way answer on their sessions; Cleanup closes the sessions.
-func (h *Handler) endMCPStreamsOnShutdown(ctx caddy.Context) {
-	if h.MCP == nil {
-		return
-	}
-	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
-		srv.RegisterOnShutdown(h.srv.EndMCPStreams)
-	}
 }
 
 // parseMCP reads mcp [<path> [<url>]] [{ session_timeout <duration>; max_sessions <count>;

@@ -422,11 +422,16 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		ClientAddress:     clientIP,
 		Logger:            h.logger,
 		Observer:          observer{},
-		GRPC:              h.GRPC != nil && h.GRPC.Listen == "",
-		MCP:               h.MCP.serverConfig(),
+	}
+	// In the order they are tried: gRPC's paths may lie below HTTP+JSON's.
+	if h.GRPC != nil && h.GRPC.Listen == "" {
+		srvCfg.Bindings = append(srvCfg.Bindings, server.GRPC())
+	}
+	if h.MCP != nil {
+		srvCfg.Bindings = append(srvCfg.Bindings, server.MCP(h.MCP.serverConfig()))
 	}
 	if h.REST != nil {
-		srvCfg.RESTPath = h.REST.Path
+		srvCfg.Bindings = append(srvCfg.Bindings, server.HTTPJSON(h.REST.Path))
 	}
 	var pushKey cardgen.Key
 	if h.Signing != nil {
@@ -495,7 +500,11 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		return err
 	}
 	h.drainOnExit(ctx)
-	h.endMCPStreamsOnShutdown(ctx)
+	if srv != nil {
+		// Streams that last until their client leaves (MCP's) would hold
+		// the shutdown, for a reload too: they end as it begins.
+		srv.RegisterOnShutdown(h.srv.Shutdown)
+	}
 	agents.add(h)
 	return nil
 }
@@ -735,7 +744,7 @@ func (h *Handler) Cleanup() error {
 	}
 	grpcErr := h.releaseGRPC()
 	if h.srv != nil {
-		h.srv.CloseSessions() // once the calls still under way on them end (a reload does not wait for them)
+		h.srv.Close() // once the calls still under way on it end (a reload does not wait for them)
 	}
 	h.auth.Close()
 	h.auth = nil

@@ -10,7 +10,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
-// A binding is one wire form of A2A served on the Handler: JSON-RPC
+// A Binding is one wire form served on the Handler: JSON-RPC
 // (jsonrpc.go), HTTP+JSON (rest.go), gRPC (grpc.go); and the skills as
 // MCP tools (mcp.go). Each is an adapter
 // over the one engine: it decodes its requests into a2a.Request, runs them
@@ -18,24 +18,41 @@ import (
 // refusal) in its own form, recording on the call how it ended. What every
 // binding shares travels in the call, from decoding to the observer.
 //
-// Adding one: its file(s), and its constructor in bindings. A binding on
-// a listener of its own, which ServeHTTP never sees, takes its calls from
-// newCall and goes through authenticate, startMethod, invoke and endCall
-// as the others do: the same authentication, limits and observer.
-type binding interface {
+// The adapter builds the bindings (Config.Bindings), each by a
+// constructor such as HTTPJSON or GRPC, and New gives them the Handler.
+// A binding on a listener of its own, which ServeHTTP never sees, takes
+// its calls from newCall and goes through authenticate, startMethod,
+// invoke and endCall as the others do: the same authentication, limits
+// and observer.
+type Binding interface {
 	// serve answers r, of call c, when r is the binding's, and reports
 	// whether it was: false, and nothing written, for a request another
 	// binding may take. A request the binding takes as a call of its own
 	// begins c (call.begin); one it answers as plain HTTP (a JSON-RPC GET)
 	// is not observed.
 	serve(w http.ResponseWriter, r *http.Request, c *call) bool
+	// Shutdown ends what would hold the HTTP server's shutdown for ever:
+	// long-lived streams (an MCP session's standalone stream), also those
+	// opened after it. The calls under way still answer. The adapter
+	// registers Handler.Shutdown with the HTTP server (RegisterOnShutdown).
+	Shutdown()
+	// Close releases what the binding holds once the calls under way on
+	// it end (at once when none is), for a Handler that is discarded; the
+	// requests that come after are refused.
+	Close()
 }
 
-// bindings make the bindings New gives a Handler, each nil when cfg
-// leaves it off, in the order ServeHTTP tries them: gRPC first (its paths
-// may lie below the HTTP+JSON binding's), MCP on its one path, JSON-RPC
-// last (it takes every other request).
-var bindings = [...]func(*Handler, Config) (binding, error){newGRPC, newMCP, newHTTPJSON, newJSONRPC}
+// NewBinding makes a binding of the Handler New is making, or fails for
+// a setting the binding cannot take.
+type NewBinding func(h *Handler) (Binding, error)
+
+// noLifecycle is the lifecycle of a binding that holds nothing past its
+// requests: nothing to end or release.
+type noLifecycle struct{}
+
+func (noLifecycle) Shutdown() {}
+
+func (noLifecycle) Close() {}
 
 // jsonForm is how a binding that answers over HTTP in JSON, and streams
 // as SSE, writes its answers; the call holds the form of its binding.

@@ -13,8 +13,7 @@ import (
 // task's error reads the same everywhere.
 func TestBindingsShareOneEngine(t *testing.T) {
 	a := newAgent(t, func(c *server.Config) {
-		c.GRPC = true
-		c.RESTPath = "/"
+		c.Bindings = []server.NewBinding{server.GRPC(), server.HTTPJSON("/")}
 	})
 	c := grpcClient(t, a.url)
 	ctx := v10(t.Context())

@@ -24,7 +24,9 @@ import (
 // of any connection's).
 func TestBlockingSendEndsWithCaller(t *testing.T) {
 	obs := make(observations, 64)
-	a := newAgent(t, func(c *server.Config) { c.GRPC, c.RESTPath, c.Observer = true, "/rest", obs })
+	a := newAgent(t, func(c *server.Config) {
+		c.Bindings, c.Observer = []server.NewBinding{server.GRPC(), server.HTTPJSON("/rest")}, obs
+	})
 	a.cancelOnCleanup()
 	slow := map[string]any{"seconds": 30}
 	answered := func(binding string, code int) []string {

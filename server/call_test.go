@@ -26,7 +26,9 @@ func (o callObserver) EndRequest(_ context.Context, c server.Call) { o.ended <- 
 // call refused before its request was read.
 func TestObserverToldTheCall(t *testing.T) {
 	obs := callObserver{ended: make(chan server.Call, 1)}
-	a := newAuthAgent(t, nil, func(c *server.Config) { c.GRPC, c.RESTPath, c.Observer = true, "/rest", obs })
+	a := newAuthAgent(t, nil, func(c *server.Config) {
+		c.Bindings, c.Observer = []server.NewBinding{server.GRPC(), server.HTTPJSON("/rest")}, obs
+	})
 	grpcAs := func(key string) context.Context {
 		return metadata.AppendToOutgoingContext(v10(t.Context()), "x-api-key", key)
 	}

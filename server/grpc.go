@@ -52,24 +52,25 @@ func isGRPC(r *http.Request) bool {
 
 // grpcBinding serves the A2AService by grpc-go's Server.ServeHTTP.
 type grpcBinding struct {
+	noLifecycle
 	h      *Handler
 	server *grpc.Server
 }
 
-// newGRPC makes the gRPC binding when cfg asks for it.
-func newGRPC(h *Handler, cfg Config) (binding, error) {
-	if !cfg.GRPC {
-		return nil, nil
+// GRPC serves the gRPC binding beside JSON-RPC: HTTP/2 requests with a
+// gRPC content type go to the A2AService.
+func GRPC() NewBinding {
+	return func(h *Handler) (Binding, error) {
+		svc, err := newGRPCService(h)
+		if err != nil {
+			return nil, err
+		}
+		// Requests are capped like JSON-RPC bodies; answers are the agent's
+		// own, bounded by the task store's limits.
+		b := &grpcBinding{h: h, server: grpc.NewServer(grpc.MaxRecvMsgSize(int(h.maxBody)))}
+		a2apb.RegisterA2AServiceServer(b.server, svc)
+		return b, nil
 	}
-	svc, err := newGRPCService(h)
-	if err != nil {
-		return nil, err
-	}
-	// Requests are capped like JSON-RPC bodies; answers are the agent's
-	// own, bounded by the task store's limits.
-	b := &grpcBinding{h: h, server: grpc.NewServer(grpc.MaxRecvMsgSize(int(h.maxBody)))}
-	a2apb.RegisterA2AServiceServer(b.server, svc)
-	return b, nil
 }
 
 // newGRPCService makes h's A2AService, for either gRPC transport. The

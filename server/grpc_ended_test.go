@@ -26,7 +26,7 @@ func TestGRPCCallEndedBeforeItsMessage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			obs := make(observations, 64)
-			a := newAgent(t, func(cfg *server.Config) { cfg.GRPC, cfg.Observer = true, obs })
+			a := newAgent(t, func(cfg *server.Config) { withGRPC(cfg); cfg.Observer = obs })
 			body, never := io.Pipe() // the request message never comes
 			defer never.Close()
 			ctx, cancel := context.WithCancel(t.Context())

@@ -49,7 +49,7 @@ func grpcClient(t *testing.T, url string) a2apb.A2AServiceClient {
 	return a2apb.NewA2AServiceClient(conn)
 }
 
-func withGRPC(cfg *server.Config) { cfg.GRPC = true }
+func withGRPC(cfg *server.Config) { cfg.Bindings = append(cfg.Bindings, server.GRPC()) }
 
 // pbMessage is a user message for skill with data, on task taskID ("": a
 // new task).
@@ -221,7 +221,7 @@ func failureOf(t *testing.T, err error) grpcFailure {
 // TestGRPCErrors: protocol errors are gRPC statuses with the codes of
 // spec 1.0 §5.4 and the details of §10.6.
 func TestGRPCErrors(t *testing.T) {
-	a := newAgent(t, func(cfg *server.Config) { cfg.GRPC = true; cfg.MaxRequestBytes = 64 << 10 })
+	a := newAgent(t, func(cfg *server.Config) { withGRPC(cfg); cfg.MaxRequestBytes = 64 << 10 })
 	c := grpcClient(t, a.url)
 	ctx := v10(t.Context())
 	noParts := &a2apb.Message{MessageId: "m", Role: a2apb.Role_ROLE_USER}
@@ -358,7 +358,7 @@ func TestGRPCOverTLS(t *testing.T) {
 // TestGRPCObserver: a gRPC call is observed as a JSON-RPC one is.
 func TestGRPCObserver(t *testing.T) {
 	obs := make(observations, 64)
-	a := newAgent(t, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
+	a := newAgent(t, func(c *server.Config) { withGRPC(c); c.Observer = obs })
 	c := grpcClient(t, a.url)
 	ctx := v10(t.Context())
 	if _, err := c.SendMessage(ctx, &a2apb.SendMessageRequest{Message: pbMessage(t, "weather", "", map[string]any{"city": "Paris"})}); err != nil {
@@ -372,7 +372,7 @@ func TestGRPCObserver(t *testing.T) {
 	obs.expect(t, "start GRPC GetTask 1.0", fmt.Sprintf("end GetTask 1.0 %d span=GetTask", a2a.CodeTaskNotFound))
 
 	obs = make(observations, 64)
-	auth := newAuthAgent(t, nil, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
+	auth := newAuthAgent(t, nil, func(c *server.Config) { withGRPC(c); c.Observer = obs })
 	_, err := grpcClient(t, auth.url).GetTask(metadata.AppendToOutgoingContext(ctx, "x-api-key", "wrong-key-0123456789"),
 		&a2apb.GetTaskRequest{Id: "x"})
 	if status.Code(err) != codes.Unauthenticated {
@@ -384,7 +384,7 @@ func TestGRPCObserver(t *testing.T) {
 // TestGRPCPushConfigs: the push config methods over gRPC, on the task's
 // owner's configs.
 func TestGRPCPushConfigs(t *testing.T) {
-	a := newAuthAgent(t, nil, func(c *server.Config) { c.GRPC, c.Push = true, urlPolicy{} })
+	a := newAuthAgent(t, nil, func(c *server.Config) { withGRPC(c); c.Push = urlPolicy{} })
 	c := grpcClient(t, a.url)
 	alice := metadata.AppendToOutgoingContext(v10(t.Context()), "x-api-key", aliceKey)
 	bob := metadata.AppendToOutgoingContext(v10(t.Context()), "x-api-key", bobKey)
@@ -427,7 +427,7 @@ func TestGRPCPushConfigs(t *testing.T) {
 // observed so, not as an answered request.
 func TestStreamEndedByContext(t *testing.T) {
 	obs := make(observations, 64)
-	a := newAgent(t, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
+	a := newAgent(t, func(c *server.Config) { withGRPC(c); c.Observer = obs })
 	a.cancelOnCleanup()
 	// A new message each call: the same one sent again would not run again.
 	slow := func() *a2apb.SendMessageRequest {

@@ -107,17 +107,11 @@ type Config struct {
 	// Observer is told what the handler does, for metrics, traces and the
 	// access log. Nil: nothing is observed.
 	Observer Observer
-	// RESTPath, when set, serves the HTTP+JSON binding (spec 1.0 §11, and
-	// the same paths in 0.3) below this request path: "/rest" answers POST /rest/message:send.
-	// At "/" its operations share the paths of the JSON-RPC endpoint,
-	// which answers every other path. "": the binding is not served.
-	RESTPath string
-	// GRPC serves the gRPC binding (grpc.go) beside JSON-RPC: HTTP/2
-	// requests with a gRPC content type go to the A2AService.
-	GRPC bool
-	// MCP, when set, serves the skills as the tools of an MCP server on
-	// its path (mcp.go). Nil: no MCP endpoint.
-	MCP *MCPConfig
+	// Bindings are the bindings served beside JSON-RPC, tried in this
+	// order (HTTPJSON, GRPC, MCP): one whose paths lie below another's
+	// comes first. JSON-RPC, A2A's own, is always served, and takes every
+	// request none of them takes.
+	Bindings []NewBinding
 }
 
 // Handler serves the Agent Card and the endpoints of the bindings.
@@ -139,8 +133,9 @@ type Handler struct {
 	clientAddr   func(*http.Request) string
 	push         URLChecker
 	obs          Observer
-	// bindings serve the requests, tried in turn (see bindings).
-	bindings []binding
+	// bindings serve the requests, tried in turn: Config.Bindings, then
+	// JSON-RPC.
+	bindings []Binding
 	// skillRequirements are the skills' own requirements, compiled once.
 	skillRequirements map[*mapping.Skill]*authn.Requirements
 	// taskMetadata is each skill's tasks' metadata (skillMetadata), one map
@@ -212,15 +207,14 @@ func New(cfg Config) (*Handler, error) {
 	if h.log == nil {
 		h.log = zap.NewNop()
 	}
-	for _, newBinding := range bindings {
-		b, err := newBinding(h, cfg)
+	for _, newBinding := range cfg.Bindings {
+		b, err := newBinding(h)
 		if err != nil {
 			return nil, err
 		}
-		if b != nil {
-			h.bindings = append(h.bindings, b)
-		}
+		h.bindings = append(h.bindings, b)
 	}
+	h.bindings = append(h.bindings, jsonRPC{h: h})
 	return h, nil
 }
 
@@ -234,7 +228,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.protectCard {
 			if _, f := h.authenticate(r); f != nil {
 				// Refused as JSON-RPC refuses a request it has not read.
-				c := &call{Call: Call{Version: a2a.V10}, form: jsonRPC{h}, contentType: "application/json"}
+				c := &call{Call: Call{Version: a2a.V10}, form: jsonRPC{h: h}, contentType: "application/json"}
 				h.refuse(w, c, f)
 				return
 			}
@@ -256,6 +250,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if b.serve(w, r, c) {
 			return
 		}
+	}
+}
+
+// Shutdown ends what would hold the HTTP server's shutdown for ever: the
+// bindings' long-lived streams (Binding.Shutdown). Register it with the
+// server (http.Server.RegisterOnShutdown), for a reload too: the calls
+// under way still answer.
+func (h *Handler) Shutdown() {
+	for _, b := range h.bindings {
+		b.Shutdown()
+	}
+}
+
+// Close releases what the bindings hold, each once its calls under way
+// end (Binding.Close): for a handler that is discarded (Caddy discards a
+// config it replaces before its requests have ended).
+func (h *Handler) Close() {
+	for _, b := range h.bindings {
+		b.Close()
 	}
 }
 

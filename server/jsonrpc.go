@@ -10,9 +10,10 @@ import (
 // The JSON-RPC binding (spec 1.0 §9, and 0.3's): a POST whose body is a
 // JSON-RPC request, on any path that routes here and no other binding
 // takes; answers are JSON-RPC responses, streams SSE events of them.
-type jsonRPC struct{ h *Handler }
-
-func newJSONRPC(h *Handler, _ Config) (binding, error) { return jsonRPC{h}, nil }
+type jsonRPC struct {
+	noLifecycle
+	h *Handler
+}
 
 func (b jsonRPC) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
 	if r.Method != http.MethodPost {

@@ -113,11 +113,11 @@ type mcpBinding struct {
 	requests    sync.Map
 	lastRequest atomic.Uint64
 	// shutdown ends as the server shuts down, and with it the sessions'
-	// standalone streams (EndMCPStreams).
+	// standalone streams (Shutdown).
 	shutdown    context.Context
 	endShutdown context.CancelFunc
 	// onSessions counts the requests under way on the sessions; once
-	// closing (CloseSessions), the last one to end closes them all, and
+	// closing (Close), the last one to end closes them all, and
 	// closed refuses the requests that come after.
 	sessionsMu      sync.Mutex
 	onSessions      int
@@ -135,11 +135,12 @@ type mcpRequest struct {
 	rpcError atomic.Int64
 }
 
-func newMCP(h *Handler, cfg Config) (binding, error) {
-	mc := cfg.MCP
-	if mc == nil {
-		return nil, nil
-	}
+// MCP serves the skills as the tools of an MCP server on mc.Path.
+func MCP(mc MCPConfig) NewBinding {
+	return func(h *Handler) (Binding, error) { return newMCP(h, &mc) }
+}
+
+func newMCP(h *Handler, mc *MCPConfig) (*mcpBinding, error) {
 	switch {
 	case mc.Path != "" && (!strings.HasPrefix(mc.Path, "/") || mc.Path == CardPath || mc.Path == LegacyCardPath):
 		return nil, fmt.Errorf("server: MCP path %q must start with / and not be a card path", mc.Path)
@@ -205,7 +206,7 @@ func (b *mcpBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool
 	}
 	h := b.h
 	// Refusals are JSON-RPC errors, as MCP's transport errors are.
-	c.begin(a2a.BindingMCP, a2a.V10, jsonRPC{h}, "application/json")
+	c.begin(a2a.BindingMCP, a2a.V10, jsonRPC{h: h}, "application/json")
 	// The answers the binding writes itself (writeJSON) set their own
 	// deadline; the rest go through the deadline writer.
 	direct := w

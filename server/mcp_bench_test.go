@@ -15,7 +15,7 @@ import (
 // of BenchmarkSendMessage: the same skill, upstream answer and task, a
 // plain call, which the binding answers itself (mcpdirect.go).
 func BenchmarkMCPToolsCall(b *testing.B) {
-	h := memoryHandler(b, "bench.yaml", benchSkills, answering(weatherBody), func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{} })
+	h := memoryHandler(b, "bench.yaml", benchSkills, answering(weatherBody), func(cfg *server.Config) { withMCP(cfg) })
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)

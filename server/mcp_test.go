@@ -34,7 +34,11 @@ const (
 
 var mcpVersions = []string{mcpStateless, mcpStateful}
 
-func withMCP(cfg *server.Config) { cfg.MCP = &server.MCPConfig{} }
+func withMCP(cfg *server.Config) { withMCPConfig(cfg, server.MCPConfig{}) }
+
+func withMCPConfig(cfg *server.Config, mc server.MCPConfig) {
+	cfg.Bindings = append(cfg.Bindings, server.MCP(mc))
+}
 
 // withKey adds an API key to every request of a client.
 type withKey struct {
@@ -459,7 +463,7 @@ func TestMCPInputWaitIsBounded(t *testing.T) {
 		end  func(a *agent, cancel context.CancelFunc) // ends the wait; nil: its bound does
 	}{
 		{"bound", nil},
-		{"shutdown", func(a *agent, _ context.CancelFunc) { a.handler.(*server.Handler).EndMCPStreams() }},
+		{"shutdown", func(a *agent, _ context.CancelFunc) { a.handler.(*server.Handler).Shutdown() }},
 		{"client's cancel", func(_ *agent, cancel context.CancelFunc) { cancel() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -620,7 +624,7 @@ func skillOfTask(task *a2a.Task) string {
 // has sessions, is the transport's 400 in JSON-RPC terms, and opens no
 // session: the only one the cap allows is still there for initialize.
 func TestMCPRequestWithoutSession(t *testing.T) {
-	a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessions: 1} })
+	a := newAgent(t, func(cfg *server.Config) { withMCPConfig(cfg, server.MCPConfig{MaxSessions: 1}) })
 	for range 3 {
 		_, msg := postMCP(t, a, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"}}}`,
 			"Mcp-Protocol-Version", mcpStateful)
@@ -634,7 +638,9 @@ func TestMCPRequestWithoutSession(t *testing.T) {
 }
 
 func TestMCPSessionCap(t *testing.T) {
-	a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessions: 1, MaxSessionsPerCaller: 2} })
+	a := newAgent(t, func(cfg *server.Config) {
+		withMCPConfig(cfg, server.MCPConfig{MaxSessions: 1, MaxSessionsPerCaller: 2})
+	})
 	first := connectMCP(t, a, mcpStateful, "", nil)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	transport := &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http}
@@ -656,7 +662,7 @@ func TestMCPSessionCap(t *testing.T) {
 // No caller holds more than its share of the sessions: past it, 429 for
 // that caller alone, until one of its sessions closes.
 func TestMCPSessionsPerCaller(t *testing.T) {
-	a := newAuthAgent(t, nil, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessionsPerCaller: 2} })
+	a := newAuthAgent(t, nil, func(cfg *server.Config) { withMCPConfig(cfg, server.MCPConfig{MaxSessionsPerCaller: 2}) })
 	open := func(key string) (*mcp.ClientSession, error) {
 		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 		return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp",
@@ -681,7 +687,9 @@ func TestMCPSessionsPerCaller(t *testing.T) {
 // another by two or more: the least recently used session of the one that
 // holds the most is closed. Callers that hold as many wait.
 func TestMCPFullServerMakesRoom(t *testing.T) {
-	a := newAuthAgent(t, nil, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{MaxSessions: 3, MaxSessionsPerCaller: 3} })
+	a := newAuthAgent(t, nil, func(cfg *server.Config) {
+		withMCPConfig(cfg, server.MCPConfig{MaxSessions: 3, MaxSessionsPerCaller: 3})
+	})
 	open := func(key string) (*mcp.ClientSession, error) {
 		return mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
 			&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: &http.Client{Transport: withKey{key, a.http.Transport}},
@@ -730,7 +738,10 @@ func TestMCPFullServerMakesRoom(t *testing.T) {
 }
 
 func TestMCPTransportLimits(t *testing.T) {
-	a := newAgent(t, func(cfg *server.Config) { cfg.MCP, cfg.MaxRequestBytes = &server.MCPConfig{Path: "/tools"}, 1024 })
+	a := newAgent(t, func(cfg *server.Config) {
+		withMCPConfig(cfg, server.MCPConfig{Path: "/tools"})
+		cfg.MaxRequestBytes = 1024
+	})
 	post := func(path, body string, header ...string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, a.url+path, strings.NewReader(body))
@@ -793,7 +804,7 @@ func TestMCPConfigErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cfg
-			c.MCP = &tc.mcp
+			withMCPConfig(&c, tc.mcp)
 			if tc.skills != nil {
 				c.Skills = tc.skills
 			}
@@ -807,7 +818,7 @@ func TestMCPConfigErrors(t *testing.T) {
 
 func TestMCPObserved(t *testing.T) {
 	obs := make(observations, 64)
-	a := newAgent(t, func(cfg *server.Config) { cfg.MCP, cfg.Observer = &server.MCPConfig{}, obs })
+	a := newAgent(t, func(cfg *server.Config) { withMCP(cfg); cfg.Observer = obs })
 	cs := connectMCP(t, a, mcpStateless, "", nil)
 	obs.expect(t, "start MCP mcp/other 1.0", "end mcp/other 1.0 0 span=mcp/other") // server/discover
 	callTool(t, cs, "weather", map[string]any{"city": "Paris"})
@@ -859,7 +870,7 @@ func TestMCPObserved(t *testing.T) {
 // A refusal is observed with its own code, as the other bindings' are.
 func TestMCPRefusalObserved(t *testing.T) {
 	obs := make(observations, 64)
-	a := newAuthAgent(t, nil, func(cfg *server.Config) { cfg.MCP, cfg.Observer = &server.MCPConfig{}, obs })
+	a := newAuthAgent(t, nil, func(cfg *server.Config) { withMCP(cfg); cfg.Observer = obs })
 	req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := a.http.Do(req)
@@ -880,8 +891,8 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 		name string
 		end  func(*server.Handler)
 	}{
-		{"EndMCPStreams", (*server.Handler).EndMCPStreams},
-		{"CloseSessions", (*server.Handler).CloseSessions},
+		{"Shutdown", (*server.Handler).Shutdown},
+		{"Close", (*server.Handler).Close},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAgent(t, withMCP)
@@ -920,8 +931,8 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 				t.Errorf("the call under way: %v", err)
 			}
 
-			if tc.name == "EndMCPStreams" {
-				h.CloseSessions()
+			if tc.name == "Shutdown" {
+				h.Close()
 			}
 			// The session closes as its last request ends, which may be just
 			// after its answer reached the client: a request that slips in
@@ -1016,7 +1027,7 @@ skills:
 		t.Fatal(err)
 	}
 	t.Cleanup(skills.Close)
-	a := newAgent(t, func(cfg *server.Config) { cfg.Skills, cfg.MCP = skills, &server.MCPConfig{} })
+	a := newAgent(t, func(cfg *server.Config) { cfg.Skills = skills; withMCP(cfg) })
 	cs := connectMCP(t, a, mcpStateless, "", nil)
 
 	res := callTool(t, cs, "doc", nil)
@@ -1060,7 +1071,7 @@ skills:
 		t.Fatal(err)
 	}
 	t.Cleanup(skills.Close)
-	a := newAgent(t, func(cfg *server.Config) { cfg.Skills, cfg.MCP = skills, &server.MCPConfig{} })
+	a := newAgent(t, func(cfg *server.Config) { cfg.Skills = skills; withMCP(cfg) })
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
 			cs := connectMCP(t, a, version, "", nil)

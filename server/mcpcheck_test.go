@@ -71,7 +71,7 @@ func (u *recordingUpstream) take() []upstreamRequest {
 // the readers it uses for sessions too.
 func FuzzMCPStrictMembers(f *testing.F) {
 	upstream := &recordingUpstream{}
-	h := memoryHandler(f, "strict.yaml", strictSkills, upstream, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{} })
+	h := memoryHandler(f, "strict.yaml", strictSkills, upstream, func(cfg *server.Config) { withMCP(cfg) })
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	call := func(params string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + params + `}}`

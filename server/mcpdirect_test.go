@@ -195,7 +195,7 @@ func TestMCPHostOnLoopback(t *testing.T) {
 		"tools/call": `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},` + meta + `}}`,
 	}
 	for _, anyHost := range []bool{false, true} {
-		a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{AnyHostOnLoopback: anyHost} })
+		a := newAgent(t, func(cfg *server.Config) { withMCPConfig(cfg, server.MCPConfig{AnyHostOnLoopback: anyHost}) })
 		for method, body := range bodies {
 			for _, host := range []string{"localhost", "127.0.0.1:8080", "[::1]:80", "agent.example", "agent.example:443"} {
 				_, msg := postMCP(t, a, body, "Host", host)

@@ -472,37 +472,25 @@ func (s *sessionWriter) Flush() { s.note(); http.NewResponseController(s.Respons
 
 func (s *sessionWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// EndMCPStreams ends the standalone streams of the MCP endpoint's
-// sessions (a client's GET, which lasts until the client leaves), and
-// those opened after it at once, so that a server that shuts down, for a
-// reload too, waits only for the calls under way: they still answer on
-// their sessions.
-func (h *Handler) EndMCPStreams() {
-	for _, b := range h.bindings {
-		if m, ok := b.(*mcpBinding); ok {
-			m.endShutdown()
-		}
-	}
-}
+// Shutdown ends the standalone streams of the MCP endpoint's sessions (a
+// client's GET, which lasts until the client leaves), and those opened
+// after it at once, so that a server that shuts down, for a reload too,
+// waits only for the calls under way: they still answer on their
+// sessions.
+func (b *mcpBinding) Shutdown() { b.endShutdown() }
 
-// CloseSessions ends the MCP sessions' standalone streams and closes the
-// sessions once no request is under way on any of them, at once when none
-// is: for a handler that is discarded (Caddy discards a config it
-// replaces before its requests have ended). Requests that come after are
-// refused. Their clients open new sessions.
-func (h *Handler) CloseSessions() {
-	for _, b := range h.bindings {
-		if m, ok := b.(*mcpBinding); ok {
-			m.endShutdown()
-			m.sessionsMu.Lock()
-			m.closing = true
-			idle := m.onSessions == 0 && !m.closed
-			m.closed = m.closed || idle
-			m.sessionsMu.Unlock()
-			if idle {
-				m.closeSessions()
-			}
-		}
+// Close ends the sessions' standalone streams and closes the sessions
+// once no request is under way on any of them, at once when none is.
+// Requests that come after are refused. Their clients open new sessions.
+func (b *mcpBinding) Close() {
+	b.endShutdown()
+	b.sessionsMu.Lock()
+	b.closing = true
+	idle := b.onSessions == 0 && !b.closed
+	b.closed = b.closed || idle
+	b.sessionsMu.Unlock()
+	if idle {
+		b.closeSessions()
 	}
 }
 

@@ -118,7 +118,7 @@ func TestMCPInitializeIsBounded(t *testing.T) {
 func TestMCPSessionMemory(t *testing.T) {
 	const budget = 2 << 20
 	a := newAgent(t, func(cfg *server.Config) {
-		cfg.MCP = &server.MCPConfig{MaxSessionBytes: budget}
+		withMCPConfig(cfg, server.MCPConfig{MaxSessionBytes: budget})
 		byClient(cfg)
 	})
 	before := heapInUse()
@@ -156,7 +156,7 @@ func TestMCPSessionMemory(t *testing.T) {
 // callers for an address that holds fewer than another by two.
 func TestMCPAnonymousSessionsLeaveRoom(t *testing.T) {
 	a := newAuthAgent(t, []a2a.SecurityRequirement{{}, {"key": nil}}, func(cfg *server.Config) {
-		cfg.MCP = &server.MCPConfig{MaxSessions: 10, MaxSessionsPerCaller: 3}
+		withMCPConfig(cfg, server.MCPConfig{MaxSessions: 10, MaxSessionsPerCaller: 3})
 		byClient(cfg)
 	})
 	open := func(client, key string) int {

@@ -38,7 +38,8 @@ func TestResourceMetadataServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newAgent(t, func(cfg *server.Config) {
-		cfg.Auth, cfg.ProtectCard, cfg.ResourceMetadata, cfg.RESTPath, cfg.GRPC = auth, true, meta, "/rest", true
+		cfg.Auth, cfg.ProtectCard, cfg.ResourceMetadata = auth, true, meta
+		cfg.Bindings = []server.NewBinding{server.GRPC(), server.HTTPJSON("/rest")}
 	})
 
 	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {

@@ -18,19 +18,23 @@ import (
 // answers and errors as the binding writes them: in the form of the path
 // (httpJSON, or proto03Form below /v1/).
 type httpJSON struct {
+	noLifecycle
 	h *Handler
-	// path is where the binding is served (Config.RESTPath).
+	// path is where the binding is served (HTTPJSON).
 	path string
 }
 
-func newHTTPJSON(h *Handler, cfg Config) (binding, error) {
-	if cfg.RESTPath == "" {
-		return nil, nil
+// HTTPJSON serves the HTTP+JSON binding (spec 1.0 §11, and the same
+// paths in 0.3) below the request path path: "/rest" answers POST
+// /rest/message:send. At "/" its operations share the paths of the
+// JSON-RPC endpoint, which answers every other path.
+func HTTPJSON(path string) NewBinding {
+	return func(h *Handler) (Binding, error) {
+		if err := CheckRESTPath(path); err != nil {
+			return nil, fmt.Errorf("server: REST path: %w", err)
+		}
+		return &httpJSON{h: h, path: path}, nil
 	}
-	if err := CheckRESTPath(cfg.RESTPath); err != nil {
-		return nil, fmt.Errorf("server: REST path: %w", err)
-	}
-	return &httpJSON{h: h, path: cfg.RESTPath}, nil
 }
 
 // target finds the HTTP+JSON operation r names under the binding's

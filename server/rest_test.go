@@ -133,7 +133,7 @@ func sendBody(t *testing.T, msg map[string]any, configuration map[string]any) st
 
 func newRESTAgent(t *testing.T, tune func(*server.Config)) *agent {
 	return newAgent(t, func(c *server.Config) {
-		c.RESTPath = "/rest"
+		c.Bindings = append(c.Bindings, server.HTTPJSON("/rest"))
 		if tune != nil {
 			tune(c)
 		}
@@ -366,7 +366,7 @@ func TestRESTPushConfigs(t *testing.T) {
 // At "/", the binding's operations share the root with JSON-RPC, which
 // answers every other path.
 func TestRESTAtRoot(t *testing.T) {
-	a := newAgent(t, func(c *server.Config) { c.RESTPath = "/" })
+	a := newAgent(t, func(c *server.Config) { c.Bindings = []server.NewBinding{server.HTTPJSON("/")} })
 	sent := a.rest("POST", "/message:send", sendBody(t, message("1.0", "weather", map[string]any{"city": "Paris"}), nil))
 	if sent.status != 200 || sent.body["task"] == nil {
 		t.Fatalf("REST at /: %d %s", sent.status, sent.raw)
@@ -380,7 +380,7 @@ func TestRESTAtRoot(t *testing.T) {
 // for a skill the caller may not use, another caller's task answered as an
 // unknown one, the extended card for authenticated callers.
 func TestRESTAuthentication(t *testing.T) {
-	a := newAuthAgent(t, nil, func(c *server.Config) { c.RESTPath = "/rest" })
+	a := newAuthAgent(t, nil, func(c *server.Config) { c.Bindings = []server.NewBinding{server.HTTPJSON("/rest")} })
 	id := a.task(aliceKey, "ask", map[string]any{})["id"].(string)
 
 	anonymous := a.rest("GET", "/rest/tasks/"+id, "")
