@@ -428,7 +428,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		srvCfg.Bindings = append(srvCfg.Bindings, server.GRPC())
 	}
 	if h.MCP != nil {
-		srvCfg.Bindings = append(srvCfg.Bindings, server.MCP(h.MCP.serverConfig()))
+		srvCfg.Bindings = append(srvCfg.Bindings, h.MCP.binding())
 	}
 	if h.REST != nil {
 		srvCfg.Bindings = append(srvCfg.Bindings, server.HTTPJSON(h.REST.Path))

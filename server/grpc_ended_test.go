@@ -32,7 +32,7 @@ func TestGRPCCallEndedBeforeItsMessage(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-				a.url+"/"+a2apb.A2AService_ServiceDesc.ServiceName+"/GetTask", body)
+				a.URL+"/"+a2apb.A2AService_ServiceDesc.ServiceName+"/GetTask", body)
 			if err != nil {
 				t.Fatal(err)
 			}

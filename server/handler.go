@@ -1,9 +1,10 @@
 // Package server is the A2A endpoint as a plain http.Handler: the three
 // bindings of A2A (JSON-RPC and HTTP+JSON with SSE streaming, and gRPC),
 // one dispatch of their methods on the internal model (invoke), and
-// blocking, non-blocking and streamed answers; beside them, the skills as
-// the tools of an MCP server (mcp.go). It wires a2a, tasks, mapping and
-// cardgen together and knows nothing of Caddy.
+// blocking, non-blocking and streamed answers; beside them, any binding the
+// adapter gives it (Config.Bindings: the MCP binding, server/mcp, on the
+// surface of transport.go). It wires a2a, tasks, mapping and cardgen
+// together and knows nothing of Caddy.
 //
 // The gRPC binding, when enabled, is served on the same handler by grpc-go's
 // Server.ServeHTTP rather than connect-go: grpc-go is already in Caddy's
@@ -220,15 +221,15 @@ func New(cfg Config) (*Handler, error) {
 
 // ServeHTTP answers card requests on the well-known paths (and those of
 // the JWKS and the protected resource metadata, when served), and every
-// other request by the first binding that takes it: gRPC calls, HTTP+JSON
-// requests below the REST path, and JSON-RPC requests (POST) on any other
-// path that routes here.
+// other request by the first binding that takes it (Config.Bindings: gRPC
+// calls, HTTP+JSON requests below the REST path, MCP's on its path), and
+// JSON-RPC requests (POST) on any other path that routes here.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == CardPath || r.URL.Path == LegacyCardPath {
 		if h.protectCard {
 			if _, f := h.authenticate(r); f != nil {
 				// Refused as JSON-RPC refuses a request it has not read.
-				c := &call{Call: Call{Version: a2a.V10}, form: jsonRPC{h: h}, contentType: "application/json"}
+				c := &Exchange{Call: Call{Version: a2a.V10}, form: jsonRPC{h: h}, contentType: "application/json"}
 				h.refuse(w, c, f)
 				return
 			}
@@ -247,7 +248,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := h.newCall(r.Context())
 	defer h.endCall(c)
 	for _, b := range h.bindings {
-		if b.serve(w, r, c) {
+		if b.Serve(w, r, c) {
 			return
 		}
 	}
@@ -305,7 +306,7 @@ func (h *Handler) readRequestBody(w http.ResponseWriter, r *http.Request, buf *[
 }
 
 // writeResult encodes a successful answer to c.
-func (h *Handler) writeResult(w http.ResponseWriter, c *call, result any) {
+func (h *Handler) writeResult(w http.ResponseWriter, c *Exchange, result any) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	out, err := c.form.appendResult((*buf)[:0], c, result)
@@ -321,7 +322,7 @@ func (h *Handler) writeResult(w http.ResponseWriter, c *call, result any) {
 // writeList answers ListTasks. A large page is written as it is encoded,
 // 64 KiB at a time, each write within the write timeout, rather than built
 // whole.
-func (h *Handler) writeList(w http.ResponseWriter, c *call, list *a2a.ListTasksResponse) {
+func (h *Handler) writeList(w http.ResponseWriter, c *Exchange, list *a2a.ListTasksResponse) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	rc := http.NewResponseController(w)
@@ -363,7 +364,7 @@ func (h *Handler) writeList(w http.ResponseWriter, c *call, list *a2a.ListTasksR
 // status. JSON-RPC protocol errors travel with 200, as JSON-RPC over HTTP
 // expects; transport problems, and every error of the HTTP+JSON binding,
 // carry their HTTP status.
-func (h *Handler) writeError(w http.ResponseWriter, status int, c *call, e *a2a.Error) {
+func (h *Handler) writeError(w http.ResponseWriter, status int, c *Exchange, e *a2a.Error) {
 	c.Code = e.Code
 	buf := getBuffer()
 	defer putBuffer(buf)

@@ -1,4 +1,4 @@
-package server_test
+package mcp_test
 
 import (
 	"encoding/json"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	mcpbinding "github.com/caddy-a2a/caddy-a2a/server/mcp"
+	"github.com/caddy-a2a/caddy-a2a/server/servertest"
 )
 
 // initializeBody is an initialize request at 2025-11-25 whose capabilities
@@ -54,9 +56,9 @@ func padTo(shape string, size int) string {
 // openSessionAs posts an initialize body as client (an anonymous client
 // address, "" none) with key (an API key, "" none), and answers the HTTP
 // status, the session id, and the body of a refusal.
-func openSessionAs(t *testing.T, a *agent, body, client, key string) (int, string, string) {
+func openSessionAs(t *testing.T, a *servertest.Agent, body, client, key string) (int, string, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, a.URL+"/mcp", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func openSessionAs(t *testing.T, a *agent, body, client, key string) (int, strin
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
 	}
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func heapInUse() int64 {
 // the SDK reads it (it would keep it for the session's life). One of
 // 16 KiB does.
 func TestMCPInitializeIsBounded(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	for _, tc := range []struct {
 		size   int
 		status int
@@ -117,8 +119,8 @@ func TestMCPInitializeIsBounded(t *testing.T) {
 // own connections hold.
 func TestMCPSessionMemory(t *testing.T) {
 	const budget = 2 << 20
-	a := newAgent(t, func(cfg *server.Config) {
-		withMCPConfig(cfg, server.MCPConfig{MaxSessionBytes: budget})
+	a := servertest.NewAgent(t, func(cfg *server.Config) {
+		withMCPConfig(cfg, mcpbinding.Config{MaxSessionBytes: budget})
 		byClient(cfg)
 	})
 	before := heapInUse()
@@ -155,13 +157,13 @@ func TestMCPSessionMemory(t *testing.T) {
 // authenticated caller still opens one. Room is made among the anonymous
 // callers for an address that holds fewer than another by two.
 func TestMCPAnonymousSessionsLeaveRoom(t *testing.T) {
-	a := newAuthAgent(t, []a2a.SecurityRequirement{{}, {"key": nil}}, func(cfg *server.Config) {
-		withMCPConfig(cfg, server.MCPConfig{MaxSessions: 10, MaxSessionsPerCaller: 3})
+	a := servertest.NewAuthAgent(t, []a2a.SecurityRequirement{{}, {"key": nil}}, func(cfg *server.Config) {
+		withMCPConfig(cfg, mcpbinding.Config{MaxSessions: 10, MaxSessionsPerCaller: 3})
 		byClient(cfg)
 	})
 	open := func(client, key string) int {
 		t.Helper()
-		status, _, _ := openSessionAs(t, a.agent, initializeBody("", "c"), client, key)
+		status, _, _ := openSessionAs(t, a.Agent, initializeBody("", "c"), client, key)
 		return status
 	}
 	for i, want := range []int{200, 200, 200, 200, 200} { // 198.51.100.0 holds three, .1 two: the anonymous half
@@ -182,7 +184,7 @@ func TestMCPAnonymousSessionsLeaveRoom(t *testing.T) {
 			t.Errorf("%s past the anonymous half: HTTP %d", client, got)
 		}
 	}
-	for _, key := range []string{aliceKey, aliceKey, bobKey, bobKey, bobKey} {
+	for _, key := range []string{servertest.AliceKey, servertest.AliceKey, servertest.BobKey, servertest.BobKey, servertest.BobKey} {
 		if got := open("198.51.100.4", key); got != http.StatusOK {
 			t.Errorf("an authenticated caller, anonymous ones at their half: HTTP %d", got)
 		}
@@ -195,7 +197,7 @@ func TestMCPAnonymousSessionsLeaveRoom(t *testing.T) {
 // ones too, leave the heap where it was, within what pools and caches
 // hold.
 func TestMCPRequestsLeaveNothingBehind(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	cs := connectMCP(t, a, mcpStateful, "", nil)
 	post := func(body string, header ...string) {
 		t.Helper()
@@ -245,12 +247,12 @@ func TestMCPRequestsLeaveNothingBehind(t *testing.T) {
 }
 
 // closeSessionOf closes the session id (DELETE).
-func closeSessionOf(t *testing.T, a *agent, id string) {
+func closeSessionOf(t *testing.T, a *servertest.Agent, id string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodDelete, a.url+"/mcp", nil)
+	req, _ := http.NewRequest(http.MethodDelete, a.URL+"/mcp", nil)
 	req.Header.Set("Mcp-Session-Id", id)
 	req.Header.Set("Mcp-Protocol-Version", mcpStateful)
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

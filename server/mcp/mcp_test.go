@@ -1,4 +1,4 @@
-package server_test
+package mcp_test
 
 import (
 	"bufio"
@@ -22,6 +22,8 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	mcpbinding "github.com/caddy-a2a/caddy-a2a/server/mcp"
+	"github.com/caddy-a2a/caddy-a2a/server/servertest"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
@@ -33,12 +35,6 @@ const (
 )
 
 var mcpVersions = []string{mcpStateless, mcpStateful}
-
-func withMCP(cfg *server.Config) { withMCPConfig(cfg, server.MCPConfig{}) }
-
-func withMCPConfig(cfg *server.Config, mc server.MCPConfig) {
-	cfg.Bindings = append(cfg.Bindings, server.MCP(mc))
-}
 
 // withKey adds an API key to every request of a client.
 type withKey struct {
@@ -54,14 +50,14 @@ func (k withKey) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // connectMCP connects the SDK's client to the agent's MCP endpoint at
 // version, sending key ("" none) with every request.
-func connectMCP(t *testing.T, a *agent, version, key string, opts *mcp.ClientOptions) *mcp.ClientSession {
+func connectMCP(t *testing.T, a *servertest.Agent, version, key string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	httpClient := a.http
+	httpClient := a.HTTP
 	if key != "" {
-		httpClient = &http.Client{Transport: withKey{key, a.http.Transport}}
+		httpClient = &http.Client{Transport: withKey{key, a.HTTP.Transport}}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
-	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: httpClient},
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp", HTTPClient: httpClient},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connecting at %s: %v", version, err)
@@ -80,28 +76,28 @@ func connectMCP(t *testing.T, a *agent, version, key string, opts *mcp.ClientOpt
 // connectSession opens a 2025-11-25 session without the client's own
 // standalone stream, for a test that opens that stream itself
 // (openStream) and watches it.
-func connectSession(t *testing.T, a *agent) (*mcp.ClientSession, error) {
+func connectSession(t *testing.T, a *servertest.Agent) (*mcp.ClientSession, error) {
 	t.Helper()
 	return mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http, DisableStandaloneSSE: true},
+		&mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp", HTTPClient: a.HTTP, DisableStandaloneSSE: true},
 		&mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
 }
 
 // openStream opens cs's standalone stream (GET), which must be answered
 // 200.
-func openStream(t *testing.T, ctx context.Context, a *agent, cs *mcp.ClientSession) *http.Response {
+func openStream(t *testing.T, ctx context.Context, a *servertest.Agent, cs *mcp.ClientSession) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.url+"/mcp", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.URL+"/mcp", nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", mcpStateful)
 	req.Header.Set("Mcp-Session-Id", cs.ID())
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
-		t.Fatalf("GET %s/mcp: %s", a.url, resp.Status)
+		t.Fatalf("GET %s/mcp: %s", a.URL, resp.Status)
 	}
 	return resp
 }
@@ -127,7 +123,7 @@ func texts(res *mcp.CallToolResult) []string {
 }
 
 func TestMCPListTools(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	// Older versions go as 2025-11-25 does, with sessions.
 	for _, version := range append(mcpVersions, "2025-06-18", "2025-03-26") {
 		t.Run(version, func(t *testing.T) {
@@ -172,7 +168,7 @@ func TestMCPListTools(t *testing.T) {
 }
 
 func TestMCPCallTool(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
 			cs := connectMCP(t, a, version, "", nil)
@@ -187,9 +183,9 @@ func TestMCPCallTool(t *testing.T) {
 					t.Errorf("structured content = %#v", res.StructuredContent)
 				}
 				// The call is a task the same caller reads over A2A.
-				taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
-				ans := a.call("1.0", "GetTask", map[string]any{"id": taskID})
-				if ans.Error != nil || stateOf(ans.Result) != "TASK_STATE_COMPLETED" {
+				taskID, _ := res.Meta[mcpbinding.TaskIDMeta].(string)
+				ans := a.Call("1.0", "GetTask", map[string]any{"id": taskID})
+				if ans.Error != nil || servertest.StateOf(ans.Result) != "TASK_STATE_COMPLETED" {
 					t.Errorf("GetTask %q = %+v", taskID, ans)
 				}
 			})
@@ -239,12 +235,12 @@ func TestMCPCallTool(t *testing.T) {
 }
 
 func TestMCPAuth(t *testing.T) {
-	a := newAuthAgent(t, nil, withMCP)
+	a := servertest.NewAuthAgent(t, nil, withMCP)
 	t.Run("unauthenticated", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req, _ := http.NewRequest(http.MethodPost, a.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := a.http.Do(req)
+		resp, err := a.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,8 +251,8 @@ func TestMCPAuth(t *testing.T) {
 	})
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
-			alice := connectMCP(t, a.agent, version, aliceKey, nil)
-			bob := connectMCP(t, a.agent, version, bobKey, nil)
+			alice := connectMCP(t, a.Agent, version, servertest.AliceKey, nil)
+			bob := connectMCP(t, a.Agent, version, servertest.BobKey, nil)
 			names := func(cs *mcp.ClientSession) []string {
 				list, err := cs.ListTools(t.Context(), nil)
 				if err != nil {
@@ -278,28 +274,28 @@ func TestMCPAuth(t *testing.T) {
 				t.Errorf("alice calling admin: %v", err)
 			}
 			res := callTool(t, bob, "admin", nil)
-			taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
+			taskID, _ := res.Meta[mcpbinding.TaskIDMeta].(string)
 			if res.IsError || taskID == "" {
 				t.Fatalf("bob calling admin: %+v", res)
 			}
-			if ans := a.as(bobKey, "GetTask", map[string]any{"id": taskID}); ans.Error != nil {
-				t.Errorf("bob's GetTask of his call's task: %s", ans.raw)
+			if ans := a.As(servertest.BobKey, "GetTask", map[string]any{"id": taskID}); ans.Error != nil {
+				t.Errorf("bob's GetTask of his call's task: %s", ans.Raw)
 			}
-			if ans := a.as(aliceKey, "GetTask", map[string]any{"id": taskID}); ans.Error == nil || ans.Error.Code != a2a.CodeTaskNotFound {
-				t.Errorf("alice's GetTask of bob's task: %s", ans.raw)
+			if ans := a.As(servertest.AliceKey, "GetTask", map[string]any{"id": taskID}); ans.Error == nil || ans.Error.Code != a2a.CodeTaskNotFound {
+				t.Errorf("alice's GetTask of bob's task: %s", ans.Raw)
 			}
 		})
 	}
 	t.Run("a session is its opener's", func(t *testing.T) {
-		alice := connectMCP(t, a.agent, mcpStateful, aliceKey, nil)
-		for key, want := range map[string]int{aliceKey: http.StatusOK, bobKey: http.StatusForbidden} {
-			req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+		alice := connectMCP(t, a.Agent, mcpStateful, servertest.AliceKey, nil)
+		for key, want := range map[string]int{servertest.AliceKey: http.StatusOK, servertest.BobKey: http.StatusForbidden} {
+			req, _ := http.NewRequest(http.MethodPost, a.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			req.Header.Set("Mcp-Protocol-Version", mcpStateful)
 			req.Header.Set("Mcp-Session-Id", alice.ID())
 			req.Header.Set("X-API-Key", key)
-			resp, err := a.http.Do(req)
+			resp, err := a.HTTP.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -312,7 +308,7 @@ func TestMCPAuth(t *testing.T) {
 }
 
 func TestMCPMissingArguments(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
 			var asked []*mcp.ElicitParams
@@ -335,8 +331,8 @@ func TestMCPMissingArguments(t *testing.T) {
 				t.Errorf("asked %+v, schema %s", asked[0], schema)
 			}
 			// The answer went to the task that asked: one task, two messages.
-			taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
-			task, err := a.tasks.Get("", taskID, nil)
+			taskID, _ := res.Meta[mcpbinding.TaskIDMeta].(string)
+			task, err := a.Tasks.Get("", taskID, nil)
 			if err != nil || len(task.History) != 4 { // the call, the question, the answer, the weather
 				t.Errorf("task %q: %v, history %d", taskID, err, len(task.History))
 			}
@@ -345,21 +341,21 @@ func TestMCPMissingArguments(t *testing.T) {
 			// error result, not a question for the user.
 			before := len(asked)
 			res = callTool(t, cs, "user", map[string]any{"id": "one"})
-			taskID, _ = res.Meta[server.MCPTaskIDMeta].(string)
+			taskID, _ = res.Meta[mcpbinding.TaskIDMeta].(string)
 			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "id") || len(asked) != before {
 				t.Errorf("invalid argument: result = %+v, texts %q, asked %d times", res, got, len(asked)-before)
 			}
-			if task, err := a.tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
+			if task, err := a.Tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
 				t.Errorf("the task of invalid arguments %q: %v, %v", taskID, err, task)
 			}
 
 			answer = &mcp.ElicitResult{Action: "decline"}
 			res = callTool(t, cs, "weather", nil)
-			taskID, _ = res.Meta[server.MCPTaskIDMeta].(string)
+			taskID, _ = res.Meta[mcpbinding.TaskIDMeta].(string)
 			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "decline") {
 				t.Errorf("declined: result = %+v, texts %q", res, got)
 			}
-			if task, err := a.tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
+			if task, err := a.Tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
 				t.Errorf("declined task %q: %v, %v", taskID, err, task)
 			}
 		})
@@ -371,8 +367,8 @@ func TestMCPMissingArguments(t *testing.T) {
 			if got := texts(res); !res.IsError || len(got) != 1 || !strings.Contains(got[0], "city") {
 				t.Errorf("result = %+v, texts %q", res, got)
 			}
-			taskID, _ := res.Meta[server.MCPTaskIDMeta].(string)
-			if task, err := a.tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
+			taskID, _ := res.Meta[mcpbinding.TaskIDMeta].(string)
+			if task, err := a.Tasks.Get("", taskID, nil); err != nil || task.Status.State != a2a.TaskStateCanceled {
 				t.Errorf("the task %q: %v, %v", taskID, err, task)
 			}
 		})
@@ -384,15 +380,15 @@ func TestMCPMissingArguments(t *testing.T) {
 // answer the input request, or else call the tool again with the
 // arguments.
 func TestMCPAskTexts(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	const (
 		facts   = `Skill "weather" needs the argument city (string): `
 		a2aHint = ` Reply on this task with data such as {"city": …}, or with the value as text.`
 		again   = ` Call the tool again with {"city": …} in its arguments.`
 		answer  = ` Answer this request to go on, or decline it to cancel the call.`
 	)
-	ans := a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{})})
-	if parts := statusParts(taskOf("1.0", ans.Result)); len(parts) == 0 ||
+	ans := a.Call("1.0", "SendMessage", map[string]any{"message": servertest.Message("1.0", "weather", map[string]any{})})
+	if parts := servertest.StatusParts(servertest.TaskOf("1.0", ans.Result)); len(parts) == 0 ||
 		!strings.HasPrefix(fmt.Sprint(parts[0]["text"]), facts) || !strings.HasSuffix(fmt.Sprint(parts[0]["text"]), a2aHint) {
 		t.Errorf("over A2A: %v; want %q…%q", parts, facts, a2aHint)
 	}
@@ -421,7 +417,7 @@ func TestMCPAskTexts(t *testing.T) {
 }
 
 func TestMCPRequestState(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	cs := connectMCP(t, a, mcpStateless, "", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil }})
 	res := callTool(t, cs, "weather", nil)
@@ -460,11 +456,11 @@ func TestMCPRequestState(t *testing.T) {
 func TestMCPInputWaitIsBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		end  func(a *agent, cancel context.CancelFunc) // ends the wait; nil: its bound does
+		end  func(a *servertest.Agent, cancel context.CancelFunc) // ends the wait; nil: its bound does
 	}{
 		{"bound", nil},
-		{"shutdown", func(a *agent, _ context.CancelFunc) { a.handler.(*server.Handler).Shutdown() }},
-		{"client's cancel", func(_ *agent, cancel context.CancelFunc) { cancel() }},
+		{"shutdown", func(a *servertest.Agent, _ context.CancelFunc) { a.Handler.(*server.Handler).Shutdown() }},
+		{"client's cancel", func(_ *servertest.Agent, cancel context.CancelFunc) { cancel() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The bound is short only where it is what ends the wait.
@@ -473,7 +469,7 @@ func TestMCPInputWaitIsBounded(t *testing.T) {
 				wait = 300 * time.Millisecond
 			}
 			var manager *tasks.Manager
-			a := newAgent(t, func(cfg *server.Config) {
+			a := servertest.NewAgent(t, func(cfg *server.Config) {
 				withMCP(cfg)
 				manager = tasks.NewManager(tasks.Options{MaxInputWait: wait})
 				t.Cleanup(manager.Close)
@@ -540,7 +536,7 @@ func waitEnd(t *testing.T, sub *tasks.Subscription) {
 }
 
 func TestMCPProgress(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
 			progress := make(chan *mcp.ProgressNotificationParams, 256)
@@ -578,12 +574,12 @@ func TestMCPProgress(t *testing.T) {
 }
 
 func TestMCPCancel(t *testing.T) {
-	a := newAgent(t, withMCP)
-	a.cancelOnCleanup()
+	a := servertest.NewAgent(t, withMCP)
+	a.CancelOnCleanup()
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
 			cs := connectMCP(t, a, version, "", nil)
-			before := a.api.Stats()
+			before := a.API.Stats()
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			ended := make(chan error, 1)
@@ -591,7 +587,7 @@ func TestMCPCancel(t *testing.T) {
 				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
 				ended <- err
 			}()
-			if _, err := a.api.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowStarted > before.SlowStarted }); err != nil {
+			if _, err := a.API.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowStarted > before.SlowStarted }); err != nil {
 				t.Fatal(err)
 			}
 			cancel()
@@ -599,10 +595,10 @@ func TestMCPCancel(t *testing.T) {
 				t.Error("a canceled call answered")
 			}
 			// The task's upstream call is canceled with it.
-			if _, err := a.api.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowCanceled > before.SlowCanceled }); err != nil {
+			if _, err := a.API.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowCanceled > before.SlowCanceled }); err != nil {
 				t.Fatal(err)
 			}
-			list, err := a.tasks.List("", &a2a.ListTasksRequest{})
+			list, err := a.Tasks.List("", &a2a.ListTasksRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -624,7 +620,7 @@ func skillOfTask(task *a2a.Task) string {
 // has sessions, is the transport's 400 in JSON-RPC terms, and opens no
 // session: the only one the cap allows is still there for initialize.
 func TestMCPRequestWithoutSession(t *testing.T) {
-	a := newAgent(t, func(cfg *server.Config) { withMCPConfig(cfg, server.MCPConfig{MaxSessions: 1}) })
+	a := servertest.NewAgent(t, func(cfg *server.Config) { withMCPConfig(cfg, mcpbinding.Config{MaxSessions: 1}) })
 	for range 3 {
 		_, msg := postMCP(t, a, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"}}}`,
 			"Mcp-Protocol-Version", mcpStateful)
@@ -638,12 +634,12 @@ func TestMCPRequestWithoutSession(t *testing.T) {
 }
 
 func TestMCPSessionCap(t *testing.T) {
-	a := newAgent(t, func(cfg *server.Config) {
-		withMCPConfig(cfg, server.MCPConfig{MaxSessions: 1, MaxSessionsPerCaller: 2})
+	a := servertest.NewAgent(t, func(cfg *server.Config) {
+		withMCPConfig(cfg, mcpbinding.Config{MaxSessions: 1, MaxSessionsPerCaller: 2})
 	})
 	first := connectMCP(t, a, mcpStateful, "", nil)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	transport := &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: a.http}
+	transport := &mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp", HTTPClient: a.HTTP}
 	if cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful}); err == nil {
 		cs.Close()
 		t.Fatal("a session past the cap was opened")
@@ -662,42 +658,42 @@ func TestMCPSessionCap(t *testing.T) {
 // No caller holds more than its share of the sessions: past it, 429 for
 // that caller alone, until one of its sessions closes.
 func TestMCPSessionsPerCaller(t *testing.T) {
-	a := newAuthAgent(t, nil, func(cfg *server.Config) { withMCPConfig(cfg, server.MCPConfig{MaxSessionsPerCaller: 2}) })
+	a := servertest.NewAuthAgent(t, nil, func(cfg *server.Config) { withMCPConfig(cfg, mcpbinding.Config{MaxSessionsPerCaller: 2}) })
 	open := func(key string) (*mcp.ClientSession, error) {
 		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-		return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.url + "/mcp",
-			HTTPClient: &http.Client{Transport: withKey{key, a.http.Transport}}}, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+		return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp",
+			HTTPClient: &http.Client{Transport: withKey{key, a.HTTP.Transport}}}, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
 	}
-	connectMCP(t, a.agent, mcpStateful, aliceKey, nil)
-	second := connectMCP(t, a.agent, mcpStateful, aliceKey, nil)
-	if cs, err := open(aliceKey); err == nil {
+	connectMCP(t, a.Agent, mcpStateful, servertest.AliceKey, nil)
+	second := connectMCP(t, a.Agent, mcpStateful, servertest.AliceKey, nil)
+	if cs, err := open(servertest.AliceKey); err == nil {
 		cs.Close()
 		t.Fatal("alice opened a third session")
 	} else if !strings.Contains(err.Error(), "Too Many Requests") {
 		t.Errorf("alice's third session: %v", err)
 	}
-	connectMCP(t, a.agent, mcpStateful, bobKey, nil) // others are not locked out
+	connectMCP(t, a.Agent, mcpStateful, servertest.BobKey, nil) // others are not locked out
 	if err := second.Close(); err != nil {
 		t.Fatal(err)
 	}
-	connectMCP(t, a.agent, mcpStateful, aliceKey, nil)
+	connectMCP(t, a.Agent, mcpStateful, servertest.AliceKey, nil)
 }
 
 // A full server makes room for a caller that holds fewer sessions than
 // another by two or more: the least recently used session of the one that
 // holds the most is closed. Callers that hold as many wait.
 func TestMCPFullServerMakesRoom(t *testing.T) {
-	a := newAuthAgent(t, nil, func(cfg *server.Config) {
-		withMCPConfig(cfg, server.MCPConfig{MaxSessions: 3, MaxSessionsPerCaller: 3})
+	a := servertest.NewAuthAgent(t, nil, func(cfg *server.Config) {
+		withMCPConfig(cfg, mcpbinding.Config{MaxSessions: 3, MaxSessionsPerCaller: 3})
 	})
 	open := func(key string) (*mcp.ClientSession, error) {
 		return mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
-			&mcp.StreamableClientTransport{Endpoint: a.url + "/mcp", HTTPClient: &http.Client{Transport: withKey{key, a.http.Transport}},
+			&mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp", HTTPClient: &http.Client{Transport: withKey{key, a.HTTP.Transport}},
 				DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
 	}
 	var alice [3]*mcp.ClientSession
 	for i := range alice {
-		cs, err := open(aliceKey)
+		cs, err := open(servertest.AliceKey)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -707,7 +703,7 @@ func TestMCPFullServerMakesRoom(t *testing.T) {
 	if _, err := alice[0].ListTools(t.Context(), nil); err != nil { // alice[1] is now the least recently used
 		t.Fatal(err)
 	}
-	bob, err := open(bobKey)
+	bob, err := open(servertest.BobKey)
 	if err != nil {
 		t.Fatalf("bob, on a server alice filled: %v", err)
 	}
@@ -729,7 +725,7 @@ func TestMCPFullServerMakesRoom(t *testing.T) {
 		}
 	}
 	// Alice holds two, bob would too: nobody's session is taken.
-	if cs, err := open(bobKey); err == nil {
+	if cs, err := open(servertest.BobKey); err == nil {
 		cs.Close()
 		t.Error("bob's second session was opened")
 	} else if !strings.Contains(err.Error(), "Service Unavailable") {
@@ -738,13 +734,13 @@ func TestMCPFullServerMakesRoom(t *testing.T) {
 }
 
 func TestMCPTransportLimits(t *testing.T) {
-	a := newAgent(t, func(cfg *server.Config) {
-		withMCPConfig(cfg, server.MCPConfig{Path: "/tools"})
+	a := servertest.NewAgent(t, func(cfg *server.Config) {
+		withMCPConfig(cfg, mcpbinding.Config{Path: "/tools"})
 		cfg.MaxRequestBytes = 1024
 	})
 	post := func(path, body string, header ...string) *http.Response {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, a.url+path, strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, a.URL+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", mcpStateless)
@@ -753,7 +749,7 @@ func TestMCPTransportLimits(t *testing.T) {
 			req.Header.Set(header[i], header[i+1])
 		}
 		req.Host = cmp.Or(req.Header.Get("Host"), req.Host)
-		resp, err := a.http.Do(req)
+		resp, err := a.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -782,7 +778,7 @@ func TestMCPTransportLimits(t *testing.T) {
 
 func TestMCPConfigErrors(t *testing.T) {
 	var cfg server.Config
-	newAgent(t, func(c *server.Config) { cfg = *c })
+	servertest.NewAgent(t, func(c *server.Config) { cfg = *c })
 	longID := strings.Repeat("a", 129)
 	long, err := mapping.Parse("t.yaml", []byte("upstream: {url: http://up}\nskills:\n  - {id: "+longID+", description: d, request: {path: /x}}\n"),
 		mapping.Options{})
@@ -791,16 +787,16 @@ func TestMCPConfigErrors(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		mcp    server.MCPConfig
+		mcp    mcpbinding.Config
 		skills *mapping.Skills
 		want   string
 	}{
-		{"relative path", server.MCPConfig{Path: "mcp"}, nil, "must start with /"},
-		{"card path", server.MCPConfig{Path: server.CardPath}, nil, "card path"},
-		{"negative timeout", server.MCPConfig{SessionTimeout: -1}, nil, "negative"},
-		{"negative cap", server.MCPConfig{MaxSessions: -1}, nil, "negative"},
-		{"negative cap per caller", server.MCPConfig{MaxSessionsPerCaller: -1}, nil, "per caller -1 is negative"},
-		{"skill id too long", server.MCPConfig{}, long, `skill "` + longID + `": its id is not an MCP tool name`},
+		{"relative path", mcpbinding.Config{Path: "mcp"}, nil, "must start with /"},
+		{"card path", mcpbinding.Config{Path: server.CardPath}, nil, "card path"},
+		{"negative timeout", mcpbinding.Config{SessionTimeout: -1}, nil, "negative"},
+		{"negative cap", mcpbinding.Config{MaxSessions: -1}, nil, "negative"},
+		{"negative cap per caller", mcpbinding.Config{MaxSessionsPerCaller: -1}, nil, "max_sessions_per_caller: -1 is negative"},
+		{"skill id too long", mcpbinding.Config{}, long, `skill "` + longID + `": its id is not an MCP tool name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cfg
@@ -816,25 +812,27 @@ func TestMCPConfigErrors(t *testing.T) {
 	}
 }
 
+// An MCP call is observed by its binding and its MCP method, and with no
+// A2A version: MCP speaks none.
 func TestMCPObserved(t *testing.T) {
-	obs := make(observations, 64)
-	a := newAgent(t, func(cfg *server.Config) { withMCP(cfg); cfg.Observer = obs })
+	obs := make(servertest.Observations, 64)
+	a := servertest.NewAgent(t, func(cfg *server.Config) { withMCP(cfg); cfg.Observer = obs })
 	cs := connectMCP(t, a, mcpStateless, "", nil)
-	obs.expect(t, "start MCP mcp/other 1.0", "end mcp/other 1.0 0 span=mcp/other") // server/discover
+	obs.Expect(t, "start MCP mcp/other ", "end mcp/other  0 span=mcp/other") // server/discover
 	callTool(t, cs, "weather", map[string]any{"city": "Paris"})
-	obs.expect(t, "start MCP tools/call 1.0", "annotate weather true", "detach span=tools/call",
-		"ended weather completed", "run weather true", "end tools/call 1.0 0 span=tools/call")
+	obs.Expect(t, "start MCP tools/call ", "annotate weather true", "detach span=tools/call",
+		"ended weather completed", "run weather true", "end tools/call  0 span=tools/call")
 	if _, err := cs.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	obs.expect(t, "start MCP tools/list 1.0", "end tools/list 1.0 0 span=tools/list")
+	obs.Expect(t, "start MCP tools/list ", "end tools/list  0 span=tools/list")
 
 	// A JSON-RPC error ends the call with its code, in a 400 answer
 	// (2026-07-28) as in a 200 one (a session's).
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "nope"}); err == nil {
 		t.Fatal("an unknown tool was called")
 	}
-	obs.expect(t, "start MCP tools/call 1.0", "end tools/call 1.0 -32602 span=tools/call")
+	obs.Expect(t, "start MCP tools/call ", "end tools/call  -32602 span=tools/call")
 	session, err := connectSession(t, a)
 	if err != nil {
 		t.Fatal(err)
@@ -848,7 +846,7 @@ func TestMCPObserved(t *testing.T) {
 	for got := ""; !strings.HasPrefix(got, "end tools/call "); {
 		select {
 		case got = <-obs:
-			if strings.HasPrefix(got, "end tools/call ") && got != "end tools/call 1.0 -32602 span=tools/call" {
+			if strings.HasPrefix(got, "end tools/call ") && got != "end tools/call  -32602 span=tools/call" {
 				t.Errorf("observed %q; want the call in a session ended with -32602", got)
 			}
 		case <-time.After(5 * time.Second):
@@ -857,28 +855,28 @@ func TestMCPObserved(t *testing.T) {
 	}
 
 	// An answer the SDK refuses ends the call with an error code.
-	req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req, _ := http.NewRequest(http.MethodPost, a.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	req.Header.Set("Content-Type", "text/plain")
-	if resp, err := a.http.Do(req); err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
+	if resp, err := a.HTTP.Do(req); err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
 		t.Fatalf("text/plain: %v %v", err, resp)
 	} else {
 		resp.Body.Close()
 	}
-	obs.expect(t, "start MCP tools/list 1.0", "end tools/list 1.0 -32600 span=tools/list")
+	obs.Expect(t, "start MCP tools/list ", "end tools/list  -32600 span=tools/list")
 }
 
 // A refusal is observed with its own code, as the other bindings' are.
 func TestMCPRefusalObserved(t *testing.T) {
-	obs := make(observations, 64)
-	a := newAuthAgent(t, nil, func(cfg *server.Config) { withMCP(cfg); cfg.Observer = obs })
-	req, _ := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	obs := make(servertest.Observations, 64)
+	a := servertest.NewAuthAgent(t, nil, func(cfg *server.Config) { withMCP(cfg); cfg.Observer = obs })
+	req, _ := http.NewRequest(http.MethodPost, a.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	obs.expect(t, `auth  "no credentials"`, "end  1.0 -31401 span=")
+	obs.Expect(t, `auth  "no credentials"`, "end unknown  -31401 span=")
 }
 
 // As the server shuts down, the sessions' standalone streams end, which
@@ -895,7 +893,7 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 		{"Close", (*server.Handler).Close},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAgent(t, withMCP)
+			a := servertest.NewAgent(t, withMCP)
 			cs, err := connectSession(t, a)
 			if err != nil {
 				t.Fatal(err)
@@ -904,7 +902,7 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 			stream := openStream(t, t.Context(), a, cs)
 			defer stream.Body.Close()
 
-			before := a.api.Stats()
+			before := a.API.Stats()
 			answered := make(chan error, 1)
 			go func() {
 				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 0.5}})
@@ -913,10 +911,10 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 				}
 				answered <- err
 			}()
-			if _, err := a.api.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowStarted > before.SlowStarted }); err != nil {
+			if _, err := a.API.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowStarted > before.SlowStarted }); err != nil {
 				t.Fatal(err)
 			}
-			h := a.handler.(*server.Handler)
+			h := a.Handler.(*server.Handler)
 			tc.end(h)
 			if _, err := io.Copy(io.Discard, stream.Body); err != nil {
 				t.Errorf("the stream ended with %v", err)
@@ -960,11 +958,11 @@ func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
 // do, so that proxies keep an idle one open: a session's standalone
 // stream, and a call's while the skill runs; clients read past them.
 func TestMCPStreamsHeartbeat(t *testing.T) {
-	a := newAgent(t, func(cfg *server.Config) {
+	a := servertest.NewAgent(t, func(cfg *server.Config) {
 		withMCP(cfg)
 		cfg.HeartbeatInterval = 10 * time.Millisecond
 	})
-	a.cancelOnCleanup()
+	a.CancelOnCleanup()
 	cs, err := connectSession(t, a)
 	if err != nil {
 		t.Fatal(err)
@@ -1027,7 +1025,7 @@ skills:
 		t.Fatal(err)
 	}
 	t.Cleanup(skills.Close)
-	a := newAgent(t, func(cfg *server.Config) { cfg.Skills = skills; withMCP(cfg) })
+	a := servertest.NewAgent(t, func(cfg *server.Config) { cfg.Skills = skills; withMCP(cfg) })
 	cs := connectMCP(t, a, mcpStateless, "", nil)
 
 	res := callTool(t, cs, "doc", nil)
@@ -1071,7 +1069,7 @@ skills:
 		t.Fatal(err)
 	}
 	t.Cleanup(skills.Close)
-	a := newAgent(t, func(cfg *server.Config) { cfg.Skills = skills; withMCP(cfg) })
+	a := servertest.NewAgent(t, func(cfg *server.Config) { cfg.Skills = skills; withMCP(cfg) })
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
 			cs := connectMCP(t, a, version, "", nil)
@@ -1096,7 +1094,7 @@ skills:
 	list := skills.ByID("list")
 	task := &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
 		Artifacts: []a2a.Artifact{{Parts: []a2a.Part{a2a.DataPart([]any{1.0, 2.0})}}}}
-	if res := server.MCPResult(list, task, nil); !res.IsError {
+	if res := mcpbinding.Result(list, task, nil); !res.IsError {
 		t.Errorf("MCPResult of list's array: %+v", res)
 	}
 }
@@ -1106,13 +1104,13 @@ skills:
 // the same message again: a call made again runs the skill again. So the
 // text says whether the skill ran, as the error's data does.
 func TestMCPUnavailableTexts(t *testing.T) {
-	a, store, manager := agentOnFailingStore(t, withMCP)
+	a, store, manager := servertest.AgentOnFailingStore(t, withMCP)
 	call := func(version string) (string, map[string]any) {
 		t.Helper()
 		_, err := connectMCP(t, a, version, "", nil).CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"city": "Paris"}})
 		var rpcErr *jsonrpc.Error
-		if !errors.As(err, &rpcErr) || rpcErr.Code != server.MCPCodeUnavailable {
-			t.Fatalf("at %s: %v, want %d", version, err, server.MCPCodeUnavailable)
+		if !errors.As(err, &rpcErr) || rpcErr.Code != mcpbinding.CodeUnavailable {
+			t.Fatalf("at %s: %v, want %d", version, err, mcpbinding.CodeUnavailable)
 		}
 		var data struct{ Metadata map[string]any }
 		_ = json.Unmarshal(rpcErr.Data, &data)
@@ -1120,17 +1118,17 @@ func TestMCPUnavailableTexts(t *testing.T) {
 	}
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
-			store.insert.Store(true)
+			store.FailInsert.Store(true)
 			msg, meta := call(version)
-			store.insert.Store(false)
+			store.FailInsert.Store(false)
 			if !strings.Contains(msg, "has not run, so calling the tool again is safe") || meta["skillRan"] != "false" ||
 				meta["taskId"] == nil || strings.Contains(msg, "messageId") {
 				t.Errorf("an insert that failed: %q, %v", msg, meta)
 			}
-			store.afterInsert.Store(true)
+			store.FailAfterInsert.Store(true)
 			msg, meta = call(version)
-			store.afterInsert.Store(false)
-			store.update.Store(false)
+			store.FailAfterInsert.Store(false)
+			store.FailUpdate.Store(false)
 			if !strings.Contains(msg, "The skill ran: calling the tool again runs it again. Read the task over A2A instead (GetTask") ||
 				meta["skillRan"] != "true" || meta["taskId"] == nil || strings.Contains(msg, "messageId") {
 				t.Errorf("an outcome that could not be stored: %q, %v", msg, meta)
@@ -1141,5 +1139,34 @@ func TestMCPUnavailableTexts(t *testing.T) {
 	if msg, meta := call(mcpStateless); !strings.Contains(msg, "shutting down, and the skill has not run: call the tool again") ||
 		meta["skillRan"] != "false" || strings.Contains(msg, "message") {
 		t.Errorf("while the agent drains: %q, %v", msg, meta)
+	}
+}
+
+// An MCP call whose run the agent stopped as its drain's deadline passed
+// is told so in MCP's terms: A2A's text asks for a new message, where an
+// MCP client calls the tool again.
+func TestMCPCallStoppedByDrain(t *testing.T) {
+	a := servertest.NewAgent(t, withMCP)
+	ended := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := connectMCP(t, a, mcpStateless, "", nil).CallTool(t.Context(),
+			&mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
+		if err != nil {
+			t.Error(err)
+		}
+		ended <- res
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := a.API.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > 0 }); err != nil {
+		t.Fatal(err)
+	}
+	deadlinePassed, pass := context.WithCancel(context.Background())
+	pass()
+	a.Tasks.Drain(deadlinePassed)
+	res := <-ended
+	if got := texts(res); res == nil || !res.IsError || len(got) != 1 ||
+		got[0] != "The agent stopped while this call ran, so whether its work was done is unknown; calling the tool again runs it again." {
+		t.Errorf("the call the drain stopped: %+v", res)
 	}
 }
