@@ -108,10 +108,11 @@ type Config struct {
 	// Observer is told what the handler does, for metrics, traces and the
 	// access log. Nil: nothing is observed.
 	Observer Observer
-	// Bindings are the bindings served beside JSON-RPC, tried in this
-	// order (HTTPJSON, GRPC, MCP): one whose paths lie below another's
-	// comes first. JSON-RPC, A2A's own, is always served, and takes every
-	// request none of them takes.
+	// Bindings are the bindings served beside JSON-RPC (GRPC, HTTPJSON,
+	// server/mcp's New), tried in this order: one whose paths lie below
+	// another's comes first, as gRPC's below HTTP+JSON's at "/".
+	// JSON-RPC, A2A's own, is always served, and takes every request none
+	// of them takes.
 	Bindings []NewBinding
 }
 
