@@ -7,11 +7,6 @@ const (
 	BindingHTTPJSON = "HTTP+JSON"
 )
 
-// BindingMCP names, beside the A2A bindings, the agent's MCP endpoint,
-// which serves the same skills as MCP tools. It is no A2A binding: no
-// AgentInterface names it.
-const BindingMCP = "MCP"
-
 // AgentCard describes an agent: who it is, where and how to reach it, what
 // it can do and how callers authenticate.
 type AgentCard struct {

@@ -18,35 +18,7 @@ const (
 	MethodListPushConfigs
 	MethodDeletePushConfig
 	MethodGetExtendedAgentCard
-
-	// The MCP endpoint's methods, so that its calls are observed as the
-	// A2A methods are: they have no A2A name, and LookupMethod never
-	// finds them.
-
-	MethodMCPToolsCall
-	MethodMCPToolsList
-	// MethodMCPOther is any other MCP method: initialize,
-	// server/discover, ping, a notification.
-	MethodMCPOther
 )
-
-// mcpMethodNames are the MCP methods' names.
-var mcpMethodNames = [...]string{MethodMCPToolsCall - MethodMCPToolsCall: "tools/call",
-	MethodMCPToolsList - MethodMCPToolsCall: "tools/list", MethodMCPOther - MethodMCPToolsCall: "mcp/other"}
-
-// LookupMCPMethod finds an MCP method by its name: MethodMCPOther for
-// one that is neither tools/call nor tools/list, MethodUnknown for none.
-func LookupMCPMethod(name string) Method {
-	switch name {
-	case "":
-		return MethodUnknown
-	case "tools/call":
-		return MethodMCPToolsCall
-	case "tools/list":
-		return MethodMCPToolsList
-	}
-	return MethodMCPOther
-}
 
 // Version is an A2A protocol version spoken on the wire.
 type Version uint8
@@ -114,14 +86,10 @@ func LookupMethod(v Version, name string) Method {
 	return MethodUnknown
 }
 
-// Name is the method's wire name in version v; an MCP method's is its
-// MCP name in every version.
+// Name is the method's wire name in version v.
 func (m Method) Name(v Version) string {
-	switch {
-	case int(m) < len(methodNames):
+	if int(m) < len(methodNames) {
 		return methodNames[m][v]
-	case m >= MethodMCPToolsCall && m <= MethodMCPOther:
-		return mcpMethodNames[m-MethodMCPToolsCall]
 	}
 	return ""
 }

@@ -94,6 +94,12 @@ func (a *assembly) newServer() (err error) {
 	if a.h.srv, err = server.New(a.server); err != nil {
 		return fmt.Errorf("setting up the A2A server: %w", err)
 	}
+	if srv, ok := a.ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
+		// Streams that last until their client leaves (MCP's) would hold
+		// the shutdown, for a reload too: they end as it begins. The calls
+		// under way answer; Cleanup closes what their bindings hold.
+		srv.RegisterOnShutdown(a.h.srv.Shutdown)
+	}
 	return nil
 }
 

@@ -42,18 +42,20 @@ type feature interface {
 	cleanup(h *Handler) error
 }
 
-// features are the blocks of the a2a configuration, in the order of the
-// Caddyfile's subdirectives. Within a step of provisioning, a feature may
-// use what those before it set up: push the task store.
+// features are the blocks of the a2a configuration. Within a step of
+// provisioning, a feature may use what those before it set up: push the
+// task store. The bindings come in the order the server tries them
+// (configure adds them): gRPC's paths may lie below HTTP+JSON's, and so
+// may MCP's.
 var features = []feature{
 	tasksFeature{},
 	signingFeature{},
 	securityFeature{},
 	extendedCardFeature{},
 	pushFeature{},
-	restFeature{},
 	grpcFeature{},
 	mcpFeature{},
+	restFeature{},
 }
 
 // noSteps is a feature's default: nothing to do at a step.

@@ -6,6 +6,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
 // GRPCConfig is the gRPC binding, served by the same engine,
@@ -80,7 +82,9 @@ func (grpcFeature) validate(h *Handler) error {
 // configure serves the binding on the site's port, unless it listens on
 // its own.
 func (grpcFeature) configure(a *assembly) error {
-	a.server.GRPC = a.h.GRPC != nil && a.h.GRPC.Listen == ""
+	if a.h.GRPC != nil && a.h.GRPC.Listen == "" {
+		a.server.Bindings = append(a.server.Bindings, server.GRPC())
+	}
 	return nil
 }
 

@@ -1,18 +1,17 @@
 package caddymodule
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/confval"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	"github.com/caddy-a2a/caddy-a2a/server/mcp"
 )
 
 // MCPConfig serves the skills as the tools of an MCP server (Streamable
@@ -21,9 +20,7 @@ import (
 // observer as the A2A bindings. docs/mcp.md says what each skill becomes.
 // In the Caddyfile: mcp [<path> [<url>]] [{ … }].
 type MCPConfig struct {
-	// Path is the endpoint's request path, as the handler sees it (after
-	// any handle_path). Default: /mcp.
-	Path string `json:"path,omitempty"`
+	mcp.Config
 
 	// URL is the endpoint's public, absolute URL: the resource MCP clients
 	// ask bearer tokens for, and that tokens must name. Its path must end
@@ -33,64 +30,11 @@ type MCPConfig struct {
 	// scheme and host of url, with path (set it when the agent is served
 	// under a prefix).
 	URL string `json:"url,omitempty"`
-
-	// SessionTimeout closes a session (protocol 2025-11-25 and earlier)
-	// that has had no request for this long. Default: 5m.
-	SessionTimeout caddy.Duration `json:"session_timeout,omitempty"`
-
-	// MaxSessions caps the sessions open at once. Past it, a caller that
-	// holds at least two fewer than the caller holding the most still
-	// opens one, and that caller's least recently used session is closed;
-	// any other is answered 503 with Retry-After until one closes or times
-	// out. When the agent declares security schemes, anonymous callers
-	// together hold at most half of max_sessions and of max_session_bytes,
-	// so that the rest stays for authenticated callers. Requests at
-	// 2026-07-28 need no session. Default: 1000.
-	MaxSessions int `json:"max_sessions,omitempty"`
-
-	// MaxSessionBytes bounds the memory the sessions hold together, with
-	// the same rules as max_sessions: each counts 8 KiB and three times
-	// what it keeps of its initialize request (an initialize is at most
-	// 16 KiB). Default: 32 MiB; at least 56 KiB, what one session may
-	// hold.
-	MaxSessionBytes int64 `json:"max_session_bytes,omitempty"`
-
-	// MaxSessionsPerCaller caps the sessions one caller holds open: an
-	// authenticated caller (its owner), or one client address of the
-	// anonymous ones. Past it, that caller is answered 429 with
-	// Retry-After until one of its sessions closes. Default: a tenth
-	// of max_sessions, at least 1.
-	MaxSessionsPerCaller int `json:"max_sessions_per_caller,omitempty"`
-
-	// MaxSessionBytesPerCaller bounds the memory of one caller's sessions,
-	// as max_sessions_per_caller bounds their count. Default: a tenth of
-	// max_session_bytes; at least 56 KiB.
-	MaxSessionBytesPerCaller int64 `json:"max_session_bytes_per_caller,omitempty"`
-
-	// AnyHostOnLoopback takes requests that arrive on a loopback address
-	// with any Host header. By default such a request must name a loopback
-	// host, which stops DNS rebinding (a web page whose name resolves to
-	// 127.0.0.1 reaching a local agent); set it when a proxy on the same
-	// machine forwards requests to Caddy on loopback with their public
-	// Host.
-	AnyHostOnLoopback bool `json:"any_host_on_loopback,omitempty"`
 }
 
 func (c *MCPConfig) validate() error {
-	switch {
-	case c.Path != "" && c.Path[0] != '/':
-		return fmt.Errorf("path: %q must start with /", c.Path)
-	case c.SessionTimeout < 0:
-		return fmt.Errorf("session_timeout: %s is negative", time.Duration(c.SessionTimeout))
-	case c.MaxSessions < 0:
-		return fmt.Errorf("max_sessions: %d is negative", c.MaxSessions)
-	case c.MaxSessionsPerCaller < 0:
-		return fmt.Errorf("max_sessions_per_caller: %d is negative", c.MaxSessionsPerCaller)
-	case c.MaxSessionBytes != 0 && c.MaxSessionBytes < server.MinMCPSessionBytes:
-		return fmt.Errorf("max_session_bytes: %d is less than one session may hold (%d)", c.MaxSessionBytes, server.MinMCPSessionBytes)
-	case c.MaxSessionBytesPerCaller != 0 && c.MaxSessionBytesPerCaller < server.MinMCPSessionBytes:
-		return fmt.Errorf("max_session_bytes_per_caller: %d is less than one session may hold (%d)",
-			c.MaxSessionBytesPerCaller, server.MinMCPSessionBytes)
+	if err := c.Validate(); err != nil {
+		return err
 	}
 	if c.URL != "" {
 		if err := checkAbsoluteURL(c.URL); err != nil {
@@ -101,39 +45,15 @@ func (c *MCPConfig) validate() error {
 		if u, _ := url.Parse(c.URL); u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 			return errors.New("url: must have no user information, query or fragment")
 		}
-		if _, err := cardgen.ResourceMetadataURL(c.URL, c.path()); err != nil {
+		if _, err := cardgen.ResourceMetadataURL(c.URL, c.PathOrDefault()); err != nil {
 			return fmt.Errorf("url: %w", err)
 		}
 	}
 	return nil
 }
 
-// path is the endpoint's path as the handler sees it.
-func (c *MCPConfig) path() string { return cmp.Or(c.Path, server.DefaultMCPPath) }
-
-// serverConfig is the endpoint as the server takes it; nil when off.
-func (c *MCPConfig) serverConfig() *server.MCPConfig {
-	if c == nil {
-		return nil
-	}
-	return &server.MCPConfig{Path: c.Path, SessionTimeout: time.Duration(c.SessionTimeout),
-		MaxSessions: c.MaxSessions, MaxSessionBytes: c.MaxSessionBytes,
-		MaxSessionsPerCaller: c.MaxSessionsPerCaller, MaxSessionBytesPerCaller: c.MaxSessionBytesPerCaller,
-		AnyHostOnLoopback: c.AnyHostOnLoopback}
-}
-
-// endMCPStreamsOnShutdown ends the MCP sessions' standalone streams as
-// the server shuts down, for a reload too: Caddy waits for the requests
-// under way, and such a stream would hold it until its client leaves. The
-// calls under way answer on their sessions; Cleanup closes the sessions.
-func (h *Handler) endMCPStreamsOnShutdown(ctx caddy.Context) {
-	if h.MCP == nil {
-		return
-	}
-	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
-		srv.RegisterOnShutdown(h.srv.EndMCPStreams)
-	}
-}
+// binding is the MCP endpoint as the server serves it.
+func (c *MCPConfig) binding() server.NewBinding { return mcp.New(c.Config) }
 
 // parseMCP reads mcp [<path> [<url>]] [{ session_timeout <duration>; max_sessions <count>;
 // max_session_bytes <size>; max_sessions_per_caller <count>; max_session_bytes_per_caller <size>;
@@ -154,7 +74,9 @@ func parseMCP(d *caddyfile.Dispenser, at string) (*MCPConfig, error) {
 		var err error
 		switch sub {
 		case "session_timeout":
-			c.SessionTimeout, err = durationArg(d, at)
+			var timeout caddy.Duration
+			timeout, err = durationArg(d, at)
+			c.SessionTimeout = confval.Duration(timeout)
 		case "max_sessions":
 			c.MaxSessions, err = countArg(d, at)
 		case "max_session_bytes":

@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/server"
+	mcpbinding "github.com/caddy-a2a/caddy-a2a/server/mcp"
 )
 
 // apiKeyTransport sends an API key with every request.
@@ -174,23 +176,21 @@ func TestIntegrationMCPReload(t *testing.T) {
 	<-reloaded
 }
 
-// An MCP call's span and metrics say the binding and the MCP method.
+// An MCP call's span and metrics say the binding and the MCP method, and
+// no A2A version: MCP speaks none.
 func TestMCPObservedNames(t *testing.T) {
-	for m, name := range map[a2a.Method]string{a2a.MethodMCPToolsCall: "tools/call", a2a.MethodMCPToolsList: "tools/list",
-		a2a.MethodMCPOther: "mcp/other"} {
-		span := observedSpan(t, a2a.BindingMCP, m, 0)
+	for _, name := range []string{"tools/call", "tools/list", "mcp/other"} {
+		c := server.Call{Binding: mcpbinding.Binding, Operation: name, Version: a2a.V10}
+		span := observedCall(t, c, 0)
 		if span.Name() != "A2A "+name || attr(span, "rpc.method") != name || attr(span, "rpc.system") != "jsonrpc" ||
-			attr(span, "a2a.protocol_binding") != a2a.BindingMCP {
+			attr(span, "a2a.protocol_binding") != mcpbinding.Binding || attr(span, "a2a.protocol_version") != "" {
 			t.Errorf("%s: span %q %v", name, span.Name(), span.Attributes())
 		}
-		if got := methodLabel(m); got != name {
-			t.Errorf("%s: method label %q", name, got)
-		}
-		counter := metrics.requests.WithLabelValues(a2a.BindingMCP, name, "1.0", "ok")
+		counter := metrics.requests.WithLabelValues(mcpbinding.Binding, name, "", "ok")
 		before := counterValue(t, counter)
-		observedSpan(t, a2a.BindingMCP, m, 0)
+		observedCall(t, c, 0)
 		if after := counterValue(t, counter); after != before+1 {
-			t.Errorf("%s: requests_total{binding=MCP} went from %v to %v", name, before, after)
+			t.Errorf("%s: requests_total{binding=MCP,version=\"\"} went from %v to %v", name, before, after)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/caddy-a2a/caddy-a2a/server"
+	mcpbinding "github.com/caddy-a2a/caddy-a2a/server/mcp"
 )
 
 // Through a real Caddy, at both MCP versions: a call refused because the
@@ -45,10 +45,10 @@ func TestIntegrationMCPQuotaRefusal(t *testing.T) {
 			}
 			var data struct{ Reason string }
 			_ = json.Unmarshal(rpcErr.Data, &data)
-			if rpcErr.Code != server.MCPCodeResourceExhausted || data.Reason != "RESOURCE_EXHAUSTED" ||
+			if rpcErr.Code != mcpbinding.CodeResourceExhausted || data.Reason != "RESOURCE_EXHAUSTED" ||
 				!strings.Contains(rpcErr.Message, "as much as one anonymous client may; finish or cancel some, authenticate, or retry later") {
 				t.Errorf("code %d, message %q, data %s; want %d naming the quota, reason RESOURCE_EXHAUSTED",
-					rpcErr.Code, rpcErr.Message, rpcErr.Data, server.MCPCodeResourceExhausted)
+					rpcErr.Code, rpcErr.Message, rpcErr.Data, mcpbinding.CodeResourceExhausted)
 			}
 		})
 	}

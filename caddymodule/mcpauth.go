@@ -25,9 +25,9 @@ func (h *Handler) mcpResource() (resource, endpoint string) {
 	case h.MCP == nil:
 		return "", ""
 	case h.MCP.URL == "":
-		return h.siteURL(h.MCP.path()), ""
+		return h.siteURL(h.MCP.PathOrDefault()), ""
 	}
-	return h.MCP.URL, h.MCP.path()
+	return h.MCP.URL, h.MCP.PathOrDefault()
 }
 
 // resourceMetadataURL is where the protected resource metadata is served,

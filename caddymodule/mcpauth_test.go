@@ -18,6 +18,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
+	mcpbinding "github.com/caddy-a2a/caddy-a2a/server/mcp"
 )
 
 // The skills of the MCP-authorization agent: whoami answers with the
@@ -190,7 +191,7 @@ func TestMCPAudienceAtProvision(t *testing.T) {
 			`security: with mcp on, tokens must be for the MCP endpoint: scheme "tokens": jwt audiences (none) lack ` + resource, false},
 		{"the card's audience only", &MCPConfig{}, jwtScheme("https://agent.example/"),
 			`scheme "tokens": jwt audiences (https://agent.example/) lack ` + resource + `, the resource MCP clients ask tokens for (RFC 8707): add it beside the others (Caddyfile: audience ` + resource + `)`, false},
-		{"another path", &MCPConfig{Path: "/tools"}, jwtScheme(resource), `lack https://agent.example/tools`, false},
+		{"another path", &MCPConfig{Config: mcpbinding.Config{Path: "/tools"}}, jwtScheme(resource), `lack https://agent.example/tools`, false},
 		{"the MCP endpoint's URL", &MCPConfig{}, jwtScheme("a2a", resource), "", true},
 		{"its public URL, under a prefix", &MCPConfig{URL: "https://agent.example/orders/mcp"},
 			jwtScheme(resource), `lack https://agent.example/orders/mcp`, false},

@@ -14,6 +14,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/push"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	"github.com/caddy-a2a/caddy-a2a/server/mcp"
 )
 
 // The module's metrics, on the registry Caddy's metrics endpoints serve
@@ -24,7 +25,8 @@ import (
 var metrics struct {
 	once sync.Once
 	// requests: binding (server.Call's: JSONRPC, HTTP+JSON, GRPC, MCP),
-	// method (1.0 name, an MCP method's, or "unknown"), version, code
+	// method and version (server.Call's labels: for MCP, its method's name
+	// and no version), code
 	// ("ok", the JSON-RPC error code, or "canceled" / "deadline_exceeded"
 	// when the request's context ended first).
 	requests *prometheus.CounterVec
@@ -144,19 +146,13 @@ func (c storesCollector) Collect(ch chan<- prometheus.Metric) {
 
 // Label values made once, so that counting allocates nothing.
 var (
-	methodLabels  [a2a.MethodMCPOther + 1]string
-	versionLabels = [...]string{a2a.V03: a2a.V03.String(), a2a.V10: a2a.V10.String()}
-	stateLabels   [a2a.TaskStateAuthRequired + 1]string
+	stateLabels [a2a.TaskStateAuthRequired + 1]string
 	// statusLabels are the HTTP statuses 100 to 599.
 	statusLabels [500]string
 	codeLabels   = map[int]string{}
 )
 
 func init() {
-	for m := range methodLabels {
-		methodLabels[m] = a2a.Method(m).Name(a2a.V10)
-	}
-	methodLabels[a2a.MethodUnknown] = "unknown"
 	for s := range stateLabels {
 		stateLabels[s] = a2a.TaskState(s).String()
 	}
@@ -168,32 +164,12 @@ func init() {
 		a2a.CodePushNotificationNotSupported, a2a.CodeUnsupportedOperation, a2a.CodeContentTypeNotSupported,
 		a2a.CodeInvalidAgentResponse, a2a.CodeExtendedAgentCardNotConfigured, a2a.CodeExtensionSupportRequired,
 		a2a.CodeVersionNotSupported, a2a.CodeUnauthenticated, a2a.CodeUnauthorized,
-		server.MCPCodeResourceExhausted, server.MCPCodeUnavailable} {
+		mcp.CodeResourceExhausted, mcp.CodeUnavailable} {
 		codeLabels[code] = strconv.Itoa(code)
 	}
 	codeLabels[0] = "ok"
 	codeLabels[server.CodeCanceled] = "canceled"
 	codeLabels[server.CodeDeadlineExceeded] = "deadline_exceeded"
-	for i, l := range methodLabels {
-		methodValues[i] = l
-	}
-	for i, l := range versionLabels {
-		versionValues[i] = l
-	}
-}
-
-func methodLabel(m a2a.Method) string {
-	if int(m) < len(methodLabels) {
-		return methodLabels[m]
-	}
-	return methodLabels[a2a.MethodUnknown]
-}
-
-func versionLabel(v a2a.Version) string {
-	if int(v) < len(versionLabels) {
-		return versionLabels[v]
-	}
-	return "unknown"
 }
 
 func stateLabel(s a2a.TaskState) string {
@@ -220,8 +196,8 @@ func codeLabel(code int) string {
 }
 
 // What the observer counts.
-func countRequest(binding string, m a2a.Method, v a2a.Version, code int) {
-	metrics.requests.WithLabelValues(binding, methodLabel(m), versionLabel(v), codeLabel(code)).Inc()
+func countRequest(c *server.Call) {
+	metrics.requests.WithLabelValues(c.Binding, c.MethodLabel(), c.VersionLabel(), codeLabel(c.Code)).Inc()
 }
 
 func countTaskEnded(skill string, state a2a.TaskState) {

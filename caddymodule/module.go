@@ -272,6 +272,9 @@ func (h *Handler) Cleanup() error {
 	if h.drain != nil && caddy.Exiting() {
 		h.drain()
 	}
+	if h.srv != nil {
+		h.srv.Close() // once the calls still under way on it end (a reload does not wait for them)
+	}
 	err := h.cleanupFeatures()
 	if h.skills != nil {
 		h.skills.Close()

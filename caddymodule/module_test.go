@@ -8,6 +8,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/confval"
 	"github.com/caddy-a2a/caddy-a2a/push"
+	mcpbinding "github.com/caddy-a2a/caddy-a2a/server/mcp"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
@@ -110,23 +111,23 @@ func TestValidate(t *testing.T) {
 			h.Tasks = &TasksConfig{Redis: &RedisConfig{Addresses: []string{"127.0.0.1:6379"}, Timeout: -caddy.Duration(1e9)}}
 		}, "tasks: redis: timeout -1s is negative"},
 		{"mcp", func(h *Handler) {
-			h.MCP = &MCPConfig{Path: "/tools", SessionTimeout: caddy.Duration(1), MaxSessions: 1}
+			h.MCP = &MCPConfig{Config: mcpbinding.Config{Path: "/tools", SessionTimeout: 1, MaxSessions: 1}}
 		}, ""},
-		{"mcp with a relative path", func(h *Handler) { h.MCP = &MCPConfig{Path: "tools"} }, `mcp: path: "tools" must start with /`},
-		{"mcp with a negative session_timeout", func(h *Handler) { h.MCP = &MCPConfig{SessionTimeout: -caddy.Duration(1e9)} },
+		{"mcp with a relative path", func(h *Handler) { h.MCP = &MCPConfig{Config: mcpbinding.Config{Path: "tools"}} }, `mcp: path: "tools" must start with /`},
+		{"mcp with a negative session_timeout", func(h *Handler) { h.MCP = &MCPConfig{Config: mcpbinding.Config{SessionTimeout: -1e9}} },
 			"mcp: session_timeout: -1s is negative"},
-		{"mcp with negative max_sessions", func(h *Handler) { h.MCP = &MCPConfig{MaxSessions: -1} }, "mcp: max_sessions: -1 is negative"},
-		{"mcp with negative max_sessions_per_caller", func(h *Handler) { h.MCP = &MCPConfig{MaxSessionsPerCaller: -1} },
+		{"mcp with negative max_sessions", func(h *Handler) { h.MCP = &MCPConfig{Config: mcpbinding.Config{MaxSessions: -1}} }, "mcp: max_sessions: -1 is negative"},
+		{"mcp with negative max_sessions_per_caller", func(h *Handler) { h.MCP = &MCPConfig{Config: mcpbinding.Config{MaxSessionsPerCaller: -1}} },
 			"mcp: max_sessions_per_caller: -1 is negative"},
-		{"mcp with max_session_bytes below one session", func(h *Handler) { h.MCP = &MCPConfig{MaxSessionBytes: 1 << 10} },
+		{"mcp with max_session_bytes below one session", func(h *Handler) { h.MCP = &MCPConfig{Config: mcpbinding.Config{MaxSessionBytes: 1 << 10}} },
 			"mcp: max_session_bytes: 1024 is less than one session may hold (57344)"},
-		{"mcp with max_session_bytes_per_caller below one session", func(h *Handler) { h.MCP = &MCPConfig{MaxSessionBytesPerCaller: -1} },
+		{"mcp with max_session_bytes_per_caller below one session", func(h *Handler) { h.MCP = &MCPConfig{Config: mcpbinding.Config{MaxSessionBytesPerCaller: -1}} },
 			"mcp: max_session_bytes_per_caller: -1 is less than one session may hold (57344)"},
 		{"mcp under a prefix", func(h *Handler) { h.MCP = &MCPConfig{URL: "https://agents.example/orders/mcp"} }, ""},
 		{"mcp with a relative url", func(h *Handler) { h.MCP = &MCPConfig{URL: "/orders/mcp"} },
 			"mcp: url: not an absolute http or https URL"},
 		{"mcp with a url that is not its path's", func(h *Handler) {
-			h.MCP = &MCPConfig{Path: "/tools", URL: "https://agents.example/orders/mcp"}
+			h.MCP = &MCPConfig{Config: mcpbinding.Config{Path: "/tools"}, URL: "https://agents.example/orders/mcp"}
 		}, `mcp: url: cardgen: resource metadata: the path of resource "https://agents.example/orders/mcp" does not end with the endpoint's path "/tools"`},
 		{"mcp with a url whose path only ends as its path's", func(h *Handler) { h.MCP = &MCPConfig{URL: "https://agents.example/ordersmcp"} },
 			`does not end with the endpoint's path "/mcp"`},

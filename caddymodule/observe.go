@@ -17,6 +17,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	"github.com/caddy-a2a/caddy-a2a/server/mcp"
 )
 
 // observer is the server's Observer in Caddy: Prometheus metrics on
@@ -61,22 +62,39 @@ func (v logFields) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
-// Method and version values made once (by metrics.go's init, with the
-// labels), so that setting them allocates nothing.
-var (
-	methodValues  [len(methodLabels)]any
-	versionValues [len(versionLabels)]any
-)
+// labelValues are the A2A methods' and versions' labels as values of
+// Caddy variables, made once, so that setting them allocates nothing.
+var labelValues = func() map[string]any {
+	values := map[string]any{server.UnknownMethod: server.UnknownMethod}
+	for m := a2a.MethodUnknown + 1; m.Name(a2a.V10) != ""; m++ {
+		values[m.Name(a2a.V10)] = m.Name(a2a.V10)
+	}
+	for _, v := range a2a.Versions {
+		values[v.String()] = v.String()
+	}
+	return values
+}()
+
+// labelValue is a label as a Caddy variable's value: made once for A2A's,
+// made now for another binding's.
+func labelValue(label string) any {
+	if v, ok := labelValues[label]; ok {
+		return v
+	}
+	return label
+}
 
 // methodSpan marks, in a request's context, the span StartMethod began.
 type methodSpan struct{}
 
 func (observer) StartMethod(r *http.Request, c server.Call) context.Context {
 	ctx := r.Context()
-	m, v := c.Method, c.Version
-	method, version := methodLabel(m), versionLabel(v)
-	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok && int(m) < len(methodValues) && int(v) < len(versionValues) {
-		vars[varMethod], vars[varVersion] = methodValues[m], versionValues[v]
+	method, version := c.MethodLabel(), c.VersionLabel()
+	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
+		vars[varMethod] = labelValue(method)
+		if version != "" { // a call of another protocol speaks no A2A version
+			vars[varVersion] = labelValue(version)
+		}
 		if extra, ok := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
 			extra.Set(zap.Object("a2a", logFields(vars)))
 		}
@@ -94,8 +112,10 @@ func (observer) StartMethod(r *http.Request, c server.Call) context.Context {
 	case !parent.IsRecording():
 		return ctx // sampled out: the upstream gets the context, no spans are made
 	}
-	attrs := []attribute.KeyValue{attribute.String("rpc.method", method), attribute.String("a2a.protocol_version", version),
-		attribute.String("a2a.protocol_binding", c.Binding)}
+	attrs := []attribute.KeyValue{attribute.String("rpc.method", method), attribute.String("a2a.protocol_binding", c.Binding)}
+	if version != "" {
+		attrs = append(attrs, attribute.String("a2a.protocol_version", version))
+	}
 	if system := rpcSystem(c.Binding); system != "" {
 		attrs = append(attrs, attribute.String("rpc.system", system))
 	}
@@ -106,7 +126,7 @@ func (observer) StartMethod(r *http.Request, c server.Call) context.Context {
 
 func (observer) EndRequest(ctx context.Context, c server.Call) {
 	code := c.Code
-	countRequest(c.Binding, c.Method, c.Version, code)
+	countRequest(&c)
 	if span, ok := ctx.Value(methodSpan{}).(trace.Span); ok {
 		if code < 0 {
 			span.SetAttributes(attribute.Int("rpc.jsonrpc.error_code", code))
@@ -212,7 +232,7 @@ func rpcSystem(binding string) string {
 	switch binding {
 	case a2a.BindingGRPC:
 		return "grpc"
-	case a2a.BindingJSONRPC, a2a.BindingMCP:
+	case a2a.BindingJSONRPC, mcp.Binding:
 		return "jsonrpc"
 	}
 	return ""

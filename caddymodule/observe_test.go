@@ -124,6 +124,12 @@ func endedWith(c server.Call, code int) server.Call {
 // code.
 func observedSpan(t *testing.T, binding string, m a2a.Method, code int) sdktrace.ReadOnlySpan {
 	t.Helper()
+	return observedCall(t, server.Call{Binding: binding, Method: m, Version: a2a.V10}, code)
+}
+
+// observedCall is observedSpan for call c, of any binding.
+func observedCall(t *testing.T, c server.Call, code int) sdktrace.ReadOnlySpan {
+	t.Helper()
 	initMetrics()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -131,7 +137,6 @@ func observedSpan(t *testing.T, binding string, m a2a.Method, code int) sdktrace
 	ctx, handler := tp.Tracer("caddy").Start(context.Background(), "handler")
 	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
 	var o observer
-	c := server.Call{Binding: binding, Method: m, Version: a2a.V10}
 	o.EndRequest(o.StartMethod(r, c), endedWith(c, code))
 	handler.End()
 	return rec.Ended()[0] // the method's, ended before the handler's

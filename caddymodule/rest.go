@@ -52,7 +52,7 @@ func (restFeature) validate(h *Handler) error {
 
 func (restFeature) configure(a *assembly) error {
 	if a.h.REST != nil {
-		a.server.RESTPath = a.h.REST.Path
+		a.server.Bindings = append(a.server.Bindings, server.HTTPJSON(a.h.REST.Path))
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ func compileSkillRequirements(auth Authenticator, skills *mapping.Skills) (map[*
 // the caller's form (never an SSE stream, whatever the method), so that a
 // client can read why. A JSON-RPC id is null when the request was refused
 // unread.
-func (h *Handler) refuse(w http.ResponseWriter, c *call, f *authn.Failure) {
+func (h *Handler) refuse(w http.ResponseWriter, c *Exchange, f *authn.Failure) {
 	h.writeError(w, f.Status, c, h.refusal(w.Header(), f))
 }
 

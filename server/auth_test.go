@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,191 +16,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
-const (
-	aliceKey = "alice-key-0123456789"
-	bobKey   = "bob-key-0123456789ab"
-)
-
-const authSkills = `upstream:
-  url: http://127.0.0.1:1
-skills:
-  - id: echo
-    description: calls the upstream on the caller's behalf
-    request:
-      path: /echo
-      headers:
-        X-On-Behalf-Of: "{caller.subject}"
-  - id: admin
-    description: for admins
-    security:
-      - key: [admin]
-    request: {path: /admin}
-  - id: secret
-    description: on the extended card only
-    extended: true
-    request: {path: /secret}
-  - id: ask
-    description: asks for a city
-    arguments:
-      city: {type: string, required: true}
-    request: {path: "/ask/{args.city}"}
-  - id: forwarding
-    description: forwards a trace header
-    forward_headers: [X-Trace-Id]
-    request: {path: /fwd}
-`
-
-// authAgent is an endpoint with an API key scheme in front of an upstream
-// that records what it gets.
-type authAgent struct {
-	*agent
-	upstream chan *http.Request
-	auth     *authn.Authenticator
-}
-
-// newAuthAgent serves authSkills; require is the agent-wide requirement
-// (nil: the key).
-func newAuthAgent(t *testing.T, require []a2a.SecurityRequirement, tune func(*server.Config)) *authAgent {
-	t.Helper()
-	seen := make(chan *http.Request, 16)
-	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen <- r.Clone(context.Background())
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"ok":true}`)
-	}))
-	t.Cleanup(upstream.Close)
-
-	auth, err := authn.New(authn.Config{
-		Schemes: map[string]*authn.Scheme{"key": {Type: authn.TypeAPIKey, In: "header", Name: "X-API-Key", Keys: []authn.APIKey{
-			{Key: aliceKey, Subject: "alice", Scopes: []string{"tasks"}},
-			{Key: bobKey, Subject: "bob", Scopes: []string{"tasks", "admin"}},
-		}}},
-		Require: require,
-	}, authn.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(auth.Close)
-	skills, err := mapping.Parse("skills.yaml", []byte(authSkills), mapping.Options{
-		UpstreamURL: upstream.URL, CheckSecurity: auth.CheckRequirements})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(skills.Close)
-	manager := tasks.NewManager(tasks.Options{})
-	t.Cleanup(manager.Close)
-
-	front := httptest.NewUnstartedServer(nil)
-	cardCfg := cardgen.Config{Name: "Auth Agent", Description: "d", Version: "1.0.0",
-		URL:             "http://" + front.Listener.Addr().String() + "/",
-		SecuritySchemes: auth.CardSchemes(), Security: auth.CardRequirements(), ExtendedCard: true}
-	card, err := cardgen.Build(cardCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := cardgen.NewDocument(card)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cardCfg.Description = "the extended description"
-	extCard, err := cardgen.Build(cardCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	extDoc, err := cardgen.NewDocument(extCard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.Config{Skills: skills, Tasks: manager, Card: doc, ExtendedCard: extDoc, Auth: auth}
-	if tune != nil {
-		tune(&cfg)
-	}
-	h, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	front.Config.Handler = h
-	serveH2C(front)
-	front.Start()
-	t.Cleanup(front.Close)
-	return &authAgent{agent: &agent{t: t, url: front.URL, http: front.Client(), tasks: manager, handler: h}, upstream: seen, auth: auth}
-}
-
-// authAnswer is an answer with its HTTP status and challenges.
-type authAnswer struct {
-	rpcAnswer
-	status     int
-	challenges []string
-	raw        string
-}
-
-// as sends one JSON-RPC request (1.0) with the API key key ("" sends none)
-// and extra headers.
-func (a *authAgent) as(key, method string, params any, extra ...string) authAnswer {
-	a.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, a.url+"/", strings.NewReader(rpcBody(method, params)))
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	if key != "" {
-		req.Header.Set("X-API-Key", key)
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		req.Header.Set(extra[i], extra[i+1])
-	}
-	resp, err := a.http.Do(req)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	ans := authAnswer{status: resp.StatusCode, challenges: resp.Header.Values("WWW-Authenticate"), raw: string(body)}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		a.t.Fatalf("%s: Content-Type %q: %s", method, ct, body)
-	}
-	if err := json.Unmarshal(body, &ans.rpcAnswer); err != nil {
-		a.t.Fatalf("%s: answer is not JSON: %v: %s", method, err, body)
-	}
-	return ans
-}
-
-// task sends a message to skill as key and returns the task it gets.
-func (a *authAgent) task(key, skill string, data map[string]any) map[string]any {
-	a.t.Helper()
-	ans := a.as(key, "SendMessage", map[string]any{"message": message("1.0", skill, data)})
-	if ans.status != http.StatusOK || ans.Error != nil {
-		a.t.Fatalf("SendMessage to %s as %q: %d %s", skill, key, ans.status, ans.raw)
-	}
-	return taskOf("1.0", ans.Result)
-}
-
-// upstreamCall returns the request the upstream got; a blocking
-// SendMessage has returned, so it has been recorded.
-func (a *authAgent) upstreamCall() *http.Request {
-	a.t.Helper()
-	select {
-	case r := <-a.upstream:
-		return r
-	default:
-		a.t.Fatal("the upstream got no request")
-		return nil
-	}
-}
-
-func (a *authAgent) noUpstreamCall() {
-	a.t.Helper()
-	select {
-	case r := <-a.upstream:
-		a.t.Errorf("the upstream got %s %s; want no call", r.Method, r.URL)
-	default:
-	}
-}
-
 func TestAuthenticationRequired(t *testing.T) {
 	a := newAuthAgent(t, nil, nil)
 	for _, tt := range []struct {
@@ -213,22 +26,22 @@ func TestAuthenticationRequired(t *testing.T) {
 		{"a wrong key", "not-a-key-0123456789", "the credentials presented were not accepted"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ans := a.as(tt.key, "SendMessage", map[string]any{"message": message("1.0", "echo", map[string]any{})})
-			if ans.status != http.StatusUnauthorized {
-				t.Fatalf("status %d, want 401: %s", ans.status, ans.raw)
+			ans := a.As(tt.key, "SendMessage", map[string]any{"message": message("1.0", "echo", map[string]any{})})
+			if ans.Status != http.StatusUnauthorized {
+				t.Fatalf("status %d, want 401: %s", ans.Status, ans.Raw)
 			}
-			if want := `APIKey realm="a2a", in="header", name="X-API-Key"`; len(ans.challenges) != 1 || ans.challenges[0] != want {
-				t.Errorf("WWW-Authenticate %q, want %q", ans.challenges, want)
+			if want := `APIKey realm="a2a", in="header", name="X-API-Key"`; len(ans.Challenges) != 1 || ans.Challenges[0] != want {
+				t.Errorf("WWW-Authenticate %q, want %q", ans.Challenges, want)
 			}
 			if ans.Error == nil || ans.Error.Code != a2a.CodeUnauthenticated || ans.Error.Message != tt.message ||
 				string(ans.ID) != "null" || !strings.Contains(string(ans.Error.Data), `"UNAUTHENTICATED"`) {
-				t.Errorf("body %s; want a JSON-RPC error -31401 %q with id null", ans.raw, tt.message)
+				t.Errorf("body %s; want a JSON-RPC error -31401 %q with id null", ans.Raw, tt.message)
 			}
-			a.noUpstreamCall()
+			a.NoUpstreamCall()
 		})
 	}
 	// The card stays public unless configured otherwise.
-	resp, err := a.http.Get(a.url + server.CardPath)
+	resp, err := a.HTTP.Get(a.URL + server.CardPath)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("card: %v %v", resp, err)
 	}
@@ -239,7 +52,7 @@ func TestAuthenticationRequired(t *testing.T) {
 // exactly like a task that does not exist.
 func TestOwnerIsolationBetweenCallers(t *testing.T) {
 	a := newAuthAgent(t, nil, nil)
-	asked := a.task(aliceKey, "ask", map[string]any{})
+	asked := a.Task(aliceKey, "ask", map[string]any{})
 	if stateOf(asked) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("alice's task: %v", asked)
 	}
@@ -248,12 +61,12 @@ func TestOwnerIsolationBetweenCallers(t *testing.T) {
 
 	same := func(method string, params func(id string) any) {
 		t.Helper()
-		theirs := a.as(bobKey, method, params(id))
-		unknown := a.as(bobKey, method, params(unknownID))
-		if theirs.status != http.StatusOK || theirs.Error == nil || theirs.Error.Code != a2a.CodeTaskNotFound {
-			t.Errorf("%s of alice's task as bob: %d %s; want TaskNotFound", method, theirs.status, theirs.raw)
+		theirs := a.As(bobKey, method, params(id))
+		unknown := a.As(bobKey, method, params(unknownID))
+		if theirs.Status != http.StatusOK || theirs.Error == nil || theirs.Error.Code != a2a.CodeTaskNotFound {
+			t.Errorf("%s of alice's task as bob: %d %s; want TaskNotFound", method, theirs.Status, theirs.Raw)
 		}
-		if got, want := strings.ReplaceAll(theirs.raw, id, "ID"), strings.ReplaceAll(unknown.raw, unknownID, "ID"); got != want {
+		if got, want := strings.ReplaceAll(theirs.Raw, id, "ID"), strings.ReplaceAll(unknown.Raw, unknownID, "ID"); got != want {
 			t.Errorf("%s: alice's task answers bob\n%s\nan unknown task\n%s", method, got, want)
 		}
 	}
@@ -273,11 +86,11 @@ func TestOwnerIsolationBetweenCallers(t *testing.T) {
 			m["taskId"] = id
 			params = map[string]any{"message": m}
 		}
-		req, _ := http.NewRequest(http.MethodPost, a.url+"/", strings.NewReader(rpcBody(method, params)))
+		req, _ := http.NewRequest(http.MethodPost, a.URL+"/", strings.NewReader(rpcBody(method, params)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("A2A-Version", "1.0")
 		req.Header.Set("X-API-Key", bobKey)
-		resp, err := a.http.Do(req)
+		resp, err := a.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -287,31 +100,31 @@ func TestOwnerIsolationBetweenCallers(t *testing.T) {
 			t.Errorf("%s of alice's task as bob: %s", method, body)
 		}
 	}
-	list := a.as(bobKey, "ListTasks", map[string]any{"contextId": contextID})
+	list := a.As(bobKey, "ListTasks", map[string]any{"contextId": contextID})
 	if list.Error != nil || list.Result["totalSize"] != float64(0) {
-		t.Errorf("bob's ListTasks of alice's context: %s", list.raw)
+		t.Errorf("bob's ListTasks of alice's context: %s", list.Raw)
 	}
 	// Bob may use the same context id: it is his own conversation.
 	m := message("1.0", "echo", map[string]any{})
 	m["contextId"] = contextID
-	if ans := a.as(bobKey, "SendMessage", map[string]any{"message": m}); ans.Error != nil {
-		t.Errorf("bob starting a task in a context id alice uses: %s", ans.raw)
+	if ans := a.As(bobKey, "SendMessage", map[string]any{"message": m}); ans.Error != nil {
+		t.Errorf("bob starting a task in a context id alice uses: %s", ans.Raw)
 	}
-	a.upstreamCall()
+	a.UpstreamCall()
 
 	// Alice's task is untouched, and hers to finish.
 	m = message("1.0", "ask", map[string]any{"city": "Paris"})
 	m["taskId"] = id
-	done := a.as(aliceKey, "SendMessage", map[string]any{"message": m})
+	done := a.As(aliceKey, "SendMessage", map[string]any{"message": m})
 	if done.Error != nil || stateOf(taskOf("1.0", done.Result)) != "TASK_STATE_COMPLETED" {
-		t.Fatalf("alice's follow-up: %s", done.raw)
+		t.Fatalf("alice's follow-up: %s", done.Raw)
 	}
-	if r := a.upstreamCall(); r.URL.Path != "/ask/Paris" {
+	if r := a.UpstreamCall(); r.URL.Path != "/ask/Paris" {
 		t.Errorf("upstream path %s", r.URL.Path)
 	}
 	for key, want := range map[string]float64{aliceKey: 1, bobKey: 1} {
-		if list := a.as(key, "ListTasks", map[string]any{"contextId": contextID}); list.Result["totalSize"] != want {
-			t.Errorf("ListTasks of the shared context id: %s", list.raw)
+		if list := a.As(key, "ListTasks", map[string]any{"contextId": contextID}); list.Result["totalSize"] != want {
+			t.Errorf("ListTasks of the shared context id: %s", list.Raw)
 		}
 	}
 }
@@ -323,26 +136,26 @@ func TestSkillRequirement(t *testing.T) {
 	a := newAuthAgent(t, nil, nil)
 	params := map[string]any{"message": message("1.0", "admin", map[string]any{})}
 	for _, method := range []string{"SendMessage", "SendStreamingMessage"} {
-		ans := a.as(aliceKey, method, params)
-		if ans.status != http.StatusForbidden || ans.Error == nil || ans.Error.Code != a2a.CodeUnauthorized ||
+		ans := a.As(aliceKey, method, params)
+		if ans.Status != http.StatusForbidden || ans.Error == nil || ans.Error.Code != a2a.CodeUnauthorized ||
 			!strings.Contains(ans.Error.Message, `scheme "key" with scopes [admin]`) || string(ans.ID) != "7" {
-			t.Errorf("%s as alice: %d %s; want 403 -31403 naming the scope", method, ans.status, ans.raw)
+			t.Errorf("%s as alice: %d %s; want 403 -31403 naming the scope", method, ans.Status, ans.Raw)
 		}
-		a.noUpstreamCall()
+		a.NoUpstreamCall()
 	}
-	if list := a.as(aliceKey, "ListTasks", map[string]any{}); list.Result["totalSize"] != float64(0) {
-		t.Errorf("a refused message left a task: %s", list.raw)
+	if list := a.As(aliceKey, "ListTasks", map[string]any{}); list.Result["totalSize"] != float64(0) {
+		t.Errorf("a refused message left a task: %s", list.Raw)
 	}
-	if task := a.task(bobKey, "admin", map[string]any{}); stateOf(task) != "TASK_STATE_COMPLETED" {
+	if task := a.Task(bobKey, "admin", map[string]any{}); stateOf(task) != "TASK_STATE_COMPLETED" {
 		t.Errorf("bob (admin): %v", task)
 	}
-	a.upstreamCall()
+	a.UpstreamCall()
 }
 
 func TestCallerReachesTheSkill(t *testing.T) {
 	a := newAuthAgent(t, nil, nil)
-	a.task(aliceKey, "echo", map[string]any{})
-	r := a.upstreamCall()
+	a.Task(aliceKey, "echo", map[string]any{})
+	r := a.UpstreamCall()
 	if got := r.Header.Get("X-On-Behalf-Of"); got != "alice" {
 		t.Errorf("X-On-Behalf-Of = %q, want alice", got)
 	}
@@ -350,12 +163,12 @@ func TestCallerReachesTheSkill(t *testing.T) {
 		t.Errorf("the caller's API key reached the upstream: %q", got)
 	}
 
-	ans := a.as(aliceKey, "SendMessage", map[string]any{"message": message("1.0", "forwarding", map[string]any{})},
+	ans := a.As(aliceKey, "SendMessage", map[string]any{"message": message("1.0", "forwarding", map[string]any{})},
 		"X-Trace-Id", "trace-7")
 	if ans.Error != nil {
-		t.Fatal(ans.raw)
+		t.Fatal(ans.Raw)
 	}
-	r = a.upstreamCall()
+	r = a.UpstreamCall()
 	if got := r.Header.Get("X-Trace-Id"); got != "trace-7" {
 		t.Errorf("X-Trace-Id = %q, want it forwarded", got)
 	}
@@ -368,19 +181,19 @@ func TestCallerReachesTheSkill(t *testing.T) {
 // only there still need an authenticated caller.
 func TestAnonymousCallers(t *testing.T) {
 	a := newAuthAgent(t, []a2a.SecurityRequirement{{}, {"key": nil}}, nil)
-	if task := a.task("", "echo", map[string]any{}); stateOf(task) != "TASK_STATE_COMPLETED" {
+	if task := a.Task("", "echo", map[string]any{}); stateOf(task) != "TASK_STATE_COMPLETED" {
 		t.Fatalf("anonymous echo: %v", task)
 	}
-	if r := a.upstreamCall(); r.Header.Get("X-On-Behalf-Of") != "" {
+	if r := a.UpstreamCall(); r.Header.Get("X-On-Behalf-Of") != "" {
 		t.Errorf("anonymous caller's subject %q", r.Header.Get("X-On-Behalf-Of"))
 	}
 	// A presented key that fails is refused, not downgraded.
-	if ans := a.as("wrong-key-0123456789", "ListTasks", map[string]any{}); ans.status != http.StatusUnauthorized {
-		t.Errorf("wrong key: %d %s", ans.status, ans.raw)
+	if ans := a.As("wrong-key-0123456789", "ListTasks", map[string]any{}); ans.Status != http.StatusUnauthorized {
+		t.Errorf("wrong key: %d %s", ans.Status, ans.Raw)
 	}
 	// Anonymous callers share one owner; alice does not see their tasks.
-	if list := a.as(aliceKey, "ListTasks", map[string]any{}); list.Result["totalSize"] != float64(0) {
-		t.Errorf("alice sees anonymous tasks: %s", list.raw)
+	if list := a.As(aliceKey, "ListTasks", map[string]any{}); list.Result["totalSize"] != float64(0) {
+		t.Errorf("alice sees anonymous tasks: %s", list.Raw)
 	}
 
 	for _, tt := range []struct{ name, method string }{
@@ -392,14 +205,14 @@ func TestAnonymousCallers(t *testing.T) {
 			if tt.method == "SendMessage" {
 				params = map[string]any{"message": message("1.0", "secret", map[string]any{})}
 			}
-			ans := a.as("", tt.method, params)
-			if ans.status != http.StatusUnauthorized || ans.Error == nil || ans.Error.Code != a2a.CodeUnauthenticated ||
-				len(ans.challenges) != 1 || !strings.HasPrefix(ans.challenges[0], "APIKey ") {
-				t.Errorf("anonymous: %d %q %s; want 401 with the key's challenge", ans.status, ans.challenges, ans.raw)
+			ans := a.As("", tt.method, params)
+			if ans.Status != http.StatusUnauthorized || ans.Error == nil || ans.Error.Code != a2a.CodeUnauthenticated ||
+				len(ans.Challenges) != 1 || !strings.HasPrefix(ans.Challenges[0], "APIKey ") {
+				t.Errorf("anonymous: %d %q %s; want 401 with the key's challenge", ans.Status, ans.Challenges, ans.Raw)
 			}
-			a.noUpstreamCall()
-			if ans := a.as(aliceKey, tt.method, params); ans.status != http.StatusOK || ans.Error != nil {
-				t.Errorf("alice: %d %s", ans.status, ans.raw)
+			a.NoUpstreamCall()
+			if ans := a.As(aliceKey, tt.method, params); ans.Status != http.StatusOK || ans.Error != nil {
+				t.Errorf("alice: %d %s", ans.Status, ans.Raw)
 			}
 		})
 	}
@@ -409,19 +222,19 @@ func TestAnonymousCallers(t *testing.T) {
 		m := message("1.0", "", nil)
 		delete(m, "metadata")
 		m["parts"] = []any{map[string]any{"text": "hello"}}
-		ans := a.as(key, "SendMessage", map[string]any{"message": m})
+		ans := a.As(key, "SendMessage", map[string]any{"message": m})
 		task := taskOf("1.0", ans.Result)
-		if stateOf(task) != "TASK_STATE_REJECTED" || !strings.Contains(ans.raw, "echo, admin") {
-			t.Fatalf("a message for no skill, key %q: %s", key, ans.raw)
+		if stateOf(task) != "TASK_STATE_REJECTED" || !strings.Contains(ans.Raw, "echo, admin") {
+			t.Fatalf("a message for no skill, key %q: %s", key, ans.Raw)
 		}
-		if strings.Contains(ans.raw, "secret") != listed {
-			t.Errorf("key %q: the rejection lists the extended skill: %v, want %v: %s", key, !listed, listed, ans.raw)
+		if strings.Contains(ans.Raw, "secret") != listed {
+			t.Errorf("key %q: the rejection lists the extended skill: %v, want %v: %s", key, !listed, listed, ans.Raw)
 		}
 	}
 
-	ext := a.as(aliceKey, "GetExtendedAgentCard", nil)
+	ext := a.As(aliceKey, "GetExtendedAgentCard", nil)
 	if ext.Result["description"] != "the extended description" {
-		t.Errorf("extended card: %s", ext.raw)
+		t.Errorf("extended card: %s", ext.Raw)
 	}
 }
 
@@ -431,11 +244,11 @@ func TestProtectedCard(t *testing.T) {
 		key    string
 		status int
 	}{{"", http.StatusUnauthorized}, {"wrong-key-0123456789", http.StatusUnauthorized}, {aliceKey, http.StatusOK}} {
-		req, _ := http.NewRequest(http.MethodGet, a.url+server.CardPath, nil)
+		req, _ := http.NewRequest(http.MethodGet, a.URL+server.CardPath, nil)
 		if tt.key != "" {
 			req.Header.Set("X-API-Key", tt.key)
 		}
-		resp, err := a.http.Do(req)
+		resp, err := a.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -515,16 +328,16 @@ func BenchmarkSendMessageAuthenticated(b *testing.B) {
 	req.Header.Set("A2A-Version", "1.0")
 	req.Header.Set("X-API-Key", bobKey)
 	reader := bytes.NewReader(body)
-	w := &discardWriter{header: http.Header{}}
+	w := &discardWriter{HeaderMap: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
 		newMessageNumber(id) // a new message: one sent again does not run
 		reader.Reset(body)
 		req.Body = io.NopCloser(reader)
-		clear(w.header)
+		clear(w.HeaderMap)
 		h.ServeHTTP(w, req)
-		if w.status != http.StatusOK {
-			b.Fatalf("status %d", w.status)
+		if w.Status != http.StatusOK {
+			b.Fatalf("status %d", w.Status)
 		}
 	}
 }

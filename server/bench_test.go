@@ -14,58 +14,8 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
-	"github.com/caddy-a2a/caddy-a2a/cardgen"
-	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
-	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
-
-const benchSkills = `
-upstream:
-  url: http://upstream.invalid
-  headers:
-    X-Api-Key: k3y
-skills:
-  - id: weather
-    name: Weather
-    description: Current weather for a city.
-    request:
-      path: /weather/{args.city}
-  - id: user
-    name: User
-    description: A user by id.
-    request:
-      path: /users/{args.id}
-`
-
-// weatherBody is a typical small JSON answer of the upstream.
-const weatherBody = `{"city":"Paris","temperatureC":18.5,"conditions":"partly cloudy","humidity":0.62,"wind":{"speedKph":14,"direction":"WSW"}}`
-
-// answering is an upstream that answers every request in memory with the
-// JSON body, so that a benchmark measures the module's own work and not the
-// network.
-type answering string
-
-func (body answering) RoundTrip(req *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: http.StatusOK, ContentLength: int64(len(body)), Request: req,
-		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(string(body)))}, nil
-}
-
-// discardWriter is a ResponseWriter that keeps nothing, reusing its header
-// map, so the figures are the handler's and not a recorder's.
-type discardWriter struct {
-	header http.Header
-	status int
-}
-
-func (w *discardWriter) Header() http.Header         { return w.header }
-func (w *discardWriter) WriteHeader(status int)      { w.status = status }
-func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
-
-// Deadlines and flushing, as the HTTP server's own writer supports them.
-func (w *discardWriter) SetReadDeadline(time.Time) error  { return nil }
-func (w *discardWriter) SetWriteDeadline(time.Time) error { return nil }
-func (w *discardWriter) FlushError() error                { return nil }
 
 // BenchmarkSendMessage is one blocking SendMessage: decode, select the
 // skill, create the task, build and send the upstream request (answered in
@@ -88,34 +38,6 @@ func BenchmarkSendMessage(b *testing.B) {
 	}
 }
 
-// memoryHandler serves the skills src (named name), the upstream answered
-// in memory by upstream, with the configuration tune makes (nil: none).
-func memoryHandler(b testing.TB, name, src string, upstream http.RoundTripper, tune func(*server.Config)) *server.Handler {
-	skills, err := mapping.Parse(name, []byte(src), mapping.Options{Transport: upstream})
-	if err != nil {
-		b.Fatal(err)
-	}
-	manager := tasks.NewManager(tasks.Options{MaxTasks: 1000})
-	b.Cleanup(manager.Close)
-	card, err := cardgen.Build(cardgen.Config{Name: "Bench", Description: "Bench", Version: "1", URL: "http://localhost/"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	doc, err := cardgen.NewDocument(card)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := server.Config{Skills: skills, Tasks: manager, Card: doc}
-	if tune != nil {
-		tune(&cfg)
-	}
-	h, err := server.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return h
-}
-
 // benchSend measures h answering the JSON-RPC request body (in version,
 // when set), whose message id is m-0000000000000000: a new one each time,
 // as one sent again is answered from the store without running the skill.
@@ -134,17 +56,17 @@ func benchSend(b *testing.B, h http.Handler, version, request string) {
 		b.Fatalf("the benchmarked request does not complete with the upstream's data: %s", rec.Body)
 	}
 	reader := bytes.NewReader(body)
-	w := &discardWriter{header: http.Header{}}
+	w := &discardWriter{HeaderMap: http.Header{}}
 	id := body[bytes.Index(body, []byte("m-0000000000000000"))+2:][:16]
 	b.ReportAllocs()
 	for b.Loop() {
 		newMessageNumber(id)
 		reader.Reset(body)
 		req.Body = io.NopCloser(reader)
-		clear(w.header)
+		clear(w.HeaderMap)
 		h.ServeHTTP(w, req)
-		if w.status != http.StatusOK {
-			b.Fatalf("status %d", w.status)
+		if w.Status != http.StatusOK {
+			b.Fatalf("status %d", w.Status)
 		}
 	}
 }

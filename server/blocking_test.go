@@ -24,8 +24,10 @@ import (
 // of any connection's).
 func TestBlockingSendEndsWithCaller(t *testing.T) {
 	obs := make(observations, 64)
-	a := newAgent(t, func(c *server.Config) { c.GRPC, c.RESTPath, c.Observer = true, "/rest", obs })
-	a.cancelOnCleanup()
+	a := newAgent(t, func(c *server.Config) {
+		c.Bindings, c.Observer = []server.NewBinding{server.GRPC(), server.HTTPJSON("/rest")}, obs
+	})
+	a.CancelOnCleanup()
 	slow := map[string]any{"seconds": 30}
 	answered := func(binding string, code int) []string {
 		return []string{"start " + binding + " SendMessage 1.0", "annotate slow true", "detach span=SendMessage",
@@ -40,10 +42,10 @@ func TestBlockingSendEndsWithCaller(t *testing.T) {
 	t.Cleanup(h2c.CloseIdleConnections)
 	hangUp := func(t *testing.T, path, body string) {
 		t.Helper()
-		before := a.api.Stats().SlowStarted
+		before := a.API.Stats().SlowStarted
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url+path, strings.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL+path, strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,23 +56,23 @@ func TestBlockingSendEndsWithCaller(t *testing.T) {
 				resp.Body.Close()
 			}
 		}()
-		if _, err := a.api.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowStarted > before }); err != nil {
+		if _, err := a.API.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowStarted > before }); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	t.Run("JSON-RPC", func(t *testing.T) {
 		hangUp(t, "/", rpcBody("SendMessage", map[string]any{"message": message("1.0", "slow", slow)}))
-		obs.expect(t, answered(a2a.BindingJSONRPC, server.CodeCanceled)...)
+		obs.Expect(t, answered(a2a.BindingJSONRPC, server.CodeCanceled)...)
 	})
 	t.Run("HTTP+JSON", func(t *testing.T) {
 		hangUp(t, "/rest/message:send", sendBody(t, message("1.0", "slow", slow), nil))
-		obs.expect(t, answered(a2a.BindingHTTPJSON, server.CodeCanceled)...)
+		obs.Expect(t, answered(a2a.BindingHTTPJSON, server.CodeCanceled)...)
 	})
 	t.Run("gRPC", func(t *testing.T) {
 		// A client that waits past its own deadline reads the status the
 		// agent gives the call when it passes.
-		resp := rawGRPC(t, a.url, "SendMessage", &a2apb.SendMessageRequest{Message: pbMessage(t, "slow", "", slow)},
+		resp := rawGRPC(t, a.URL, "SendMessage", &a2apb.SendMessageRequest{Message: pbMessage(t, "slow", "", slow)},
 			"grpc-timeout", "300m")
 		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 			t.Fatal(err)
@@ -78,11 +80,11 @@ func TestBlockingSendEndsWithCaller(t *testing.T) {
 		if got := cmp.Or(resp.Header.Get("Grpc-Status"), resp.Trailer.Get("Grpc-Status")); got != fmt.Sprint(int(codes.DeadlineExceeded)) {
 			t.Errorf("grpc-status %q; want DEADLINE_EXCEEDED", got)
 		}
-		obs.expect(t, answered(a2a.BindingGRPC, server.CodeDeadlineExceeded)...)
+		obs.Expect(t, answered(a2a.BindingGRPC, server.CodeDeadlineExceeded)...)
 	})
 
 	// The tasks run on.
-	list, err := a.tasks.List("", &a2a.ListTasksRequest{})
+	list, err := a.Tasks.List("", &a2a.ListTasksRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,23 +26,25 @@ func (o callObserver) EndRequest(_ context.Context, c server.Call) { o.ended <- 
 // call refused before its request was read.
 func TestObserverToldTheCall(t *testing.T) {
 	obs := callObserver{ended: make(chan server.Call, 1)}
-	a := newAuthAgent(t, nil, func(c *server.Config) { c.GRPC, c.RESTPath, c.Observer = true, "/rest", obs })
+	a := newAuthAgent(t, nil, func(c *server.Config) {
+		c.Bindings, c.Observer = []server.NewBinding{server.GRPC(), server.HTTPJSON("/rest")}, obs
+	})
 	grpcAs := func(key string) context.Context {
 		return metadata.AppendToOutgoingContext(v10(t.Context()), "x-api-key", key)
 	}
-	c := grpcClient(t, a.url)
+	c := grpcClient(t, a.URL)
 	for _, tc := range []struct {
 		name string
 		send func()
 		want server.Call
 	}{
-		{"JSON-RPC", func() { a.as(aliceKey, "GetTask", map[string]any{"id": "none"}) },
+		{"JSON-RPC", func() { a.As(aliceKey, "GetTask", map[string]any{"id": "none"}) },
 			server.Call{Binding: a2a.BindingJSONRPC, Method: a2a.MethodGetTask, Version: a2a.V10, Code: a2a.CodeTaskNotFound}},
-		{"HTTP+JSON", func() { a.rest(http.MethodGet, "/rest/tasks/none", "", "X-API-Key", aliceKey) },
+		{"HTTP+JSON", func() { restRequest(a.Agent, http.MethodGet, "/rest/tasks/none", "", "X-API-Key", aliceKey) },
 			server.Call{Binding: a2a.BindingHTTPJSON, Method: a2a.MethodGetTask, Version: a2a.V10, Code: a2a.CodeTaskNotFound}},
 		{"gRPC", func() { c.GetTask(grpcAs(aliceKey), &a2apb.GetTaskRequest{Id: "none"}) },
 			server.Call{Binding: a2a.BindingGRPC, Method: a2a.MethodGetTask, Version: a2a.V10, Code: a2a.CodeTaskNotFound}},
-		{"JSON-RPC refused", func() { a.as("wrong-key-0123456789", "GetTask", map[string]any{"id": "none"}) },
+		{"JSON-RPC refused", func() { a.As("wrong-key-0123456789", "GetTask", map[string]any{"id": "none"}) },
 			server.Call{Binding: a2a.BindingJSONRPC, Version: a2a.V10, Code: a2a.CodeUnauthenticated}},
 		{"gRPC refused", func() { c.GetTask(grpcAs("wrong-key-0123456789"), &a2apb.GetTaskRequest{Id: "none"}) },
 			server.Call{Binding: a2a.BindingGRPC, Version: a2a.V10, Code: a2a.CodeUnauthenticated}},

@@ -50,7 +50,7 @@ func TestWriteTimeoutDropsStalledClients(t *testing.T) {
 		c.WriteTimeout = 50 * time.Millisecond
 		cfg = *c
 	})
-	a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})})
+	a.Call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})})
 	h, err := server.New(cfg) // the agent's skills and tasks, called directly
 	if err != nil {
 		t.Fatal(err)
@@ -87,10 +87,10 @@ func TestStreamOutlivesWriteTimeoutOverHTTP2(t *testing.T) {
 	})
 	client := &http.Client{Transport: &http.Transport{Protocols: new(http.Protocols)}}
 	client.Transport.(*http.Transport).Protocols.SetUnencryptedHTTP2(true)
-	a.http = client
+	a.HTTP = client
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	resp, events := a.stream(ctx, "1.0", "SendStreamingMessage",
+	resp, events := a.Stream(ctx, "1.0", "SendStreamingMessage",
 		map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 1})})
 	if resp.ProtoMajor != 2 {
 		t.Fatalf("served over %s, want HTTP/2", resp.Proto)

@@ -33,7 +33,7 @@ func failed(err error) outcome { return outcome{err: err} }
 // tasks it creates and sees no others: another caller's task answers
 // exactly like an unknown one. A stream outcome holds a subscription that
 // the binding must close.
-func (h *Handler) invoke(r *http.Request, c *call, req *a2a.Request) outcome {
+func (h *Handler) invoke(r *http.Request, c *Exchange, req *a2a.Request) outcome {
 	v, caller := c.Version, c.Caller
 	owner := caller.Owner()
 
@@ -91,11 +91,11 @@ func answered[T any](result *T, err error) outcome {
 // answer writes out, the outcome of call c, in c's form, for every
 // binding that answers in JSON over HTTP: a refusal, a protocol error, a
 // stream or a result; nothing when the request's context ended first.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, c *call, out outcome) {
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, c *Exchange, out outcome) {
 	var f *authn.Failure
 	switch list, isList := out.result.(*a2a.ListTasksResponse); {
 	case out.ended != nil:
-		c.endedBy(out.ended) // nobody is left to answer
+		c.EndedBy(out.ended) // nobody is left to answer
 	case errors.As(out.err, &f):
 		h.refuse(w, c, f)
 	case out.err != nil:
@@ -111,7 +111,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, c *call, out ou
 
 // fail answers a protocol error of a request for method m as c's form
 // has it: an error object with its HTTP status, or one SSE error event.
-func (h *Handler) fail(w http.ResponseWriter, c *call, m a2a.Method, e *a2a.Error) {
+func (h *Handler) fail(w http.ResponseWriter, c *Exchange, m a2a.Method, e *a2a.Error) {
 	if c.form.errorStreams(m) {
 		s := h.startSSE(w, c)
 		defer s.end()

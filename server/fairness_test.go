@@ -24,7 +24,7 @@ func TestAnonymousShareIsPerClient(t *testing.T) {
 	// A weather question without a city waits for input: a live task.
 	ask := func(client string) rpcAnswer {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, a.url+"/", strings.NewReader(rpcBody("SendMessage",
+		req, err := http.NewRequest(http.MethodPost, a.URL+"/", strings.NewReader(rpcBody("SendMessage",
 			map[string]any{"message": message("1.0", "weather", map[string]any{})})))
 		if err != nil {
 			t.Fatal(err)
@@ -32,7 +32,7 @@ func TestAnonymousShareIsPerClient(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("A2A-Version", "1.0")
 		req.Header.Set("X-Test-Client", client)
-		resp, err := a.http.Do(req)
+		resp, err := a.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,24 +52,25 @@ func isGRPC(r *http.Request) bool {
 
 // grpcBinding serves the A2AService by grpc-go's Server.ServeHTTP.
 type grpcBinding struct {
+	noLifecycle
 	h      *Handler
 	server *grpc.Server
 }
 
-// newGRPC makes the gRPC binding when cfg asks for it.
-func newGRPC(h *Handler, cfg Config) (binding, error) {
-	if !cfg.GRPC {
-		return nil, nil
+// GRPC serves the gRPC binding beside JSON-RPC: HTTP/2 requests with a
+// gRPC content type go to the A2AService.
+func GRPC() NewBinding {
+	return func(h *Handler) (Binding, error) {
+		svc, err := newGRPCService(h)
+		if err != nil {
+			return nil, err
+		}
+		// Requests are capped like JSON-RPC bodies; answers are the agent's
+		// own, bounded by the task store's limits.
+		b := &grpcBinding{h: h, server: grpc.NewServer(grpc.MaxRecvMsgSize(int(h.maxBody)))}
+		a2apb.RegisterA2AServiceServer(b.server, svc)
+		return b, nil
 	}
-	svc, err := newGRPCService(h)
-	if err != nil {
-		return nil, err
-	}
-	// Requests are capped like JSON-RPC bodies; answers are the agent's
-	// own, bounded by the task store's limits.
-	b := &grpcBinding{h: h, server: grpc.NewServer(grpc.MaxRecvMsgSize(int(h.maxBody)))}
-	a2apb.RegisterA2AServiceServer(b.server, svc)
-	return b, nil
 }
 
 // newGRPCService makes h's A2AService, for either gRPC transport. The
@@ -90,7 +91,7 @@ func newGRPCService(h *Handler) (*grpcService, error) {
 type grpcCall struct {
 	r *http.Request
 	// c is the call, whose end the method records.
-	c *call
+	c *Exchange
 
 	// grpc-go runs the service's method in a goroutine of its own, and
 	// its ServeHTTP returns as soon as the call's context ends, maybe
@@ -141,7 +142,7 @@ type grpcCallKey struct{}
 // serve serves a gRPC call, in 1.0 (the service is 1.0's). As for
 // JSON-RPC, the version and the caller are settled before the request
 // message is read: an unauthenticated caller costs a header lookup.
-func (b *grpcBinding) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
+func (b *grpcBinding) Serve(w http.ResponseWriter, r *http.Request, c *Exchange) bool {
 	if !isGRPC(r) {
 		return false
 	}
@@ -172,7 +173,7 @@ func (b *grpcBinding) serve(w http.ResponseWriter, r *http.Request, c *call) boo
 		case "":
 			if err := r.Context().Err(); err != nil {
 				call.ended = err
-				c.endedBy(err)
+				c.EndedBy(err)
 			}
 		case strconv.Itoa(CodeCanceled), strconv.Itoa(CodeDeadlineExceeded):
 			c.Code, _ = strconv.Atoi(st)
@@ -188,7 +189,7 @@ func (b *grpcBinding) serve(w http.ResponseWriter, r *http.Request, c *call) boo
 // transport, before its message is read: an unauthenticated caller costs a
 // header lookup. A call it refuses ends with the error it returns, whose
 // challenges it adds to challenges() (headers, or metadata to come).
-func (h *Handler) admitGRPC(r *http.Request, c *call, challenges func() http.Header) *a2a.Error {
+func (h *Handler) admitGRPC(r *http.Request, c *Exchange, challenges func() http.Header) *a2a.Error {
 	e := grpcVersion(r.Header.Get(a2a.VersionParameter))
 	if e == nil {
 		caller, f := h.authenticate(r)
@@ -335,7 +336,7 @@ func (s *grpcService) end(ctx context.Context, call *grpcCall, m a2a.Method, out
 		}
 		if call != nil {
 			call.ended = ended
-			call.c.endedBy(ended)
+			call.c.EndedBy(ended)
 		}
 		return status.FromContextError(ended).Err()
 	}

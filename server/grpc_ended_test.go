@@ -26,13 +26,13 @@ func TestGRPCCallEndedBeforeItsMessage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			obs := make(observations, 64)
-			a := newAgent(t, func(cfg *server.Config) { cfg.GRPC, cfg.Observer = true, obs })
+			a := newAgent(t, func(cfg *server.Config) { withGRPC(cfg); cfg.Observer = obs })
 			body, never := io.Pipe() // the request message never comes
 			defer never.Close()
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-				a.url+"/"+a2apb.A2AService_ServiceDesc.ServiceName+"/GetTask", body)
+				a.URL+"/"+a2apb.A2AService_ServiceDesc.ServiceName+"/GetTask", body)
 			if err != nil {
 				t.Fatal(err)
 			}

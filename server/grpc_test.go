@@ -30,14 +30,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
-// serveH2C lets a test server take HTTP/2 without TLS (h2c) beside
-// HTTP/1, as Caddy does with `protocols h1 h2c`: gRPC clients speak it.
-func serveH2C(front *httptest.Server) {
-	front.Config.Protocols = new(http.Protocols)
-	front.Config.Protocols.SetHTTP1(true)
-	front.Config.Protocols.SetUnencryptedHTTP2(true)
-}
-
 // grpcClient is a real gRPC client of the agent at url, over h2c.
 func grpcClient(t *testing.T, url string) a2apb.A2AServiceClient {
 	t.Helper()
@@ -49,7 +41,7 @@ func grpcClient(t *testing.T, url string) a2apb.A2AServiceClient {
 	return a2apb.NewA2AServiceClient(conn)
 }
 
-func withGRPC(cfg *server.Config) { cfg.GRPC = true }
+func withGRPC(cfg *server.Config) { cfg.Bindings = append(cfg.Bindings, server.GRPC()) }
 
 // pbMessage is a user message for skill with data, on task taskID ("": a
 // new task).
@@ -76,7 +68,7 @@ func v10(ctx context.Context) context.Context {
 // subscribe.
 func TestGRPCFlow(t *testing.T) {
 	a := newAgent(t, withGRPC)
-	c := grpcClient(t, a.url)
+	c := grpcClient(t, a.URL)
 	ctx := v10(t.Context())
 
 	sent, err := c.SendMessage(ctx, &a2apb.SendMessageRequest{Message: pbMessage(t, "weather", "", map[string]any{"city": "Paris"})})
@@ -145,7 +137,7 @@ func TestGRPCFlow(t *testing.T) {
 	t.Run("cancel and subscribe", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		before := a.api.Stats().SlowStarted
+		before := a.API.Stats().SlowStarted
 		started, err := c.SendMessage(ctx, &a2apb.SendMessageRequest{
 			Message:       pbMessage(t, "slow", "", map[string]any{"seconds": 30}),
 			Configuration: &a2apb.SendMessageConfiguration{ReturnImmediately: true}})
@@ -163,7 +155,7 @@ func TestGRPCFlow(t *testing.T) {
 		}
 		// Canceled once the upstream call runs, so that its cancellation
 		// is there to see.
-		if _, err := a.api.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > before }); err != nil {
+		if _, err := a.API.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > before }); err != nil {
 			t.Fatal(err)
 		}
 		canceled, err := c.CancelTask(ctx, &a2apb.CancelTaskRequest{Id: id})
@@ -186,7 +178,7 @@ func TestGRPCFlow(t *testing.T) {
 		if last != a2apb.TaskState_TASK_STATE_CANCELED {
 			t.Errorf("the subscription ended at %v", last)
 		}
-		if _, err := a.api.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowCanceled > 0 }); err != nil {
+		if _, err := a.API.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowCanceled > 0 }); err != nil {
 			t.Errorf("the upstream call was not canceled: %v", err)
 		}
 	})
@@ -221,8 +213,8 @@ func failureOf(t *testing.T, err error) grpcFailure {
 // TestGRPCErrors: protocol errors are gRPC statuses with the codes of
 // spec 1.0 §5.4 and the details of §10.6.
 func TestGRPCErrors(t *testing.T) {
-	a := newAgent(t, func(cfg *server.Config) { cfg.GRPC = true; cfg.MaxRequestBytes = 64 << 10 })
-	c := grpcClient(t, a.url)
+	a := newAgent(t, func(cfg *server.Config) { withGRPC(cfg); cfg.MaxRequestBytes = 64 << 10 })
+	c := grpcClient(t, a.URL)
 	ctx := v10(t.Context())
 	noParts := &a2apb.Message{MessageId: "m", Role: a2apb.Role_ROLE_USER}
 	for _, tc := range []struct {
@@ -285,7 +277,7 @@ func TestGRPCErrors(t *testing.T) {
 // authenticated callers.
 func TestGRPCAuthAndOwners(t *testing.T) {
 	a := newAuthAgent(t, nil, withGRPC)
-	c := grpcClient(t, a.url)
+	c := grpcClient(t, a.URL)
 	as := func(key string) context.Context {
 		ctx := v10(t.Context())
 		if key != "" {
@@ -322,8 +314,8 @@ func TestGRPCAuthAndOwners(t *testing.T) {
 		t.Errorf("alice's task as bob: %+v", f)
 	}
 	// A real call over JSON-RPC sees the same.
-	if ans := a.as(bobKey, "GetTask", map[string]any{"id": id}); ans.Error == nil {
-		t.Errorf("alice's task as bob over JSON-RPC: %s", ans.raw)
+	if ans := a.As(bobKey, "GetTask", map[string]any{"id": id}); ans.Error == nil {
+		t.Errorf("alice's task as bob over JSON-RPC: %s", ans.Raw)
 	}
 
 	card, err := c.GetExtendedAgentCard(as(aliceKey), &a2apb.GetExtendedAgentCardRequest{})
@@ -336,7 +328,7 @@ func TestGRPCAuthAndOwners(t *testing.T) {
 // as Caddy does by default.
 func TestGRPCOverTLS(t *testing.T) {
 	a := newAgent(t, withGRPC)
-	front := httptest.NewUnstartedServer(a.handler)
+	front := httptest.NewUnstartedServer(a.Handler)
 	front.EnableHTTP2 = true
 	front.StartTLS()
 	t.Cleanup(front.Close)
@@ -358,34 +350,34 @@ func TestGRPCOverTLS(t *testing.T) {
 // TestGRPCObserver: a gRPC call is observed as a JSON-RPC one is.
 func TestGRPCObserver(t *testing.T) {
 	obs := make(observations, 64)
-	a := newAgent(t, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
-	c := grpcClient(t, a.url)
+	a := newAgent(t, func(c *server.Config) { withGRPC(c); c.Observer = obs })
+	c := grpcClient(t, a.URL)
 	ctx := v10(t.Context())
 	if _, err := c.SendMessage(ctx, &a2apb.SendMessageRequest{Message: pbMessage(t, "weather", "", map[string]any{"city": "Paris"})}); err != nil {
 		t.Fatal(err)
 	}
-	obs.expect(t, "start GRPC SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
+	obs.Expect(t, "start GRPC SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
 		"ended weather completed", "run weather true", "end SendMessage 1.0 0 span=SendMessage")
 	if _, err := c.GetTask(ctx, &a2apb.GetTaskRequest{Id: "no-such-task"}); err == nil {
 		t.Fatal("GetTask of no task answered")
 	}
-	obs.expect(t, "start GRPC GetTask 1.0", fmt.Sprintf("end GetTask 1.0 %d span=GetTask", a2a.CodeTaskNotFound))
+	obs.Expect(t, "start GRPC GetTask 1.0", fmt.Sprintf("end GetTask 1.0 %d span=GetTask", a2a.CodeTaskNotFound))
 
 	obs = make(observations, 64)
-	auth := newAuthAgent(t, nil, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
-	_, err := grpcClient(t, auth.url).GetTask(metadata.AppendToOutgoingContext(ctx, "x-api-key", "wrong-key-0123456789"),
+	auth := newAuthAgent(t, nil, func(c *server.Config) { withGRPC(c); c.Observer = obs })
+	_, err := grpcClient(t, auth.URL).GetTask(metadata.AppendToOutgoingContext(ctx, "x-api-key", "wrong-key-0123456789"),
 		&a2apb.GetTaskRequest{Id: "x"})
 	if status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("a wrong key: %v", err)
 	}
-	obs.expect(t, `auth key "the API key is not valid"`, fmt.Sprintf("end  1.0 %d span=", a2a.CodeUnauthenticated))
+	obs.Expect(t, `auth key "the API key is not valid"`, fmt.Sprintf("end  1.0 %d span=", a2a.CodeUnauthenticated))
 }
 
 // TestGRPCPushConfigs: the push config methods over gRPC, on the task's
 // owner's configs.
 func TestGRPCPushConfigs(t *testing.T) {
-	a := newAuthAgent(t, nil, func(c *server.Config) { c.GRPC, c.Push = true, urlPolicy{} })
-	c := grpcClient(t, a.url)
+	a := newAuthAgent(t, nil, func(c *server.Config) { withGRPC(c); c.Push = urlPolicy{} })
+	c := grpcClient(t, a.URL)
 	alice := metadata.AppendToOutgoingContext(v10(t.Context()), "x-api-key", aliceKey)
 	bob := metadata.AppendToOutgoingContext(v10(t.Context()), "x-api-key", bobKey)
 	asked, err := c.SendMessage(alice, &a2apb.SendMessageRequest{Message: pbMessage(t, "ask", "", map[string]any{})})
@@ -427,8 +419,8 @@ func TestGRPCPushConfigs(t *testing.T) {
 // observed so, not as an answered request.
 func TestStreamEndedByContext(t *testing.T) {
 	obs := make(observations, 64)
-	a := newAgent(t, func(c *server.Config) { c.GRPC, c.Observer = true, obs })
-	a.cancelOnCleanup()
+	a := newAgent(t, func(c *server.Config) { withGRPC(c); c.Observer = obs })
+	a.CancelOnCleanup()
 	// A new message each call: the same one sent again would not run again.
 	slow := func() *a2apb.SendMessageRequest {
 		return &a2apb.SendMessageRequest{Message: pbMessage(t, "slow", "", map[string]any{"seconds": 30})}
@@ -441,7 +433,7 @@ func TestStreamEndedByContext(t *testing.T) {
 	t.Run("canceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(v10(t.Context()))
 		defer cancel()
-		stream, err := grpcClient(t, a.url).SendStreamingMessage(ctx, slow())
+		stream, err := grpcClient(t, a.URL).SendStreamingMessage(ctx, slow())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,29 +441,29 @@ func TestStreamEndedByContext(t *testing.T) {
 			t.Fatalf("the first event: %v", err)
 		}
 		cancel()
-		obs.expect(t, ended("GRPC", server.CodeCanceled)...)
+		obs.Expect(t, ended("GRPC", server.CodeCanceled)...)
 	})
 
 	t.Run("SSE canceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		_, events := a.stream(ctx, "1.0", "SendStreamingMessage", map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 30})})
+		_, events := a.Stream(ctx, "1.0", "SendStreamingMessage", map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 30})})
 		<-events
 		cancel()
-		obs.expect(t, ended("JSONRPC", server.CodeCanceled)...)
+		obs.Expect(t, ended("JSONRPC", server.CodeCanceled)...)
 	})
 
 	// A client that waits past its own deadline (grpc-timeout) reads the
 	// status the agent gives the call when it passes.
 	t.Run("deadline", func(t *testing.T) {
-		resp := rawGRPC(t, a.url, "SendStreamingMessage", slow(), "grpc-timeout", "300m")
+		resp := rawGRPC(t, a.URL, "SendStreamingMessage", slow(), "grpc-timeout", "300m")
 		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 			t.Fatal(err)
 		}
 		if got := resp.Trailer.Get("Grpc-Status"); got != fmt.Sprint(int(codes.DeadlineExceeded)) {
 			t.Errorf("grpc-status %q; want DEADLINE_EXCEEDED", got)
 		}
-		obs.expect(t, ended("GRPC", server.CodeDeadlineExceeded)...)
+		obs.Expect(t, ended("GRPC", server.CodeDeadlineExceeded)...)
 	})
 }
 

@@ -67,21 +67,6 @@ func dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	return conn
 }
 
-// until reads observations until one starts with prefix, and returns it.
-func (o observations) until(t *testing.T, prefix string) string {
-	t.Helper()
-	for {
-		select {
-		case got := <-o:
-			if strings.HasPrefix(got, prefix) {
-				return got
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("nothing observed starting with %q", prefix)
-		}
-	}
-}
-
 // finalState reads a stream to its end, and returns the state of its last
 // status update.
 func finalState(t *testing.T, stream grpc.ServerStreamingClient[a2apb.StreamResponse]) a2apb.TaskState {
@@ -107,7 +92,7 @@ func finalState(t *testing.T, stream grpc.ServerStreamingClient[a2apb.StreamResp
 func TestNativeGRPCFlow(t *testing.T) {
 	obs := make(observations, 64)
 	a := newAgent(t, func(c *server.Config) { c.Observer = obs })
-	_, addr := nativeGRPC(t, a.handler, server.GRPCServerOptions{}, server.GRPCAgent{})
+	_, addr := nativeGRPC(t, a.Handler, server.GRPCServerOptions{}, server.GRPCAgent{})
 	c := a2apb.NewA2AServiceClient(dial(t, addr))
 	ctx := v10(t.Context())
 
@@ -119,17 +104,17 @@ func TestNativeGRPCFlow(t *testing.T) {
 	if task.GetStatus().GetState() != a2apb.TaskState_TASK_STATE_COMPLETED {
 		t.Fatalf("SendMessage answered %v", sent)
 	}
-	obs.expect(t, "start GRPC SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
+	obs.Expect(t, "start GRPC SendMessage 1.0", "annotate weather true", "detach span=SendMessage",
 		"ended weather completed", "run weather true", "end SendMessage 1.0 0 span=SendMessage")
 
 	if got, err := c.GetTask(ctx, &a2apb.GetTaskRequest{Id: task.Id}); err != nil || got.Id != task.Id {
 		t.Fatalf("GetTask: %v %v", got, err)
 	}
-	obs.until(t, "end GetTask 1.0 0")
-	if ans := a.call("1.0", "GetTask", map[string]any{"id": task.Id}); ans.Error != nil {
+	obs.Until(t, "end GetTask 1.0 0")
+	if ans := a.Call("1.0", "GetTask", map[string]any{"id": task.Id}); ans.Error != nil {
 		t.Errorf("the task over JSON-RPC: %+v", ans.Error)
 	}
-	obs.until(t, "end GetTask 1.0 0")
+	obs.Until(t, "end GetTask 1.0 0")
 
 	stream, err := c.SendStreamingMessage(ctx, &a2apb.SendMessageRequest{Message: pbMessage(t, "weather", "", map[string]any{"city": "Tokyo"})})
 	if err != nil {
@@ -138,7 +123,7 @@ func TestNativeGRPCFlow(t *testing.T) {
 	if last := finalState(t, stream); last != a2apb.TaskState_TASK_STATE_COMPLETED {
 		t.Errorf("the stream ended at %v", last)
 	}
-	obs.until(t, "end SendStreamingMessage 1.0 0")
+	obs.Until(t, "end SendStreamingMessage 1.0 0")
 
 	// A method the service does not have is refused as JSON-RPC refuses
 	// one, and observed.
@@ -146,12 +131,12 @@ func TestNativeGRPCFlow(t *testing.T) {
 	if f := failureOf(t, err); f.code != codes.Unimplemented || f.reason != "METHOD_NOT_FOUND" {
 		t.Errorf("an unknown method: %+v", f)
 	}
-	obs.until(t, fmt.Sprintf("end  1.0 %d", a2a.CodeMethodNotFound))
+	obs.Until(t, fmt.Sprintf("end  1.0 %d", a2a.CodeMethodNotFound))
 
 	// A deadline ends a blocking call: the call, not the task.
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	a.cancelOnCleanup()
+	a.CancelOnCleanup()
 	_, err = c.SendMessage(short, &a2apb.SendMessageRequest{Message: pbMessage(t, "slow", "", map[string]any{"seconds": 30})})
 	if status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("past its deadline: %v", err)
@@ -159,7 +144,7 @@ func TestNativeGRPCFlow(t *testing.T) {
 	// The client's library resets the call at its deadline too, often
 	// before the agent's copy of the deadline passes: either way, the
 	// deadline ended it.
-	if end := obs.until(t, "end SendMessage 1.0 "); end != fmt.Sprintf("end SendMessage 1.0 %d span=SendMessage", server.CodeDeadlineExceeded) {
+	if end := obs.Until(t, "end SendMessage 1.0 "); end != fmt.Sprintf("end SendMessage 1.0 %d span=SendMessage", server.CodeDeadlineExceeded) {
 		t.Errorf("past its deadline, observed %q", end)
 	}
 }
@@ -170,7 +155,7 @@ func TestNativeGRPCFlow(t *testing.T) {
 func TestNativeGRPCReadTimeout(t *testing.T) {
 	obs := make(observations, 64)
 	a := newAgent(t, func(c *server.Config) { c.Observer, c.ReadBodyTimeout = obs, 200*time.Millisecond })
-	_, addr := nativeGRPC(t, a.handler, server.GRPCServerOptions{}, server.GRPCAgent{})
+	_, addr := nativeGRPC(t, a.Handler, server.GRPCServerOptions{}, server.GRPCAgent{})
 
 	// A plain HTTP/2 client announces a 100-byte message and sends 10
 	// bytes of it.
@@ -204,7 +189,7 @@ func TestNativeGRPCReadTimeout(t *testing.T) {
 	if st != fmt.Sprint(int(codes.InvalidArgument)) || !strings.Contains(msg, "did not arrive within 200ms") {
 		t.Errorf("grpc-status %q, grpc-message %q", st, msg)
 	}
-	obs.until(t, fmt.Sprintf("end GetTask 1.0 %d", a2a.CodeInvalidRequest))
+	obs.Until(t, fmt.Sprintf("end GetTask 1.0 %d", a2a.CodeInvalidRequest))
 }
 
 // TestNativeGRPCWriteTimeout: a client that stops reading its stream is
@@ -213,7 +198,7 @@ func TestNativeGRPCReadTimeout(t *testing.T) {
 func TestNativeGRPCWriteTimeout(t *testing.T) {
 	obs := make(observations, 64)
 	a := newAgent(t, func(c *server.Config) { c.Observer, c.WriteTimeout = obs, 300*time.Millisecond })
-	_, addr := nativeGRPC(t, a.handler, server.GRPCServerOptions{}, server.GRPCAgent{})
+	_, addr := nativeGRPC(t, a.Handler, server.GRPCServerOptions{}, server.GRPCAgent{})
 	// A small flow-control window, and no reading: the first event (the
 	// task, with the large message in its history) fills it.
 	conn := dial(t, addr, grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
@@ -222,7 +207,7 @@ func TestNativeGRPCWriteTimeout(t *testing.T) {
 	if _, err := a2apb.NewA2AServiceClient(conn).SendStreamingMessage(v10(t.Context()), &a2apb.SendMessageRequest{Message: msg}); err != nil {
 		t.Fatal(err)
 	}
-	obs.until(t, fmt.Sprintf("end SendStreamingMessage 1.0 %d", server.CodeDeadlineExceeded))
+	obs.Until(t, fmt.Sprintf("end SendStreamingMessage 1.0 %d", server.CodeDeadlineExceeded))
 }
 
 // TestNativeGRPCHealth: grpc.health.v1.Health says SERVING while the
@@ -231,12 +216,12 @@ func TestNativeGRPCWriteTimeout(t *testing.T) {
 func TestNativeGRPCHealth(t *testing.T) {
 	a := newAgent(t, nil)
 	ready := func(context.Context) error {
-		if a.tasks.Draining() {
+		if a.Tasks.Draining() {
 			return errors.New("draining")
 		}
 		return nil
 	}
-	s, addr := nativeGRPC(t, a.handler, server.GRPCServerOptions{}, server.GRPCAgent{Ready: ready})
+	s, addr := nativeGRPC(t, a.Handler, server.GRPCServerOptions{}, server.GRPCAgent{Ready: ready})
 	health := healthpb.NewHealthClient(dial(t, addr))
 	check := func(service string) (healthpb.HealthCheckResponse_ServingStatus, error) {
 		resp, err := health.Check(t.Context(), &healthpb.HealthCheckRequest{Service: service})
@@ -258,7 +243,7 @@ func TestNativeGRPCHealth(t *testing.T) {
 		t.Fatalf("watch: %v %v", got, err)
 	}
 
-	a.tasks.BeginDrain()
+	a.Tasks.BeginDrain()
 	if st, err := check(""); st != healthpb.HealthCheckResponse_NOT_SERVING {
 		t.Errorf("check while draining: %v %v", st, err)
 	}
@@ -303,11 +288,11 @@ func TestNativeGRPCReflection(t *testing.T) {
 	}
 
 	a := newAgent(t, nil)
-	_, off := nativeGRPC(t, a.handler, server.GRPCServerOptions{}, server.GRPCAgent{})
+	_, off := nativeGRPC(t, a.Handler, server.GRPCServerOptions{}, server.GRPCAgent{})
 	if _, err := services(off); status.Code(err) != codes.Unimplemented {
 		t.Errorf("reflection off: %v", err)
 	}
-	_, on := nativeGRPC(t, a.handler, server.GRPCServerOptions{}, server.GRPCAgent{Reflection: true})
+	_, on := nativeGRPC(t, a.Handler, server.GRPCServerOptions{}, server.GRPCAgent{Reflection: true})
 	names, err := services(on)
 	if err != nil {
 		t.Fatal(err)
@@ -324,11 +309,11 @@ func TestNativeGRPCAttach(t *testing.T) {
 	first, second := newAgent(t, nil), newAgent(t, nil)
 	s := server.NewGRPCServer(server.GRPCServerOptions{})
 	addr := serveGRPC(t, s)
-	detachFirst, err := s.Attach(first.handler.(*server.Handler), server.GRPCAgent{})
+	detachFirst, err := s.Attach(first.Handler.(*server.Handler), server.GRPCAgent{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	detachSecond, err := s.Attach(second.handler.(*server.Handler), server.GRPCAgent{})
+	detachSecond, err := s.Attach(second.Handler.(*server.Handler), server.GRPCAgent{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +324,7 @@ func TestNativeGRPCAttach(t *testing.T) {
 		sent, err := c.SendMessage(ctx, &a2apb.SendMessageRequest{Message: pbMessage(t, "weather", "", map[string]any{"city": "Paris"})})
 		return sent.GetTask().GetId(), err
 	}
-	owned := func(a *agent, id string) bool { return a.call("1.0", "GetTask", map[string]any{"id": id}).Error == nil }
+	owned := func(a *agent, id string) bool { return a.Call("1.0", "GetTask", map[string]any{"id": id}).Error == nil }
 
 	if id, err := send(); err != nil || !owned(second, id) || owned(first, id) {
 		t.Errorf("with both attached, the task did not go to the second alone (%v)", err)

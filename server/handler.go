@@ -1,9 +1,10 @@
 // Package server is the A2A endpoint as a plain http.Handler: the three
 // bindings of A2A (JSON-RPC and HTTP+JSON with SSE streaming, and gRPC),
 // one dispatch of their methods on the internal model (invoke), and
-// blocking, non-blocking and streamed answers; beside them, the skills as
-// the tools of an MCP server (mcp.go). It wires a2a, tasks, mapping and
-// cardgen together and knows nothing of Caddy.
+// blocking, non-blocking and streamed answers; beside them, any binding the
+// adapter gives it (Config.Bindings: the MCP binding, server/mcp, on the
+// surface of transport.go). It wires a2a, tasks, mapping and cardgen
+// together and knows nothing of Caddy.
 //
 // The gRPC binding, when enabled, is served on the same handler by grpc-go's
 // Server.ServeHTTP rather than connect-go: grpc-go is already in Caddy's
@@ -107,17 +108,12 @@ type Config struct {
 	// Observer is told what the handler does, for metrics, traces and the
 	// access log. Nil: nothing is observed.
 	Observer Observer
-	// RESTPath, when set, serves the HTTP+JSON binding (spec 1.0 §11, and
-	// the same paths in 0.3) below this request path: "/rest" answers POST /rest/message:send.
-	// At "/" its operations share the paths of the JSON-RPC endpoint,
-	// which answers every other path. "": the binding is not served.
-	RESTPath string
-	// GRPC serves the gRPC binding (grpc.go) beside JSON-RPC: HTTP/2
-	// requests with a gRPC content type go to the A2AService.
-	GRPC bool
-	// MCP, when set, serves the skills as the tools of an MCP server on
-	// its path (mcp.go). Nil: no MCP endpoint.
-	MCP *MCPConfig
+	// Bindings are the bindings served beside JSON-RPC (GRPC, HTTPJSON,
+	// server/mcp's New), tried in this order: one whose paths lie below
+	// another's comes first, as gRPC's below HTTP+JSON's at "/".
+	// JSON-RPC, A2A's own, is always served, and takes every request none
+	// of them takes.
+	Bindings []NewBinding
 }
 
 // Handler serves the Agent Card and the endpoints of the bindings.
@@ -139,8 +135,9 @@ type Handler struct {
 	clientAddr   func(*http.Request) string
 	push         URLChecker
 	obs          Observer
-	// bindings serve the requests, tried in turn (see bindings).
-	bindings []binding
+	// bindings serve the requests, tried in turn: Config.Bindings, then
+	// JSON-RPC.
+	bindings []Binding
 	// skillRequirements are the skills' own requirements, compiled once.
 	skillRequirements map[*mapping.Skill]*authn.Requirements
 	// taskMetadata is each skill's tasks' metadata (skillMetadata), one map
@@ -212,29 +209,28 @@ func New(cfg Config) (*Handler, error) {
 	if h.log == nil {
 		h.log = zap.NewNop()
 	}
-	for _, newBinding := range bindings {
-		b, err := newBinding(h, cfg)
+	for _, newBinding := range cfg.Bindings {
+		b, err := newBinding(h)
 		if err != nil {
 			return nil, err
 		}
-		if b != nil {
-			h.bindings = append(h.bindings, b)
-		}
+		h.bindings = append(h.bindings, b)
 	}
+	h.bindings = append(h.bindings, jsonRPC{h: h})
 	return h, nil
 }
 
 // ServeHTTP answers card requests on the well-known paths (and those of
 // the JWKS and the protected resource metadata, when served), and every
-// other request by the first binding that takes it: gRPC calls, HTTP+JSON
-// requests below the REST path, and JSON-RPC requests (POST) on any other
-// path that routes here.
+// other request by the first binding that takes it (Config.Bindings: gRPC
+// calls, HTTP+JSON requests below the REST path, MCP's on its path), and
+// JSON-RPC requests (POST) on any other path that routes here.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == CardPath || r.URL.Path == LegacyCardPath {
 		if h.protectCard {
 			if _, f := h.authenticate(r); f != nil {
 				// Refused as JSON-RPC refuses a request it has not read.
-				c := &call{Call: Call{Version: a2a.V10}, form: jsonRPC{h}, contentType: "application/json"}
+				c := &Exchange{Call: Call{Version: a2a.V10}, form: jsonRPC{h: h}, contentType: "application/json"}
 				h.refuse(w, c, f)
 				return
 			}
@@ -253,9 +249,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := h.newCall(r.Context())
 	defer h.endCall(c)
 	for _, b := range h.bindings {
-		if b.serve(w, r, c) {
+		if b.Serve(w, r, c) {
 			return
 		}
+	}
+}
+
+// Shutdown ends what would hold the HTTP server's shutdown for ever: the
+// bindings' long-lived streams (Binding.Shutdown). Register it with the
+// server (http.Server.RegisterOnShutdown), for a reload too: the calls
+// under way still answer.
+func (h *Handler) Shutdown() {
+	for _, b := range h.bindings {
+		b.Shutdown()
+	}
+}
+
+// Close releases what the bindings hold, each once its calls under way
+// end (Binding.Close): for a handler that is discarded (Caddy discards a
+// config it replaces before its requests have ended).
+func (h *Handler) Close() {
+	for _, b := range h.bindings {
+		b.Close()
 	}
 }
 
@@ -292,7 +307,7 @@ func (h *Handler) readRequestBody(w http.ResponseWriter, r *http.Request, buf *[
 }
 
 // writeResult encodes a successful answer to c.
-func (h *Handler) writeResult(w http.ResponseWriter, c *call, result any) {
+func (h *Handler) writeResult(w http.ResponseWriter, c *Exchange, result any) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	out, err := c.form.appendResult((*buf)[:0], c, result)
@@ -308,7 +323,7 @@ func (h *Handler) writeResult(w http.ResponseWriter, c *call, result any) {
 // writeList answers ListTasks. A large page is written as it is encoded,
 // 64 KiB at a time, each write within the write timeout, rather than built
 // whole.
-func (h *Handler) writeList(w http.ResponseWriter, c *call, list *a2a.ListTasksResponse) {
+func (h *Handler) writeList(w http.ResponseWriter, c *Exchange, list *a2a.ListTasksResponse) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	rc := http.NewResponseController(w)
@@ -350,7 +365,7 @@ func (h *Handler) writeList(w http.ResponseWriter, c *call, list *a2a.ListTasksR
 // status. JSON-RPC protocol errors travel with 200, as JSON-RPC over HTTP
 // expects; transport problems, and every error of the HTTP+JSON binding,
 // carry their HTTP status.
-func (h *Handler) writeError(w http.ResponseWriter, status int, c *call, e *a2a.Error) {
+func (h *Handler) writeError(w http.ResponseWriter, status int, c *Exchange, e *a2a.Error) {
 	c.Code = e.Code
 	buf := getBuffer()
 	defer putBuffer(buf)

@@ -17,7 +17,7 @@ func TestSendMessageBlockingCompletesWithArtifact(t *testing.T) {
 	a := newAgent(t, nil)
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
-			ans := a.call(v, methodName(v, a2a.MethodSendMessage),
+			ans := a.Call(v, methodName(v, a2a.MethodSendMessage),
 				map[string]any{"message": message(v, "weather", map[string]any{"city": "Paris"})})
 			if ans.Error != nil {
 				t.Fatalf("error %d: %s", ans.Error.Code, ans.Error.Message)
@@ -84,7 +84,7 @@ func TestProtocolErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodPost, a.url+"/", strings.NewReader(tt.body))
+			req, err := http.NewRequest(http.MethodPost, a.URL+"/", strings.NewReader(tt.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +96,7 @@ func TestProtocolErrors(t *testing.T) {
 			if tt.version != "" {
 				req.Header.Set("A2A-Version", tt.version)
 			}
-			resp, err := a.http.Do(req)
+			resp, err := a.HTTP.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,12 +123,12 @@ func TestProtocolErrors(t *testing.T) {
 
 func TestVersionFromQueryParameter(t *testing.T) {
 	a := newAgent(t, nil)
-	req, err := http.NewRequest(http.MethodPost, a.url+"/?A2A-Version=1.0", strings.NewReader(rpcBody("GetTask", map[string]any{"id": "x"})))
+	req, err := http.NewRequest(http.MethodPost, a.URL+"/?A2A-Version=1.0", strings.NewReader(rpcBody("GetTask", map[string]any{"id": "x"})))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestVersionFromQueryParameter(t *testing.T) {
 
 func TestGetIsNotAllowedOnTheEndpoint(t *testing.T) {
 	a := newAgent(t, nil)
-	resp, err := a.http.Get(a.url + "/")
+	resp, err := a.HTTP.Get(a.URL + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestGetIsNotAllowedOnTheEndpoint(t *testing.T) {
 func TestCardServedOnWellKnownPaths(t *testing.T) {
 	a := newAgent(t, nil)
 	for _, path := range []string{server.CardPath, server.LegacyCardPath} {
-		resp, err := a.http.Get(a.url + path)
+		resp, err := a.HTTP.Get(a.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestStreamingMessageEventsInOrder(t *testing.T) {
 		t.Run(versionName(v), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			resp, events := a.stream(ctx, v, methodName(v, a2a.MethodSendStreamingMessage),
+			resp, events := a.Stream(ctx, v, methodName(v, a2a.MethodSendStreamingMessage),
 				map[string]any{"message": message(v, "weather", map[string]any{"city": "Tokyo"})})
 			for header, want := range map[string]string{
 				"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
@@ -238,7 +238,7 @@ func eventKind(version string, result map[string]any) string {
 func TestNonBlockingSendAnswersAtOnceThenCompletes(t *testing.T) {
 	a := newAgent(t, nil)
 	v := "1.0"
-	ans := a.call(v, "SendMessage", map[string]any{
+	ans := a.Call(v, "SendMessage", map[string]any{
 		"message":       message(v, "slow", map[string]any{"seconds": 0.2}),
 		"configuration": map[string]any{"returnImmediately": true},
 	})
@@ -248,7 +248,7 @@ func TestNonBlockingSendAnswersAtOnceThenCompletes(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, events := a.stream(ctx, v, "SubscribeToTask", map[string]any{"id": task["id"]})
+	_, events := a.Stream(ctx, v, "SubscribeToTask", map[string]any{"id": task["id"]})
 	var last map[string]any
 	for ev := range events {
 		last, _ = ev["result"].(map[string]any)
@@ -256,7 +256,7 @@ func TestNonBlockingSendAnswersAtOnceThenCompletes(t *testing.T) {
 	if update, _ := last["statusUpdate"].(map[string]any); stateOf(update) != wireState(v, a2a.TaskStateCompleted) {
 		t.Fatalf("last event = %v, want a completed status update", last)
 	}
-	got := a.call(v, "GetTask", map[string]any{"id": task["id"]})
+	got := a.Call(v, "GetTask", map[string]any{"id": task["id"]})
 	if stateOf(got.Result) != wireState(v, a2a.TaskStateCompleted) {
 		t.Fatalf("GetTask after the stream: %v", got.Result)
 	}
@@ -268,32 +268,32 @@ func TestCancelReachesTheUpstream(t *testing.T) {
 		t.Run(versionName(v), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			before := a.api.Stats()
+			before := a.API.Stats()
 			config := map[string]any{"returnImmediately": true}
 			if v == "" {
 				config = map[string]any{"blocking": false}
 			}
-			ans := a.call(v, methodName(v, a2a.MethodSendMessage), map[string]any{
+			ans := a.Call(v, methodName(v, a2a.MethodSendMessage), map[string]any{
 				"message": message(v, "slow", map[string]any{"seconds": 30}), "configuration": config,
 			})
 			id := taskOf(v, ans.Result)["id"]
-			if _, err := a.api.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > before.SlowStarted }); err != nil {
+			if _, err := a.API.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > before.SlowStarted }); err != nil {
 				t.Fatalf("the upstream call never started: %v", err)
 			}
-			canceled := a.call(v, methodName(v, a2a.MethodCancelTask), map[string]any{"id": id})
+			canceled := a.Call(v, methodName(v, a2a.MethodCancelTask), map[string]any{"id": id})
 			if canceled.Error != nil || stateOf(canceled.Result) != wireState(v, a2a.TaskStateCanceled) {
 				t.Fatalf("cancel answered %+v %v", canceled.Error, canceled.Result)
 			}
-			if _, err := a.api.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowCanceled > before.SlowCanceled }); err != nil {
+			if _, err := a.API.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowCanceled > before.SlowCanceled }); err != nil {
 				t.Fatalf("the cancellation did not reach the upstream: %v", err)
 			}
-			again := a.call(v, methodName(v, a2a.MethodCancelTask), map[string]any{"id": id})
+			again := a.Call(v, methodName(v, a2a.MethodCancelTask), map[string]any{"id": id})
 			if again.Error == nil || again.Error.Code != a2a.CodeTaskNotCancelable {
 				t.Fatalf("second cancel = %+v, want task not cancelable", again.Error)
 			}
 			// A streaming method answers even its errors as a stream: one
 			// error event.
-			resp, events := a.stream(ctx, v, methodName(v, a2a.MethodSubscribeToTask), map[string]any{"id": id})
+			resp, events := a.Stream(ctx, v, methodName(v, a2a.MethodSubscribeToTask), map[string]any{"id": id})
 			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 				t.Errorf("subscribe error Content-Type = %q, want text/event-stream", ct)
 			}
@@ -313,14 +313,14 @@ func TestIdleStreamGetsHeartbeats(t *testing.T) {
 	a := newAgent(t, func(c *server.Config) { c.HeartbeatInterval = 5 * time.Millisecond })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url+"/",
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL+"/",
 		strings.NewReader(rpcBody("SendStreamingMessage", map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 30})})))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestIdleStreamGetsHeartbeats(t *testing.T) {
 	if err := json.Unmarshal([]byte(first), &ev); err != nil || ev.Result.Task.ID == "" {
 		t.Fatalf("first event %q is not the task: %v", first, err)
 	}
-	if ans := a.call("1.0", "CancelTask", map[string]any{"id": ev.Result.Task.ID}); ans.Error != nil {
+	if ans := a.Call("1.0", "CancelTask", map[string]any{"id": ev.Result.Task.ID}); ans.Error != nil {
 		t.Fatalf("cancel: %+v", ans.Error)
 	}
 }
@@ -355,7 +355,7 @@ func TestMessageSkillAnswersWithAMessage(t *testing.T) {
 	a := newAgent(t, nil)
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
-			ans := a.call(v, methodName(v, a2a.MethodSendMessage), map[string]any{"message": message(v, "echo", map[string]any{"x": 1})})
+			ans := a.Call(v, methodName(v, a2a.MethodSendMessage), map[string]any{"message": message(v, "echo", map[string]any{"x": 1})})
 			if ans.Error != nil {
 				t.Fatalf("error %+v", ans.Error)
 			}
@@ -377,7 +377,7 @@ func TestMessageSkillAnswersWithAMessage(t *testing.T) {
 
 func TestNoSkillSelectedRejectsTheTaskListingSkills(t *testing.T) {
 	a := newAgent(t, nil)
-	ans := a.call("1.0", "SendMessage", map[string]any{"message": map[string]any{
+	ans := a.Call("1.0", "SendMessage", map[string]any{"message": map[string]any{
 		"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}},
 	}})
 	task := taskOf("1.0", ans.Result)
@@ -395,30 +395,30 @@ func TestNoSkillSelectedRejectsTheTaskListingSkills(t *testing.T) {
 
 func TestGetAndListTasks(t *testing.T) {
 	a := newAgent(t, nil)
-	first := taskOf("1.0", a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})}).Result)
+	first := taskOf("1.0", a.Call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})}).Result)
 	contextID := first["contextId"]
 	follow := message("1.0", "weather", map[string]any{"city": "London"})
 	follow["contextId"] = contextID
-	second := taskOf("1.0", a.call("1.0", "SendMessage", map[string]any{"message": follow}).Result)
+	second := taskOf("1.0", a.Call("1.0", "SendMessage", map[string]any{"message": follow}).Result)
 	if second["contextId"] != contextID {
 		t.Fatalf("second task context = %v, want %v", second["contextId"], contextID)
 	}
 
-	got := a.call("1.0", "GetTask", map[string]any{"id": first["id"], "historyLength": 0}).Result
+	got := a.Call("1.0", "GetTask", map[string]any{"id": first["id"], "historyLength": 0}).Result
 	if _, has := got["history"]; has {
 		t.Errorf("historyLength 0 still returned history: %v", got["history"])
 	}
-	got = a.call("1.0", "GetTask", map[string]any{"id": first["id"]}).Result
+	got = a.Call("1.0", "GetTask", map[string]any{"id": first["id"]}).Result
 	if h, _ := got["history"].([]any); len(h) == 0 {
 		t.Errorf("GetTask without historyLength returned no history")
 	}
 
-	list := a.call("1.0", "ListTasks", map[string]any{"contextId": contextID, "pageSize": 1}).Result
+	list := a.Call("1.0", "ListTasks", map[string]any{"contextId": contextID, "pageSize": 1}).Result
 	tasks, _ := list["tasks"].([]any)
 	if len(tasks) != 1 || list["nextPageToken"] == "" || list["totalSize"] != float64(2) {
 		t.Fatalf("first page = %v", list)
 	}
-	rest := a.call("1.0", "ListTasks", map[string]any{"contextId": contextID, "pageSize": 1, "pageToken": list["nextPageToken"]}).Result
+	rest := a.Call("1.0", "ListTasks", map[string]any{"contextId": contextID, "pageSize": 1, "pageToken": list["nextPageToken"]}).Result
 	if more, _ := rest["tasks"].([]any); len(more) != 1 || more[0].(map[string]any)["id"] == tasks[0].(map[string]any)["id"] {
 		t.Fatalf("second page = %v", rest)
 	}
@@ -444,7 +444,7 @@ func TestStreamingMethodErrorsComeAsOneEvent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := a.post(tt.version, tt.body)
+			resp, body := a.Post(tt.version, tt.body)
 			if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 				t.Fatalf("HTTP %d %s, want 200 text/event-stream: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 			}
@@ -465,28 +465,28 @@ func TestStreamingMethodErrorsComeAsOneEvent(t *testing.T) {
 // answers the page size it used, not how many tasks it returned.
 func TestProtoFieldNamesAndPageSize(t *testing.T) {
 	a := newAgent(t, nil)
-	first := taskOf("1.0", a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})}).Result)
+	first := taskOf("1.0", a.Call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})}).Result)
 	follow := message("1.0", "weather", map[string]any{"city": "London"})
 	follow["context_id"] = first["contextId"]
-	second := taskOf("1.0", a.call("1.0", "SendMessage", map[string]any{"message": follow}).Result)
+	second := taskOf("1.0", a.Call("1.0", "SendMessage", map[string]any{"message": follow}).Result)
 	if second["contextId"] != first["contextId"] {
 		t.Fatalf("context_id was not taken: second task in %v, want %v", second["contextId"], first["contextId"])
 	}
-	a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Rome"})})
+	a.Call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Rome"})})
 
-	got := a.call("1.0", "GetTask", map[string]any{"id": first["id"], "history_length": 1}).Result
+	got := a.Call("1.0", "GetTask", map[string]any{"id": first["id"], "history_length": 1}).Result
 	if h, _ := got["history"].([]any); len(h) != 1 {
 		t.Errorf("GetTask with history_length 1 returned %d messages", len(h))
 	}
-	list := a.call("1.0", "ListTasks", map[string]any{"context_id": first["contextId"], "page_size": 10}).Result
+	list := a.Call("1.0", "ListTasks", map[string]any{"context_id": first["contextId"], "page_size": 10}).Result
 	if tasks, _ := list["tasks"].([]any); len(tasks) != 2 || list["totalSize"] != float64(2) || list["pageSize"] != float64(10) {
 		t.Errorf("ListTasks by context_id, page_size 10: %d tasks, totalSize %v, pageSize %v; want 2, 2, 10",
 			len(tasks), list["totalSize"], list["pageSize"])
 	}
-	if list := a.call("1.0", "ListTasks", nil).Result; list["pageSize"] != float64(50) {
+	if list := a.Call("1.0", "ListTasks", nil).Result; list["pageSize"] != float64(50) {
 		t.Errorf("ListTasks without pageSize answered pageSize %v, want the default 50", list["pageSize"])
 	}
-	answer := a.call("1.0", "GetTask", map[string]any{"id": first["id"], "history_length": 1, "historyLength": 2})
+	answer := a.Call("1.0", "GetTask", map[string]any{"id": first["id"], "history_length": 1, "historyLength": 2})
 	if answer.Error == nil || answer.Error.Code != a2a.CodeInvalidParams {
 		t.Errorf("both spellings of one field: %+v, want -32602", answer.Error)
 	}
@@ -499,29 +499,29 @@ func TestDisconnectedStreamFreesItsSubscription(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	streamCtx, hangUp := context.WithCancel(ctx)
-	_, events := a.stream(streamCtx, "1.0", "SendStreamingMessage",
+	_, events := a.Stream(streamCtx, "1.0", "SendStreamingMessage",
 		map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 30})})
 	first := <-events
 	task, _ := first["result"].(map[string]any)["task"].(map[string]any)
 	if task == nil {
 		t.Fatalf("first event %v is not the task", first)
 	}
-	if n := a.tasks.OpenStreams(); n != 1 {
+	if n := a.Tasks.OpenStreams(); n != 1 {
 		t.Fatalf("open streams while the client listens = %d, want 1", n)
 	}
 	hangUp()
-	for a.tasks.OpenStreams() != 0 {
+	for a.Tasks.OpenStreams() != 0 {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("the subscription of a client that hung up is still open")
 		case <-time.After(time.Millisecond):
 		}
 	}
-	ans := a.call("1.0", "GetTask", map[string]any{"id": task["id"]})
+	ans := a.Call("1.0", "GetTask", map[string]any{"id": task["id"]})
 	if got := stateOf(ans.Result); got != "TASK_STATE_WORKING" {
 		t.Errorf("task after its client hung up: %s, want still working", got)
 	}
-	if ans := a.call("1.0", "CancelTask", map[string]any{"id": task["id"]}); ans.Error != nil {
+	if ans := a.Call("1.0", "CancelTask", map[string]any{"id": task["id"]}); ans.Error != nil {
 		t.Fatalf("cancel: %+v", ans.Error)
 	}
 }

@@ -10,11 +10,12 @@ import (
 // The JSON-RPC binding (spec 1.0 §9, and 0.3's): a POST whose body is a
 // JSON-RPC request, on any path that routes here and no other binding
 // takes; answers are JSON-RPC responses, streams SSE events of them.
-type jsonRPC struct{ h *Handler }
+type jsonRPC struct {
+	noLifecycle
+	h *Handler
+}
 
-func newJSONRPC(h *Handler, _ Config) (binding, error) { return jsonRPC{h}, nil }
-
-func (b jsonRPC) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
+func (b jsonRPC) Serve(w http.ResponseWriter, r *http.Request, c *Exchange) bool {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "A2A JSON-RPC endpoint: use POST with Content-Type: application/json", http.StatusMethodNotAllowed)
@@ -48,7 +49,7 @@ func (b jsonRPC) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
 // the error itself when it fails. The buffer goes back to the pool before
 // dispatch: the decoded request holds copies of what it needs, so a stream
 // that stays open for hours does not pin the body.
-func (b jsonRPC) decode(w http.ResponseWriter, r *http.Request, c *call, versionErr *a2a.Error) (*a2a.Request, bool) {
+func (b jsonRPC) decode(w http.ResponseWriter, r *http.Request, c *Exchange, versionErr *a2a.Error) (*a2a.Request, bool) {
 	h := b.h
 	buf := getBuffer()
 	defer putBuffer(buf)
@@ -83,15 +84,15 @@ func (b jsonRPC) decode(w http.ResponseWriter, r *http.Request, c *call, version
 // stream of one error event (the official SDKs read any 200 answer to a
 // streaming call as a stream).
 
-func (jsonRPC) appendResult(dst []byte, c *call, result any) ([]byte, error) {
+func (jsonRPC) appendResult(dst []byte, c *Exchange, result any) ([]byte, error) {
 	return a2a.AppendResult(dst, c.Version, c.id, result)
 }
 
-func (jsonRPC) appendList(dst []byte, c *call, list *a2a.ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
+func (jsonRPC) appendList(dst []byte, c *Exchange, list *a2a.ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
 	return a2a.AppendListTasksResult(dst, c.id, list, flush)
 }
 
-func (jsonRPC) appendError(dst []byte, c *call, _ int, e *a2a.Error) []byte {
+func (jsonRPC) appendError(dst []byte, c *Exchange, _ int, e *a2a.Error) []byte {
 	return a2a.AppendError(dst, c.Version, c.id, e)
 }
 

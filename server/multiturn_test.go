@@ -44,20 +44,6 @@ func userMessage(version, skill, taskID, text string, data map[string]any) map[s
 	return m
 }
 
-// statusParts is the parts of a task's (or status update's) status message.
-func statusParts(task map[string]any) []map[string]any {
-	status, _ := task["status"].(map[string]any)
-	msg, _ := status["message"].(map[string]any)
-	raw, _ := msg["parts"].([]any)
-	out := make([]map[string]any, 0, len(raw))
-	for _, p := range raw {
-		if m, ok := p.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // requireQuestion checks that a task asks for the city: input-required,
 // with a text that names it and a data part holding its schema.
 func requireQuestion(t *testing.T, version string, task map[string]any) {
@@ -106,7 +92,7 @@ func TestMultiTurnBlocking(t *testing.T) {
 		} {
 			t.Run(versionName(v)+"/"+follow.name, func(t *testing.T) {
 				send := methodName(v, a2a.MethodSendMessage)
-				ans := a.call(v, send, map[string]any{"message": userMessage(v, "weather", "", "", map[string]any{})})
+				ans := a.Call(v, send, map[string]any{"message": userMessage(v, "weather", "", "", map[string]any{})})
 				if ans.Error != nil {
 					t.Fatalf("error %+v", ans.Error)
 				}
@@ -114,7 +100,7 @@ func TestMultiTurnBlocking(t *testing.T) {
 				requireQuestion(t, v, task)
 				id, _ := task["id"].(string)
 
-				ans = a.call(v, send, map[string]any{"message": userMessage(v, "", id, follow.text, follow.data)})
+				ans = a.Call(v, send, map[string]any{"message": userMessage(v, "", id, follow.text, follow.data)})
 				if ans.Error != nil {
 					t.Fatalf("follow-up: error %+v", ans.Error)
 				}
@@ -142,7 +128,7 @@ func TestMultiTurnStreaming(t *testing.T) {
 			defer cancel()
 			method := methodName(v, a2a.MethodSendStreamingMessage)
 			collect := func(msg map[string]any) (string, map[string]any, []map[string]any) {
-				_, events := a.stream(ctx, v, method, map[string]any{"message": msg})
+				_, events := a.Stream(ctx, v, method, map[string]any{"message": msg})
 				var id string
 				var last map[string]any
 				var artifacts []map[string]any
@@ -196,7 +182,7 @@ func TestSelectionByText(t *testing.T) {
 	a := newAgent(t, nil)
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
-			ans := a.call(v, methodName(v, a2a.MethodSendMessage),
+			ans := a.Call(v, methodName(v, a2a.MethodSendMessage),
 				map[string]any{"message": userMessage(v, "", "", "What's the weather in New York?", nil)})
 			if ans.Error != nil {
 				t.Fatalf("error %+v", ans.Error)

@@ -54,12 +54,20 @@ type Observer interface {
 // end: what the observer is told.
 type Call struct {
 	// Binding is the binding the call came by: a2a.BindingJSONRPC,
-	// BindingHTTPJSON or BindingGRPC.
+	// BindingHTTPJSON or BindingGRPC, or the name of a binding of
+	// another protocol (MCP's).
 	Binding string
-	// Method is the method the request decoded as: MethodUnknown until it
-	// did, or when it did not.
+	// Method is the A2A method the request decoded as: MethodUnknown
+	// until it did, or when it did not, and for a call of another
+	// protocol (Operation names its method).
 	Method a2a.Method
-	// Version is the protocol version the call speaks.
+	// Operation is the method of a call of another protocol than A2A, as
+	// its binding names it, from a fixed set (MCP's tools/call, …):
+	// UnknownMethod until it decoded, or when it did not. "" for an A2A
+	// call.
+	Operation string
+	// Version is the A2A version the call speaks (for a call of another
+	// protocol, the one its errors are written in: it speaks none).
 	Version a2a.Version
 	// Caller is who is calling: nil for an anonymous caller, and until
 	// authentication names one.
@@ -69,6 +77,32 @@ type Call struct {
 	// CodeCanceled or CodeDeadlineExceeded when the request's context
 	// ended first (a stream the client left).
 	Code int
+}
+
+// UnknownMethod is the method label of a call whose request did not
+// decode.
+const UnknownMethod = "unknown"
+
+// MethodLabel is the call's method as metrics, spans and logs name it:
+// an A2A method's 1.0 name (SendMessage, also for 0.3's message/send),
+// the Operation of a call of another protocol, or UnknownMethod.
+func (c *Call) MethodLabel() string {
+	switch {
+	case c.Operation != "":
+		return c.Operation
+	case c.Method == a2a.MethodUnknown:
+		return UnknownMethod
+	}
+	return c.Method.Name(a2a.V10)
+}
+
+// VersionLabel is the A2A version the call speaks, as metrics, spans and
+// logs name it: "" for a call of another protocol, which speaks none.
+func (c *Call) VersionLabel() string {
+	if c.Operation != "" {
+		return ""
+	}
+	return c.Version.String()
 }
 
 // Codes EndRequest is told for a request that ended unanswered because its

@@ -34,21 +34,21 @@ func (urlPolicy) CheckHeaders(c *tasks.PushConfig) error {
 // back never shows its credentials.
 func TestPushConfigsBelongToTheirOwner(t *testing.T) {
 	a := newAuthAgent(t, nil, func(c *server.Config) { c.Push = urlPolicy{} })
-	id := a.task(aliceKey, "ask", map[string]any{})["id"].(string)
+	id := a.Task(aliceKey, "ask", map[string]any{})["id"].(string)
 	const unknownID = "00000000-0000-4000-8000-000000000000"
 
-	created := a.as(aliceKey, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "c1",
+	created := a.As(aliceKey, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "c1",
 		"url": "https://hook.test/a", "authentication": map[string]any{"scheme": "Bearer", "credentials": "s3cret"}})
-	if created.Error != nil || created.Result["id"] != "c1" || created.Result["taskId"] != id || strings.Contains(created.raw, "s3cret") {
-		t.Fatalf("create: %s", created.raw)
+	if created.Error != nil || created.Result["id"] != "c1" || created.Result["taskId"] != id || strings.Contains(created.Raw, "s3cret") {
+		t.Fatalf("create: %s", created.Raw)
 	}
-	if refused := a.as(aliceKey, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "url": "https://refused.test/"}); refused.Error == nil ||
+	if refused := a.As(aliceKey, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "url": "https://refused.test/"}); refused.Error == nil ||
 		refused.Error.Code != a2a.CodeInvalidParams {
-		t.Errorf("a refused URL: %s", refused.raw)
+		t.Errorf("a refused URL: %s", refused.Raw)
 	}
-	if refused := a.as(aliceKey, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "url": "https://hook.test/c", "token": "refused"}); refused.Error == nil ||
+	if refused := a.As(aliceKey, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "url": "https://hook.test/c", "token": "refused"}); refused.Error == nil ||
 		refused.Error.Code != a2a.CodeInvalidParams || !strings.Contains(refused.Error.Message, "config is refused: not this token") {
-		t.Errorf("a config the checker refuses: %s", refused.raw)
+		t.Errorf("a config the checker refuses: %s", refused.Raw)
 	}
 	for _, m := range []struct {
 		method string
@@ -59,17 +59,17 @@ func TestPushConfigsBelongToTheirOwner(t *testing.T) {
 		{"ListTaskPushNotificationConfigs", func(id string) any { return map[string]any{"taskId": id} }},
 		{"DeleteTaskPushNotificationConfig", func(id string) any { return map[string]any{"taskId": id, "id": "c1"} }},
 	} {
-		theirs, unknown := a.as(bobKey, m.method, m.params(id)), a.as(bobKey, m.method, m.params(unknownID))
-		if theirs.status != http.StatusOK || theirs.Error == nil || theirs.Error.Code != a2a.CodeTaskNotFound {
-			t.Errorf("%s of alice's task as bob: %s; want TaskNotFound", m.method, theirs.raw)
+		theirs, unknown := a.As(bobKey, m.method, m.params(id)), a.As(bobKey, m.method, m.params(unknownID))
+		if theirs.Status != http.StatusOK || theirs.Error == nil || theirs.Error.Code != a2a.CodeTaskNotFound {
+			t.Errorf("%s of alice's task as bob: %s; want TaskNotFound", m.method, theirs.Raw)
 		}
-		if got, want := strings.ReplaceAll(theirs.raw, id, "ID"), strings.ReplaceAll(unknown.raw, unknownID, "ID"); got != want {
+		if got, want := strings.ReplaceAll(theirs.Raw, id, "ID"), strings.ReplaceAll(unknown.Raw, unknownID, "ID"); got != want {
 			t.Errorf("%s: alice's task answers bob\n%s\nan unknown task\n%s", m.method, got, want)
 		}
 	}
-	list := a.as(aliceKey, "ListTaskPushNotificationConfigs", map[string]any{"taskId": id})
+	list := a.As(aliceKey, "ListTaskPushNotificationConfigs", map[string]any{"taskId": id})
 	configs, _ := list.Result["configs"].([]any)
-	if list.Error != nil || len(configs) != 1 || strings.Contains(list.raw, "s3cret") || !strings.Contains(list.raw, `"scheme":"Bearer"`) {
-		t.Errorf("alice's list after bob tried: %s", list.raw)
+	if list.Error != nil || len(configs) != 1 || strings.Contains(list.Raw, "s3cret") || !strings.Contains(list.Raw, `"scheme":"Bearer"`) {
+		t.Errorf("alice's list after bob tried: %s", list.Raw)
 	}
 }

@@ -38,11 +38,12 @@ func TestResourceMetadataServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newAgent(t, func(cfg *server.Config) {
-		cfg.Auth, cfg.ProtectCard, cfg.ResourceMetadata, cfg.RESTPath, cfg.GRPC = auth, true, meta, "/rest", true
+		cfg.Auth, cfg.ProtectCard, cfg.ResourceMetadata = auth, true, meta
+		cfg.Bindings = []server.NewBinding{server.GRPC(), server.HTTPJSON("/rest")}
 	})
 
 	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
-		resp, err := a.http.Get(a.url + path)
+		resp, err := a.HTTP.Get(a.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,10 +63,10 @@ func TestResourceMetadataServed(t *testing.T) {
 		{"HTTP+JSON", http.MethodGet, "/rest/tasks/t", ""},
 		{"the protected card", http.MethodGet, "/.well-known/agent-card.json", ""},
 	} {
-		req, _ := http.NewRequest(tt.method, a.url+tt.path, strings.NewReader(tt.body))
+		req, _ := http.NewRequest(tt.method, a.URL+tt.path, strings.NewReader(tt.body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("A2A-Version", "1.0")
-		resp, err := a.http.Do(req)
+		resp, err := a.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,7 @@ func TestResourceMetadataServed(t *testing.T) {
 	}
 
 	var trailer metadata.MD
-	_, err = grpcClient(t, a.url).GetTask(v10(t.Context()), &a2apb.GetTaskRequest{Id: "t"}, grpc.Trailer(&trailer))
+	_, err = grpcClient(t, a.URL).GetTask(v10(t.Context()), &a2apb.GetTaskRequest{Id: "t"}, grpc.Trailer(&trailer))
 	if got := trailer.Get("www-authenticate"); err == nil || len(got) != 1 || got[0] != want {
 		t.Errorf("gRPC: %v, challenges %q; want %q", err, got, want)
 	}
@@ -88,7 +89,7 @@ func TestResourceMetadataServed(t *testing.T) {
 func TestResourceMetadataOff(t *testing.T) {
 	var cfg server.Config
 	a := newAgent(t, func(c *server.Config) { cfg = *c })
-	resp, err := a.http.Get(a.url + "/.well-known/oauth-protected-resource")
+	resp, err := a.HTTP.Get(a.URL + "/.well-known/oauth-protected-resource")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,19 +18,23 @@ import (
 // answers and errors as the binding writes them: in the form of the path
 // (httpJSON, or proto03Form below /v1/).
 type httpJSON struct {
+	noLifecycle
 	h *Handler
-	// path is where the binding is served (Config.RESTPath).
+	// path is where the binding is served (HTTPJSON).
 	path string
 }
 
-func newHTTPJSON(h *Handler, cfg Config) (binding, error) {
-	if cfg.RESTPath == "" {
-		return nil, nil
+// HTTPJSON serves the HTTP+JSON binding (spec 1.0 §11, and the same
+// paths in 0.3) below the request path path: "/rest" answers POST
+// /rest/message:send. At "/" its operations share the paths of the
+// JSON-RPC endpoint, which answers every other path.
+func HTTPJSON(path string) NewBinding {
+	return func(h *Handler) (Binding, error) {
+		if err := CheckRESTPath(path); err != nil {
+			return nil, fmt.Errorf("server: REST path: %w", err)
+		}
+		return &httpJSON{h: h, path: path}, nil
 	}
-	if err := CheckRESTPath(cfg.RESTPath); err != nil {
-		return nil, fmt.Errorf("server: REST path: %w", err)
-	}
-	return &httpJSON{h: h, path: cfg.RESTPath}, nil
 }
 
 // target finds the HTTP+JSON operation r names under the binding's
@@ -51,7 +55,7 @@ func (b *httpJSON) target(r *http.Request) (t a2a.RESTTarget, allow, path string
 }
 
 // serve answers an HTTP+JSON request for the operation its path names.
-func (b *httpJSON) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
+func (b *httpJSON) Serve(w http.ResponseWriter, r *http.Request, c *Exchange) bool {
 	t, allow, path, ok := b.target(r)
 	if !ok {
 		return false
@@ -101,7 +105,7 @@ func (b *httpJSON) serve(w http.ResponseWriter, r *http.Request, c *call) bool {
 
 // decode reads the body of a POST and decodes the request's parameters,
 // answering the error itself when it fails.
-func (b *httpJSON) decode(w http.ResponseWriter, r *http.Request, c *call, t a2a.RESTTarget) (*a2a.Request, bool) {
+func (b *httpJSON) decode(w http.ResponseWriter, r *http.Request, c *Exchange, t a2a.RESTTarget) (*a2a.Request, bool) {
 	h := b.h
 	var body []byte
 	buf := getBuffer()
@@ -155,15 +159,15 @@ func restMediaType(r *http.Request) string {
 // of type error, as @a2a-js/sdk reads them (a2a-go reads their data
 // either way).
 
-func (*httpJSON) appendResult(dst []byte, c *call, result any) ([]byte, error) {
+func (*httpJSON) appendResult(dst []byte, c *Exchange, result any) ([]byte, error) {
 	return a2a.AppendRESTResult(dst, c.Version, result)
 }
 
-func (*httpJSON) appendList(dst []byte, _ *call, list *a2a.ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
+func (*httpJSON) appendList(dst []byte, _ *Exchange, list *a2a.ListTasksResponse, flush func([]byte) ([]byte, error)) ([]byte, error) {
 	return a2a.AppendRESTListTasks(dst, list, flush)
 }
 
-func (*httpJSON) appendError(dst []byte, _ *call, status int, e *a2a.Error) []byte {
+func (*httpJSON) appendError(dst []byte, _ *Exchange, status int, e *a2a.Error) []byte {
 	if status == 0 || status == http.StatusOK {
 		status, _ = a2a.RESTStatus(e)
 	}
@@ -185,17 +189,17 @@ func (*httpJSON) errorStreams(a2a.Method) bool { return false }
 // (a2a.Proto03Status), in a stream as events of type error.
 type proto03Form struct{}
 
-func (proto03Form) appendResult(dst []byte, _ *call, result any) ([]byte, error) {
+func (proto03Form) appendResult(dst []byte, _ *Exchange, result any) ([]byte, error) {
 	return a2a.AppendProto03Result(dst, result)
 }
 
 // appendList is never called: no /v1/ path names ListTasks, which 0.3
 // does not have.
-func (proto03Form) appendList(dst []byte, _ *call, list *a2a.ListTasksResponse, _ func([]byte) ([]byte, error)) ([]byte, error) {
+func (proto03Form) appendList(dst []byte, _ *Exchange, list *a2a.ListTasksResponse, _ func([]byte) ([]byte, error)) ([]byte, error) {
 	return a2a.AppendProto03Result(dst, list)
 }
 
-func (proto03Form) appendError(dst []byte, _ *call, _ int, e *a2a.Error) []byte {
+func (proto03Form) appendError(dst []byte, _ *Exchange, _ int, e *a2a.Error) []byte {
 	return a2a.AppendProto03Error(dst, e)
 }
 

@@ -48,29 +48,29 @@ func (a restAnswer) restError() (code float64, status, reason, field string) {
 
 // rest sends one HTTP+JSON request with A2A-Version: 1.0; body "" sends
 // none. headers (name, value pairs) are added or, with value "", removed.
-func (a *agent) rest(method, path, body string, headers ...string) restAnswer {
-	a.t.Helper()
+func restRequest(a *agent, method, path, body string, headers ...string) restAnswer {
+	a.T.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, a.url+path, rd)
+	req, err := http.NewRequest(method, a.URL+path, rd)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	req.Header.Set("A2A-Version", "1.0")
 	if body != "" {
 		req.Header.Set("Content-Type", "application/a2a+json")
 	}
 	setHeaders(req, headers)
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	ans := restAnswer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
 		allow: resp.Header.Get("Allow"), raw: string(raw)}
@@ -78,7 +78,7 @@ func (a *agent) rest(method, path, body string, headers ...string) restAnswer {
 		return ans
 	}
 	if err := json.Unmarshal(raw, &ans.body); err != nil {
-		a.t.Fatalf("%s %s: HTTP %d, not JSON: %v: %s", method, path, resp.StatusCode, err, raw)
+		a.T.Fatalf("%s %s: HTTP %d, not JSON: %v: %s", method, path, resp.StatusCode, err, raw)
 	}
 	return ans
 }
@@ -97,23 +97,23 @@ func setHeaders(req *http.Request, headers []string) {
 
 // restStream opens an HTTP+JSON stream and returns its events as they
 // come; headers are as rest's.
-func (a *agent) restStream(ctx context.Context, method, path, body string, headers ...string) (*http.Response, <-chan map[string]any) {
-	a.t.Helper()
+func restStream(a *agent, ctx context.Context, method, path, body string, headers ...string) (*http.Response, <-chan map[string]any) {
+	a.T.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, a.url+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, a.URL+path, rd)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	req.Header.Set("A2A-Version", "1.0")
 	req.Header.Set("Content-Type", "application/a2a+json")
 	req.Header.Set("Accept", "text/event-stream")
 	setHeaders(req, headers)
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	return resp, sseEvents(ctx, resp)
 }
@@ -133,7 +133,7 @@ func sendBody(t *testing.T, msg map[string]any, configuration map[string]any) st
 
 func newRESTAgent(t *testing.T, tune func(*server.Config)) *agent {
 	return newAgent(t, func(c *server.Config) {
-		c.RESTPath = "/rest"
+		c.Bindings = append(c.Bindings, server.HTTPJSON("/rest"))
 		if tune != nil {
 			tune(c)
 		}
@@ -144,7 +144,7 @@ func newRESTAgent(t *testing.T, tune func(*server.Config)) *agent {
 // every kind of error it answers (spec 1.0 §5.4, §11.6).
 func TestRESTEndpoints(t *testing.T) {
 	a := newRESTAgent(t, nil)
-	sent := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "weather", map[string]any{"city": "Paris"}), nil))
+	sent := restRequest(a, "POST", "/rest/message:send", sendBody(t, message("1.0", "weather", map[string]any{"city": "Paris"}), nil))
 	task, _ := sent.body["task"].(map[string]any)
 	if sent.status != 200 || sent.contentType != "application/a2a+json" || stateOf(task) != "TASK_STATE_COMPLETED" {
 		t.Fatalf("send: %d %s %s", sent.status, sent.contentType, sent.raw)
@@ -204,7 +204,7 @@ func TestRESTEndpoints(t *testing.T) {
 			status: 400, reason: "INVALID_PARAMS", field: "id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := a.rest(tc.method, tc.path, tc.body, tc.headers...)
+			got := restRequest(a, tc.method, tc.path, tc.body, tc.headers...)
 			if got.status != tc.status {
 				t.Fatalf("HTTP %d, want %d: %s", got.status, tc.status, got.raw)
 			}
@@ -222,7 +222,7 @@ func TestRESTEndpoints(t *testing.T) {
 	}
 
 	// JSON-RPC is still served beside the binding.
-	if ans := a.call("1.0", "GetTask", map[string]any{"id": id}); ans.Error != nil || ans.Result["id"] != id {
+	if ans := a.Call("1.0", "GetTask", map[string]any{"id": id}); ans.Error != nil || ans.Result["id"] != id {
 		t.Errorf("JSON-RPC GetTask beside REST: %+v", ans)
 	}
 }
@@ -231,20 +231,20 @@ func TestRESTEndpoints(t *testing.T) {
 // a2av0 REST transport speaks them.
 func TestREST03(t *testing.T) {
 	a := newRESTAgent(t, nil)
-	sent := a.rest("POST", "/rest/message:send", sendBody(t, message("", "weather", map[string]any{"city": "Paris"}), nil),
+	sent := restRequest(a, "POST", "/rest/message:send", sendBody(t, message("", "weather", map[string]any{"city": "Paris"}), nil),
 		"A2A-Version", "0.3")
 	if sent.status != 200 || sent.body["kind"] != "task" || stateOf(sent.body) != "completed" {
 		t.Fatalf("send: %d %s", sent.status, sent.raw)
 	}
 	id := sent.body["id"].(string)
-	if got := a.rest("GET", "/rest/tasks/"+id, "", "A2A-Version", "0.3"); got.status != 200 || got.body["id"] != id {
+	if got := restRequest(a, "GET", "/rest/tasks/"+id, "", "A2A-Version", "0.3"); got.status != 200 || got.body["id"] != id {
 		t.Errorf("get: %d %s", got.status, got.raw)
 	}
-	canceled := a.rest("POST", "/rest/tasks/"+id+":cancel", "", "A2A-Version", "0.3")
+	canceled := restRequest(a, "POST", "/rest/tasks/"+id+":cancel", "", "A2A-Version", "0.3")
 	if _, _, reason, _ := canceled.restError(); canceled.status != 400 || reason != "TASK_NOT_CANCELABLE" {
 		t.Errorf("cancel a completed task: %d %s", canceled.status, canceled.raw)
 	}
-	bad := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "weather", map[string]any{}), nil), "A2A-Version", "0.3")
+	bad := restRequest(a, "POST", "/rest/message:send", sendBody(t, message("1.0", "weather", map[string]any{}), nil), "A2A-Version", "0.3")
 	if _, _, reason, field := bad.restError(); bad.status != 400 || reason != "INVALID_PARAMS" || field != "message.role" {
 		t.Errorf("a 1.0 message read as 0.3: %d %s", bad.status, bad.raw)
 	}
@@ -254,7 +254,7 @@ func TestREST03(t *testing.T) {
 // the other: one engine, one store.
 func TestRESTCancelAndSubscribe(t *testing.T) {
 	a := newRESTAgent(t, nil)
-	sent := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "slow", map[string]any{"seconds": 30}),
+	sent := restRequest(a, "POST", "/rest/message:send", sendBody(t, message("1.0", "slow", map[string]any{"seconds": 30}),
 		map[string]any{"returnImmediately": true}))
 	task, _ := sent.body["task"].(map[string]any)
 	if sent.status != 200 || stateOf(task) != "TASK_STATE_WORKING" {
@@ -264,7 +264,7 @@ func TestRESTCancelAndSubscribe(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	resp, events := a.restStream(ctx, "POST", "/rest/tasks/"+id+":subscribe", "")
+	resp, events := restStream(a, ctx, "POST", "/rest/tasks/"+id+":subscribe", "")
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("subscribe: HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -272,10 +272,10 @@ func TestRESTCancelAndSubscribe(t *testing.T) {
 		t.Fatalf("first event: %v", first)
 	}
 
-	if ans := a.call("1.0", "GetTask", map[string]any{"id": id}); ans.Error != nil {
+	if ans := a.Call("1.0", "GetTask", map[string]any{"id": id}); ans.Error != nil {
 		t.Fatalf("JSON-RPC GetTask of a REST task: %+v", ans.Error)
 	}
-	canceled := a.rest("POST", "/rest/tasks/"+id+":cancel", "", "Content-Type", "")
+	canceled := restRequest(a, "POST", "/rest/tasks/"+id+":cancel", "", "Content-Type", "")
 	if canceled.status != 200 || stateOf(canceled.body) != "TASK_STATE_CANCELED" {
 		t.Fatalf("cancel: %d %s", canceled.status, canceled.raw)
 	}
@@ -295,7 +295,7 @@ func TestRESTStream(t *testing.T) {
 	a := newRESTAgent(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	resp, events := a.restStream(ctx, "POST", "/rest/message:stream", sendBody(t, message("1.0", "count", map[string]any{"to": 3}), nil))
+	resp, events := restStream(a, ctx, "POST", "/rest/message:stream", sendBody(t, message("1.0", "count", map[string]any{"to": 3}), nil))
 	if resp.StatusCode != 200 {
 		t.Fatalf("HTTP %d", resp.StatusCode)
 	}
@@ -311,7 +311,7 @@ func TestRESTStream(t *testing.T) {
 		t.Errorf("events %v, last %v", kinds, last)
 	}
 
-	bad := a.rest("POST", "/rest/message:stream", `{"message":{"messageId":"m","role":"ROLE_USER"}}`)
+	bad := restRequest(a, "POST", "/rest/message:stream", `{"message":{"messageId":"m","role":"ROLE_USER"}}`)
 	if _, _, reason, _ := bad.restError(); bad.status != 400 || reason != "INVALID_PARAMS" {
 		t.Errorf("a bad streaming request: %d %s", bad.status, bad.raw)
 	}
@@ -321,12 +321,12 @@ func TestRESTStream(t *testing.T) {
 // sent to the binding, completes it.
 func TestRESTMultiTurn(t *testing.T) {
 	a := newRESTAgent(t, nil)
-	first := a.rest("POST", "/rest/message:send", sendBody(t, userMessage("1.0", "weather", "", "", map[string]any{}), nil))
+	first := restRequest(a, "POST", "/rest/message:send", sendBody(t, userMessage("1.0", "weather", "", "", map[string]any{}), nil))
 	task, _ := first.body["task"].(map[string]any)
 	if stateOf(task) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("first turn: %s", first.raw)
 	}
-	second := a.rest("POST", "/rest/message:send", sendBody(t, userMessage("1.0", "", task["id"].(string), "", map[string]any{"city": "Paris"}), nil))
+	second := restRequest(a, "POST", "/rest/message:send", sendBody(t, userMessage("1.0", "", task["id"].(string), "", map[string]any{"city": "Paris"}), nil))
 	if task, _ := second.body["task"].(map[string]any); stateOf(task) != "TASK_STATE_COMPLETED" {
 		t.Fatalf("second turn: %s", second.raw)
 	}
@@ -336,42 +336,42 @@ func TestRESTMultiTurn(t *testing.T) {
 // path the spec gives it.
 func TestRESTPushConfigs(t *testing.T) {
 	a := newRESTAgent(t, func(c *server.Config) { c.Push = urlPolicy{} })
-	sent := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "slow", map[string]any{"seconds": 30}),
+	sent := restRequest(a, "POST", "/rest/message:send", sendBody(t, message("1.0", "slow", map[string]any{"seconds": 30}),
 		map[string]any{"returnImmediately": true}))
 	id := sent.body["task"].(map[string]any)["id"].(string)
 	base := "/rest/tasks/" + id + "/pushNotificationConfigs"
 
-	created := a.rest("POST", base, `{"id":"c1","url":"https://hook.test/a","token":"t"}`)
+	created := restRequest(a, "POST", base, `{"id":"c1","url":"https://hook.test/a","token":"t"}`)
 	if created.status != 200 || created.body["id"] != "c1" || created.body["taskId"] != id {
 		t.Fatalf("create: %d %s", created.status, created.raw)
 	}
-	if refused := a.rest("POST", base, `{"url":"https://refused.test/"}`); refused.status != 400 {
+	if refused := restRequest(a, "POST", base, `{"url":"https://refused.test/"}`); refused.status != 400 {
 		t.Errorf("a refused URL: %d %s", refused.status, refused.raw)
 	}
-	if got := a.rest("GET", base+"/c1", ""); got.status != 200 || got.body["url"] != "https://hook.test/a" {
+	if got := restRequest(a, "GET", base+"/c1", ""); got.status != 200 || got.body["url"] != "https://hook.test/a" {
 		t.Errorf("get: %d %s", got.status, got.raw)
 	}
-	if list := a.rest("GET", base, ""); list.status != 200 || len(list.body["configs"].([]any)) != 1 {
+	if list := restRequest(a, "GET", base, ""); list.status != 200 || len(list.body["configs"].([]any)) != 1 {
 		t.Errorf("list: %d %s", list.status, list.raw)
 	}
-	if del := a.rest("DELETE", base+"/c1", ""); del.status != 200 || del.raw != "{}" {
+	if del := restRequest(a, "DELETE", base+"/c1", ""); del.status != 200 || del.raw != "{}" {
 		t.Errorf("delete: %d %s", del.status, del.raw)
 	}
-	if gone := a.rest("GET", base+"/c1", ""); gone.status != 404 {
+	if gone := restRequest(a, "GET", base+"/c1", ""); gone.status != 404 {
 		t.Errorf("get after delete: %d %s", gone.status, gone.raw)
 	}
-	a.rest("POST", "/rest/tasks/"+id+":cancel", "")
+	restRequest(a, "POST", "/rest/tasks/"+id+":cancel", "")
 }
 
 // At "/", the binding's operations share the root with JSON-RPC, which
 // answers every other path.
 func TestRESTAtRoot(t *testing.T) {
-	a := newAgent(t, func(c *server.Config) { c.RESTPath = "/" })
-	sent := a.rest("POST", "/message:send", sendBody(t, message("1.0", "weather", map[string]any{"city": "Paris"}), nil))
+	a := newAgent(t, func(c *server.Config) { c.Bindings = []server.NewBinding{server.HTTPJSON("/")} })
+	sent := restRequest(a, "POST", "/message:send", sendBody(t, message("1.0", "weather", map[string]any{"city": "Paris"}), nil))
 	if sent.status != 200 || sent.body["task"] == nil {
 		t.Fatalf("REST at /: %d %s", sent.status, sent.raw)
 	}
-	if ans := a.call("1.0", "ListTasks", map[string]any{}); ans.Error != nil {
+	if ans := a.Call("1.0", "ListTasks", map[string]any{}); ans.Error != nil {
 		t.Errorf("JSON-RPC at /: %+v", ans.Error)
 	}
 }
@@ -380,27 +380,27 @@ func TestRESTAtRoot(t *testing.T) {
 // for a skill the caller may not use, another caller's task answered as an
 // unknown one, the extended card for authenticated callers.
 func TestRESTAuthentication(t *testing.T) {
-	a := newAuthAgent(t, nil, func(c *server.Config) { c.RESTPath = "/rest" })
-	id := a.task(aliceKey, "ask", map[string]any{})["id"].(string)
+	a := newAuthAgent(t, nil, func(c *server.Config) { c.Bindings = []server.NewBinding{server.HTTPJSON("/rest")} })
+	id := a.Task(aliceKey, "ask", map[string]any{})["id"].(string)
 
-	anonymous := a.rest("GET", "/rest/tasks/"+id, "")
+	anonymous := restRequest(a.Agent, "GET", "/rest/tasks/"+id, "")
 	if _, status, reason, _ := anonymous.restError(); anonymous.status != 401 || status != "UNAUTHENTICATED" || reason == "" {
 		t.Errorf("no credentials: %d %s", anonymous.status, anonymous.raw)
 	}
-	if mine := a.rest("GET", "/rest/tasks/"+id, "", "X-API-Key", aliceKey); mine.status != 200 {
+	if mine := restRequest(a.Agent, "GET", "/rest/tasks/"+id, "", "X-API-Key", aliceKey); mine.status != 200 {
 		t.Errorf("the owner: %d %s", mine.status, mine.raw)
 	}
-	if theirs := a.rest("GET", "/rest/tasks/"+id, "", "X-API-Key", bobKey); theirs.status != 404 {
+	if theirs := restRequest(a.Agent, "GET", "/rest/tasks/"+id, "", "X-API-Key", bobKey); theirs.status != 404 {
 		t.Errorf("another caller: %d %s", theirs.status, theirs.raw)
 	}
-	admin := a.rest("POST", "/rest/message:send", sendBody(t, message("1.0", "admin", map[string]any{}), nil), "X-API-Key", aliceKey)
+	admin := restRequest(a.Agent, "POST", "/rest/message:send", sendBody(t, message("1.0", "admin", map[string]any{}), nil), "X-API-Key", aliceKey)
 	// UNAUTHORIZED: the reason the official Go SDK's REST client maps to
 	// ErrUnauthorized (anything else it reads as an internal error).
 	if _, status, reason, _ := admin.restError(); admin.status != 403 || status != "PERMISSION_DENIED" || reason != "UNAUTHORIZED" {
 		t.Errorf("a skill beyond the caller's scopes: %d %s", admin.status, admin.raw)
 	}
-	a.noUpstreamCall()
-	if card := a.rest("GET", "/rest/extendedAgentCard", "", "X-API-Key", bobKey); card.status != 200 || card.body["description"] != "the extended description" {
+	a.NoUpstreamCall()
+	if card := restRequest(a.Agent, "GET", "/rest/extendedAgentCard", "", "X-API-Key", bobKey); card.status != 200 || card.body["description"] != "the extended description" {
 		t.Errorf("extended card: %d %s", card.status, card.raw)
 	}
 }
@@ -435,7 +435,7 @@ func (a restAnswer) proto03Error() (code float64, kind string) {
 // statuses.
 func TestRESTProto03(t *testing.T) {
 	a := newRESTAgent(t, func(c *server.Config) { c.Push = urlPolicy{} })
-	sent := a.rest("POST", "/rest/v1/message:send", kitSend("weather", `{"city":"Paris"}`, `{"accepted_output_modes":["application/json"]}`), kitHeaders...)
+	sent := restRequest(a, "POST", "/rest/v1/message:send", kitSend("weather", `{"city":"Paris"}`, `{"accepted_output_modes":["application/json"]}`), kitHeaders...)
 	task, _ := sent.body["task"].(map[string]any)
 	if sent.status != 200 || sent.contentType != "application/json" || stateOf(task) != "TASK_STATE_COMPLETED" || task["kind"] != nil {
 		t.Fatalf("send: %d %s %s", sent.status, sent.contentType, sent.raw)
@@ -494,7 +494,7 @@ func TestRESTProto03(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := a.rest(tc.method, tc.path, tc.body, append(kitHeaders[:len(kitHeaders):len(kitHeaders)], tc.headers...)...)
+			got := restRequest(a, tc.method, tc.path, tc.body, append(kitHeaders[:len(kitHeaders):len(kitHeaders)], tc.headers...)...)
 			if got.status != tc.status || got.contentType != "application/json" {
 				t.Fatalf("HTTP %d %s, want %d: %s", got.status, got.contentType, tc.status, got.raw)
 			}
@@ -511,7 +511,7 @@ func TestRESTProto03(t *testing.T) {
 	}
 
 	// The SDK's form on the 1.0 paths is served beside it.
-	if got := a.rest("GET", "/rest/tasks/"+id, "", "A2A-Version", ""); got.status != 200 || got.body["kind"] != "task" {
+	if got := restRequest(a, "GET", "/rest/tasks/"+id, "", "A2A-Version", ""); got.status != 200 || got.body["kind"] != "task" {
 		t.Errorf("a2av0's form: %d %s", got.status, got.raw)
 	}
 }
@@ -523,7 +523,7 @@ func TestRESTProto03Stream(t *testing.T) {
 	a := newRESTAgent(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	resp, events := a.restStream(ctx, "POST", "/rest/v1/message:stream", kitSend("count", `{"to":2}`, ""), kitHeaders...)
+	resp, events := restStream(a, ctx, "POST", "/rest/v1/message:stream", kitSend("count", `{"to":2}`, ""), kitHeaders...)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("stream: HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -545,17 +545,17 @@ func TestRESTProto03Stream(t *testing.T) {
 		t.Errorf("events %v, last %v", kinds, last)
 	}
 
-	sent := a.rest("POST", "/rest/v1/message:send", kitSend("slow", `{"seconds":30}`, `{"blocking":false}`), kitHeaders...)
+	sent := restRequest(a, "POST", "/rest/v1/message:send", kitSend("slow", `{"seconds":30}`, `{"blocking":false}`), kitHeaders...)
 	task, _ := sent.body["task"].(map[string]any)
 	if stateOf(task) != "TASK_STATE_WORKING" {
 		t.Fatalf("send: %d %s", sent.status, sent.raw)
 	}
 	id := task["id"].(string)
-	_, events = a.restStream(ctx, "POST", "/rest/v1/tasks/"+id+":subscribe", "", kitHeaders...)
+	_, events = restStream(a, ctx, "POST", "/rest/v1/tasks/"+id+":subscribe", "", kitHeaders...)
 	if first := <-events; first["task"] == nil {
 		t.Fatalf("first event: %v", first)
 	}
-	canceled := a.rest("POST", "/rest/v1/tasks/"+id+":cancel", "", kitHeaders...)
+	canceled := restRequest(a, "POST", "/rest/v1/tasks/"+id+":cancel", "", kitHeaders...)
 	if canceled.status != 200 || stateOf(canceled.body) != "TASK_STATE_CANCELLED" {
 		t.Fatalf("cancel: %d %s", canceled.status, canceled.raw)
 	}

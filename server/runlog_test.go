@@ -19,7 +19,7 @@ import (
 func TestCanceledRunIsNoWarning(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	a := newAgent(t, func(c *server.Config) { c.Logger = zap.New(core) })
-	ans := a.call("1.0", "SendMessage", map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 30}),
+	ans := a.Call("1.0", "SendMessage", map[string]any{"message": message("1.0", "slow", map[string]any{"seconds": 30}),
 		"configuration": map[string]any{"returnImmediately": true}})
 	if ans.Error != nil {
 		t.Fatal(ans.Error)
@@ -27,10 +27,10 @@ func TestCanceledRunIsNoWarning(t *testing.T) {
 	id, _ := taskOf("1.0", ans.Result)["id"].(string)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	if _, err := a.api.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > 0 }); err != nil {
+	if _, err := a.API.WaitStats(ctx, func(s demoapi.Stats) bool { return s.SlowStarted > 0 }); err != nil {
 		t.Fatal(err)
 	}
-	if ans := a.call("1.0", "CancelTask", map[string]any{"id": id}); ans.Error != nil {
+	if ans := a.Call("1.0", "CancelTask", map[string]any{"id": id}); ans.Error != nil {
 		t.Fatal(ans.Error)
 	}
 	// The run ends once its upstream call is aborted, and says so.
@@ -44,7 +44,7 @@ func TestCanceledRunIsNoWarning(t *testing.T) {
 	if warned := logs.FilterLevelExact(zapcore.WarnLevel).All(); len(warned) > 0 {
 		t.Errorf("a canceled run was logged as a warning: %v", warned)
 	}
-	if got := a.call("1.0", "GetTask", map[string]any{"id": id}); stateOf(got.Result) != wireState("1.0", a2a.TaskStateCanceled) {
+	if got := a.Call("1.0", "GetTask", map[string]any{"id": id}); stateOf(got.Result) != wireState("1.0", a2a.TaskStateCanceled) {
 		t.Errorf("task after the cancel: %v", got.Result)
 	}
 }

@@ -83,7 +83,7 @@ func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Messag
 		// Anonymous callers share one owner; each client address gets its
 		// own share of the store, so that one client cannot fill it for
 		// all of them.
-		opts.Quota = "client " + h.clientAddress(r)
+		opts.Quota = h.Share(r, nil)
 	}
 	run, err := h.tasks.Start(caller.Owner(), *msg, opts)
 	if err != nil {

@@ -21,13 +21,13 @@ type sseWriter struct {
 	h  *Handler
 	w  http.ResponseWriter
 	rc *http.ResponseController
-	c  *call // its form writes the events
+	c  *Exchange // its form writes the events
 }
 
 // startSSE starts a stream. Each write must finish within the write
 // timeout: a client that stops reading is dropped instead of holding a
 // goroutine for ever.
-func (h *Handler) startSSE(w http.ResponseWriter, c *call) *sseWriter {
+func (h *Handler) startSSE(w http.ResponseWriter, c *Exchange) *sseWriter {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
@@ -109,11 +109,11 @@ type eventSink interface {
 }
 
 // stream answers a streaming call c with SSE in c's form (see relay).
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *call, first *a2a.StreamResponse, sub *tasks.Subscription) {
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *Exchange, first *a2a.StreamResponse, sub *tasks.Subscription) {
 	s := h.startSSE(w, c)
 	defer s.end()
 	if err := h.relay(r.Context(), s, first, sub); err != nil {
-		c.endedBy(err)
+		c.EndedBy(err)
 	}
 }
 

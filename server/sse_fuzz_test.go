@@ -33,7 +33,7 @@ func FuzzSSEEvent(f *testing.F) {
 		ev := &a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c",
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg}}}
 		w := httptest.NewRecorder()
-		s := h.startSSE(w, &call{Call: Call{Version: v}, form: jsonRPC{h}, id: json.RawMessage(`1`)})
+		s := h.startSSE(w, &Exchange{Call: Call{Version: v}, form: jsonRPC{h: h}, id: json.RawMessage(`1`)})
 		if err := s.event(ev); err != nil {
 			t.Fatal(err)
 		}

@@ -14,13 +14,13 @@ import (
 // type error holding a google.rpc.Status.
 func TestStreamEventForms(t *testing.T) {
 	h := &Handler{log: zap.NewNop()}
-	rpc := &call{Call: Call{Version: a2a.V10}, form: jsonRPC{h}, id: []byte(`1`)}
-	rest := &call{Call: Call{Version: a2a.V10}, form: &httpJSON{h: h}}
+	rpc := &Exchange{Call: Call{Version: a2a.V10}, form: jsonRPC{h: h}, id: []byte(`1`)}
+	rest := &Exchange{Call: Call{Version: a2a.V10}, form: &httpJSON{h: h}}
 	ev := &a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c",
 		Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}
 	for _, tc := range []struct {
 		name string
-		call *call
+		call *Exchange
 		want string
 	}{
 		{"JSON-RPC", rpc,

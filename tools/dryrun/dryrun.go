@@ -35,6 +35,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	"github.com/caddy-a2a/caddy-a2a/server/mcp"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
@@ -271,7 +272,7 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder,
 	}
 	r.read(resp, task, logged)
 	if withMCP && r.Skill != nil {
-		if r.MCPTool, err = mcpJSON(server.MCPTool(r.Skill)); err != nil {
+		if r.MCPTool, err = mcpJSON(mcp.Tool(r.Skill)); err != nil {
 			return fmt.Errorf("dryrun: %w", err)
 		}
 	}
@@ -281,7 +282,7 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder,
 	}
 	r.Result = indentJSON(answer.Body.Bytes())
 	if withMCP && r.Refusal == nil {
-		if r.MCPResult, err = mcpJSON(server.MCPResult(r.Skill, task, resp.Message), nil); err != nil {
+		if r.MCPResult, err = mcpJSON(mcp.Result(r.Skill, task, resp.Message), nil); err != nil {
 			return fmt.Errorf("dryrun: %w", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package server_test
+package mcp_test
 
 import (
 	"bytes"
@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/server"
+	"github.com/caddy-a2a/caddy-a2a/server/servertest"
 )
 
 // BenchmarkMCPToolsCall is one tools/call at 2026-07-28, the counterpart
 // of BenchmarkSendMessage: the same skill, upstream answer and task, a
 // plain call, which the binding answers itself (mcpdirect.go).
 func BenchmarkMCPToolsCall(b *testing.B) {
-	h := memoryHandler(b, "bench.yaml", benchSkills, answering(weatherBody), func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{} })
+	h := servertest.MemoryHandler(b, "bench.yaml", servertest.BenchSkills, servertest.Answering(servertest.WeatherBody), func(cfg *server.Config) { withMCP(cfg) })
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
@@ -30,15 +31,15 @@ func BenchmarkMCPToolsCall(b *testing.B) {
 		b.Fatalf("the benchmarked call does not complete with the upstream's data: %d %s", rec.Code, rec.Body)
 	}
 	reader := bytes.NewReader(body)
-	w := &discardWriter{header: http.Header{}}
+	w := &servertest.DiscardWriter{HeaderMap: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
 		reader.Reset(body)
 		req.Body = io.NopCloser(reader)
-		clear(w.header)
+		clear(w.HeaderMap)
 		h.ServeHTTP(w, req)
-		if w.status != 0 && w.status != http.StatusOK { // the SDK writes an SSE answer without WriteHeader
-			b.Fatalf("status %d", w.status)
+		if w.Status != 0 && w.Status != http.StatusOK { // the SDK writes an SSE answer without WriteHeader
+			b.Fatalf("status %d", w.Status)
 		}
 	}
 }

@@ -1,6 +1,7 @@
-package server_test
+package mcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,11 +9,15 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	mcpbinding "github.com/caddy-a2a/caddy-a2a/server/mcp"
+	"github.com/caddy-a2a/caddy-a2a/server/servertest"
 )
 
 // initializeBody is an initialize request at 2025-11-25 whose capabilities
@@ -54,9 +59,9 @@ func padTo(shape string, size int) string {
 // openSessionAs posts an initialize body as client (an anonymous client
 // address, "" none) with key (an API key, "" none), and answers the HTTP
 // status, the session id, and the body of a refusal.
-func openSessionAs(t *testing.T, a *agent, body, client, key string) (int, string, string) {
+func openSessionAs(t *testing.T, a *servertest.Agent, body, client, key string) (int, string, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, a.URL+"/mcp", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +73,7 @@ func openSessionAs(t *testing.T, a *agent, body, client, key string) (int, strin
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
 	}
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +100,7 @@ func heapInUse() int64 {
 // the SDK reads it (it would keep it for the session's life). One of
 // 16 KiB does.
 func TestMCPInitializeIsBounded(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	for _, tc := range []struct {
 		size   int
 		status int
@@ -117,8 +122,8 @@ func TestMCPInitializeIsBounded(t *testing.T) {
 // own connections hold.
 func TestMCPSessionMemory(t *testing.T) {
 	const budget = 2 << 20
-	a := newAgent(t, func(cfg *server.Config) {
-		cfg.MCP = &server.MCPConfig{MaxSessionBytes: budget}
+	a := servertest.NewAgent(t, func(cfg *server.Config) {
+		withMCPConfig(cfg, mcpbinding.Config{MaxSessionBytes: budget})
 		byClient(cfg)
 	})
 	before := heapInUse()
@@ -155,13 +160,13 @@ func TestMCPSessionMemory(t *testing.T) {
 // authenticated caller still opens one. Room is made among the anonymous
 // callers for an address that holds fewer than another by two.
 func TestMCPAnonymousSessionsLeaveRoom(t *testing.T) {
-	a := newAuthAgent(t, []a2a.SecurityRequirement{{}, {"key": nil}}, func(cfg *server.Config) {
-		cfg.MCP = &server.MCPConfig{MaxSessions: 10, MaxSessionsPerCaller: 3}
+	a := servertest.NewAuthAgent(t, []a2a.SecurityRequirement{{}, {"key": nil}}, func(cfg *server.Config) {
+		withMCPConfig(cfg, mcpbinding.Config{MaxSessions: 10, MaxSessionsPerCaller: 3})
 		byClient(cfg)
 	})
 	open := func(client, key string) int {
 		t.Helper()
-		status, _, _ := openSessionAs(t, a.agent, initializeBody("", "c"), client, key)
+		status, _, _ := openSessionAs(t, a.Agent, initializeBody("", "c"), client, key)
 		return status
 	}
 	for i, want := range []int{200, 200, 200, 200, 200} { // 198.51.100.0 holds three, .1 two: the anonymous half
@@ -182,7 +187,7 @@ func TestMCPAnonymousSessionsLeaveRoom(t *testing.T) {
 			t.Errorf("%s past the anonymous half: HTTP %d", client, got)
 		}
 	}
-	for _, key := range []string{aliceKey, aliceKey, bobKey, bobKey, bobKey} {
+	for _, key := range []string{servertest.AliceKey, servertest.AliceKey, servertest.BobKey, servertest.BobKey, servertest.BobKey} {
 		if got := open("198.51.100.4", key); got != http.StatusOK {
 			t.Errorf("an authenticated caller, anonymous ones at their half: HTTP %d", got)
 		}
@@ -195,7 +200,7 @@ func TestMCPAnonymousSessionsLeaveRoom(t *testing.T) {
 // ones too, leave the heap where it was, within what pools and caches
 // hold.
 func TestMCPRequestsLeaveNothingBehind(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	cs := connectMCP(t, a, mcpStateful, "", nil)
 	post := func(body string, header ...string) {
 		t.Helper()
@@ -245,17 +250,209 @@ func TestMCPRequestsLeaveNothingBehind(t *testing.T) {
 }
 
 // closeSessionOf closes the session id (DELETE).
-func closeSessionOf(t *testing.T, a *agent, id string) {
+func closeSessionOf(t *testing.T, a *servertest.Agent, id string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodDelete, a.url+"/mcp", nil)
+	req, _ := http.NewRequest(http.MethodDelete, a.URL+"/mcp", nil)
 	req.Header.Set("Mcp-Session-Id", id)
 	req.Header.Set("Mcp-Protocol-Version", mcpStateful)
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode >= 300 {
 		t.Fatalf("DELETE of session %s: HTTP %d", id, resp.StatusCode)
+	}
+}
+
+// A request other than initialize without a session, at a version that
+// has sessions, is the transport's 400 in JSON-RPC terms, and opens no
+// session: the only one the cap allows is still there for initialize.
+func TestMCPRequestWithoutSession(t *testing.T) {
+	a := servertest.NewAgent(t, func(cfg *server.Config) { withMCPConfig(cfg, mcpbinding.Config{MaxSessions: 1}) })
+	for range 3 {
+		_, msg := postMCP(t, a, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"}}}`,
+			"Mcp-Protocol-Version", mcpStateful)
+		e, _ := msg["error"].(map[string]any)
+		if msg["httpStatus"] != float64(http.StatusBadRequest) || e["code"] != float64(-32600) ||
+			!strings.Contains(fmt.Sprint(e["message"]), "tools/call needs a session: send initialize first") {
+			t.Errorf("tools/call without a session: %v", msg)
+		}
+	}
+	connectMCP(t, a, mcpStateful, "", nil)
+}
+
+func TestMCPSessionCap(t *testing.T) {
+	a := servertest.NewAgent(t, func(cfg *server.Config) {
+		withMCPConfig(cfg, mcpbinding.Config{MaxSessions: 1, MaxSessionsPerCaller: 2})
+	})
+	first := connectMCP(t, a, mcpStateful, "", nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	transport := &mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp", HTTPClient: a.HTTP}
+	if cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful}); err == nil {
+		cs.Close()
+		t.Fatal("a session past the cap was opened")
+	} else if !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("past the cap: %v", err)
+	}
+	// Stateless calls need no session.
+	callTool(t, connectMCP(t, a, mcpStateless, "", nil), "weather", map[string]any{"city": "Paris"})
+	// A session closed makes room for another.
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	connectMCP(t, a, mcpStateful, "", nil)
+}
+
+// No caller holds more than its share of the sessions: past it, 429 for
+// that caller alone, until one of its sessions closes.
+func TestMCPSessionsPerCaller(t *testing.T) {
+	a := servertest.NewAuthAgent(t, nil, func(cfg *server.Config) { withMCPConfig(cfg, mcpbinding.Config{MaxSessionsPerCaller: 2}) })
+	open := func(key string) (*mcp.ClientSession, error) {
+		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp",
+			HTTPClient: &http.Client{Transport: withKey{key, a.HTTP.Transport}}}, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+	}
+	connectMCP(t, a.Agent, mcpStateful, servertest.AliceKey, nil)
+	second := connectMCP(t, a.Agent, mcpStateful, servertest.AliceKey, nil)
+	if cs, err := open(servertest.AliceKey); err == nil {
+		cs.Close()
+		t.Fatal("alice opened a third session")
+	} else if !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Errorf("alice's third session: %v", err)
+	}
+	connectMCP(t, a.Agent, mcpStateful, servertest.BobKey, nil) // others are not locked out
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	connectMCP(t, a.Agent, mcpStateful, servertest.AliceKey, nil)
+}
+
+// A full server makes room for a caller that holds fewer sessions than
+// another by two or more: the least recently used session of the one that
+// holds the most is closed. Callers that hold as many wait.
+func TestMCPFullServerMakesRoom(t *testing.T) {
+	a := servertest.NewAuthAgent(t, nil, func(cfg *server.Config) {
+		withMCPConfig(cfg, mcpbinding.Config{MaxSessions: 3, MaxSessionsPerCaller: 3})
+	})
+	open := func(key string) (*mcp.ClientSession, error) {
+		return mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp", HTTPClient: &http.Client{Transport: withKey{key, a.HTTP.Transport}},
+				DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+	}
+	var alice [3]*mcp.ClientSession
+	for i := range alice {
+		cs, err := open(servertest.AliceKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		alice[i] = cs
+	}
+	if _, err := alice[0].ListTools(t.Context(), nil); err != nil { // alice[1] is now the least recently used
+		t.Fatal(err)
+	}
+	bob, err := open(servertest.BobKey)
+	if err != nil {
+		t.Fatalf("bob, on a server alice filled: %v", err)
+	}
+	defer bob.Close()
+	// It closes once its calls under way end: none here.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for {
+		if _, err := alice[1].ListTools(ctx, nil); err != nil {
+			if ctx.Err() != nil {
+				t.Fatal("alice's least recently used session is still open")
+			}
+			break
+		}
+	}
+	for _, cs := range []*mcp.ClientSession{alice[0], alice[2], bob} {
+		if _, err := cs.ListTools(t.Context(), nil); err != nil {
+			t.Errorf("session %s: %v", cs.ID(), err)
+		}
+	}
+	// Alice holds two, bob would too: nobody's session is taken.
+	if cs, err := open(servertest.BobKey); err == nil {
+		cs.Close()
+		t.Error("bob's second session was opened")
+	} else if !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("bob's second session: %v", err)
+	}
+}
+
+// As the server shuts down, the sessions' standalone streams end, which
+// its graceful shutdown would otherwise wait for, while a call under way
+// still answers on its session. Closing the sessions, which Caddy does as
+// it discards a config, before the old server's calls have ended on a
+// reload, waits for those calls too.
+func TestMCPShutdownEndsStreamsNotCalls(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(*server.Handler)
+	}{
+		{"Shutdown", (*server.Handler).Shutdown},
+		{"Close", (*server.Handler).Close},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := servertest.NewAgent(t, withMCP)
+			cs, err := connectSession(t, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			stream := openStream(t, t.Context(), a, cs)
+			defer stream.Body.Close()
+
+			before := a.API.Stats()
+			answered := make(chan error, 1)
+			go func() {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 0.5}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("the call failed: %v", res.Content)
+				}
+				answered <- err
+			}()
+			if _, err := a.API.WaitStats(t.Context(), func(s demoapi.Stats) bool { return s.SlowStarted > before.SlowStarted }); err != nil {
+				t.Fatal(err)
+			}
+			h := a.Handler.(*server.Handler)
+			tc.end(h)
+			if _, err := io.Copy(io.Discard, stream.Body); err != nil {
+				t.Errorf("the stream ended with %v", err)
+			}
+			// A stream opened since ends at once.
+			late := openStream(t, t.Context(), a, cs)
+			defer late.Body.Close()
+			if _, err := io.Copy(io.Discard, late.Body); err != nil {
+				t.Errorf("the late stream ended with %v", err)
+			}
+			if err := <-answered; err != nil {
+				t.Errorf("the call under way: %v", err)
+			}
+
+			if tc.name == "Shutdown" {
+				h.Close()
+			}
+			// The session closes as its last request ends, which may be just
+			// after its answer reached the client: a request that slips in
+			// before is answered, and closes it as it ends.
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			for {
+				if _, err := cs.ListTools(ctx, nil); err != nil {
+					if ctx.Err() != nil {
+						t.Fatal("the session stayed open")
+					}
+					break
+				}
+			}
+			// A session opened since is refused, for the client to retry
+			// on the config that replaces this one.
+			if _, err := connectSession(t, a); err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
+				t.Errorf("opening a session once they closed: %v; want 503", err)
+			}
+		})
 	}
 }

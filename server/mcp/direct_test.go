@@ -1,4 +1,4 @@
-package server_test
+package mcp_test
 
 import (
 	"encoding/json"
@@ -11,15 +11,17 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	mcpbinding "github.com/caddy-a2a/caddy-a2a/server/mcp"
+	"github.com/caddy-a2a/caddy-a2a/server/servertest"
 )
 
 // postMCP sends body to the agent's MCP endpoint as a 2026-07-28 client
 // does, with header pairs added (an empty value removes the header), and
 // returns the answer's Content-Type and its JSON-RPC message: the body,
 // or the SSE event that answers the request.
-func postMCP(t *testing.T, a *agent, body string, header ...string) (string, map[string]any) {
+func postMCP(t *testing.T, a *servertest.Agent, body string, header ...string) (string, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, a.url+"/mcp", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, a.URL+"/mcp", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func postMCP(t *testing.T, a *agent, body string, header ...string) (string, map
 	if host := req.Header.Get("Host"); host != "" {
 		req.Host = host
 	}
-	resp, err := a.http.Do(req)
+	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func withoutTaskIDs(msg map[string]any) map[string]any {
 	walk = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
-			if id, ok := v[server.MCPTaskIDMeta].(string); ok {
+			if id, ok := v[mcpbinding.TaskIDMeta].(string); ok {
 				ids = append(ids, id)
 			}
 			for _, e := range v {
@@ -113,9 +115,8 @@ func withoutTaskIDs(msg map[string]any) map[string]any {
 // binding answers itself, gets the answer the SDK gives the same call, in
 // JSON rather than SSE; what is not plain goes to the SDK.
 func TestMCPDirectAnswersAsTheSDK(t *testing.T) {
-	direct := newAgent(t, withMCP)
-	bySDK := newAgent(t, func(cfg *server.Config) { withMCP(cfg) })
-	server.MCPBySDK(bySDK.handler.(*server.Handler))
+	direct := servertest.NewAgent(t, withMCP)
+	bySDK := servertest.NewAgent(t, withMCPBySDK)
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	asking := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	call := func(id, name, args, meta string) string {
@@ -153,12 +154,11 @@ func TestMCPDirectAnswersAsTheSDK(t *testing.T) {
 
 	// A tool the caller may not use is one it does not know: answered as an
 	// unknown tool is, status included.
-	authDirect := newAuthAgent(t, nil, withMCP)
-	authSDK := newAuthAgent(t, nil, withMCP)
-	server.MCPBySDK(authSDK.handler.(*server.Handler))
+	authDirect := servertest.NewAuthAgent(t, nil, withMCP)
+	authSDK := servertest.NewAuthAgent(t, nil, withMCPBySDK)
 	forbidden := call(`17`, "admin", `{}`, meta)
-	compareWithSDK(t, authDirect.agent, authSDK.agent, "forbidden tool", forbidden, []string{"X-API-Key", aliceKey}, true)
-	if _, msg := postMCP(t, authDirect.agent, forbidden, "X-API-Key", aliceKey); msg["httpStatus"] != float64(http.StatusBadRequest) {
+	compareWithSDK(t, authDirect.Agent, authSDK.Agent, "forbidden tool", forbidden, []string{"X-API-Key", servertest.AliceKey}, true)
+	if _, msg := postMCP(t, authDirect.Agent, forbidden, "X-API-Key", servertest.AliceKey); msg["httpStatus"] != float64(http.StatusBadRequest) {
 		t.Errorf("a forbidden tool: %v, want HTTP 400", msg)
 	}
 }
@@ -166,7 +166,7 @@ func TestMCPDirectAnswersAsTheSDK(t *testing.T) {
 // compareWithSDK posts body to direct and to bySDK, and fails unless both
 // answer alike (status and message) and direct answered it itself as
 // wantDirect says.
-func compareWithSDK(t *testing.T, direct, bySDK *agent, name, body string, header []string, wantDirect bool) {
+func compareWithSDK(t *testing.T, direct, bySDK *servertest.Agent, name, body string, header []string, wantDirect bool) {
 	t.Helper()
 	t.Run(name, func(t *testing.T) {
 		gotType, got := postMCP(t, direct, body, header...)
@@ -195,7 +195,7 @@ func TestMCPHostOnLoopback(t *testing.T) {
 		"tools/call": `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},` + meta + `}}`,
 	}
 	for _, anyHost := range []bool{false, true} {
-		a := newAgent(t, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{AnyHostOnLoopback: anyHost} })
+		a := servertest.NewAgent(t, func(cfg *server.Config) { withMCPConfig(cfg, mcpbinding.Config{AnyHostOnLoopback: anyHost}) })
 		for method, body := range bodies {
 			for _, host := range []string{"localhost", "127.0.0.1:8080", "[::1]:80", "agent.example", "agent.example:443"} {
 				_, msg := postMCP(t, a, body, "Host", host)
@@ -214,7 +214,7 @@ func TestMCPHostOnLoopback(t *testing.T) {
 // parsers recurse once per level, and a few megabytes of "[" would
 // overflow the stack, which no recover catches.
 func TestMCPDeepNesting(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	call := func(arguments string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather",` +
 			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},` +

@@ -1,4 +1,4 @@
-package server_test
+package mcp_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2atest"
 	"github.com/caddy-a2a/caddy-a2a/server"
+	"github.com/caddy-a2a/caddy-a2a/server/servertest"
 )
 
 // Two tools whose upstream requests carry the call's arguments as they are:
@@ -46,7 +47,7 @@ func (u *recordingUpstream) RoundTrip(req *http.Request) (*http.Response, error)
 	u.mu.Lock()
 	u.seen = append(u.seen, upstreamRequest{req.URL.Path, body})
 	u.mu.Unlock()
-	return answering(`{"done":true}`).RoundTrip(req)
+	return servertest.Answering(`{"done":true}`).RoundTrip(req)
 }
 
 // take returns the requests seen since the last take.
@@ -71,7 +72,7 @@ func (u *recordingUpstream) take() []upstreamRequest {
 // the readers it uses for sessions too.
 func FuzzMCPStrictMembers(f *testing.F) {
 	upstream := &recordingUpstream{}
-	h := memoryHandler(f, "strict.yaml", strictSkills, upstream, func(cfg *server.Config) { cfg.MCP = &server.MCPConfig{} })
+	h := servertest.MemoryHandler(f, "strict.yaml", strictSkills, upstream, func(cfg *server.Config) { withMCP(cfg) })
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	call := func(params string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + params + `}}`
@@ -128,8 +129,8 @@ func FuzzMCPStrictMembers(f *testing.F) {
 				args = map[string]any{}
 			}
 			if len(ran) != 1 || envelope["method"] != "tools/call" || ran[0].path != "/"+name ||
-				!reflect.DeepEqual(exactly(t, ran[0].body), exactly(t, []byte(mustJSON(args)))) {
-				t.Fatalf("ran %s with %s; the strict reader reads a call of %q with %s", ran[0].path, ran[0].body, name, mustJSON(args))
+				!reflect.DeepEqual(exactly(t, ran[0].body), exactly(t, []byte(servertest.MustJSON(args)))) {
+				t.Fatalf("ran %s with %s; the strict reader reads a call of %q with %s", ran[0].path, ran[0].body, name, servertest.MustJSON(args))
 			}
 		}
 
@@ -162,7 +163,7 @@ func FuzzMCPStrictMembers(f *testing.F) {
 						continue
 					}
 					at.obj[alike] = value
-					changed := []byte(mustJSON(read))
+					changed := []byte(servertest.MustJSON(read))
 					delete(at.obj, alike)
 					status, answer, ran := post(changed)
 					rpcErr, _ := answer["error"].(map[string]any)
@@ -192,7 +193,7 @@ func exactly(t *testing.T, b []byte) any {
 // look-alikes in another method's params or in free-form members, integers
 // past 2^53 (the arguments keep them exact).
 func TestMCPStrictMembersCheck(t *testing.T) {
-	a := newAgent(t, withMCP)
+	a := servertest.NewAgent(t, withMCP)
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, tc := range []struct {
 		name, body string

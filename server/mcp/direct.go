@@ -1,8 +1,8 @@
-package server
+package mcp
 
 // The direct path of a stateless tools/call. The SDK's stateless handler
 // makes a session for each request and decodes the request a dozen times
-// over (docs/mcp.md, "Performance"): 10× the CPU of the same call over
+// over (docs/sdk.md, "Performance"): 10× the CPU of the same call over
 // JSON-RPC. The plain call, which is nearly every call, needs none of
 // that: it is checked here as the SDK checks it, run by the same tool
 // handler, and answered in JSON. Whatever is not plain (a batch, a
@@ -19,69 +19,31 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	segmentjson "github.com/segmentio/encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
-// mcpEnvelope is a JSON-RPC request to the MCP endpoint, decoded once:
-// its method for the observer, and the parameters of a tools/call for the
-// direct path.
-type mcpEnvelope = mcpEnvelopeOf[json.RawMessage]
-
-// mcpEnvelopeOf is a JSON-RPC request to the MCP endpoint whose tools/call
-// answers to input requests (inputResponses) are read as answers.
-type mcpEnvelopeOf[answers any] struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      struct {
-			ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
-			ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-			ProgressToken      json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
-		// What only a call that answers an input request holds.
-		InputResponses answers         `json:"inputResponses"`
-		RequestState   json.RawMessage `json:"requestState"`
-	} `json:"params"`
-}
-
-// decodeMCPEnvelope decodes body, a POST's, as the SDK decodes (member
-// names matched exactly); ok is false for a body that is not one JSON-RPC
-// request object of that shape (a batch, bad JSON, none), which the SDK
-// answers.
-func decodeMCPEnvelope(body []byte) (env mcpEnvelope, ok bool) {
-	if firstByte(body) != '{' {
-		return env, false
-	}
-	rest, err := segmentjson.Parse(body, &env, segmentjson.DontMatchCaseInsensitiveStructFields)
-	return env, err == nil && firstByte(rest) == 0
-}
-
 // The headers of a 2026-07-28 request that name what its body calls.
 const (
-	mcpMethodHeader      = "Mcp-Method"
-	mcpNameHeader        = "Mcp-Name"
-	mcpParamHeaderPrefix = "Mcp-Param-"
+	methodHeader      = "Mcp-Method"
+	nameHeader        = "Mcp-Name"
+	paramHeaderPrefix = "Mcp-Param-"
 )
 
-// callDirect answers env, a stateless request of call c, when it is a
-// plain tools/call, and reports whether it did; false, and nothing
-// written, for a request the SDK is to answer.
-func (b *mcpBinding) callDirect(w http.ResponseWriter, in *mcpRequest, c *call, env *mcpEnvelope) bool {
+// callDirect answers env, a stateless request, when it is a plain
+// tools/call, and reports whether it did; false, and nothing written, for
+// a request the SDK is to answer.
+func (b *binding) callDirect(w http.ResponseWriter, in *inbound, env *envelope) bool {
 	r := in.r
 	params, ok := b.plainToolsCall(r, env)
 	if !ok {
 		return false
 	}
-	res, err := b.runCall(r.Context(), in, &mcp.CallToolRequest{Params: params})
+	res, err := b.runCall(r.Context(), in, &sdk.CallToolRequest{Params: params})
 	if r.Context().Err() != nil {
-		c.endedBy(r.Context().Err()) // nobody is left to answer
+		in.ended = r.Context().Err() // nobody is left to answer
 		return true
 	}
 	var out []byte
@@ -92,14 +54,14 @@ func (b *mcpBinding) callDirect(w http.ResponseWriter, in *mcpRequest, c *call, 
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) {
-			b.h.log.Error("MCP: a tools/call result could not be encoded", zap.String("tool", params.Name), zap.Error(err))
+			b.log.Error("MCP: a tools/call result could not be encoded", zap.String("tool", params.Name), zap.Error(err))
 			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the result could not be encoded"}
 		}
-		c.Code = int(rpcErr.Code)
+		in.fail(rpcErr.Code)
 		status = statelessErrorStatus(rpcErr.Code)
 		out = appendRPCError(env.ID, rpcErr)
 	}
-	b.h.writeJSON(w, status, "application/json", out)
+	b.h.WriteJSON(w, status, "application/json", out)
 	return true
 }
 
@@ -111,7 +73,7 @@ func statelessErrorStatus(code int64) int {
 	switch code {
 	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
-	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+	case jsonrpc.CodeInvalidParams, sdk.CodeUnsupportedProtocolVersion, sdk.CodeMissingRequiredClientCapabilities:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
@@ -121,28 +83,28 @@ func statelessErrorStatus(code int64) int {
 // handler would take env as it is (its checks of the method, content type,
 // Accept, protocol version, standard headers and _meta), and the call
 // needs nothing of a session: no progress token, no Mcp-Param headers.
-func (b *mcpBinding) plainToolsCall(r *http.Request, env *mcpEnvelope) (*mcp.CallToolParamsRaw, bool) {
+func (b *binding) plainToolsCall(r *http.Request, env *envelope) (*sdk.CallToolParamsRaw, bool) {
 	hdr := r.Header
 	if r.Method != http.MethodPost || env.JSONRPC != "2.0" || env.Method != "tools/call" || !validRequestID(env.ID) ||
-		hdr.Get("Mcp-Protocol-Version") != mcpStatelessVersion || hdr.Get(mcpMethodHeader) != env.Method ||
+		hdr.Get("Mcp-Protocol-Version") != statelessVersion || hdr.Get(methodHeader) != env.Method ||
 		!isJSONContent(hdr.Get("Content-Type")) || !acceptsJSONAndSSE(hdr.Values("Accept")) {
 		return nil, false
 	}
 	for name := range hdr {
-		if strings.HasPrefix(name, mcpParamHeaderPrefix) {
+		if strings.HasPrefix(name, paramHeaderPrefix) {
 			return nil, false
 		}
 	}
 	p := &env.Params
-	if p.Name == "" || hdr.Get(mcpNameHeader) != p.Name || b.tools.skills[p.Name] == nil ||
-		p.Meta.ProtocolVersion != mcpStatelessVersion || firstByte(p.Meta.ClientCapabilities) != '{' ||
+	if p.Name == "" || hdr.Get(nameHeader) != p.Name || b.tools.skills[p.Name] == nil ||
+		p.Meta.ProtocolVersion != statelessVersion || firstByte(p.Meta.ClientCapabilities) != '{' ||
 		p.Meta.ProgressToken != nil || p.InputResponses != nil || p.RequestState != nil {
 		return nil, false
 	}
 	// The capabilities stay JSON until a question for missing arguments
 	// reads them (ClientCapabilities decodes them then).
-	return &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: mcp.Meta{
-		mcp.MetaKeyProtocolVersion: p.Meta.ProtocolVersion, mcp.MetaKeyClientCapabilities: p.Meta.ClientCapabilities}}, true
+	return &sdk.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: sdk.Meta{
+		sdk.MetaKeyProtocolVersion: p.Meta.ProtocolVersion, sdk.MetaKeyClientCapabilities: p.Meta.ClientCapabilities}}, true
 }
 
 // validRequestID reports whether id is a JSON-RPC request id: a string or
@@ -183,7 +145,7 @@ func acceptsJSONAndSSE(values []string) bool {
 // appendResult is the JSON-RPC answer to request id holding res as the
 // SDK writes it at 2026-07-28: its resultType, and the server's identity
 // in its _meta.
-func (b *mcpBinding) appendResult(id json.RawMessage, res *mcp.CallToolResult) ([]byte, error) {
+func (b *binding) appendResult(id json.RawMessage, res *sdk.CallToolResult) ([]byte, error) {
 	out := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":`...)
 	if res.InputRequests == nil {
 		if out, ok := b.appendTextResult(out, res); ok {
@@ -191,9 +153,9 @@ func (b *mcpBinding) appendResult(id json.RawMessage, res *mcp.CallToolResult) (
 		}
 	}
 	if res.Meta == nil {
-		res.Meta = mcp.Meta{}
+		res.Meta = sdk.Meta{}
 	}
-	res.Meta[mcp.MetaKeyServerInfo] = b.serverInfo
+	res.Meta[sdk.MetaKeyServerInfo] = b.serverInfo
 	body, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
@@ -218,14 +180,14 @@ func (b *mcpBinding) appendResult(id json.RawMessage, res *mcp.CallToolResult) (
 // as the SDK's encoding/json would but without its reflection (results
 // of JSON and text skills, and errors: nearly all); ok is false, and dst
 // as it was, for any other.
-func (b *mcpBinding) appendTextResult(dst []byte, res *mcp.CallToolResult) (_ []byte, ok bool) {
+func (b *binding) appendTextResult(dst []byte, res *sdk.CallToolResult) (_ []byte, ok bool) {
 	if res.Content == nil { // written as null
 		return dst, false
 	}
 	start := len(dst)
 	dst = append(dst, `{"resultType":"complete","content":[`...)
 	for i, c := range res.Content {
-		text, isText := c.(*mcp.TextContent)
+		text, isText := c.(*sdk.TextContent)
 		if !isText || text.Meta != nil || text.Annotations != nil {
 			return dst[:start], false
 		}
@@ -248,7 +210,7 @@ func (b *mcpBinding) appendTextResult(dst []byte, res *mcp.CallToolResult) (_ []
 	}
 	dst = append(dst, `,"_meta":{`...)
 	for key, value := range res.Meta {
-		if key == mcp.MetaKeyServerInfo {
+		if key == sdk.MetaKeyServerInfo {
 			continue
 		}
 		var err error

@@ -1,4 +1,4 @@
-package server
+package mcp
 
 // The sessions of the MCP endpoint (protocol 2025-11-25 and the versions
 // before; 2026-07-28 has none): who owns each, what each holds, the bounds
@@ -15,13 +15,12 @@ import (
 	"net/http"
 	"time"
 
-	segmentjson "github.com/segmentio/encoding/json"
-
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
-const mcpSessionHeader = "Mcp-Session-Id"
+const sessionHeader = "Mcp-Session-Id"
 
 // maxInitializeBytes bounds the request that opens a session (an
 // initialize: a client's name, version and capabilities, a few hundred
@@ -39,12 +38,12 @@ const (
 	initializeCopies = 3
 )
 
-// DefaultMCPMaxSessionBytes is MCPConfig.MaxSessionBytes's default.
-const DefaultMCPMaxSessionBytes = 32 << 20
+// DefaultMaxSessionBytes is Config.MaxSessionBytes's default.
+const DefaultMaxSessionBytes = 32 << 20
 
-// MinMCPSessionBytes is the least a byte budget of the sessions may be:
+// MinSessionBytes is the least a byte budget of the sessions may be:
 // what one session may cost.
-const MinMCPSessionBytes = maxSessionCost
+const MinSessionBytes = maxSessionCost
 
 // maxSessionCost is the most one session may cost.
 const maxSessionCost = sessionOverhead + initializeCopies*maxInitializeBytes
@@ -85,8 +84,8 @@ type sessionLimits struct {
 }
 
 // newSessionLimits is mc's limits, their defaults filled.
-func newSessionLimits(mc *MCPConfig) sessionLimits {
-	all := holding{cmp.Or(mc.MaxSessions, DefaultMCPMaxSessions), cmp.Or(mc.MaxSessionBytes, DefaultMCPMaxSessionBytes)}
+func newSessionLimits(mc *Config) sessionLimits {
+	all := holding{cmp.Or(mc.MaxSessions, DefaultMaxSessions), cmp.Or(mc.MaxSessionBytes, DefaultMaxSessionBytes)}
 	return sessionLimits{
 		all: all,
 		perCaller: holding{cmp.Or(mc.MaxSessionsPerCaller, max(1, all.sessions/10)),
@@ -107,21 +106,17 @@ type sessionOpener struct {
 	evicted       bool // closing to make room: counted and picked no more
 }
 
-// opener is who opens a session with request r of caller.
-func (b *mcpBinding) opener(r *http.Request, caller *authn.Identity) sessionOpener {
-	o := sessionOpener{owner: caller.Owner(), caller: caller.Owner(), anonymous: caller == nil}
-	if o.anonymous {
-		// Anonymous callers share one owner; each address its share.
-		o.caller = "client " + b.h.clientAddress(r)
-	}
-	return o
+// opener is who opens a session with request r of caller. Anonymous
+// callers share one owner; each client address has its share.
+func (b *binding) opener(r *http.Request, caller *authn.Identity) sessionOpener {
+	return sessionOpener{owner: caller.Owner(), caller: b.h.Share(r, caller), anonymous: caller == nil}
 }
 
 // sessionOf reports whether owner may use the session id: the one that
 // opened it, or anyone for an id the binding does not know (the SDK
 // answers that it has no such session). A request of its owner's marks
 // the session used.
-func (b *mcpBinding) sessionOf(id, owner string) bool {
+func (b *binding) sessionOf(id, owner string) bool {
 	b.ownersMu.Lock()
 	defer b.ownersMu.Unlock()
 	opener, known := b.owners[id]
@@ -136,9 +131,9 @@ func (b *mcpBinding) sessionOf(id, owner string) bool {
 // initialize, of which the session keeps only what it needs), when the
 // limits allow one more, and notes the session's owner before its id
 // reaches the client.
-func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, c *call, body []byte, opener sessionOpener) {
+func (b *binding) openSession(w http.ResponseWriter, r *http.Request, c *server.Exchange, body []byte, opener sessionOpener) {
 	if len(body) > maxInitializeBytes {
-		b.h.writeError(w, http.StatusRequestEntityTooLarge, c, a2a.InvalidRequest(fmt.Sprintf(
+		b.h.WriteError(w, http.StatusRequestEntityTooLarge, c, a2a.InvalidRequest(fmt.Sprintf(
 			"the request that opens an MCP session (initialize) is limited to %d bytes, and this one has %d: "+
 				"send the client's name, version and capabilities alone", maxInitializeBytes, len(body))))
 		return
@@ -157,8 +152,8 @@ func (b *mcpBinding) openSession(w http.ResponseWriter, r *http.Request, c *call
 	if refusal != nil {
 		// A share is full, as a quota of the task store is: the same code.
 		w.Header().Set("Retry-After", "60")
-		b.h.writeError(w, refusal.status, c, &a2a.Error{Code: MCPCodeResourceExhausted, Message: "Resource exhausted",
-			Reason: "RESOURCE_EXHAUSTED", Description: fmt.Sprintf("%s, or use protocol %s, which needs none", refusal.why, mcpStatelessVersion)})
+		b.h.WriteError(w, refusal.status, c, &a2a.Error{Code: CodeResourceExhausted, Message: "Resource exhausted",
+			Reason: "RESOURCE_EXHAUSTED", Description: fmt.Sprintf("%s, or use protocol %s, which needs none", refusal.why, statelessVersion)})
 		return
 	}
 	sw := &sessionWriter{ResponseWriter: w, b: b, opener: opener, opening: true}
@@ -204,19 +199,17 @@ func keptInitialize(body []byte) (kept []byte, ok bool) {
 			} `json:"capabilities"`
 		} `json:"params"`
 	}
-	// Member names matched exactly, as the SDK matches them.
-	rest, err := segmentjson.Parse(body, &req, segmentjson.DontMatchCaseInsensitiveStructFields)
-	if err != nil || firstByte(rest) != 0 || req.Method != "initialize" || req.Params == nil {
+	if !decodeExactly(body, &req) || req.Method != "initialize" || req.Params == nil {
 		return nil, false
 	}
-	kept, err = json.Marshal(req)
+	kept, err := json.Marshal(req)
 	return kept, err == nil
 }
 
 // serveOnSession has the SDK serve a request on a session. A session's
 // standalone stream (a GET) lasts until its client leaves: it ends as the
 // server shuts down, which would otherwise wait for it.
-func (b *mcpBinding) serveOnSession(w http.ResponseWriter, r *http.Request) {
+func (b *binding) serveOnSession(w http.ResponseWriter, r *http.Request) {
 	b.sessionsMu.Lock()
 	closed := b.closed
 	if !closed {
@@ -227,7 +220,7 @@ func (b *mcpBinding) serveOnSession(w http.ResponseWriter, r *http.Request) {
 		// A request that was on its way as the sessions closed: as for a
 		// session that expired, the client opens a new one.
 		status := http.StatusNotFound
-		if r.Header.Get(mcpSessionHeader) == "" {
+		if r.Header.Get(sessionHeader) == "" {
 			status = http.StatusServiceUnavailable
 			w.Header().Set("Retry-After", "1")
 		}
@@ -275,7 +268,7 @@ type sessionRefusal struct {
 // sessions of the caller that holds the most (within the share that is
 // full) are closed, so that no few callers keep all the sessions from the
 // others.
-func (b *mcpBinding) roomForSession(o sessionOpener) (*sessionRefusal, []string) {
+func (b *binding) roomForSession(o sessionOpener) (*sessionRefusal, []string) {
 	b.ownersMu.Lock()
 	defer b.ownersMu.Unlock()
 	open := make(map[string]bool, len(b.owners))
@@ -359,7 +352,7 @@ func (t *sessionTally) remove(caller string, anonymous bool, h holding) {
 // on, that holds the most, while that caller holds at least two more than
 // o's caller would with its new session; false when that is not enough
 // (ownersMu held).
-func (b *mcpBinding) makeRoom(t *sessionTally, o sessionOpener, limit holding, anonymousOnly bool) ([]string, bool) {
+func (b *binding) makeRoom(t *sessionTally, o sessionOpener, limit holding, anonymousOnly bool) ([]string, bool) {
 	var ids []string
 	for {
 		held := t.total
@@ -387,7 +380,7 @@ func (b *mcpBinding) makeRoom(t *sessionTally, o sessionOpener, limit holding, a
 // holds the most sessions (of the anonymous callers alone, with
 // anonymousOnly), if it holds more than after sessions (what the newcomer
 // will hold); "" when none does (ownersMu held).
-func (b *mcpBinding) leastRecentOfMost(t *sessionTally, after int, anonymousOnly bool) string {
+func (b *binding) leastRecentOfMost(t *sessionTally, after int, anonymousOnly bool) string {
 	most, count := "", 0
 	for caller, held := range t.by {
 		if anonymousOnly && !t.anonymous[caller] {
@@ -411,7 +404,7 @@ func (b *mcpBinding) leastRecentOfMost(t *sessionTally, after int, anonymousOnly
 }
 
 // closeSession closes the session id, if it is still open.
-func (b *mcpBinding) closeSession(id string) {
+func (b *binding) closeSession(id string) {
 	for s := range b.statefulServer.Sessions() {
 		if s.ID() == id {
 			_ = s.Close()
@@ -424,7 +417,7 @@ func (b *mcpBinding) closeSession(id string) {
 // header is written.
 type sessionWriter struct {
 	http.ResponseWriter
-	b       *mcpBinding
+	b       *binding
 	opener  sessionOpener
 	written bool
 	// opening: the session still counts among those opening (roomForSession)
@@ -439,7 +432,7 @@ func (s *sessionWriter) note() {
 		return
 	}
 	s.written = true
-	if id := s.Header().Get(mcpSessionHeader); id != "" {
+	if id := s.Header().Get(sessionHeader); id != "" {
 		s.b.ownersMu.Lock()
 		opener := s.opener
 		opener.used = time.Now()
@@ -472,42 +465,30 @@ func (s *sessionWriter) Flush() { s.note(); http.NewResponseController(s.Respons
 
 func (s *sessionWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// EndMCPStreams ends the standalone streams of the MCP endpoint's
-// sessions (a client's GET, which lasts until the client leaves), and
-// those opened after it at once, so that a server that shuts down, for a
-// reload too, waits only for the calls under way: they still answer on
-// their sessions.
-func (h *Handler) EndMCPStreams() {
-	for _, b := range h.bindings {
-		if m, ok := b.(*mcpBinding); ok {
-			m.endShutdown()
-		}
-	}
-}
+// Shutdown ends the standalone streams of the MCP endpoint's sessions (a
+// client's GET, which lasts until the client leaves), and those opened
+// after it at once, so that a server that shuts down, for a reload too,
+// waits only for the calls under way: they still answer on their
+// sessions.
+func (b *binding) Shutdown() { b.endShutdown() }
 
-// CloseSessions ends the MCP sessions' standalone streams and closes the
-// sessions once no request is under way on any of them, at once when none
-// is: for a handler that is discarded (Caddy discards a config it
-// replaces before its requests have ended). Requests that come after are
-// refused. Their clients open new sessions.
-func (h *Handler) CloseSessions() {
-	for _, b := range h.bindings {
-		if m, ok := b.(*mcpBinding); ok {
-			m.endShutdown()
-			m.sessionsMu.Lock()
-			m.closing = true
-			idle := m.onSessions == 0 && !m.closed
-			m.closed = m.closed || idle
-			m.sessionsMu.Unlock()
-			if idle {
-				m.closeSessions()
-			}
-		}
+// Close ends the sessions' standalone streams and closes the sessions
+// once no request is under way on any of them, at once when none is.
+// Requests that come after are refused. Their clients open new sessions.
+func (b *binding) Close() {
+	b.endShutdown()
+	b.sessionsMu.Lock()
+	b.closing = true
+	idle := b.onSessions == 0 && !b.closed
+	b.closed = b.closed || idle
+	b.sessionsMu.Unlock()
+	if idle {
+		b.closeSessions()
 	}
 }
 
 // closeSessions closes every session.
-func (b *mcpBinding) closeSessions() {
+func (b *binding) closeSessions() {
 	for s := range b.statefulServer.Sessions() {
 		_ = s.Close()
 	}
