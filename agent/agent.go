@@ -44,8 +44,9 @@ type Config struct {
 	// load: it gives the server what outlives a configuration, its task
 	// manager and push sender.
 	Acquire func(*server.Config) error
-	// Server is the rest of the server's configuration; New sets its
-	// Skills, Card, ExtendedCard and ResourceMetadata.
+	// Server is the rest of the server's configuration. New sets its
+	// Skills and Card, and its ExtendedCard and ResourceMetadata when
+	// Extended and Resource are set.
 	Server server.Config
 }
 
@@ -110,8 +111,10 @@ func (a *Agent) build(cfg *Config) (err error) {
 		return fmt.Errorf("skills file %s: skill %q is extended: true, but no extended card is configured (extended_card)",
 			cfg.SkillsFile, sk.ID)
 	}
-	if srv.ResourceMetadata, err = a.resourceMetadata(cfg); err != nil {
-		return err
+	if cfg.Resource != nil {
+		if srv.ResourceMetadata, err = a.resourceMetadata(cfg); err != nil {
+			return err
+		}
 	}
 	if cfg.Acquire != nil {
 		if err := cfg.Acquire(&srv); err != nil {
@@ -171,7 +174,7 @@ func document(cfg cardgen.Config, opts []cardgen.Option, what string) (*cardgen.
 // agent-wide and the skills' requirements ask of them.
 func (a *Agent) resourceMetadata(cfg *Config) (*cardgen.ResourceMetadata, error) {
 	r := cfg.Resource
-	if r == nil || !cfg.Auth.TakesTokens() {
+	if !cfg.Auth.TakesTokens() {
 		return nil, nil
 	}
 	reqs := cfg.Auth.CardRequirements()

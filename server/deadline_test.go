@@ -45,11 +45,8 @@ func (w *stalledClient) Write([]byte) (int, error) {
 // An answer, JSON or streamed, to a client that reads nothing is given up
 // at the write timeout instead of holding its goroutine and memory.
 func TestWriteTimeoutDropsStalledClients(t *testing.T) {
-	var cfg server.Config
-	a := newAgent(t, func(c *server.Config) {
-		c.WriteTimeout = 50 * time.Millisecond
-		cfg = *c
-	})
+	a := newAgent(t, func(c *server.Config) { c.WriteTimeout = 50 * time.Millisecond })
+	cfg := a.Config
 	a.Call("1.0", "SendMessage", map[string]any{"message": message("1.0", "weather", map[string]any{"city": "Paris"})})
 	h, err := server.New(cfg) // the agent's skills and tasks, called directly
 	if err != nil {

@@ -87,8 +87,8 @@ func TestResourceMetadataServed(t *testing.T) {
 // TestResourceMetadataOff: without it, its paths are the JSON-RPC
 // endpoint's like any other; and it needs an authenticator.
 func TestResourceMetadataOff(t *testing.T) {
-	var cfg server.Config
-	a := newAgent(t, func(c *server.Config) { cfg = *c })
+	a := newAgent(t, nil)
+	cfg := a.Config
 	resp, err := a.HTTP.Get(a.URL + "/.well-known/oauth-protected-resource")
 	if err != nil {
 		t.Fatal(err)

@@ -343,8 +343,7 @@ func TestMCPTransportLimits(t *testing.T) {
 }
 
 func TestMCPConfigErrors(t *testing.T) {
-	var cfg server.Config
-	servertest.NewAgent(t, func(c *server.Config) { cfg = *c })
+	cfg := servertest.NewAgent(t, nil).Config
 	longID := strings.Repeat("a", 129)
 	long, err := mapping.Parse("t.yaml", []byte("upstream: {url: http://up}\nskills:\n  - {id: "+longID+", description: d, request: {path: /x}}\n"),
 		mapping.Options{})

@@ -11,8 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
-	"github.com/caddy-a2a/caddy-a2a/mapping"
-	"github.com/caddy-a2a/caddy-a2a/server"
 	mcpbinding "github.com/caddy-a2a/caddy-a2a/server/mcp"
 	"github.com/caddy-a2a/caddy-a2a/server/servertest"
 )
@@ -35,7 +33,7 @@ func TestMCPFileResults(t *testing.T) {
 		}
 	}))
 	t.Cleanup(upstream.Close)
-	skills, err := mapping.Parse("t.yaml", []byte(`upstream: {url: `+upstream.URL+`}
+	a := servertest.NewAgentWith(t, `upstream: {url: `+upstream.URL+`}
 skills:
   - {id: doc, description: d, request: {path: /doc}, response: [{when: "true", state: completed, artifacts: [{name: doc, file: {}}]}]}
   - {id: sound, description: d, request: {path: /sound}, response: [{when: "true", state: completed, artifacts: [{name: s, file: {}}]}]}
@@ -48,12 +46,7 @@ skills:
         artifacts:
           - {name: link, file: {url: "{response.body.url}", media_type: application/pdf}}
           - {name: items, data: response.body.items}
-`), mapping.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(skills.Close)
-	a := servertest.NewAgent(t, func(cfg *server.Config) { cfg.Skills = skills; withMCP(cfg) })
+`, withMCP)
 	cs := connectMCP(t, a, mcpStateless, "", nil)
 
 	res := callTool(t, cs, "doc", nil)
@@ -88,16 +81,11 @@ func TestMCPOutputSchema(t *testing.T) {
 		io.WriteString(w, `{"id":7}`)
 	}))
 	t.Cleanup(upstream.Close)
-	skills, err := mapping.Parse("t.yaml", []byte(`upstream: {url: `+upstream.URL+`}
+	a := servertest.NewAgentWith(t, `upstream: {url: `+upstream.URL+`}
 skills:
   - {id: item, description: d, request: {path: /item}, mcp: {output_schema: {type: object, properties: {id: {type: integer}}}}}
   - {id: list, description: d, request: {path: /list}, mcp: {output_schema: {type: object}}}
-`), mapping.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(skills.Close)
-	a := servertest.NewAgent(t, func(cfg *server.Config) { cfg.Skills = skills; withMCP(cfg) })
+`, withMCP)
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
 			cs := connectMCP(t, a, version, "", nil)
@@ -119,7 +107,7 @@ skills:
 		})
 	}
 	// The dry run's result (MCPResult) follows the same rule.
-	list := skills.ByID("list")
+	list := a.Skills.ByID("list")
 	task := &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
 		Artifacts: []a2a.Artifact{{Parts: []a2a.Part{a2a.DataPart([]any{1.0, 2.0})}}}}
 	if res := mcpbinding.Result(list, task, nil); !res.IsError {

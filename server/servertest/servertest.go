@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
@@ -46,6 +47,10 @@ type Agent struct {
 	API   *demoapi.API
 	HTTP  *http.Client
 	Tasks *tasks.Manager
+	// Skills are the skills it serves, and Config what its handler was
+	// made from, for a test that makes another from it.
+	Skills *mapping.Skills
+	Config server.Config
 	// Handler is the endpoint, for a test that serves it another way.
 	Handler http.Handler
 }
@@ -57,36 +62,41 @@ func NewAgent(t *testing.T, tune func(*server.Config)) *Agent {
 	api := demoapi.New(demoapi.Options{})
 	upstream := httptest.NewServer(api)
 	t.Cleanup(upstream.Close)
-
-	src, err := os.ReadFile(filepath.Join(moduleRoot(t), "examples", "skills.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	skills, err := mapping.Parse("skills.yaml", src, mapping.Options{
-		UpstreamURL: upstream.URL,
-		LookupEnv: func(name string) (string, bool) {
-			if name == "DEMO_API_KEY" {
-				return demoapi.DefaultAPIKey, true
-			}
-			return "", false
+	a := serveAgent(t, agent.Config{
+		SkillsFile: filepath.Join(moduleRoot(t), "examples", "skills.yaml"),
+		Skills: mapping.Options{
+			UpstreamURL: upstream.URL,
+			LookupEnv: func(name string) (string, bool) {
+				if name == "DEMO_API_KEY" {
+					return demoapi.DefaultAPIKey, true
+				}
+				return "", false
+			},
 		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(skills.Close)
+	}, tune)
+	a.API = api
+	return a
+}
 
+// NewAgentWith serves the skills file src, which names its own upstream,
+// on loopback. tune may adjust the server configuration.
+func NewAgentWith(t *testing.T, src string, tune func(*server.Config)) *Agent {
+	t.Helper()
+	return serveAgent(t, agent.Config{SkillsFile: skillsFile(t, "skills.yaml", src)}, tune)
+}
+
+// serveAgent serves the agent of cfg on loopback, its card the test
+// agent's, its tasks in memory.
+func serveAgent(t *testing.T, cfg agent.Config, tune func(*server.Config)) *Agent {
+	t.Helper()
 	manager := tasks.NewManager(tasks.Options{})
 	t.Cleanup(manager.Close)
-
 	front := httptest.NewUnstartedServer(nil)
-	doc := document(t, cardgen.Config{
-		Name: "Test Agent", Description: "The demo API as an agent", Version: "1.0.0",
-		URL: "http://" + front.Listener.Addr().String() + "/",
-	})
-	h := newHandler(t, server.Config{Skills: skills, Tasks: manager, Card: doc}, tune)
-	serve(t, front, h)
-	return &Agent{T: t, URL: front.URL, API: api, HTTP: front.Client(), Tasks: manager, Handler: h}
+	cfg.Card = cardgen.Config{Name: "Test Agent", Description: "The demo API as an agent", Version: "1.0.0",
+		URL: "http://" + front.Listener.Addr().String() + "/"}
+	built := build(t, cfg, manager, tune)
+	serve(t, front, built.Handler)
+	return &Agent{T: t, URL: front.URL, HTTP: front.Client(), Tasks: manager, Skills: built.Skills, Config: built.config, Handler: built.Handler}
 }
 
 // CancelOnCleanup cancels, when the test ends, the tasks still running
@@ -371,25 +381,20 @@ func NewAuthAgent(t *testing.T, require []a2a.SecurityRequirement, tune func(*se
 		t.Fatal(err)
 	}
 	t.Cleanup(auth.Close)
-	skills, err := mapping.Parse("skills.yaml", []byte(AuthSkills), mapping.Options{
-		UpstreamURL: upstream.URL, CheckSecurity: auth.CheckRequirements})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(skills.Close)
 	manager := tasks.NewManager(tasks.Options{})
 	t.Cleanup(manager.Close)
 
 	front := httptest.NewUnstartedServer(nil)
-	cardCfg := cardgen.Config{Name: "Auth Agent", Description: "d", Version: "1.0.0",
-		URL:             "http://" + front.Listener.Addr().String() + "/",
-		SecuritySchemes: auth.CardSchemes(), Security: auth.CardRequirements(), ExtendedCard: true}
-	doc := document(t, cardCfg)
-	cardCfg.Description = "the extended description"
-	extDoc := document(t, cardCfg)
-	h := newHandler(t, server.Config{Skills: skills, Tasks: manager, Card: doc, ExtendedCard: extDoc, Auth: auth}, tune)
-	serve(t, front, h)
-	return &AuthAgent{Agent: &Agent{T: t, URL: front.URL, HTTP: front.Client(), Tasks: manager, Handler: h}, Upstream: seen, Auth: auth}
+	built := build(t, agent.Config{
+		SkillsFile: skillsFile(t, "skills.yaml", AuthSkills),
+		Skills:     mapping.Options{UpstreamURL: upstream.URL},
+		Auth:       auth,
+		Card:       cardgen.Config{Name: "Auth Agent", Description: "d", Version: "1.0.0", URL: "http://" + front.Listener.Addr().String() + "/"},
+		Extended:   &agent.ExtendedCard{Description: "the extended description"},
+	}, manager, tune)
+	serve(t, front, built.Handler)
+	return &AuthAgent{Agent: &Agent{T: t, URL: front.URL, HTTP: front.Client(), Tasks: manager, Skills: built.Skills, Config: built.config, Handler: built.Handler},
+		Upstream: seen, Auth: auth}
 }
 
 // AuthAnswer is an answer with its HTTP status and challenges.
@@ -517,39 +522,52 @@ func (w *DiscardWriter) FlushError() error                { return nil }
 // MemoryHandler serves the skills src (named name), the upstream answered
 // in memory by upstream, with the configuration tune makes (nil: none).
 func MemoryHandler(b testing.TB, name, src string, upstream http.RoundTripper, tune func(*server.Config)) *server.Handler {
-	skills, err := mapping.Parse(name, []byte(src), mapping.Options{Transport: upstream})
-	if err != nil {
-		b.Fatal(err)
-	}
 	manager := tasks.NewManager(tasks.Options{MaxTasks: 1000})
 	b.Cleanup(manager.Close)
-	doc := document(b, cardgen.Config{Name: "Bench", Description: "Bench", Version: "1", URL: "http://localhost/"})
-	return newHandler(b, server.Config{Skills: skills, Tasks: manager, Card: doc}, tune)
+	return build(b, agent.Config{
+		SkillsFile: skillsFile(b, name, src),
+		Skills:     mapping.Options{Transport: upstream},
+		Card:       cardgen.Config{Name: "Bench", Description: "Bench", Version: "1", URL: "http://localhost/"},
+	}, manager, tune).Handler
 }
 
-// document is the card cfg describes.
-func document(t testing.TB, cfg cardgen.Config) *cardgen.Document {
-	card, err := cardgen.Build(cfg)
-	if err != nil {
+// skillsFile writes the skills file src, named name, for t.
+func skillsFile(t testing.TB, name, src string) string {
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := cardgen.NewDocument(card)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
+	return path
 }
 
-// newHandler is the handler of cfg, as tune (nil: none) adjusts it.
-func newHandler(t testing.TB, cfg server.Config, tune func(*server.Config)) *server.Handler {
+// build is the agent cfg describes, by the composition root the adapter
+// uses, with the task manager manager (unless tune, nil or not, sets
+// another in the server configuration).
+func build(t testing.TB, cfg agent.Config, manager *tasks.Manager, tune func(*server.Config)) *built {
 	if tune != nil {
-		tune(&cfg)
+		tune(&cfg.Server)
 	}
-	h, err := server.New(cfg)
+	b := new(built)
+	cfg.Acquire = func(s *server.Config) error {
+		if s.Tasks == nil {
+			s.Tasks = manager
+		}
+		b.config = *s // the last step before the handler is made
+		return nil
+	}
+	a, err := agent.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h
+	t.Cleanup(a.Skills.Close)
+	b.Agent = a
+	return b
+}
+
+// built is an agent and the server configuration its handler was made of.
+type built struct {
+	*agent.Agent
+	config server.Config
 }
 
 // serve serves h on front, over HTTP/1 and h2c, until the test ends.
