@@ -9,9 +9,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	compose "github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/authn"
-	"github.com/caddy-a2a/caddy-a2a/cardgen"
-	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
@@ -109,13 +108,8 @@ func (extendedCardFeature) configure(a *assembly) error {
 	if a.h.ExtendedCard == nil {
 		return nil
 	}
-	ext, err := cardgen.Build(a.h.extendedCardConfig())
-	if err != nil {
-		return fmt.Errorf("building the extended agent card: %w", err)
-	}
-	if a.server.ExtendedCard, err = cardgen.NewDocument(ext, a.cardOptions...); err != nil {
-		return fmt.Errorf("encoding the extended agent card: %w", err)
-	}
+	a.agent.Extended = &compose.ExtendedCard{Description: a.h.ExtendedCard.Description,
+		DocumentationURL: a.h.ExtendedCard.DocumentationURL}
 	return nil
 }
 
@@ -147,37 +141,6 @@ func (h *Handler) provisionSecurity() error {
 	}
 	h.auth = auth
 	return h.checkMCPAudience()
-}
-
-// checkExtended refuses skills marked extended when no extended card lists
-// them: they would be on no card at all.
-func (h *Handler) checkExtended(skills *mapping.Skills) error {
-	if h.ExtendedCard != nil {
-		return nil
-	}
-	for _, sk := range skills.All() {
-		if sk.Extended {
-			return fmt.Errorf("skills file %s: skill %q is extended: true, but the a2a block has no extended_card", h.Skills, sk.ID)
-		}
-	}
-	return nil
-}
-
-// extendedCardConfig is the extended card's part of the configuration:
-// the public card's, with every skill and the extended card's overrides.
-func (h *Handler) extendedCardConfig() cardgen.Config {
-	cfg := h.cardConfig()
-	cfg.Skills, cfg.SkillArguments = nil, nil
-	for _, sk := range h.skills.All() {
-		cfg.AddSkill(sk.AgentSkill(), sk.ArgumentSchema())
-	}
-	if e := h.ExtendedCard; e.Description != "" {
-		cfg.Description = e.Description
-	}
-	if e := h.ExtendedCard; e.DocumentationURL != "" {
-		cfg.DocumentationURL = e.DocumentationURL
-	}
-	return cfg
 }
 
 // placeholders publishes the caller's identity as Caddy placeholders, as

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	compose "github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
@@ -37,75 +39,63 @@ const (
 	cardFormatStrict = "strict"
 )
 
-// serverConfig is the server's configuration that the a2a block's own
-// fields give; the features and the steps add the rest.
-func (h *Handler) serverConfig() server.Config {
-	return server.Config{
-		MaxRequestBytes:   h.MaxRequestBody,
-		HeartbeatInterval: time.Duration(h.Heartbeat),
-		ReadBodyTimeout:   time.Duration(h.ReadBodyTimeout),
-		WriteTimeout:      time.Duration(h.WriteTimeout),
-		ClientAddress:     clientIP,
-		Logger:            h.logger,
-		Observer:          observer{},
+// assembly begins the agent's provisioning with what the a2a block's own
+// fields say; the features' steps add the rest.
+func (h *Handler) assembly(ctx caddy.Context) *assembly {
+	a := &assembly{ctx: ctx, h: h, agent: compose.Config{
+		Skills: mapping.Options{UpstreamURL: h.Upstream, LookupEnv: os.LookupEnv, WrapTransport: wrapUpstream},
+		Card:   h.cardConfig(),
+		CardOptions: []cardgen.Option{cardgen.WithShape(a2a.CardShape{
+			Strict10: h.CardFormat == cardFormatStrict, BareScopes: h.CardBareScopes})},
+		Server: server.Config{
+			MaxRequestBytes:   h.MaxRequestBody,
+			HeartbeatInterval: time.Duration(h.Heartbeat),
+			ReadBodyTimeout:   time.Duration(h.ReadBodyTimeout),
+			WriteTimeout:      time.Duration(h.WriteTimeout),
+			ClientAddress:     clientIP,
+			Logger:            h.logger,
+			Observer:          observer{},
+		},
+	}}
+	if h.CardMaxAge > 0 {
+		a.agent.CardOptions = append(a.agent.CardOptions, cardgen.WithMaxAge(time.Duration(h.CardMaxAge)))
 	}
+	a.server = &a.agent.Server
+	return a
 }
 
-// loadSkills loads the skills file, checking the skills' requirements
-// against the authenticator's schemes, and builds the public card.
-func (a *assembly) loadSkills() error {
+// build loads the skills, builds the cards and sets up the A2A server, by
+// the composition root; what outlives the config is acquired once the
+// skills and the cards are built, so that a configuration that cannot
+// load takes no store.
+func (a *assembly) build() error {
 	h := a.h
 	// An absolute path, so that errors name the file wherever Caddy runs.
 	path, err := filepath.Abs(h.Skills)
 	if err != nil {
 		return fmt.Errorf("skills file %s: %w", h.Skills, err)
 	}
-	// mapping's errors already name the file, the line and the skill.
-	h.skills, err = mapping.Load(path, mapping.Options{UpstreamURL: h.Upstream, LookupEnv: os.LookupEnv,
-		CheckSecurity: h.auth.CheckRequirements, WrapTransport: wrapUpstream})
+	a.agent.SkillsFile, a.agent.Auth = path, h.auth
+	a.agent.Acquire = func(srv *server.Config) error {
+		a.server = srv
+		return a.each(feature.acquire)()
+	}
+	built, err := compose.New(a.agent)
 	if err != nil {
 		return err
 	}
-	if err := h.checkExtended(h.skills); err != nil {
-		return err
-	}
-	a.server.Skills = h.skills
-	if a.card, err = cardgen.Build(h.cardConfig()); err != nil {
-		return fmt.Errorf("building the agent card: %w", err)
-	}
-	a.cardOptions = []cardgen.Option{cardgen.WithShape(a2a.CardShape{
-		Strict10: h.CardFormat == cardFormatStrict, BareScopes: h.CardBareScopes})}
-	if h.CardMaxAge > 0 {
-		a.cardOptions = append(a.cardOptions, cardgen.WithMaxAge(time.Duration(h.CardMaxAge)))
-	}
-	return nil
-}
-
-// makeCard makes the public card's document, signed when signing is on.
-func (a *assembly) makeCard() (err error) {
-	if a.server.Card, err = cardgen.NewDocument(a.card, a.cardOptions...); err != nil {
-		return fmt.Errorf("encoding the agent card: %w", err)
-	}
-	return nil
-}
-
-// newServer sets up the A2A server.
-func (a *assembly) newServer() (err error) {
-	if a.h.srv, err = server.New(a.server); err != nil {
-		return fmt.Errorf("setting up the A2A server: %w", err)
-	}
+	h.skills, h.srv = built.Skills, built.Handler
 	if srv, ok := a.ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
 		// Streams that last until their client leaves (MCP's) would hold
 		// the shutdown, for a reload too: they end as it begins. The calls
 		// under way answer; Cleanup closes what their bindings hold.
-		srv.RegisterOnShutdown(a.h.srv.Shutdown)
+		srv.RegisterOnShutdown(h.srv.Shutdown)
 	}
 	return nil
 }
 
-// cardConfig is the public card's part of the configuration: the skills
-// the skills file declares (but those for the extended card only), and the
-// security schemes and requirement exactly as they are checked.
+// cardConfig is the cards' part of the configuration, but for the skills
+// and the security schemes, which the composition root adds.
 func (h *Handler) cardConfig() cardgen.Config {
 	cfg := cardgen.Config{
 		Name:               h.Name,
@@ -124,14 +114,6 @@ func (h *Handler) cardConfig() cardgen.Config {
 	if h.Provider != nil {
 		cfg.Provider = &a2a.AgentProvider{Organization: h.Provider.Organization, URL: h.Provider.URL}
 	}
-	for _, sk := range h.skills.All() {
-		if !sk.Extended {
-			cfg.AddSkill(sk.AgentSkill(), sk.ArgumentSchema())
-		}
-	}
-	cfg.SecuritySchemes = h.auth.CardSchemes()
-	cfg.Security = h.auth.CardRequirements()
-	cfg.ExtendedCard = h.ExtendedCard != nil
 	cfg.PushNotifications = h.Push != nil
 	cfg.GRPCURL = h.grpcURL()
 	return cfg

@@ -6,7 +6,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/caddy-a2a/caddy-a2a/a2a"
+	compose "github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/server"
 )
@@ -25,11 +25,11 @@ type feature interface {
 	validate(h *Handler) error
 
 	// The steps of provisioning, each run for every feature before the
-	// next (see Handler.provision): before the skills load (the
-	// authenticator their requirements are checked against); once the
-	// card's configuration is known, before its document is made (keys
-	// that sign it); the server's configuration; what outlives the config
-	// (the task store and what uses it); once the server exists.
+	// next (see Handler.provision): the authenticator the skills'
+	// requirements are checked against; the keys that sign the cards; the
+	// agent's and the server's configuration; once the skills and the
+	// cards are built (compose.New's Acquire), what outlives the config: the
+	// task store and what uses it; once the server exists.
 	authenticate(a *assembly) error
 	sign(a *assembly) error
 	configure(a *assembly) error
@@ -68,19 +68,18 @@ func (noSteps) acquire(*assembly) error      { return nil }
 func (noSteps) start(*assembly) error        { return nil }
 func (noSteps) cleanup(*Handler) error       { return nil }
 
-// assembly is an agent being provisioned: what the steps build for the
-// server.
+// assembly is an agent being provisioned: the configuration the steps
+// build for the composition root (compose.New).
 type assembly struct {
-	ctx caddy.Context
-	h   *Handler
-	// card is the public card, and cardOptions how its
-	// document (and the extended card's) is made.
-	card        *a2a.AgentCard
-	cardOptions []cardgen.Option
+	ctx   caddy.Context
+	h     *Handler
+	agent compose.Config
+	// server is the server's part of it, which the steps fill in: agent's
+	// Server, and at acquire the copy compose.New completes.
+	server *server.Config
 	// pushKey signs push notifications: push's own key, or the card's
 	// active one; set by signing.
 	pushKey cardgen.Key
-	server  server.Config
 }
 
 // each runs step for every feature, in order.

@@ -1,11 +1,7 @@
 package caddymodule
 
 import (
-	"cmp"
 	"fmt"
-	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 )
@@ -56,38 +52,4 @@ func (h *Handler) checkMCPAudience() error {
 		return fmt.Errorf("security: with mcp on, tokens must be for the MCP endpoint: %w", err)
 	}
 	return nil
-}
-
-// resourceMetadata is the protected resource metadata to serve: nil unless
-// MCP is on and a scheme takes bearer tokens. It names the authorization
-// servers of the token schemes and the scopes that the agent-wide and the
-// skills' requirements ask of them; it is served with the card's cache
-// headers.
-func (h *Handler) resourceMetadata() (*cardgen.ResourceMetadata, error) {
-	resource, endpoint := h.mcpResource()
-	if resource == "" || !h.auth.TakesTokens() {
-		return nil, nil
-	}
-	reqs := h.auth.CardRequirements()
-	for _, sk := range h.skills.All() {
-		reqs = append(reqs, sk.SecurityRequirements...)
-	}
-	servers := h.auth.AuthorizationServers()
-	if len(servers) == 0 {
-		h.logger.Warn("no token scheme names its authorization server (jwt issuer, openid_connect, oauth2 metadata_url): "+
-			"the protected resource metadata lists none, and MCP clients cannot discover where to get a token",
-			zap.String("resource", resource))
-	}
-	m, err := cardgen.NewResourceMetadata(cardgen.ProtectedResource{
-		Resource:               resource,
-		AuthorizationServers:   servers,
-		ScopesSupported:        h.auth.TokenScopes(reqs),
-		BearerMethodsSupported: []string{"header"},
-		ResourceName:           h.Name,
-		ResourceDocumentation:  h.DocumentationURL,
-	}, endpoint, cmp.Or(time.Duration(h.CardMaxAge), cardgen.DefaultMaxAge))
-	if err != nil {
-		return nil, fmt.Errorf("mcp: %w", err)
-	}
-	return m, nil
 }

@@ -1,5 +1,13 @@
 package caddymodule
 
+import (
+	"cmp"
+	"time"
+
+	compose "github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/cardgen"
+)
+
 // mcpFeature is the mcp block, MCPConfig (mcp.go): the MCP binding, and
 // its protected resource metadata (mcpauth.go).
 type mcpFeature struct{ noSteps }
@@ -8,10 +16,15 @@ func (mcpFeature) setting(h *Handler) setting { return setting{"mcp", setBlock(&
 
 func (mcpFeature) validate(h *Handler) error { return checkBlock("mcp", h.MCP, (*MCPConfig).validate) }
 
-func (mcpFeature) configure(a *assembly) (err error) {
-	if a.h.MCP != nil {
-		a.server.Bindings = append(a.server.Bindings, a.h.MCP.binding())
+// configure adds the binding, and the MCP endpoint as the protected
+// resource whose metadata is served when a scheme takes bearer tokens.
+func (mcpFeature) configure(a *assembly) error {
+	if a.h.MCP == nil {
+		return nil
 	}
-	a.server.ResourceMetadata, err = a.h.resourceMetadata()
-	return err
+	a.server.Bindings = append(a.server.Bindings, a.h.MCP.binding())
+	resource, endpoint := a.h.mcpResource()
+	a.agent.Resource = &compose.Resource{URL: resource, Endpoint: endpoint,
+		MaxAge: cmp.Or(time.Duration(a.h.CardMaxAge), cardgen.DefaultMaxAge)}
+	return nil
 }

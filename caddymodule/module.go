@@ -203,15 +203,12 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("registering the metrics: %w", err)
 	}
-	a := &assembly{ctx: ctx, h: h, server: h.serverConfig()}
+	a := h.assembly(ctx)
 	for _, step := range []func() error{
 		a.each(feature.authenticate), // first: the skills' requirements are checked as they load
-		a.loadSkills,
 		a.each(feature.sign),
-		a.makeCard,
 		a.each(feature.configure),
-		a.each(feature.acquire),
-		a.newServer,
+		a.build, // the skills, the cards, then each feature's acquire
 		a.each(feature.start),
 	} {
 		if err := step(); err != nil {

@@ -228,7 +228,7 @@ func TestProvisionSecurityErrors(t *testing.T) {
 		{"skill security without a security block", securedSkills, func(h *Handler) { h.Security, h.ExtendedCard = nil, nil },
 			[]string{`skill "admin_report": security: [0]: scheme "key" is not declared`}},
 		{"an extended skill without the extended card", securedSkills, func(h *Handler) { h.ExtendedCard = nil },
-			[]string{`skill "internal_stats" is extended: true, but the a2a block has no extended_card`}},
+			[]string{`skill "internal_stats" is extended: true, but no extended card is configured (extended_card)`}},
 		{"a key too short", securedSkills, func(h *Handler) { h.Security.Schemes["key"].Keys[0].Key = "short" },
 			[]string{`security: authn: scheme "key": keys[0].key: a key is 16 to`}},
 		{"an unset environment variable", securedSkills, func(h *Handler) { h.Security.Schemes["key"].Keys[0].Key = "{env.A2A_TEST_UNSET_KEY}" },

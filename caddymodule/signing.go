@@ -173,7 +173,7 @@ func (signingFeature) sign(a *assembly) error {
 	if a.pushKey.Private == nil {
 		a.pushKey = signer.Key()
 	}
-	a.cardOptions = append(a.cardOptions, cardgen.WithSigner(signer))
+	a.agent.CardOptions = append(a.agent.CardOptions, cardgen.WithSigner(signer))
 	a.server.JWKS, a.server.JWKSPath = jwks, h.Signing.jwksPath()
 	return nil
 }
