@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/url"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/caddy-a2a/caddy-a2a/server"
@@ -44,23 +43,10 @@ type GRPCConfig struct {
 	// certificate, which the scheme checks. See GRPCTLSConfig.
 	TLS *GRPCTLSConfig `json:"tls,omitempty"`
 
-	// KeepaliveTime: a connection on which nothing arrived for this long
-	// is pinged, so that idle streams outlive the idle timeouts of NATs and
-	// load balancers, and a client that vanished is found. Default: 30s.
-	KeepaliveTime caddy.Duration `json:"keepalive_time,omitempty"`
-
-	// KeepaliveTimeout: a ping not answered within this closes its
-	// connection and ends its calls. Default: 20s.
-	KeepaliveTimeout caddy.Duration `json:"keepalive_timeout,omitempty"`
-
-	// KeepaliveMinTime is how often clients may ping, with or without a
-	// call open; a client that pings more often is sent GOAWAY
-	// (too_many_pings). Default: 10s.
-	KeepaliveMinTime caddy.Duration `json:"keepalive_min_time,omitempty"`
-
-	// MaxConcurrentStreams bounds the calls open at once on one
-	// connection. Default: 250.
-	MaxConcurrentStreams int `json:"max_concurrent_streams,omitempty"`
+	// The listener's keepalive and stream settings: keepalive_time,
+	// keepalive_timeout, keepalive_min_time and max_concurrent_streams,
+	// documented on the engine's own type.
+	server.GRPCServerOptions
 
 	// Reflection serves gRPC server reflection (v1 and v1alpha), which
 	// tools such as grpcurl use to list and call the service without its

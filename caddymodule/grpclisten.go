@@ -33,36 +33,25 @@ type GRPCTLSConfig struct {
 // refused without listen, where it would do nothing.
 func (g *GRPCConfig) validate() error {
 	if g.Listen == "" {
-		for _, s := range [...]struct {
-			name string
-			set  bool
-		}{
-			{"tls", g.TLS != nil}, {"keepalive_time", g.KeepaliveTime != 0}, {"keepalive_timeout", g.KeepaliveTimeout != 0},
-			{"keepalive_min_time", g.KeepaliveMinTime != 0}, {"max_concurrent_streams", g.MaxConcurrentStreams != 0},
-			{"reflection", g.Reflection},
-		} {
-			if s.set {
-				return fmt.Errorf("%s applies to the binding's own listener: set listen", s.name)
-			}
+		set := g.Settings()
+		if g.Reflection {
+			set = append(set, "reflection")
+		}
+		if g.TLS != nil {
+			set = append([]string{"tls"}, set...)
+		}
+		if len(set) > 0 {
+			return fmt.Errorf("%s applies to the binding's own listener: set listen", set[0])
 		}
 		return nil
 	}
 	if _, err := listenPort(g.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	switch {
-	case g.TLS != nil && (g.TLS.CertFile == "") != (g.TLS.KeyFile == ""):
+	if g.TLS != nil && (g.TLS.CertFile == "") != (g.TLS.KeyFile == "") {
 		return errors.New("tls: give both a certificate file and its key file, or neither (Caddy's certificates)")
-	case g.KeepaliveTime < 0:
-		return fmt.Errorf("keepalive_time: %s is negative", time.Duration(g.KeepaliveTime))
-	case g.KeepaliveTimeout < 0:
-		return fmt.Errorf("keepalive_timeout: %s is negative", time.Duration(g.KeepaliveTimeout))
-	case g.KeepaliveMinTime < 0:
-		return fmt.Errorf("keepalive_min_time: %s is negative", time.Duration(g.KeepaliveMinTime))
-	case g.MaxConcurrentStreams < 0 || int64(g.MaxConcurrentStreams) > math.MaxUint32:
-		return fmt.Errorf("max_concurrent_streams: %d is not a count of streams", g.MaxConcurrentStreams)
 	}
-	return nil
+	return g.GRPCServerOptions.Validate()
 }
 
 // listenPort is the port of a listen address, host:port.
@@ -79,14 +68,9 @@ func listenPort(addr string) (string, error) {
 
 // grpcServerOptions are what the gRPC listener's server is made with.
 func (h *Handler) grpcServerOptions() server.GRPCServerOptions {
-	g := h.GRPC
-	return server.GRPCServerOptions{
-		MaxRequestBytes:      h.MaxRequestBody,
-		KeepaliveTime:        time.Duration(g.KeepaliveTime),
-		KeepaliveTimeout:     time.Duration(g.KeepaliveTimeout),
-		KeepaliveMinTime:     time.Duration(g.KeepaliveMinTime),
-		MaxConcurrentStreams: uint32(g.MaxConcurrentStreams),
-	}
+	opts := h.GRPC.GRPCServerOptions
+	opts.MaxRequestBytes = h.MaxRequestBody
+	return opts
 }
 
 // grpcListeners hold the gRPC binding's own listeners, keyed by address.

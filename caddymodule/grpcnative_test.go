@@ -33,7 +33,9 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
+	"github.com/caddy-a2a/caddy-a2a/confval"
 	"github.com/caddy-a2a/caddy-a2a/examples/demoapi"
+	"github.com/caddy-a2a/caddy-a2a/server"
 )
 
 // TestGRPCNativeCaddyfile: the grpc subdirective, its argument (the
@@ -55,8 +57,8 @@ func TestGRPCNativeCaddyfile(t *testing.T) {
 			max_concurrent_streams 100
 			reflection
 		}`, want: GRPCConfig{URL: "agent.example.com:50051", Listen: ":50051", TLS: &GRPCTLSConfig{CertFile: "cert.pem", KeyFile: "key.pem"},
-			KeepaliveTime: caddy.Duration(time.Minute), KeepaliveTimeout: caddy.Duration(5 * time.Second),
-			KeepaliveMinTime: caddy.Duration(20 * time.Second), MaxConcurrentStreams: 100, Reflection: true}},
+			GRPCServerOptions: server.GRPCServerOptions{KeepaliveTime: confval.Duration(time.Minute), KeepaliveTimeout: confval.Duration(5 * time.Second),
+				KeepaliveMinTime: confval.Duration(20 * time.Second), MaxConcurrentStreams: 100}, Reflection: true}},
 		{name: "Caddy's certificates", in: "grpc {\nlisten 127.0.0.1:50051\ntls\n}", want: GRPCConfig{Listen: "127.0.0.1:50051", TLS: &GRPCTLSConfig{}}},
 		{name: "a listener setting without listen", in: "grpc {\nkeepalive_time 1m\n}", err: "keepalive_time applies to the binding's own listener: set listen"},
 		{name: "reflection without listen", in: "grpc {\nreflection\n}", err: "reflection applies to the binding's own listener"},

@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -46,6 +47,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2apb"
 	"github.com/caddy-a2a/caddy-a2a/a2a/pbconv"
+	"github.com/caddy-a2a/caddy-a2a/confval"
 )
 
 // Defaults for the zero values of GRPCServerOptions.
@@ -77,21 +79,63 @@ const grpcMaxHeaderListBytes = 16 << 10
 const healthWatchInterval = time.Second
 
 // GRPCServerOptions are what a GRPCServer keeps for its life: grpc-go fixes
-// them when it makes the server. Zero values take the defaults.
+// them when it makes the server. Zero values take the defaults. Its JSON
+// is the adapter's, in the grpc block.
 type GRPCServerOptions struct {
 	// MaxRequestBytes caps a request message (default
-	// DefaultMaxRequestBytes); a larger one is RESOURCE_EXHAUSTED.
-	MaxRequestBytes int64
-	// KeepaliveTime, KeepaliveTimeout: the server pings a connection with
-	// nothing received for KeepaliveTime, and closes it when the ping is
-	// not answered within KeepaliveTimeout.
-	KeepaliveTime, KeepaliveTimeout time.Duration
+	// DefaultMaxRequestBytes); a larger one is RESOURCE_EXHAUSTED. The
+	// adapter gives its max_request_body.
+	MaxRequestBytes int64 `json:"-"`
+
+	// KeepaliveTime: a connection on which nothing arrived for this long
+	// is pinged, so that idle streams outlive the idle timeouts of NATs and
+	// load balancers, and a client that vanished is found. Default: 30s.
+	KeepaliveTime confval.Duration `json:"keepalive_time,omitempty"`
+
+	// KeepaliveTimeout: a ping not answered within this closes its
+	// connection and ends its calls. Default: 20s.
+	KeepaliveTimeout confval.Duration `json:"keepalive_timeout,omitempty"`
+
 	// KeepaliveMinTime is how often clients may ping, with or without a
-	// call open.
-	KeepaliveMinTime time.Duration
+	// call open; a client that pings more often is sent GOAWAY
+	// (too_many_pings). Default: 10s.
+	KeepaliveMinTime confval.Duration `json:"keepalive_min_time,omitempty"`
+
 	// MaxConcurrentStreams bounds the calls open at once on one
-	// connection.
-	MaxConcurrentStreams uint32
+	// connection. Default: 250.
+	MaxConcurrentStreams int `json:"max_concurrent_streams,omitempty"`
+}
+
+// Validate says which option cannot be used, by its JSON name.
+func (o *GRPCServerOptions) Validate() error {
+	switch {
+	case o.KeepaliveTime < 0:
+		return fmt.Errorf("keepalive_time: %s is negative", time.Duration(o.KeepaliveTime))
+	case o.KeepaliveTimeout < 0:
+		return fmt.Errorf("keepalive_timeout: %s is negative", time.Duration(o.KeepaliveTimeout))
+	case o.KeepaliveMinTime < 0:
+		return fmt.Errorf("keepalive_min_time: %s is negative", time.Duration(o.KeepaliveMinTime))
+	case o.MaxConcurrentStreams < 0 || int64(o.MaxConcurrentStreams) > math.MaxUint32:
+		return fmt.Errorf("max_concurrent_streams: %d is not a count of streams", o.MaxConcurrentStreams)
+	}
+	return nil
+}
+
+// Settings are the JSON names of the options o sets.
+func (o *GRPCServerOptions) Settings() []string {
+	var set []string
+	for _, s := range [...]struct {
+		name string
+		set  bool
+	}{
+		{"keepalive_time", o.KeepaliveTime != 0}, {"keepalive_timeout", o.KeepaliveTimeout != 0},
+		{"keepalive_min_time", o.KeepaliveMinTime != 0}, {"max_concurrent_streams", o.MaxConcurrentStreams != 0},
+	} {
+		if s.set {
+			set = append(set, s.name)
+		}
+	}
+	return set
 }
 
 // GRPCAgent is what a Handler brings to a GRPCServer besides itself.
@@ -145,13 +189,13 @@ func NewGRPCServer(o GRPCServerOptions) *GRPCServer {
 		grpc.Creds(agentCredentials{s}),
 		grpc.MaxRecvMsgSize(int(cmp.Or(o.MaxRequestBytes, DefaultMaxRequestBytes))),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
-			Time:    cmp.Or(o.KeepaliveTime, DefaultKeepaliveTime),
-			Timeout: cmp.Or(o.KeepaliveTimeout, DefaultKeepaliveTimeout),
+			Time:    cmp.Or(time.Duration(o.KeepaliveTime), DefaultKeepaliveTime),
+			Timeout: cmp.Or(time.Duration(o.KeepaliveTimeout), DefaultKeepaliveTimeout),
 		}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{
-			MinTime: cmp.Or(o.KeepaliveMinTime, DefaultKeepaliveMinTime), PermitWithoutStream: true,
+			MinTime: cmp.Or(time.Duration(o.KeepaliveMinTime), DefaultKeepaliveMinTime), PermitWithoutStream: true,
 		}),
-		grpc.MaxConcurrentStreams(cmp.Or(o.MaxConcurrentStreams, DefaultMaxConcurrentStreams)),
+		grpc.MaxConcurrentStreams(uint32(cmp.Or(o.MaxConcurrentStreams, DefaultMaxConcurrentStreams))),
 		grpc.MaxHeaderListSize(grpcMaxHeaderListBytes),
 		// Another method, of this service or another, is refused as
 		// JSON-RPC refuses one: after the caller is admitted, observed.
