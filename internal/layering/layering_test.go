@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -447,6 +448,32 @@ func TestRulesThatMustNeverBreak(t *testing.T) {
 				t.Errorf("%s: no package of this module is %q: the rule checks nothing", rule.name, rule.from)
 			}
 		})
+	}
+}
+
+// TestA2ANamesA2AOnly: the protocol package and those below it say
+// nothing of MCP, whose names (methods, labels) belong to its binding and
+// to the engine.
+func TestA2ANamesA2AOnly(t *testing.T) {
+	g := loadGraph(t)
+	mcp := regexp.MustCompile(`(?i)mcp`)
+	err := filepath.WalkDir(filepath.Join(g.root, "a2a"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if mcp.MatchString(line) {
+				t.Errorf("%s:%d names MCP: %s", path, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
