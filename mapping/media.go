@@ -5,7 +5,7 @@ package mapping
 import (
 	"strings"
 
-	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // acceptsMedia reports whether a media type is among the accepted ones
@@ -55,5 +55,5 @@ func isJSON(mediaType string, body []byte) bool {
 	if mediaType == "application/json" || strings.HasSuffix(mediaType, "+json") {
 		return true
 	}
-	return mediaType == "" && len(body) > 0 && a2a.ValidJSON(body)
+	return mediaType == "" && len(body) > 0 && jsonx.Valid(body)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 )
 
@@ -34,7 +35,7 @@ skills:
 	if out.State != a2a.TaskStateCompleted || messageText(out) != "42" {
 		t.Fatalf("outcome %s %q, want completed 42", out.State, messageText(out))
 	}
-	got, err := a2a.AppendJSON(nil, out.Artifacts[0].Parts[0].Data)
+	got, err := jsonx.AppendValue(nil, out.Artifacts[0].Parts[0].Data)
 	if err != nil {
 		t.Fatal(err)
 	}

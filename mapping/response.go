@@ -13,8 +13,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // mapResponse maps the last call's answer: the first rule that matches,
@@ -97,7 +99,7 @@ func (sk *Skill) bindResponse(vars *exprVars, resp *http.Response, body []byte, 
 	}
 	if sk.needs&useBody != 0 && isJSON(mediaType, body) {
 		// An undecodable body reads as null; response.text still has it.
-		_ = a2a.UnmarshalKeepingIntegers(body, &vars.Response.Body)
+		_ = jsonx.UnmarshalKeepingIntegers(body, &vars.Response.Body)
 	}
 	if sk.needs&useText != 0 {
 		vars.Response.Text = string(body)
@@ -165,7 +167,7 @@ func (sk *Skill) artifactPart(m *vm.VM, vars *exprVars, a *artifactRule) (part a
 				return part, false, wrap("data", err)
 			}
 		}
-		raw, err := a2a.AppendJSON(nil, v)
+		raw, err := jsonx.AppendValue(nil, v)
 		if err != nil {
 			return part, false, fmt.Errorf("data: the value cannot be written as JSON: %w", err)
 		}
@@ -351,7 +353,7 @@ func serviceAnswered(status int) string {
 // raw bytes with their media type.
 func bodyPart(body []byte, mediaType string) a2a.Part {
 	switch {
-	case isJSON(mediaType, body) && a2a.ValidJSON(body):
+	case isJSON(mediaType, body) && jsonx.Valid(body):
 		return a2a.Part{Kind: a2a.PartData, Data: json.RawMessage(body)}
 	case (mediaType == "" || strings.HasPrefix(mediaType, "text/") || isJSON(mediaType, nil)) && utf8.Valid(body):
 		p := a2a.TextPart(string(body))

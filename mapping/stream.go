@@ -17,8 +17,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // accepts says whether an answer is read as a stream. An answer it
@@ -68,8 +70,8 @@ func (sk *Skill) streamOutcome(ctx, callCtx context.Context, m *vm.VM, vars *exp
 		ev.Index = n
 		vars.Event = ev
 		if sk.needs&useEventData != 0 || (s.text == nil && s.data == nil) {
-			if text := []byte(ev.Text); a2a.ValidJSON(text) {
-				_ = a2a.UnmarshalKeepingIntegers(text, &vars.Event.Data) // valid: cannot fail
+			if text := []byte(ev.Text); jsonx.Valid(text) {
+				_ = jsonx.UnmarshalKeepingIntegers(text, &vars.Event.Data) // valid: cannot fail
 			}
 		}
 		parts, err := s.parts(m, vars)
@@ -132,7 +134,7 @@ func (s *streamRule) parts(m *vm.VM, vars *exprVars) ([]a2a.Part, error) {
 					return nil, fmt.Errorf("stream.artifact.data: %w", err)
 				}
 			}
-			raw, err := a2a.AppendJSON(nil, v)
+			raw, err := jsonx.AppendValue(nil, v)
 			if err != nil {
 				return nil, fmt.Errorf("stream.artifact.data: the value cannot be written as JSON: %w", err)
 			}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // exprVars are the variables every expression is compiled against and run
@@ -188,7 +189,7 @@ func dataObject(d any) map[string]any {
 		// Read as the request's data is, keeping integers exact: a tool's
 		// arguments come so (MCP).
 		var v any
-		if a2a.UnmarshalKeepingIntegers(d, &v) == nil {
+		if jsonx.UnmarshalKeepingIntegers(d, &v) == nil {
 			obj, _ := v.(map[string]any)
 			return obj
 		}

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 	"github.com/caddy-a2a/caddy-a2a/tasks/redisstore"
@@ -274,7 +275,7 @@ func TestIntegersStayExactInRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	var data any
-	if err := a2a.UnmarshalKeepingIntegers([]byte(`{"id":12345678901234567890,"n":1.5}`), &data); err != nil {
+	if err := jsonx.UnmarshalKeepingIntegers([]byte(`{"id":12345678901234567890,"n":1.5}`), &data); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := run.Finish(a2a.TaskStatus{State: a2a.TaskStateCompleted}, []a2a.Artifact{{Parts: []a2a.Part{a2a.DataPart(data)}}}); err != nil {
@@ -284,7 +285,7 @@ func TestIntegersStayExactInRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := a2a.AppendJSON(nil, got.Artifacts[0].Parts[0].Data)
+	b, err := jsonx.AppendValue(nil, got.Artifacts[0].Parts[0].Data)
 	if err != nil || string(b) != `{"id":12345678901234567890,"n":1.5}` {
 		t.Errorf("read back %s, %v", b, err)
 	}
