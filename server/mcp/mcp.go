@@ -11,8 +11,8 @@
 // handlers; tools.go defines the tools and their results; call.go runs a
 // call and says its errors in MCP's terms; input.go asks for missing
 // input and resumes with the answer; direct.go answers a plain stateless
-// tools/call without the SDK; envelope.go and decode.go read the request
-// as the SDK would, strictly.
+// tools/call without the SDK; envelope.go reads the request as the SDK
+// would, strictly.
 package mcp
 
 import (
@@ -272,22 +272,22 @@ func (b *binding) Serve(w http.ResponseWriter, r *http.Request, c *server.Exchan
 	}
 
 	var body []byte
+	var env envelope
+	plain := false
 	if r.Method == http.MethodPost {
 		if body, ok = h.ReadBody(w, r, c); !ok {
 			return true
 		}
 		// The SDK reads the body again, from memory: the size cap and the
 		// read timeout applied here. First the strict reader holds it to
-		// what every binding's body is held to, the nesting bound among
-		// them: both the SDK's parser and the binding's recurse once per
-		// level (tool arguments become a task's data).
-		if err := checkBody(body); err != nil {
-			h.WriteError(w, http.StatusBadRequest, c, err)
+		// what every binding's body is held to (envelopeReader).
+		var refused *a2a.Error
+		if plain, refused = readEnvelope(body, &env); refused != nil {
+			h.WriteError(w, http.StatusBadRequest, c, refused)
 			return true
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	env, plain := decodeEnvelope(body)
 	operation := server.UnknownMethod
 	if plain {
 		operation = operationOf(env.Method)
