@@ -120,7 +120,7 @@ func (b *binding) filterTools(next sdk.MethodHandler) sdk.MethodHandler {
 			return res, err
 		}
 		var caller *authn.Identity
-		if in := b.requests.of(req.GetExtra()); in != nil {
+		if in := inboundOf(req.GetExtra()); in != nil {
 			caller = in.caller
 		}
 		kept := *list
