@@ -86,7 +86,7 @@ func (b *binding) send(ctx context.Context, in *inbound, req *sdk.CallToolReques
 		return nil, b.refused(req.Params.Name, err)
 	}
 	if admitted.Reply != nil {
-		return result(nil, nil, admitted.Reply, false), nil
+		return Result(nil, nil, admitted.Reply), nil
 	}
 	run := admitted.Task
 	owner := in.caller.Owner()
@@ -121,8 +121,7 @@ func (b *binding) send(ctx context.Context, in *inbound, req *sdk.CallToolReques
 	if task.Status.State == a2a.TaskStateInputRequired {
 		return b.askInput(ctx, in, req, task, owner, msg.TaskID == "" && invalidArguments(admitted.Skill, msg)), nil
 	}
-	sk := admitted.Skill
-	return result(sk, task, nil, b.tools.structured[sk]), nil
+	return Result(admitted.Skill, task, nil), nil
 }
 
 // invalidArguments reports whether a call's arguments hold a value its
