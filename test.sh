@@ -90,7 +90,7 @@ format_and_vet() {
 fuzz_smoke() {
 	local target log
 	log=$(mktemp)
-	for target in ./a2a:FuzzDecodeRequest ./a2a:FuzzDecodeRESTRequest ./a2a:FuzzStrictMemberNames ./internal/jsonx:FuzzNestsWithin ./internal/jsonx:FuzzDecoder ./server:FuzzHandler ./server:FuzzMCPStrictMembers ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
+	for target in ./a2a:FuzzDecodeRequest ./a2a:FuzzDecodeRESTRequest ./a2a:FuzzStrictMemberNames ./internal/jsonx:FuzzNestsWithin ./internal/jsonx:FuzzDecoder ./server:FuzzHandler ./server/mcp:FuzzMCPStrictMembers ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
 		# Quiet when it passes; the whole output, failing input included,
 		# when not. Go 1.26's fuzz coordinator may end a run that found
 		# nothing with a bare "context deadline exceeded" as -fuzztime runs

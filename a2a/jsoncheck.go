@@ -86,8 +86,7 @@ func NewRequestReader[T any](known *Members) RequestReader[T] {
 // encoding/json would refuse too; v is then partly filled.
 func (r RequestReader[T]) Read(body []byte, v *T) (fits bool, refused *Error) {
 	err := r.decoder.Decode(body, v)
-	var violation *jsonx.Violation
-	if errors.As(err, &violation) {
+	if violation, ok := errors.AsType[*jsonx.Violation](err); ok {
 		return false, refusal(body, violation, inRequest)
 	}
 	return err == nil, nil

@@ -4,17 +4,13 @@ import (
 	"encoding/json"
 	"testing"
 
-	segmentjson "github.com/segmentio/encoding/json"
-
 	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // BenchmarkDecodeEnvelope reads a plain MCP tools/call (the body of
-// server's BenchmarkMCPToolsCall) as the MCP endpoint read it before the
-// Decoder: the strict check, then segmentio's parser with names matched
-// exactly; the strict check then encoding/json; and with the Decoder,
-// which does the check and the decoding in one pass. (The segmentio
-// sub-benchmark goes when the module drops segmentio.)
+// server/mcp's BenchmarkMCPToolsCall): the strict check then
+// encoding/json, and with the Decoder, which does the check and the
+// decoding in one pass.
 func BenchmarkDecodeEnvelope(b *testing.B) {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
@@ -30,10 +26,6 @@ func BenchmarkDecodeEnvelope(b *testing.B) {
 		name   string
 		decode func([]byte, *envelope) error
 	}{
-		{"Check+segmentio", checkThen(func(body []byte, env *envelope) error {
-			_, err := segmentjson.Parse(body, env, segmentjson.DontMatchCaseInsensitiveStructFields)
-			return err
-		})},
 		{"Check+encoding/json", checkThen(func(body []byte, env *envelope) error { return json.Unmarshal(body, env) })},
 		{"Decoder", decoder.Decode},
 	} {

@@ -44,24 +44,23 @@ import (
 // moduleNames are the names the "may import" column gives other modules:
 // each stands for the import paths it lists and those below them.
 var moduleNames = map[string][]string{
-	"Caddy":              {"github.com/caddyserver/caddy/v2"},
-	"OpenTelemetry":      {"go.opentelemetry.io/otel"},
-	"bcrypt":             {"golang.org/x/crypto/bcrypt"},
-	"expr":               {"github.com/expr-lang/expr"},
-	"go-jose":            {"github.com/go-jose/go-jose/v4"},
-	"go-redis":           {"github.com/redis/go-redis/v9"},
-	"grpc":               {"google.golang.org/grpc", "google.golang.org/genproto/googleapis/rpc"}, // with its status details
-	"humanize":           {"github.com/dustin/go-humanize"},
-	"jcs":                {"github.com/gowebpki/jcs"},
-	"jwt":                {"github.com/golang-jwt/jwt/v5"},
-	"prometheus":         {"github.com/prometheus/client_golang"},
-	"protobuf":           {"google.golang.org/protobuf"},
-	"segmentio/encoding": {"github.com/segmentio/encoding"},
-	"the MCP go-sdk":     {"github.com/modelcontextprotocol/go-sdk"},
-	"uuid":               {"github.com/google/uuid"},
-	"x/net":              {"golang.org/x/net"},
-	"yaml":               {"gopkg.in/yaml.v3"},
-	"zap":                {"go.uber.org/zap"},
+	"Caddy":          {"github.com/caddyserver/caddy/v2"},
+	"OpenTelemetry":  {"go.opentelemetry.io/otel"},
+	"bcrypt":         {"golang.org/x/crypto/bcrypt"},
+	"expr":           {"github.com/expr-lang/expr"},
+	"go-jose":        {"github.com/go-jose/go-jose/v4"},
+	"go-redis":       {"github.com/redis/go-redis/v9"},
+	"grpc":           {"google.golang.org/grpc", "google.golang.org/genproto/googleapis/rpc"}, // with its status details
+	"humanize":       {"github.com/dustin/go-humanize"},
+	"jcs":            {"github.com/gowebpki/jcs"},
+	"jwt":            {"github.com/golang-jwt/jwt/v5"},
+	"prometheus":     {"github.com/prometheus/client_golang"},
+	"protobuf":       {"google.golang.org/protobuf"},
+	"the MCP go-sdk": {"github.com/modelcontextprotocol/go-sdk"},
+	"uuid":           {"github.com/google/uuid"},
+	"x/net":          {"golang.org/x/net"},
+	"yaml":           {"gopkg.in/yaml.v3"},
+	"zap":            {"go.uber.org/zap"},
 }
 
 // rules must never break, whatever the table says. Their patterns are

@@ -24,7 +24,7 @@ func (b *binding) recordErrors(next sdk.MethodHandler) sdk.MethodHandler {
 		res, err := next(ctx, method, req)
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) && rpcErr.Code != 0 {
-			if in := b.requests.of(req.GetExtra()); in != nil {
+			if in := inboundOf(req.GetExtra()); in != nil {
 				in.fail(rpcErr.Code)
 			}
 		}
@@ -37,8 +37,11 @@ func (b *binding) recordErrors(next sdk.MethodHandler) sdk.MethodHandler {
 // for the skill, from the caller, in the task store. A call that answers
 // an input request goes on with the task it asked for.
 func (b *binding) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	in := b.requests.of(req.Extra)
-	if in == nil {
+	// A session's handlers may start after the request that carries the
+	// call has ended (its client left, or it was answered): nobody is
+	// left to run it for.
+	in := inboundOf(req.Extra)
+	if in == nil || in.r.Context().Err() != nil {
 		return nil, errors.New("the call's HTTP request has ended")
 	}
 	return b.runCall(ctx, in, req)
@@ -83,7 +86,7 @@ func (b *binding) send(ctx context.Context, in *inbound, req *sdk.CallToolReques
 		return nil, b.refused(req.Params.Name, err)
 	}
 	if admitted.Reply != nil {
-		return result(nil, nil, admitted.Reply, false), nil
+		return Result(nil, nil, admitted.Reply), nil
 	}
 	run := admitted.Task
 	owner := in.caller.Owner()
@@ -118,8 +121,7 @@ func (b *binding) send(ctx context.Context, in *inbound, req *sdk.CallToolReques
 	if task.Status.State == a2a.TaskStateInputRequired {
 		return b.askInput(ctx, in, req, task, owner, msg.TaskID == "" && invalidArguments(admitted.Skill, msg)), nil
 	}
-	sk := admitted.Skill
-	return result(sk, task, nil, b.tools.structured[sk]), nil
+	return Result(admitted.Skill, task, nil), nil
 }
 
 // invalidArguments reports whether a call's arguments hold a value its

@@ -1,9 +1,14 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +173,103 @@ func TestMCPCallStoppedByDrain(t *testing.T) {
 		got[0] != "The agent stopped while this call ran, so whether its work was done is unknown; calling the tool again runs it again." {
 		t.Errorf("the call the drain stopped: %+v", res)
 	}
+}
+
+// Two calls under way at once on one session each run for the HTTP
+// request that carries it, not for the session: the upstream gets each
+// call's own X-Trace-Id, forwarded from its request. Both calls reach the
+// upstream before either is answered.
+func TestMCPCallsOnOneSessionRunForTheirOwnRequests(t *testing.T) {
+	const skills = `
+upstream:
+  url: http://upstream.invalid
+skills:
+  - id: traced
+    description: forwards the trace header of its request
+    forward_headers: [X-Trace-Id]
+    arguments:
+      trace: {type: string, required: true}
+    request: {path: "/traced/{args.trace}"}
+`
+	upstream := &meetingUpstream{arrived: make(chan *http.Request, 2), release: make(chan struct{})}
+	h := servertest.MemoryHandler(t, "traced.yaml", skills, upstream, withMCP)
+	front := httptest.NewServer(h)
+	t.Cleanup(front.Close)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: front.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: tracingCalls{front.Client().Transport}}}, &mcp.ClientSessionOptions{ProtocolVersion: mcpStateful})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+
+	answered := make(chan error, 2)
+	for _, trace := range []string{"a", "b"} {
+		go func() {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "traced", Arguments: map[string]any{"trace": trace}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%s: %v", trace, texts(res))
+			}
+			answered <- err
+		}()
+	}
+	for range 2 {
+		select {
+		case r := <-upstream.arrived:
+			if want := "/traced/" + r.Header.Get("X-Trace-Id"); r.URL.Path != want {
+				t.Errorf("the upstream got %s with X-Trace-Id %q: the call ran for another request", r.URL.Path, r.Header.Get("X-Trace-Id"))
+			}
+		case <-t.Context().Done():
+			t.Fatal("the two calls did not reach the upstream together")
+		}
+	}
+	close(upstream.release)
+	for range 2 {
+		if err := <-answered; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// meetingUpstream answers each request once release is closed, after
+// telling arrived of it.
+type meetingUpstream struct {
+	arrived chan *http.Request
+	release chan struct{}
+}
+
+func (u *meetingUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	u.arrived <- r
+	select {
+	case <-u.release:
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{"ok":true}`)), Request: r}, nil
+}
+
+// tracingCalls sets, on each request that carries a tools/call, the
+// X-Trace-Id its arguments name.
+type tracingCalls struct{ next http.RoundTripper }
+
+func (c tracingCalls) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		var call struct {
+			Params struct {
+				Arguments struct{ Trace string } `json:"arguments"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &call)
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if call.Params.Arguments.Trace != "" {
+			r.Header.Set("X-Trace-Id", call.Params.Arguments.Trace)
+		}
+	}
+	return c.next.RoundTrip(r)
 }

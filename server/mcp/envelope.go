@@ -19,17 +19,19 @@ var members = a2a.MembersOf[envelopeOf[map[string]struct {
 	Roots   json.RawMessage `json:"roots"`
 }]]()
 
-// checkBody refuses (-32600) a body to the MCP endpoint that the
-// readers behind it could read otherwise than a strict one, as the A2A
-// bindings refuse theirs: a member named twice at any level, where the
-// binding's reader and the SDK's keep the last one; a look-alike of a
-// member they read ("NAME" beside "name"), which a reader that ignores
-// case takes for it; a string that is not UTF-8. A parser in front of the
-// agent that keeps the first "name" would see another tool called than
-// the one that runs.
-func checkBody(body []byte) *a2a.Error {
-	return a2a.CheckMembers(body, members)
-}
+// envelopeReader reads a POST's body into its envelope in one pass that
+// is also the strict check: it refuses (-32600) a body that the readers
+// behind it could read otherwise than a strict one, as the A2A bindings
+// refuse theirs: a member named twice at any level, where the binding's
+// reader and the SDK's keep the last one; a look-alike of a member they
+// read ("NAME" beside "name"), which a reader that ignores case takes for
+// it; a string that is not UTF-8; nesting deeper than a2a.MaxJSONDepth,
+// since both the SDK's parser and the binding's recurse once per level
+// (tool arguments become a task's data). A parser in front of the agent
+// that keeps the first "name" would see another tool called than the one
+// that runs. Members are matched by their exact names, as the SDK matches
+// them.
+var envelopeReader = a2a.NewRequestReader[envelope](members)
 
 // envelope is a JSON-RPC request to the MCP endpoint, decoded once:
 // its method for the observer, and the parameters of a tools/call for the
@@ -56,13 +58,11 @@ type envelopeOf[answers any] struct {
 	} `json:"params"`
 }
 
-// decodeEnvelope decodes body, a POST's, as the SDK decodes (member
-// names matched exactly); ok is false for a body that is not one JSON-RPC
-// request object of that shape (a batch, bad JSON, none), which the SDK
+// readEnvelope reads body, a POST's, into env. refused is the strict
+// check's refusal; plain is false for a body that is not one JSON-RPC
+// request object of env's shape (a batch, bad JSON, none), which the SDK
 // answers.
-func decodeEnvelope(body []byte) (env envelope, ok bool) {
-	if firstByte(body) != '{' {
-		return env, false
-	}
-	return env, decodeExactly(body, &env)
+func readEnvelope(body []byte, env *envelope) (plain bool, refused *a2a.Error) {
+	fits, refused := envelopeReader.Read(body, env)
+	return fits && firstByte(body) == '{', refused
 }

@@ -7,12 +7,12 @@
 // By job: mcp.go takes a request (its checks, its caller, its body) and
 // hands it to the SDK; sessions.go holds the sessions and their bounds;
 // stream.go writes the SDK's answers within the deadlines, with
-// heartbeats; requests.go finds a call's request again from the SDK's
-// handlers; tools.go defines the tools and their results; call.go runs a
-// call and says its errors in MCP's terms; input.go asks for missing
-// input and resumes with the answer; direct.go answers a plain stateless
-// tools/call without the SDK; envelope.go and decode.go read the request
-// as the SDK would, strictly.
+// heartbeats; requests.go hands a call's request to the SDK's handlers
+// through its context; tools.go defines the tools and their results;
+// call.go runs a call and says its errors in MCP's terms; input.go asks
+// for missing input and resumes with the answer; direct.go answers a
+// plain stateless tools/call without the SDK; envelope.go reads the
+// request as the SDK would, strictly.
 package mcp
 
 import (
@@ -171,8 +171,6 @@ type binding struct {
 	// bySDK leaves every request to the SDK, also a plain tools/call
 	// (callDirect): for the tests that compare the two.
 	bySDK bool
-	// requests are the requests under way (requests.go).
-	requests requests
 	// shutdown ends as the server shuts down, and with it the sessions'
 	// standalone streams (Shutdown).
 	shutdown    context.Context
@@ -220,12 +218,12 @@ func newBinding(h *server.Handler, c *Config) (*binding, error) {
 	stateless := opts
 	stateless.Stateless, stateless.PropagateRequestCancellation = true, true
 	statelessServer := b.server(card.Description)
-	b.stateless = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return statelessServer }, &stateless)
+	b.stateless = carrying(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return statelessServer }, &stateless))
 	stateful := opts
 	stateful.SessionTimeout = timeout
 	b.statefulServer = b.server(card.Description)
 	b.statefulServer.AddReceivingMiddleware(b.boundInputWaits)
-	b.stateful = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return b.statefulServer }, &stateful)
+	b.stateful = carrying(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return b.statefulServer }, &stateful))
 	return b, nil
 }
 
@@ -272,22 +270,22 @@ func (b *binding) Serve(w http.ResponseWriter, r *http.Request, c *server.Exchan
 	}
 
 	var body []byte
+	var env envelope
+	plain := false
 	if r.Method == http.MethodPost {
 		if body, ok = h.ReadBody(w, r, c); !ok {
 			return true
 		}
 		// The SDK reads the body again, from memory: the size cap and the
 		// read timeout applied here. First the strict reader holds it to
-		// what every binding's body is held to, the nesting bound among
-		// them: both the SDK's parser and the binding's recurse once per
-		// level (tool arguments become a task's data).
-		if err := checkBody(body); err != nil {
-			h.WriteError(w, http.StatusBadRequest, c, err)
+		// what every binding's body is held to (envelopeReader).
+		var refused *a2a.Error
+		if plain, refused = readEnvelope(body, &env); refused != nil {
+			h.WriteError(w, http.StatusBadRequest, c, refused)
 			return true
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	env, plain := decodeEnvelope(body)
 	operation := server.UnknownMethod
 	if plain {
 		operation = operationOf(env.Method)
@@ -299,7 +297,7 @@ func (b *binding) Serve(w http.ResponseWriter, r *http.Request, c *server.Exchan
 	if stateless && plain && !b.bySDK && b.callDirect(direct, in, &env) {
 		return true
 	}
-	defer b.requests.carry(in)()
+	r = carry(r, in)
 
 	session := r.Header.Get(sessionHeader)
 	switch {

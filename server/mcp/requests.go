@@ -1,11 +1,13 @@
 package mcp
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"net/http"
-	"strconv"
-	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
@@ -60,38 +62,57 @@ func (in *inbound) report(c *server.Exchange) {
 	}
 }
 
-// callHeader carries, from the binding to the SDK's handlers, the key
-// under which the binding keeps a request (requests): the SDK gives its
-// handlers a request's headers (RequestExtra.Header), not its context,
+// carrying has next, one of the SDK's handlers, hand each request's
+// inbound (carry) to the handlers of the methods it carries: the SDK gives
+// them a request's headers and token info (RequestExtra), not its context,
 // and a session's handlers run under the session's context, which the
-// request that opened it made. The binding sets it on every request, so
-// a client cannot.
-const callHeader = "Caddy-A2a-Mcp-Call"
-
-// requests are the requests under way that the SDK serves, by their
-// callHeader value.
-type requests struct {
-	byKey sync.Map
-	last  atomic.Uint64
+// request that opened it made. Token info is the one value the SDK takes
+// from each request's context (auth.RequireBearerToken puts it there): its
+// Extra holds the inbound, which never travels on the wire, so a client
+// cannot forge it. Its UserID is left empty: the binding checks a
+// session's owner itself (sessionOf), where the SDK would pin it to one.
+func carrying(next http.Handler) http.Handler {
+	return auth.RequireBearerToken(inboundToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 }
 
-// carry makes in's request findable by the SDK's handlers (of), until
-// the function it returns is called.
-func (q *requests) carry(in *inbound) (done func()) {
-	key := strconv.FormatUint(q.last.Add(1), 36)
-	in.r.Header.Set(callHeader, key)
-	q.byKey.Store(key, in)
-	return func() { q.byKey.Delete(key) }
+// inboundKey is the context key of a request's inbound, from carry to
+// inboundToken.
+type inboundKey struct{}
+
+// carriedBearer is the Authorization that carry gives the SDK's view of a
+// request, for auth.RequireBearerToken to take it: the caller was
+// authenticated before, and its credential is of no use to the SDK.
+var carriedBearer = []string{"Bearer inbound"}
+
+// carry is r, in's request, made to hand in to the SDK's handlers through
+// a handler that carrying wraps.
+func carry(r *http.Request, in *inbound) *http.Request {
+	header := maps.Clone(r.Header)
+	header["Authorization"] = carriedBearer
+	r = r.WithContext(context.WithValue(r.Context(), inboundKey{}, in))
+	r.Header = header
+	return r
 }
 
-// of is the request that carries a method the SDK serves, from the
-// headers it gives the method's handler; nil when the binding does not
-// serve it (any more).
-func (q *requests) of(extra *sdk.RequestExtra) *inbound {
-	if extra == nil {
+// inboundToken is the token info of r: its inbound, which carry put in its
+// context; the token it is given stands for nothing.
+func inboundToken(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+	in, _ := r.Context().Value(inboundKey{}).(*inbound)
+	if in == nil {
+		return nil, fmt.Errorf("mcp: %w: the request was not carried", auth.ErrInvalidToken)
+	}
+	return &auth.TokenInfo{Extra: map[string]any{inboundExtra: in}}, nil
+}
+
+// inboundExtra is the key of the inbound in the token info's Extra.
+const inboundExtra = "caddy-a2a/inbound"
+
+// inboundOf is the request that carries a method the SDK serves, from the
+// token info the SDK gives the method's handler; nil for none.
+func inboundOf(extra *sdk.RequestExtra) *inbound {
+	if extra == nil || extra.TokenInfo == nil {
 		return nil
 	}
-	in, _ := q.byKey.Load(extra.Header.Get(callHeader))
-	req, _ := in.(*inbound)
-	return req
+	in, _ := extra.TokenInfo.Extra[inboundExtra].(*inbound)
+	return in
 }

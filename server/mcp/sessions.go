@@ -138,7 +138,12 @@ func (b *binding) openSession(w http.ResponseWriter, r *http.Request, c *server.
 				"send the client's name, version and capabilities alone", maxInitializeBytes, len(body))))
 		return
 	}
-	if kept, ok := keptInitialize(body); ok {
+	kept, ok, refused := keptInitialize(body)
+	if refused != nil {
+		b.h.WriteError(w, http.StatusBadRequest, c, refused)
+		return
+	}
+	if ok {
 		body = kept
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(kept)), int64(len(kept))
 	}
@@ -171,39 +176,51 @@ func (b *binding) openSession(w http.ResponseWriter, r *http.Request, c *server.
 // capabilities, _meta, icons and descriptions are dropped before the SDK
 // reads the request, since it keeps what it reads for the session's life.
 // ok is false for a body that is not one initialize request of that
-// shape, which the SDK reads as it is, and answers.
-func keptInitialize(body []byte) (kept []byte, ok bool) {
-	var req struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  *struct {
-			ProtocolVersion string `json:"protocolVersion"`
-			ClientInfo      *struct {
-				Name    string `json:"name"`
-				Title   string `json:"title,omitempty"`
-				Version string `json:"version"`
-			} `json:"clientInfo"`
-			Capabilities *struct {
-				Roots *struct {
-					ListChanged bool `json:"listChanged,omitempty"`
-				} `json:"roots,omitempty"`
-				Sampling *struct {
-					Context *struct{} `json:"context,omitempty"`
-					Tools   *struct{} `json:"tools,omitempty"`
-				} `json:"sampling,omitempty"`
-				Elicitation *struct {
-					Form *struct{} `json:"form,omitempty"`
-					URL  *struct{} `json:"url,omitempty"`
-				} `json:"elicitation,omitempty"`
-			} `json:"capabilities"`
-		} `json:"params"`
-	}
-	if !decodeExactly(body, &req) || req.Method != "initialize" || req.Params == nil {
-		return nil, false
+// shape, which the SDK reads as it is, and answers. refused is the strict
+// reader's refusal of a look-alike of a member kept (initializeReader).
+func keptInitialize(body []byte) (kept []byte, ok bool, refused *a2a.Error) {
+	var req initializeRequest
+	fits, refused := initializeReader.Read(body, &req)
+	if !fits || req.Method != "initialize" || req.Params == nil {
+		return nil, false, refused
 	}
 	kept, err := json.Marshal(req)
-	return kept, err == nil
+	return kept, err == nil, nil
+}
+
+// initializeReader reads an initialize request as the SDK would, its
+// members matched by their exact names. The body has passed the
+// envelope's check (envelopeReader); this reader also refuses a look-alike
+// of a member it keeps ("Roots" beside "roots"), since what it drops the
+// SDK never sees.
+var initializeReader = a2a.NewRequestReader[initializeRequest](nil)
+
+// initializeRequest is what a session keeps of an initialize request.
+type initializeRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  *struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ClientInfo      *struct {
+			Name    string `json:"name"`
+			Title   string `json:"title,omitempty"`
+			Version string `json:"version"`
+		} `json:"clientInfo"`
+		Capabilities *struct {
+			Roots *struct {
+				ListChanged bool `json:"listChanged,omitempty"`
+			} `json:"roots,omitempty"`
+			Sampling *struct {
+				Context *struct{} `json:"context,omitempty"`
+				Tools   *struct{} `json:"tools,omitempty"`
+			} `json:"sampling,omitempty"`
+			Elicitation *struct {
+				Form *struct{} `json:"form,omitempty"`
+				URL  *struct{} `json:"url,omitempty"`
+			} `json:"elicitation,omitempty"`
+		} `json:"capabilities"`
+	} `json:"params"`
 }
 
 // serveOnSession has the SDK serve a request on a session. A session's

@@ -115,6 +115,34 @@ func TestMCPInitializeIsBounded(t *testing.T) {
 	}
 }
 
+// A session keeps what the strict reader reads of its initialize, the
+// members it keeps matched by their exact names: a look-alike of one is
+// refused (400, -32600, naming it), where a reader that ignores case
+// would take it for the member; a capability it does not keep may be
+// named anyhow.
+func TestMCPInitializeLookAlikes(t *testing.T) {
+	a := servertest.NewAgent(t, withMCP)
+	for _, tc := range []struct {
+		name, body string
+		refused    string
+	}{
+		{"a look-alike of roots", initializeBody(`"roots":{},"Roots":{"listChanged":true}`, "c"), `params.capabilities.Roots differs from \"roots\"`},
+		{"a look-alike of listChanged", initializeBody(`"roots":{"listchanged":true}`, "c"), `params.capabilities.roots.listchanged differs from \"listChanged\"`},
+		{"a look-alike in the client", strings.Replace(initializeBody("", "c"), `"name":"c"`, `"name":"c","NAME":"d"`, 1),
+			`params.clientInfo.NAME differs from \"name\"`},
+		{"capabilities it does not keep", initializeBody(`"experimental":{"Roots":{},"roots":{}},"extensions":{"X":{},"x":{}}`, "c"), ""},
+	} {
+		status, session, body := openSessionAs(t, a, tc.body, "", "")
+		switch {
+		case tc.refused == "" && (status != http.StatusOK || session == ""):
+			t.Errorf("%s: HTTP %d, session %q: %.300s", tc.name, status, session, body)
+		case tc.refused != "" && (status != http.StatusBadRequest || session != "" || !strings.Contains(body, `"code":-32600`) ||
+			!strings.Contains(body, tc.refused)):
+			t.Errorf("%s: HTTP %d, session %q: %.300s; want 400, -32600: %s", tc.name, status, session, body, tc.refused)
+		}
+	}
+}
+
 // What all sessions hold stays within their byte budget: sessions opened
 // from many anonymous addresses, with initializes as large as may be and
 // of every shape, until the budget refuses them, grow the heap by no more

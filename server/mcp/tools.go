@@ -26,35 +26,29 @@ type tools struct {
 	// restricted: a skill is not for every caller the agent admits, so
 	// tools/list is filtered per caller; without one it costs nothing.
 	restricted bool
-	// structured are the skills whose tools declare an output schema,
-	// and so promise structured content.
-	structured map[*mapping.Skill]bool
 }
 
 // The longest MCP tool name.
 const maxToolName = 128
 
-// build defines a tool per skill (Tool).
+// build defines a tool per skill (tool).
 func (t *tools) build(skills *mapping.Skills) error {
-	t.skills, t.structured = make(map[string]*mapping.Skill), make(map[*mapping.Skill]bool)
+	t.skills = make(map[string]*mapping.Skill)
 	for _, sk := range skills.All() {
-		def, err := Tool(sk)
+		def, err := tool(sk)
 		if err != nil {
 			return err
 		}
 		t.defs = append(t.defs, def)
 		t.skills[sk.ID] = sk
-		if def.OutputSchema != nil {
-			t.structured[sk] = true
-		}
 		t.restricted = t.restricted || sk.Extended || len(sk.SecurityRequirements) > 0
 	}
 	return nil
 }
 
-// Tool is the tool a skill is on the MCP endpoint: its id as the name,
+// tool is the tool a skill is on the MCP endpoint: its id as the name,
 // its argument schema as the input schema, its hints as the annotations.
-func Tool(sk *mapping.Skill) (*sdk.Tool, error) {
+func tool(sk *mapping.Skill) (*sdk.Tool, error) {
 	if len(sk.ID) > maxToolName || strings.ContainsFunc(sk.ID, notToolNameRune) {
 		return nil, fmt.Errorf("mcp: skill %q: its id is not an MCP tool name (at most %d letters, digits, '_', '-' and '.')",
 			sk.ID, maxToolName)
@@ -65,35 +59,29 @@ func Tool(sk *mapping.Skill) (*sdk.Tool, error) {
 	}
 	hints := sk.ToolHints()
 	destructive := hints.Destructive
-	tool := &sdk.Tool{Name: sk.ID, Title: hints.Title, Description: sk.Description, InputSchema: schema,
+	def := &sdk.Tool{Name: sk.ID, Title: hints.Title, Description: sk.Description, InputSchema: schema,
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: hints.ReadOnly, IdempotentHint: hints.Idempotent,
 			DestructiveHint: &destructive, OpenWorldHint: hints.OpenWorld}}
 	if hints.OutputSchema != nil {
-		tool.OutputSchema = hints.OutputSchema
+		def.OutputSchema = hints.OutputSchema
 	}
-	return tool, nil
+	return def, nil
 }
 
 // Result is the tools/call result of a run of sk that ended in task, or
 // that answered msg (a skill that returns a message), for a client that
 // can answer a question for missing arguments (elicitation): what the
-// binding answers (result), for a view of the binding without a call
-// (the dry run's).
+// binding answers, and the dry run shows of the task its run ended in. A
+// call whose task asks for input is answered so by a client that can
+// elicit (askInput).
 func Result(sk *mapping.Skill, task *a2a.Task, msg *a2a.Message) *sdk.CallToolResult {
-	return result(sk, task, msg, sk != nil && sk.ToolHints().OutputSchema != nil)
-}
-
-// result is Result, knowing whether sk's tool promises structured
-// content (it declares an output schema). A call whose task asks for input
-// is answered so by a client that can elicit (askInput).
-func result(sk *mapping.Skill, task *a2a.Task, msg *a2a.Message, structured bool) *sdk.CallToolResult {
 	switch {
 	case task == nil:
 		return toolResult("", msg, nil)
 	case task.Status.State == a2a.TaskStateInputRequired:
 		return inputRequest(task)
 	}
-	return endedResult(sk, task, structured)
+	return endedResult(sk, task)
 }
 
 func notToolNameRune(r rune) bool {
@@ -120,7 +108,7 @@ func (b *binding) filterTools(next sdk.MethodHandler) sdk.MethodHandler {
 			return res, err
 		}
 		var caller *authn.Identity
-		if in := b.requests.of(req.GetExtra()); in != nil {
+		if in := inboundOf(req.GetExtra()); in != nil {
 			caller = in.caller
 		}
 		kept := *list
@@ -135,12 +123,12 @@ func (b *binding) filterTools(next sdk.MethodHandler) sdk.MethodHandler {
 }
 
 // endedResult is taskResult for a run of sk, whose tool promises
-// structured content when structured (it declares an output schema): an
-// answer that is no single data object is then an error, as a client may
-// require the content.
-func endedResult(sk *mapping.Skill, task *a2a.Task, structured bool) *sdk.CallToolResult {
+// structured content when it declares an output schema: an answer that is
+// no single data object is then an error, as a client may require the
+// content.
+func endedResult(sk *mapping.Skill, task *a2a.Task) *sdk.CallToolResult {
 	res := taskResult(task)
-	if structured && !res.IsError && res.StructuredContent == nil {
+	if !res.IsError && res.StructuredContent == nil && sk != nil && sk.ToolHints().OutputSchema != nil {
 		return toolError(task.ID, fmt.Sprintf("Skill %q answered no single data object, which its output schema describes.", sk.ID))
 	}
 	return res

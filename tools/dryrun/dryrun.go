@@ -8,7 +8,10 @@
 // the server's own: the same admission, selection, task lifecycle and
 // encoding. Only the upstream is the dry run's (a transport that records
 // each request and answers it from the samples), and so are the ids and the
-// clock, which make the answer the same for the same input.
+// clock, which make the answer the same for the same input. The MCP view
+// (Input.MCP) is the MCP binding's, served on the same handler: the tool
+// as its tools/list lists it, and its result of the task the one run
+// ended in.
 package dryrun
 
 import (
@@ -217,8 +220,11 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder,
 	manager := tasks.NewManager(tasks.Options{NewID: ids.next, Now: stoppedClock, SweepInterval: -1})
 	defer manager.Close()
 	logs, logged := observer.New(zapcore.WarnLevel)
-	h, err := server.New(server.Config{Skills: skills, Tasks: manager, Card: placeholderCard(),
-		Auth: admitAll{}, Logger: zap.New(logs)})
+	cfg := server.Config{Skills: skills, Tasks: manager, Card: placeholderCard(), Auth: admitAll{}, Logger: zap.New(logs)}
+	if withMCP {
+		cfg.Bindings = append(cfg.Bindings, mcp.New(mcp.Config{}))
+	}
+	h, err := server.New(cfg)
 	if err != nil {
 		return fmt.Errorf("dryrun: %w", err)
 	}
@@ -272,7 +278,7 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder,
 	}
 	r.read(resp, task, logged)
 	if withMCP && r.Skill != nil {
-		if r.MCPTool, err = mcpJSON(mcp.Tool(r.Skill)); err != nil {
+		if r.MCPTool, err = listedTool(h, r.Skill.ID); err != nil {
 			return fmt.Errorf("dryrun: %w", err)
 		}
 	}
@@ -282,23 +288,46 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder,
 	}
 	r.Result = indentJSON(answer.Body.Bytes())
 	if withMCP && r.Refusal == nil {
-		if r.MCPResult, err = mcpJSON(mcp.Result(r.Skill, task, resp.Message), nil); err != nil {
-			return fmt.Errorf("dryrun: %w", err)
+		// The binding's answer to the run that just ended: a tools/call
+		// would run the skill, and call the upstream, once more.
+		if r.MCPResult, err = json.MarshalIndent(mcp.Result(r.Skill, task, resp.Message), "", "  "); err != nil {
+			return fmt.Errorf("dryrun: the MCP result: %w", err)
 		}
 	}
 	return nil
 }
 
-// mcpJSON is v, an MCP tool or result, as indented JSON.
-func mcpJSON(v any, err error) ([]byte, error) {
-	if err != nil {
-		return nil, err
+// listedTool is the tool named name as the MCP binding of h lists it to a
+// client (tools/list, protocol 2026-07-28), indented.
+func listedTool(h http.Handler, name string) ([]byte, error) {
+	const version = "2026-07-28"
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` +
+		version + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req := httptest.NewRequest(http.MethodPost, mcp.DefaultPath, strings.NewReader(body))
+	for header, value := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": version, "Mcp-Method": "tools/list"} {
+		req.Header.Set(header, value)
 	}
-	out, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("the MCP view: %w", err)
+	answer := httptest.NewRecorder()
+	h.ServeHTTP(answer, req)
+	// The answer is one SSE event, its data the JSON-RPC response.
+	_, data, _ := bytes.Cut(answer.Body.Bytes(), []byte("data: "))
+	data, _, _ = bytes.Cut(data, []byte("\n"))
+	var list struct {
+		Result struct {
+			Tools []json.RawMessage `json:"tools"`
+		} `json:"result"`
 	}
-	return out, nil
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, fmt.Errorf("the MCP tools/list answer (HTTP %d): %w: %.300s", answer.Code, err, answer.Body)
+	}
+	for _, tool := range list.Result.Tools {
+		var named struct{ Name string }
+		if json.Unmarshal(tool, &named) == nil && named.Name == name {
+			return indentJSON(tool), nil
+		}
+	}
+	return nil, fmt.Errorf("the MCP binding lists no tool %q: %.300s", name, answer.Body)
 }
 
 // read takes a refusal or the outcome from the answer, the progress from
