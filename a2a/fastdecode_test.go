@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // fastDecodeSeeds are 1.0 requests the hand reader takes, and some it gives
@@ -94,12 +96,12 @@ func freeFormValues(v any) []byte {
 	if p == nil {
 		return nil
 	}
-	out, _ := AppendJSON(nil, p.Metadata)
+	out, _ := jsonx.AppendValue(nil, p.Metadata)
 	if m := p.Message; m != nil {
-		out, _ = AppendJSON(out, m.Metadata)
+		out, _ = jsonx.AppendValue(out, m.Metadata)
 		for _, part := range m.Parts {
-			out, _ = AppendJSON(out, part.Data.v)
-			out, _ = AppendJSON(out, part.Metadata)
+			out, _ = jsonx.AppendValue(out, part.Data.v)
+			out, _ = jsonx.AppendValue(out, part.Metadata)
 		}
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // Decoding goes through encoding/json into wire structs shaped like the
@@ -48,7 +50,7 @@ type jsonValue struct {
 
 func (j *jsonValue) UnmarshalJSON(b []byte) error {
 	j.set = true
-	return UnmarshalKeepingIntegers(b, &j.v)
+	return jsonx.UnmarshalKeepingIntegers(b, &j.v)
 }
 
 func decodeMessage[P wirePart](d decoder, w *wireMessage[P], m *Message) *Error {

@@ -22,7 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
-	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 )
 
 // The headers of a 2026-07-28 request that name what its body calls.
@@ -195,13 +195,13 @@ func (b *binding) appendTextResult(dst []byte, res *sdk.CallToolResult) (_ []byt
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"type":"text","text":`...)
-		dst, _ = a2a.AppendJSON(dst, text.Text)
+		dst, _ = jsonx.AppendValue(dst, text.Text)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, ']')
 	if res.StructuredContent != nil {
 		var err error
-		if dst, err = a2a.AppendJSON(append(dst, `,"structuredContent":`...), res.StructuredContent); err != nil {
+		if dst, err = jsonx.AppendValue(append(dst, `,"structuredContent":`...), res.StructuredContent); err != nil {
 			return dst[:start], false
 		}
 	}
@@ -214,8 +214,8 @@ func (b *binding) appendTextResult(dst []byte, res *sdk.CallToolResult) (_ []byt
 			continue
 		}
 		var err error
-		dst, _ = a2a.AppendJSON(dst, key)
-		if dst, err = a2a.AppendJSON(append(dst, ':'), value); err != nil {
+		dst, _ = jsonx.AppendValue(dst, key)
+		if dst, err = jsonx.AppendValue(append(dst, ':'), value); err != nil {
 			return dst[:start], false
 		}
 		dst = append(dst, ',')

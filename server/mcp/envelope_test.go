@@ -13,6 +13,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2atest"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 	"github.com/caddy-a2a/caddy-a2a/server"
 	"github.com/caddy-a2a/caddy-a2a/server/servertest"
 )
@@ -182,7 +183,7 @@ func FuzzMCPStrictMembers(f *testing.F) {
 func exactly(t *testing.T, b []byte) any {
 	t.Helper()
 	var v any
-	if err := a2a.UnmarshalKeepingIntegers(b, &v); err != nil {
+	if err := jsonx.UnmarshalKeepingIntegers(b, &v); err != nil {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return v

@@ -11,6 +11,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
@@ -205,7 +206,7 @@ func partContent(p *a2a.Part) sdk.Content {
 	case a2a.PartText:
 		return &sdk.TextContent{Text: p.Text}
 	case a2a.PartData:
-		text, err := a2a.AppendJSON(nil, p.Data)
+		text, err := jsonx.AppendValue(nil, p.Data)
 		if err != nil {
 			return nil
 		}
