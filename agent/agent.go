@@ -27,6 +27,11 @@ type Config struct {
 	// Auth authenticates callers; nil: every caller is anonymous, and no
 	// skill may declare security. Server.Auth, when nil, is Auth.
 	Auth *authn.Authenticator
+	// Unchecked loads the skills whatever schemes their security names,
+	// and lists no skill's security on the cards: for a tool that serves a
+	// skills file without the configuration that declares its schemes
+	// (the dry run, whose Server.Auth admits every caller).
+	Unchecked bool
 	// Card is the public card's configuration but for its skills and its
 	// security, which New takes from the skills file and Auth.
 	Card cardgen.Config
@@ -75,7 +80,9 @@ type Agent struct {
 // took is the caller's to release.
 func New(cfg Config) (*Agent, error) {
 	opts := cfg.Skills
-	opts.CheckSecurity = cfg.Auth.CheckRequirements
+	if !cfg.Unchecked {
+		opts.CheckSecurity = cfg.Auth.CheckRequirements
+	}
 	// mapping's errors already name the file, the line and the skill.
 	skills, err := mapping.Load(cfg.SkillsFile, opts)
 	if err != nil {
@@ -135,7 +142,11 @@ func (a *Agent) cardConfig(cfg *Config, extended bool) cardgen.Config {
 	card.Skills, card.SkillArguments = nil, nil
 	for _, sk := range a.Skills.All() {
 		if extended || !sk.Extended {
-			card.AddSkill(sk.AgentSkill(), sk.ArgumentSchema())
+			skill := sk.AgentSkill()
+			if cfg.Unchecked {
+				skill.SecurityRequirements = nil
+			}
+			card.AddSkill(skill, sk.ArgumentSchema())
 		}
 	}
 	card.SecuritySchemes = cfg.Auth.CardSchemes()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
@@ -135,3 +136,37 @@ func TestNewRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Unchecked serves a skills file without the configuration that declares
+// its schemes, as the dry run does: the skills load, and no card names a
+// scheme it does not declare.
+func TestNewUnchecked(t *testing.T) {
+	cfg := config(t)
+	cfg.Auth, cfg.Resource, cfg.Unchecked = nil, nil, true
+	cfg.Server.Auth = admitAll{}
+	a, err := agent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Skills.Close)
+	for _, s := range get(t, a.Handler, server.CardPath)["skills"].([]any) {
+		if sec := s.(map[string]any)["securityRequirements"]; sec != nil {
+			t.Errorf("an unchecked skill's security is on the card: %v", s)
+		}
+	}
+}
+
+// admitAll admits every caller to every skill.
+type admitAll struct{}
+
+func (admitAll) Authenticate(*http.Request) (*authn.Identity, *authn.Failure) {
+	return &authn.Identity{}, nil
+}
+
+func (admitAll) CompileRequirements([]a2a.SecurityRequirement) (*authn.Requirements, error) {
+	return nil, nil
+}
+
+func (admitAll) Authorize(*authn.Identity, *authn.Requirements) *authn.Failure { return nil }
+
+func (admitAll) Challenge() *authn.Failure { return nil }

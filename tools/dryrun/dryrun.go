@@ -34,6 +34,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
@@ -174,13 +175,14 @@ func Run(ctx context.Context, path string, opts mapping.Options, in Input) (*Rep
 		return v, ok
 	}
 	opts.Transport = t
-	skills, err := mapping.Load(path, opts)
+	d, err := newDryAgent(path, opts, in)
 	if err != nil {
 		return nil, err
 	}
+	defer d.close()
 	r := &Report{Sample: in.Sample}
-	r.explain(skills)
-	if err := r.serve(ctx, skills, t, in.MCP); err != nil {
+	r.explain(d.Skills)
+	if err := r.serve(ctx, d, t, in.MCP); err != nil {
 		return nil, err
 	}
 	r.UnusedResponses = len(t.responses) - t.next
@@ -209,26 +211,57 @@ func (r *Report) explain(skills *mapping.Skills) {
 	}
 }
 
-// serve sends the sample to a server.Handler built as the a2a handler
-// builds one, and reads its answer. The request differs from the sample
-// only where the dry run cannot follow it: it asks for a blocking
-// SendMessage (the report shows the outcome, not a stream), and a message
-// that continues a task starts it afresh, under the task's id (the dry
-// run has none of the task's history).
-func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder, withMCP bool) error {
-	ids := &idSource{named: r.Sample.Message.TaskID}
-	manager := tasks.NewManager(tasks.Options{NewID: ids.next, Now: stoppedClock, SweepInterval: -1})
-	defer manager.Close()
-	logs, logged := observer.New(zapcore.WarnLevel)
-	cfg := server.Config{Skills: skills, Tasks: manager, Card: placeholderCard(), Auth: admitAll{}, Logger: zap.New(logs)}
-	if withMCP {
-		cfg.Bindings = append(cfg.Bindings, mcp.New(mcp.Config{}))
-	}
-	h, err := server.New(cfg)
-	if err != nil {
-		return fmt.Errorf("dryrun: %w", err)
-	}
+// dryAgent is the agent a dry run serves its sample on: the skills file
+// built by the composition root, as the a2a handler builds its agent,
+// with a placeholder card, every caller admitted (a skill's security names
+// schemes the module's configuration declares, which a skills file alone
+// does not have), and its tasks in memory, numbered after the sample's.
+type dryAgent struct {
+	*agent.Agent
+	manager *tasks.Manager
+	ids     *idSource
+	logged  *observer.ObservedLogs
+}
 
+func newDryAgent(path string, opts mapping.Options, in Input) (*dryAgent, error) {
+	d := &dryAgent{ids: &idSource{named: in.Sample.Message.TaskID}}
+	d.manager = tasks.NewManager(tasks.Options{NewID: d.ids.next, Now: stoppedClock, SweepInterval: -1})
+	logs, logged := observer.New(zapcore.WarnLevel)
+	d.logged = logged
+	cfg := agent.Config{
+		SkillsFile: path,
+		Skills:     opts,
+		Unchecked:  true,
+		Card: cardgen.Config{Name: "Dry run", Description: "A dry run of a skills file.",
+			Version: "0", URL: "http://dry-run.invalid/"},
+		Extended: &agent.ExtendedCard{},
+		Server:   server.Config{Auth: admitAll{}, Logger: zap.New(logs)},
+		Acquire:  func(s *server.Config) error { s.Tasks = d.manager; return nil },
+	}
+	if in.MCP {
+		cfg.Server.Bindings = []server.NewBinding{mcp.New(mcp.Config{})}
+	}
+	built, err := agent.New(cfg)
+	if err != nil {
+		d.manager.Close()
+		return nil, err
+	}
+	d.Agent = built
+	return d, nil
+}
+
+func (d *dryAgent) close() {
+	d.Skills.Close()
+	d.manager.Close()
+}
+
+// serve sends the sample to d's handler and reads its answer. The request
+// differs from the sample only where the dry run cannot follow it: it asks
+// for a blocking SendMessage (the report shows the outcome, not a stream),
+// and a message that continues a task starts it afresh, under the task's
+// id (the dry run has none of the task's history).
+func (r *Report) serve(ctx context.Context, d *dryAgent, t *recorder, withMCP bool) error {
+	h, manager, ids := d.Handler, d.manager, d.ids
 	params := a2a.SendMessageRequest{Message: *r.Sample.Message}
 	params.Message.TaskID = ""
 	if c := r.Sample.Configuration; c != nil {
@@ -276,7 +309,7 @@ func (r *Report) serve(ctx context.Context, skills *mapping.Skills, t *recorder,
 			return fmt.Errorf("dryrun: reading the task: %w", err)
 		}
 	}
-	r.read(resp, task, logged)
+	r.read(resp, task, d.logged)
 	if withMCP && r.Skill != nil {
 		if r.MCPTool, err = listedTool(h, r.Skill.ID); err != nil {
 			return fmt.Errorf("dryrun: %w", err)
@@ -406,21 +439,6 @@ func (s *idSource) next(kind tasks.IDKind) string {
 // stoppedClock keeps time out of the answer: a zero timestamp is not
 // written, and no task ages.
 func stoppedClock() time.Time { return time.Time{} }
-
-// placeholderCard is the card the server needs to be built; the dry run
-// never asks for it.
-func placeholderCard() *cardgen.Document {
-	card, err := cardgen.Build(cardgen.Config{Name: "Dry run", Description: "A dry run of a skills file.",
-		Version: "0", URL: "http://dry-run.invalid/"})
-	if err != nil {
-		panic(err) // a constant configuration
-	}
-	doc, err := cardgen.NewDocument(card)
-	if err != nil {
-		panic(err)
-	}
-	return doc
-}
 
 // dryRunCaller is who every request of the dry run comes from: no one in
 // particular, with no scopes or claims, as an anonymous caller.
