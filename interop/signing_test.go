@@ -37,6 +37,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1133,6 +1134,12 @@ func (p *rotationPoller) run() {
 // the kid that verified it.
 func (p *rotationPoller) check(client *http.Client) (failure, kid string) {
 	resp, err := client.Get(p.url)
+	// A reload closes the connections its stopping server accepted, the
+	// one it took from the shared listener as it stopped among them:
+	// before any answer, which a client takes again on a new connection.
+	for resends := 0; resends < 2 && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF)); resends++ {
+		resp, err = client.Get(p.url)
+	}
 	if err != nil {
 		return err.Error(), ""
 	}
