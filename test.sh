@@ -123,7 +123,8 @@ benchmark_smoke() {
 }
 
 # demo_smoke runs the README's first command as a newcomer would: the agent
-# answers a message, and TERM to demo.sh stops everything it started.
+# answers a message, over A2A and as an MCP tool, and TERM to demo.sh stops
+# everything it started.
 demo_smoke() {
 	local port
 	for port in 9090 8080 2019; do
@@ -142,10 +143,21 @@ demo_smoke() {
 			-d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}' 2>/dev/null) && break
 		sleep 0.2
 	done
+	local tool=""
+	if [[ -n $answer ]]; then # the README's MCP call, on the same demo
+		tool=$(curl -fsS -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+			-H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: weather' http://localhost:8080/mcp \
+			-d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' 2>&1) || true
+	fi
 	kill -TERM "$demo" 2>/dev/null || true # it may have stopped by itself: its log says why
 	wait "$demo" || true
 	if ! grep -q TASK_STATE_COMPLETED <<<"$answer"; then
 		echo "the demo did not complete a weather task: $answer" >&2
+		cat "$log" >&2
+		return 1
+	fi
+	if ! grep -q '"resultType":"complete".*"Paris' <<<"$tool"; then
+		echo "the demo's MCP endpoint did not answer the weather tool: $tool" >&2
 		cat "$log" >&2
 		return 1
 	fi
