@@ -11,8 +11,9 @@
 // through its context; tools.go defines the tools and their results;
 // call.go runs a call and says its errors in MCP's terms; input.go asks
 // for missing input and resumes with the answer; direct.go answers a
-// plain stateless tools/call without the SDK; envelope.go reads the
-// request as the SDK would, strictly.
+// plain stateless tools/call without the SDK; tasks.go serves the tasks
+// extension (a long call's task handle, tasks/get, tasks/update,
+// tasks/cancel); envelope.go reads the request as the SDK would, strictly.
 package mcp
 
 import (
