@@ -6,15 +6,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redistest"
 )
 
 // jobUpstream is a REST API of jobs: POST /jobs starts one (202 and its
 // Location), GET polls it (202 until finish(id) is called), DELETE cancels
-// it, which canceled(id) then reports.
+// it, which canceled(id) then reports. POST /delete asks to confirm (422
+// naming the field) until its body confirms.
 type jobUpstream struct {
 	url      string
 	mu       sync.Mutex
@@ -31,6 +35,13 @@ func newJobUpstream(t *testing.T) *jobUpstream {
 		defer u.mu.Unlock()
 		id := strings.TrimPrefix(r.URL.Path, "/jobs/")
 		switch {
+		case r.URL.Path == "/delete":
+			if body, _ := io.ReadAll(r.Body); !strings.Contains(string(body), `"confirm":true`) {
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				io.WriteString(w, `{"fields":{"confirm":"true to delete"}}`)
+				return
+			}
+			io.WriteString(w, `{"deleted":true}`)
 		case r.Method == http.MethodPost:
 			u.next++
 			id = fmt.Sprint(u.next)
@@ -88,7 +99,9 @@ func (a *securedAgent) mcpTasks(key, method, params string) map[string]any {
 	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", method)
 	req.Header.Set("Mcp-Name", p.Name+p.TaskID)
-	req.Header.Set("X-API-Key", key)
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	}
 	resp, err := a.client.Do(req)
 	if err != nil {
 		a.t.Fatalf("%s: %v", method, err)
@@ -111,7 +124,11 @@ func (a *securedAgent) mcpTasks(key, method, params string) map[string]any {
 // caller of key, or its error code.
 func (a *securedAgent) a2aState(key, id string) string {
 	a.t.Helper()
-	_, r, raw := a.rpc("GetTask", fmt.Sprintf(`{"id":%q}`, id), "X-API-Key", key)
+	var header []string
+	if key != "" {
+		header = []string{"X-API-Key", key}
+	}
+	_, r, raw := a.rpc("GetTask", fmt.Sprintf(`{"id":%q}`, id), header...)
 	if r.Error != nil {
 		return fmt.Sprint(r.Error.Code)
 	}
@@ -184,17 +201,81 @@ skills:
 	}
 
 	jobs.finish("1")
-	// Poll as a client does, until the task ends.
-	var done map[string]any
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if done = a.mcpTasks(aliceKey, "tasks/get", `"taskId":"`+id+`"`); done["status"] != "working" {
-			break
-		}
-	}
-	if done["status"] != "completed" || !strings.Contains(fmt.Sprint(done["result"]), "ready") {
+	if done := a.pollTask(aliceKey, id, "working"); done["status"] != "completed" || !strings.Contains(fmt.Sprint(done["result"]), "ready") {
 		t.Fatalf("tasks/get once the job is done: %v", done)
 	}
 	if st := a.a2aState(aliceKey, id); st != "TASK_STATE_COMPLETED" {
 		t.Errorf("GetTask over A2A once done: %s", st)
+	}
+}
+
+// pollTask polls task id with tasks/get, as a client does, while its
+// status is one of while, and answers the task once it is not.
+func (a *securedAgent) pollTask(key, id string, while ...string) map[string]any {
+	a.t.Helper()
+	var got map[string]any
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got = a.mcpTasks(key, "tasks/get", `"taskId":"`+id+`"`); !slices.Contains(while, fmt.Sprint(got["status"])) {
+			break
+		}
+	}
+	return got
+}
+
+// TestIntegrationMCPTasksRedisReplicas: two replicas on one Redis serve
+// one set of MCP tasks. A task made on A is polled, answered and read on
+// B, and over A2A on A; another made on A is canceled on B, which cancels
+// its job upstream from A.
+func TestIntegrationMCPTasksRedisReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	jobs := newJobUpstream(t)
+	skills := writeSkills(t, `upstream: {url: `+jobs.url+`}
+skills:
+  - id: report
+    description: Makes a report, a job to poll.
+    request: {method: POST, path: /jobs, poll: {interval: 20ms, backoff: 1, cancel: DELETE}}
+  - id: delete
+    description: Deletes, once confirmed.
+    mcp: {task: optional}
+    arguments:
+      confirm: {type: boolean}
+    request: {method: POST, path: /delete, body: args}
+    response:
+      - {when: response.status == 422, state: input-required, message: Confirm., ask: response.body.fields}
+`)
+	portA, portB := freePort(t), freePort(t)
+	tester := newTester(t)
+	initServer(t, tester, fmt.Sprintf("{\n\tadmin localhost:%d\n\tpersist_config off\n}\n", adminPort)+
+		replicaSite(portA, "a", skills, jobs.url, srv.Addr(), "mcptasks", "mcp")+
+		replicaSite(portB, "b", skills, jobs.url, srv.Addr(), "mcptasks", "mcp"))
+	a := &securedAgent{t: t, tester: tester, base: fmt.Sprintf("http://127.0.0.1:%d", portA), client: tester.Client}
+	b := &securedAgent{t: t, tester: tester, base: fmt.Sprintf("http://127.0.0.1:%d", portB), client: tester.Client}
+
+	id, _ := a.mcpTasks("", "tools/call", `"name":"delete","arguments":{}`)["taskId"].(string)
+	asking := b.pollTask("", id, "working")
+	requests, _ := asking["inputRequests"].(map[string]any)
+	if asking["status"] != "input_required" || len(requests) != 1 {
+		t.Fatalf("tasks/get on B: %v", asking)
+	}
+	for key := range requests {
+		update := `"taskId":"` + id + `","inputResponses":{"` + key + `":{"action":"accept","content":{"confirm":true}}}`
+		if ack := b.mcpTasks("", "tasks/update", update); ack["resultType"] != "complete" {
+			t.Fatalf("tasks/update on B: %v", ack)
+		}
+	}
+	if done := b.pollTask("", id, "input_required", "working"); done["status"] != "completed" || !strings.Contains(fmt.Sprint(done["result"]), "deleted") {
+		t.Fatalf("tasks/get on B once answered: %v", done)
+	}
+	if st := a.a2aState("", id); st != "TASK_STATE_COMPLETED" {
+		t.Errorf("GetTask over A2A on A, once answered on B: %s", st)
+	}
+
+	other, _ := a.mcpTasks("", "tools/call", `"name":"report","arguments":{}`)["taskId"].(string)
+	if ack := b.mcpTasks("", "tasks/cancel", `"taskId":"`+other+`"`); ack["resultType"] != "complete" {
+		t.Fatalf("tasks/cancel on B: %v", ack)
+	}
+	jobs.canceled(t, "1")
+	if got := b.mcpTasks("", "tasks/get", `"taskId":"`+other+`"`); got["status"] != "cancelled" {
+		t.Errorf("tasks/get on B of the canceled task: %v", got)
 	}
 }
