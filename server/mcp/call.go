@@ -49,7 +49,9 @@ func (b *binding) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 
 // runCall runs req, a tools/call carried by in.
 func (b *binding) runCall(ctx context.Context, in *inbound, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	if sk := b.tools.skills[req.Params.Name]; sk != nil && sk.ToolHints().Task == mapping.TaskRequired && asTask(ctx) == nil {
+	// A tool the caller may not use is refused as unknown (refused), not so.
+	if sk := b.tools.skills[req.Params.Name]; sk != nil && sk.ToolHints().Task == mapping.TaskRequired && asTask(ctx) == nil &&
+		b.h.Permits(in.caller, sk) {
 		return nil, errTasksUndeclared(fmt.Sprintf("tool %q runs only as a task: it", req.Params.Name))
 	}
 	if req.Params.RequestState != "" {
@@ -92,7 +94,7 @@ func (b *binding) send(ctx context.Context, in *inbound, req *sdk.CallToolReques
 		return Result(nil, nil, admitted.Reply), nil
 	}
 	run := admitted.Task
-	if call := asTask(ctx); call != nil && call.runs(admitted.Skill, msg) {
+	if call := asTask(ctx); call != nil && runsAsTask(admitted.Skill, msg) {
 		// The task goes on without the call, as a SendMessage that
 		// returns immediately: the client polls it (tasks.go).
 		call.handle = run.Task

@@ -42,9 +42,8 @@ const (
 const taskPollInterval = time.Second
 
 // taskCall, in a tools/call's context, lets the call run as a task: send
-// starts a call whose arguments are complete as a task and notes it in
-// handle, which is then the call's answer. A call without one runs to its
-// end.
+// starts a call that runsAsTask as a task and notes it in handle, which is
+// then the call's answer. A call without one runs to its end.
 type taskCall struct{ handle *a2a.Task }
 
 type taskCallKey struct{}
@@ -56,11 +55,11 @@ func asTask(ctx context.Context) *taskCall {
 	return call
 }
 
-// runs reports whether the call of msg, to sk, runs as a task: a new call
-// whose arguments are all there (one that lacks some asks for them first,
-// synchronously, as the extension advises), or the answer to a question
-// its task asked.
-func (*taskCall) runs(sk *mapping.Skill, msg *a2a.Message) bool {
+// runsAsTask reports whether the call of msg, to sk, that may run as a
+// task does: a new call whose arguments are all there (one that lacks some
+// asks for them first, synchronously, as the extension advises), or the
+// answer to a question its task asked.
+func runsAsTask(sk *mapping.Skill, msg *a2a.Message) bool {
 	return sk != nil && (msg.TaskID != "" || len(argumentProblems(sk, msg)) == 0)
 }
 
@@ -70,6 +69,10 @@ func (*taskCall) runs(sk *mapping.Skill, msg *a2a.Message) bool {
 // declares the extension. It reports whether it did; false, and nothing
 // written, for a request the SDK or the direct path is to answer.
 func (b *binding) serveTasks(w http.ResponseWriter, in *inbound, env *envelope, body []byte) bool {
+	// What the SDK would refuse before reading the method, it refuses.
+	if in.r.Method != http.MethodPost || !validRequestID(env.ID) || !isJSONContent(in.r.Header.Get("Content-Type")) {
+		return false
+	}
 	switch env.Method {
 	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
 		out, err := b.taskMethod(in, env, body)
@@ -96,8 +99,8 @@ func (b *binding) callAsTask(w http.ResponseWriter, in *inbound, env *envelope, 
 	var req struct {
 		Params *sdk.CallToolParamsRaw `json:"params"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil || req.Params == nil {
-		b.writeAnswer(w, in, env.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tools/call: %v", err)})
+	if err := json.Unmarshal(body, &req); err != nil {
+		b.writeAnswer(w, in, env.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: " + err.Error()})
 		return true
 	}
 	// A task reports no progress: the extension has it polled instead.
@@ -197,8 +200,7 @@ func (b *binding) updateTask(in *inbound, taskID string, answers map[string]json
 	if len(responses) == 0 {
 		return nil
 	}
-	call := &taskCall{}
-	_, err = b.runCall(context.WithValue(in.r.Context(), taskCallKey{}, call), in, &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{
+	_, err = b.runCall(context.WithValue(in.r.Context(), taskCallKey{}, &taskCall{}), in, &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{
 		Name: server.SkillOf(task), RequestState: statePrefix + taskID, InputResponses: responses}})
 	return err
 }
