@@ -49,7 +49,8 @@ func (b *binding) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 
 // runCall runs req, a tools/call carried by in.
 func (b *binding) runCall(ctx context.Context, in *inbound, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	// A tool the caller may not use is refused as unknown (refused), not so.
+	// A tool that runs only as a task refuses a call that cannot run as
+	// one; to a caller that may not use it, it stays unknown (refused).
 	if sk := b.tools.skills[req.Params.Name]; sk != nil && sk.ToolHints().Task == mapping.TaskRequired && asTask(ctx) == nil &&
 		b.h.Permits(in.caller, sk) {
 		return nil, errTasksUndeclared(fmt.Sprintf("tool %q runs only as a task: it", req.Params.Name))
