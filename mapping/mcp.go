@@ -29,7 +29,26 @@ type ToolHints struct {
 	// OutputSchema is the JSON Schema (an object's) of the data the skill
 	// answers, as its mcp block declares it; nil when it declares none.
 	OutputSchema map[string]any
+	// Task says whether a call may run as an MCP task (the tasks
+	// extension): TaskOptional for a skill that can run long (a polled
+	// job, a streamed answer), TaskForbidden for the others, unless mcp.task
+	// says otherwise.
+	Task TaskSupport
 }
+
+// TaskSupport is whether a tool's calls run as MCP tasks, as MCP names
+// it (taskSupport).
+type TaskSupport string
+
+// The values of TaskSupport (mcp.task).
+const (
+	// TaskForbidden: a call is always answered when its run ends.
+	TaskForbidden TaskSupport = "forbidden"
+	// TaskOptional: a client that takes tasks gets one; another waits.
+	TaskOptional TaskSupport = "optional"
+	// TaskRequired: only a client that takes tasks may call the tool.
+	TaskRequired TaskSupport = "required"
+)
 
 // mcpHints are the skill's mcp block: each field overrides the hint
 // derived from its requests, nil when the block does not set it.
@@ -37,9 +56,10 @@ type mcpHints struct {
 	title                                        string
 	readOnly, idempotent, destructive, openWorld *bool
 	outputSchema                                 map[string]any
+	task                                         TaskSupport
 }
 
-var mcpKeys = []string{"title", "read_only", "idempotent", "destructive", "open_world", "output_schema"}
+var mcpKeys = []string{"title", "read_only", "idempotent", "destructive", "open_world", "output_schema", "task"}
 
 // skillMCP reads a skill's mcp block.
 func (l *loader) skillMCP(n *yaml.Node, key string, sk *Skill) {
@@ -67,6 +87,14 @@ func (l *loader) skillMCP(n *yaml.Node, key string, sk *Skill) {
 				return
 			}
 			sk.mcp.outputSchema = schema
+		case "task":
+			value, _ := l.scalar(v, join(key, name))
+			switch support := TaskSupport(value); support {
+			case TaskForbidden, TaskOptional, TaskRequired:
+				sk.mcp.task = support
+			default:
+				l.errorf(v, join(key, name), "must be forbidden, optional or required, not %q", value)
+			}
 		}
 	})
 }
@@ -75,12 +103,21 @@ func (l *loader) skillMCP(n *yaml.Node, key string, sk *Skill) {
 // mcp block says otherwise.
 func (sk *Skill) ToolHints() ToolHints {
 	h := ToolHints{Title: sk.Name, ReadOnly: len(sk.steps) > 0, Idempotent: len(sk.steps) > 0,
-		OpenWorld: sk.mcp.openWorld, OutputSchema: sk.mcp.outputSchema}
+		OpenWorld: sk.mcp.openWorld, OutputSchema: sk.mcp.outputSchema, Task: TaskForbidden}
+	if sk.stream != nil {
+		h.Task = TaskOptional
+	}
 	for i := range sk.steps {
 		r := &sk.steps[i].request
 		h.ReadOnly = h.ReadOnly && (r.method == "GET" || r.method == "HEAD")
 		h.Idempotent = h.Idempotent && r.safeToRepeat()
 		h.Destructive = h.Destructive || r.method == "DELETE"
+		if r.poll != nil {
+			h.Task = TaskOptional
+		}
+	}
+	if sk.mcp.task != "" {
+		h.Task = sk.mcp.task
 	}
 	if sk.mcp.title != "" {
 		h.Title = sk.mcp.title

@@ -27,6 +27,12 @@ func TestToolHints(t *testing.T) {
 			mapping.ToolHints{Title: "A", ReadOnly: true, Idempotent: true, OpenWorld: &no}},
 		{"output schema", "request: {path: /x}\n    mcp: {output_schema: {type: object, required: [id]}}",
 			mapping.ToolHints{Title: "A", ReadOnly: true, Idempotent: true, OutputSchema: map[string]any{"type": "object", "required": []any{"id"}}}},
+		{"polled job", "request: {method: POST, path: /x, poll: {}}", mapping.ToolHints{Title: "A", Task: mapping.TaskOptional}},
+		{"stream", "request: {path: /x}\n    stream:\n      artifact: {name: a, text: \"{event.text}\"}",
+			mapping.ToolHints{Title: "A", ReadOnly: true, Idempotent: true, Task: mapping.TaskOptional}},
+		{"task required", "request: {path: /x}\n    mcp: {task: required}",
+			mapping.ToolHints{Title: "A", ReadOnly: true, Idempotent: true, Task: mapping.TaskRequired}},
+		{"polled job never a task", "request: {method: POST, path: /x, poll: {}}\n    mcp: {task: forbidden}", mapping.ToolHints{Title: "A"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := "upstream: {url: http://up}\nskills:\n  - id: a\n    name: A\n    description: d\n    " + tc.skill + "\n"
@@ -35,7 +41,10 @@ func TestToolHints(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := skills.ByID("a").ToolHints()
-			if got.Title != tc.want.Title || got.ReadOnly != tc.want.ReadOnly || got.Idempotent != tc.want.Idempotent ||
+			if tc.want.Task == "" {
+				tc.want.Task = mapping.TaskForbidden
+			}
+			if got.Task != tc.want.Task || got.Title != tc.want.Title || got.ReadOnly != tc.want.ReadOnly || got.Idempotent != tc.want.Idempotent ||
 				got.Destructive != tc.want.Destructive || (got.OpenWorld == nil) != (tc.want.OpenWorld == nil) ||
 				(got.OpenWorld != nil && *got.OpenWorld != *tc.want.OpenWorld) || !reflect.DeepEqual(got.OutputSchema, tc.want.OutputSchema) {
 				t.Errorf("hints = %+v, want %+v", got, tc.want)
@@ -47,7 +56,8 @@ func TestToolHints(t *testing.T) {
 func TestToolHintsErrors(t *testing.T) {
 	for _, tc := range []struct{ block, want string }{
 		{"mcp: {read_only: maybe}", `skill "a": mcp.read_only: must be true or false`},
-		{"mcp: {titel: x}", `skill "a": mcp.titel: unknown key (known keys: title, read_only, idempotent, destructive, open_world, output_schema)`},
+		{"mcp: {titel: x}", `skill "a": mcp.titel: unknown key (known keys: title, read_only, idempotent, destructive, open_world, output_schema, task)`},
+		{"mcp: {task: always}", `skill "a": mcp.task: must be forbidden, optional or required, not "always"`},
 		{"mcp: {output_schema: {type: array}}", `skill "a": mcp.output_schema: must be the JSON Schema of an object`},
 		{"mcp: {output_schema: [1]}", `skill "a": mcp.output_schema`},
 	} {

@@ -695,6 +695,10 @@ func (m *Manager) Ready(ctx context.Context) error {
 // replica's).
 func (m *Manager) Stored(ctx context.Context) (int, error) { return m.store.Len(ctx) }
 
+// MaxAge is how long a task is kept after its last update
+// (Options.MaxAge).
+func (m *Manager) MaxAge() time.Duration { return m.maxAge }
+
 // MaxInputWait is how long a task waits for the input it asked for
 // before it fails (Options.MaxInputWait).
 func (m *Manager) MaxInputWait() time.Duration { return m.maxInputWait }

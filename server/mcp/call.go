@@ -49,6 +49,12 @@ func (b *binding) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 
 // runCall runs req, a tools/call carried by in.
 func (b *binding) runCall(ctx context.Context, in *inbound, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	// A tool that runs only as a task refuses a call that cannot run as
+	// one; to a caller that may not use it, it stays unknown (refused).
+	if sk := b.tools.skills[req.Params.Name]; sk != nil && sk.ToolHints().Task == mapping.TaskRequired && asTask(ctx) == nil &&
+		b.h.Permits(in.caller, sk) {
+		return nil, errTasksUndeclared(fmt.Sprintf("tool %q runs only as a task: it", req.Params.Name))
+	}
 	if req.Params.RequestState != "" {
 		return b.resume(ctx, in, req)
 	}
@@ -89,6 +95,13 @@ func (b *binding) send(ctx context.Context, in *inbound, req *sdk.CallToolReques
 		return Result(nil, nil, admitted.Reply), nil
 	}
 	run := admitted.Task
+	if call := asTask(ctx); call != nil && runsAsTask(admitted.Skill, msg) {
+		// The task goes on without the call, as a SendMessage that
+		// returns immediately: the client polls it (tasks.go).
+		call.handle = run.Task
+		go func() { _, _ = admitted.Execute() }()
+		return nil, nil
+	}
 	owner := in.caller.Owner()
 	cancel := func() { _, _ = b.tasks.Cancel(owner, run.Task.ID) }
 	stopCall := context.AfterFunc(ctx, cancel)
@@ -131,8 +144,14 @@ func invalidArguments(sk *mapping.Skill, msg *a2a.Message) bool {
 	if sk == nil {
 		return false
 	}
+	return slices.ContainsFunc(argumentProblems(sk, msg), func(p mapping.ArgumentProblem) bool { return p.Why != "" })
+}
+
+// argumentProblems are what is missing or wrong in the arguments msg
+// gives sk.
+func argumentProblems(sk *mapping.Skill, msg *a2a.Message) []mapping.ArgumentProblem {
 	_, problems := sk.GatherArguments(mapping.Call{Message: msg})
-	return slices.ContainsFunc(problems, func(p mapping.ArgumentProblem) bool { return p.Why != "" })
+	return problems
 }
 
 // refused is the protocol error of a call the engine refused: a tool

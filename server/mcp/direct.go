@@ -11,6 +11,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"mime"
@@ -36,44 +37,61 @@ const (
 // tools/call, and reports whether it did; false, and nothing written, for
 // a request the SDK is to answer.
 func (b *binding) callDirect(w http.ResponseWriter, in *inbound, env *envelope) bool {
-	r := in.r
-	params, ok := b.plainToolsCall(r, env)
+	params, ok := b.plainToolsCall(in.r, env)
 	if !ok {
 		return false
 	}
-	res, err := b.runCall(r.Context(), in, &sdk.CallToolRequest{Params: params})
-	if r.Context().Err() != nil {
-		in.ended = r.Context().Err() // nobody is left to answer
-		return true
+	b.answerCall(w, in, env.ID, in.r.Context(), &sdk.CallToolRequest{Params: params})
+	return true
+}
+
+// answerCall runs req, a tools/call, in ctx and writes the answer to
+// request id: its result, its error, or the handle of the task it runs as
+// (asTask).
+func (b *binding) answerCall(w http.ResponseWriter, in *inbound, id json.RawMessage, ctx context.Context, req *sdk.CallToolRequest) {
+	res, err := b.runCall(ctx, in, req)
+	if err := in.r.Context().Err(); err != nil {
+		in.ended = err // nobody is left to answer
+		return
 	}
 	var out []byte
-	if err == nil {
-		out, err = b.appendResult(env.ID, res)
+	switch call := asTask(ctx); {
+	case err != nil:
+	case call != nil && call.handle != nil:
+		out, err = b.appendTask(id, "task", call.handle)
+	default:
+		out, err = b.appendResult(id, res)
 	}
+	b.writeAnswer(w, in, id, out, err)
+}
+
+// writeAnswer writes out, the answer to request id, or the JSON-RPC error
+// err when there is one.
+func (b *binding) writeAnswer(w http.ResponseWriter, in *inbound, id json.RawMessage, out []byte, err error) {
 	status := http.StatusOK
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) {
-			b.log.Error("MCP: a tools/call result could not be encoded", zap.String("tool", params.Name), zap.Error(err))
+			b.log.Error("MCP: an answer could not be encoded", zap.Error(err))
 			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the result could not be encoded"}
 		}
 		in.fail(rpcErr.Code)
 		status = statelessErrorStatus(rpcErr.Code)
-		out = appendRPCError(env.ID, rpcErr)
+		out = appendRPCError(id, rpcErr)
 	}
 	b.h.WriteJSON(w, status, "application/json", out)
-	return true
 }
 
 // statelessErrorStatus is the HTTP status of a 2026-07-28 answer that is
 // JSON-RPC error code: 404 for an unknown method, 400 for invalid params,
-// an unsupported version or missing capabilities (SEP-2575, as the SDK
-// answers them), 200 otherwise.
+// an unsupported version, missing capabilities (SEP-2575, as the SDK
+// answers them) or headers that do not match the body (SEP-2243), 200
+// otherwise.
 func statelessErrorStatus(code int64) int {
 	switch code {
 	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
-	case jsonrpc.CodeInvalidParams, sdk.CodeUnsupportedProtocolVersion, sdk.CodeMissingRequiredClientCapabilities:
+	case jsonrpc.CodeInvalidParams, sdk.CodeUnsupportedProtocolVersion, sdk.CodeMissingRequiredClientCapabilities, sdk.CodeHeaderMismatch:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK

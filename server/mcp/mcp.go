@@ -11,8 +11,9 @@
 // through its context; tools.go defines the tools and their results;
 // call.go runs a call and says its errors in MCP's terms; input.go asks
 // for missing input and resumes with the answer; direct.go answers a
-// plain stateless tools/call without the SDK; envelope.go reads the
-// request as the SDK would, strictly.
+// plain stateless tools/call without the SDK; tasks.go serves the tasks
+// extension (a long call's task handle, tasks/get, tasks/update,
+// tasks/cancel); envelope.go reads the request as the SDK would, strictly.
 package mcp
 
 import (
@@ -217,21 +218,22 @@ func newBinding(h *server.Handler, c *Config) (*binding, error) {
 	opts := sdk.StreamableHTTPOptions{MaxRequestBodyBytes: res.MaxRequestBytes, DisableLocalhostProtection: true}
 	stateless := opts
 	stateless.Stateless, stateless.PropagateRequestCancellation = true, true
-	statelessServer := b.server(card.Description)
+	// The tasks extension is for 2026-07-28 (tasks.go).
+	statelessServer := b.server(card.Description, map[string]any{tasksExtension: struct{}{}})
 	b.stateless = carrying(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return statelessServer }, &stateless))
 	stateful := opts
 	stateful.SessionTimeout = timeout
-	b.statefulServer = b.server(card.Description)
+	b.statefulServer = b.server(card.Description, nil)
 	b.statefulServer.AddReceivingMiddleware(b.boundInputWaits)
 	b.stateful = carrying(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return b.statefulServer }, &stateful))
 	return b, nil
 }
 
-// server makes an MCP server with the skills as its tools, and the
-// agent's description as its instructions.
-func (b *binding) server(instructions string) *sdk.Server {
-	s := sdk.NewServer(b.serverInfo,
-		&sdk.ServerOptions{Instructions: instructions, Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}})
+// server makes an MCP server with the skills as its tools, the agent's
+// description as its instructions, and the extensions it declares.
+func (b *binding) server(instructions string, extensions map[string]any) *sdk.Server {
+	s := sdk.NewServer(b.serverInfo, &sdk.ServerOptions{Instructions: instructions,
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Extensions: extensions}})
 	b.tools.addTo(s, b)
 	return s
 }
@@ -294,6 +296,9 @@ func (b *binding) Serve(w http.ResponseWriter, r *http.Request, c *server.Exchan
 	in.r = r
 
 	stateless := r.Header.Get("Mcp-Protocol-Version") >= statelessVersion
+	if stateless && plain && b.serveTasks(direct, in, &env, body) {
+		return true
+	}
 	if stateless && plain && !b.bySDK && b.callDirect(direct, in, &env) {
 		return true
 	}
