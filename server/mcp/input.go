@@ -42,10 +42,12 @@ func (b *binding) askInput(ctx context.Context, in *inbound, req *sdk.CallToolRe
 		b.cancelTask(owner, task.ID)
 		return toolError(task.ID, askText(task.Status.Message, false))
 	}
-	if w, ok := ctx.Value(inputWaitKey{}).(*inputWait); ok {
+	// A call the SDK asks the client for (a session's) waits for it.
+	w, onSession := ctx.Value(inputWaitKey{}).(*inputWait)
+	if onSession {
 		w.arm(b, in, task.ID, owner)
 	}
-	return inputRequest(task)
+	return inputRequest(task, !onSession)
 }
 
 // inputWaitKey holds, in a call's context, its *inputWait.
@@ -116,16 +118,23 @@ func (b *binding) boundInputWaits(next sdk.MethodHandler) sdk.MethodHandler {
 }
 
 // inputRequest is the result that asks for the input task waits for:
-// each missing argument by its schema, one request per argument keyed by
-// its name, or a reply in words (key freeReply). Its request state names
-// the task and this round (the message that asks), so that every round's
-// is new.
-func inputRequest(task *a2a.Task) *sdk.CallToolResult {
+// the missing arguments by their schema, or a reply in words (key
+// freeReply). Per argument (a client at 2026-07-28, which gets them all
+// at once), one request each, keyed by its name; otherwise (a session,
+// where the SDK asks the user each request in turn) one form for them
+// all, keyed wholeForm. Its request state names the task and this round
+// (the message that asks), so that every round's is new.
+func inputRequest(task *a2a.Task, perArgument bool) *sdk.CallToolResult {
 	msg := task.Status.Message
 	text := askText(msg, true)
 	requests := sdk.InputRequestMap{}
-	for name, schema := range askedArguments(msg) {
-		requests[name] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: schema}
+	switch schema := mapping.AskedSchema(msg); {
+	case perArgument:
+		for name, schema := range askedArguments(msg) {
+			requests[name] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: schema}
+		}
+	case schema != nil:
+		requests[wholeForm] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: schema}
 	}
 	if len(requests) == 0 {
 		requests[freeReply] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: freeReplySchema}
@@ -136,6 +145,10 @@ func inputRequest(task *a2a.Task) *sdk.CallToolResult {
 	}
 	return &sdk.CallToolResult{Meta: sdk.Meta{TaskIDMeta: task.ID}, InputRequests: requests, RequestState: state}
 }
+
+// wholeForm keys the one input request that asks for every missing
+// argument at once.
+const wholeForm = "arguments"
 
 // askedArguments are the arguments an input-required message asks for,
 // each as the schema of a form that asks for it alone: the object schema
@@ -242,13 +255,13 @@ func (b *binding) resume(ctx context.Context, in *inbound, req *sdk.CallToolRequ
 // answer to one argument is its content's member of that name, else its
 // content's only member, whatever its client named it.
 func answers(asking *a2a.Message, responses sdk.InputResponseMap) (content map[string]any, refusal string, err error) {
-	keys := slices.Collect(maps.Keys(askedArguments(asking)))
+	asked := askedArguments(asking)
+	keys := slices.Sorted(maps.Keys(asked))
 	if len(keys) == 0 {
 		keys = []string{freeReply}
 	}
-	slices.Sort(keys)
 	content = map[string]any{}
-	for _, key := range keys {
+	for _, key := range append(keys, wholeForm) {
 		response, ok := responses[key]
 		if !ok {
 			continue
@@ -266,15 +279,61 @@ func answers(asking *a2a.Message, responses sdk.InputResponseMap) (content map[s
 			return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 				"inputResponses[%q]: the answer's action %q is none of accept, decline and cancel", key, answer.Action)}
 		}
-		if v, ok := answer.Content[key]; ok {
-			content[key] = v
-		} else if len(answer.Content) == 1 {
-			for _, v := range answer.Content {
-				content[key] = v
+		if key == wholeForm {
+			for name, v := range answer.Content {
+				if _, ok := asked[name]; ok {
+					content[name] = v
+				}
 			}
+		} else if v, ok := answerValue(key, answer); ok {
+			content[key] = v
 		}
 	}
 	return content, "", nil
+}
+
+// answerValue is the value an accepted answer gives the argument it was
+// asked for: its content's member of that name, else its content's only
+// member, whatever its client named it.
+func answerValue(name string, answer *sdk.ElicitResult) (any, bool) {
+	if v, ok := answer.Content[name]; ok {
+		return v, true
+	}
+	if len(answer.Content) == 1 {
+		for _, v := range answer.Content {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// withAnswers is the arguments of a call that carries input responses but
+// no request state (a client that keeps no state, or answers before it is
+// asked): each accepted answer keyed by an argument of the skill that the
+// arguments lack gives it; any other response is ignored, as
+// unrecognized input is.
+func withAnswers(sk *mapping.Skill, args json.RawMessage, responses sdk.InputResponseMap) (json.RawMessage, error) {
+	var given map[string]any
+	if err := json.Unmarshal(args, &given); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the arguments must be a JSON object: " + err.Error()}
+	}
+	added := false
+	for _, name := range sk.DeclaredArguments() {
+		answer, ok := responses[name].(*sdk.ElicitResult)
+		if _, set := given[name]; set || !ok || answer == nil || answer.Action != "accept" {
+			continue
+		}
+		if v, ok := answerValue(name, answer); ok {
+			if given == nil {
+				given = map[string]any{}
+			}
+			given[name], added = v, true
+		}
+	}
+	if !added {
+		return args, nil
+	}
+	return json.Marshal(given)
 }
 
 // cancelTask cancels a call's task that waits for input no more: a refusal

@@ -296,24 +296,36 @@ func waitEnd(t *testing.T, sub *tasks.Subscription) {
 	}
 }
 
-// On a session, the SDK asks the client each request of a round in turn
-// (elicitation/create), and calls again with the answers.
-func TestMCPInputRequestPerArgumentOnSession(t *testing.T) {
+// On a session, where the SDK asks the user each request of a round in
+// turn (elicitation/create), the arguments are asked in one form.
+func TestMCPInputRequestOneFormOnSession(t *testing.T) {
 	a := servertest.NewAgent(t, withMCP)
-	values := map[string]any{"item": "tea", "quantity": 2}
 	var asked []string
 	cs := connectMCP(t, a, mcpStateful, "", &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			schema, _ := json.Marshal(req.Params.RequestedSchema)
-			var form struct{ Required []string }
-			if err := json.Unmarshal(schema, &form); err != nil || len(form.Required) != 1 {
-				return nil, fmt.Errorf("a form for one argument, not %s", schema)
-			}
-			asked = append(asked, form.Required[0])
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{form.Required[0]: values[form.Required[0]]}}, nil
+			asked = append(asked, string(schema))
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"item": "tea", "quantity": 2}}, nil
 		}})
 	res := callTool(t, cs, "place_order", map[string]any{})
-	if got := texts(res); res.IsError || len(got) == 0 || !strings.Contains(got[0], "2 × tea") || len(asked) != 2 {
+	if got := texts(res); res.IsError || len(got) == 0 || !strings.Contains(got[0], "2 × tea") ||
+		len(asked) != 1 || !strings.Contains(asked[0], `"required":["item","quantity"]`) {
 		t.Errorf("result = %+v, texts %q, asked %q", res, got, asked)
+	}
+}
+
+// Input responses without a request state answer the arguments they are
+// keyed by; those that name none are ignored.
+func TestMCPInputResponsesWithoutState(t *testing.T) {
+	a := servertest.NewAgent(t, withMCP)
+	cs := connectMCP(t, a, mcpStateless, "", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil }})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{},
+		InputResponses: mcp.InputResponseMap{
+			"city":  &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Paris"}},
+			"extra": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"foo": "bar"}},
+		}})
+	if err != nil || res.IsError || res.NeedsInput() || !strings.HasPrefix(texts(res)[0], "Paris: ") {
+		t.Errorf("%v, %+v", err, res)
 	}
 }

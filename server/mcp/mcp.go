@@ -230,8 +230,12 @@ func newBinding(h *server.Handler, c *Config) (*binding, error) {
 // server makes an MCP server with the skills as its tools, and the
 // agent's description as its instructions.
 func (b *binding) server(instructions string) *sdk.Server {
-	s := sdk.NewServer(b.serverInfo,
-		&sdk.ServerOptions{Instructions: instructions, Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}})
+	s := sdk.NewServer(b.serverInfo, &sdk.ServerOptions{Instructions: instructions,
+		// Prompts: none, but prompts/list answers (an empty list), so the
+		// capability is declared, as discovery must show what is answered.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Prompts: &sdk.PromptCapabilities{}},
+		// Declares completions.
+		CompletionHandler: complete})
 	b.tools.addTo(s, b)
 	return s
 }
