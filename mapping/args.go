@@ -49,8 +49,11 @@ type argument struct {
 	required    bool
 	description string
 	enum        []any // values of typ
-	def         any   // the default, a value of typ; nil for none
-	mediaTypes  []string
+	// enumTitles are the enum's values' display titles, by index ("" for
+	// a value without one); nil when none has one (SEP-1330's titled enum).
+	enumTitles []string
+	def        any // the default, a value of typ; nil for none
+	mediaTypes []string
 }
 
 // argSchema is how a skill gets its arguments.

@@ -314,6 +314,29 @@ func TestArgumentSchema(t *testing.T) {
 	}
 }
 
+// A titled enum (SEP-1330) is oneOf, each value a const with its title
+// (the value itself for one without); its values are checked as an
+// enum's.
+func TestTitledEnum(t *testing.T) {
+	s := load(t, `upstream: {url: "http://ignored"}
+skills:
+  - id: a
+    description: d
+    arguments:
+      size: {enum: [{value: s, title: Small}, {value: l, title: Large}, xl], default: l}
+    request: {path: /a}
+`, "http://127.0.0.1:1", mapping.Options{})
+	got, _ := json.Marshal(s.ByID("a").ArgumentSchema())
+	want := `{"properties":{"size":{"default":"l","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"},` +
+		`{"const":"xl","title":"xl"}],"type":"string"}},"type":"object"}`
+	if string(got) != want {
+		t.Errorf("schema\n%s\nwant\n%s", got, want)
+	}
+	if _, problems := s.ByID("a").GatherArguments(mapping.Call{Message: message("a", map[string]any{"size": "m"}, "")}); len(problems) != 1 {
+		t.Errorf("a value out of the titled enum: problems %+v", problems)
+	}
+}
+
 func TestArgumentErrors(t *testing.T) {
 	head := "upstream: {url: \"http://ignored\"}\nskills:\n  - id: a\n    description: d\n"
 	req := "    request: {path: /a}\n"
@@ -325,6 +348,9 @@ func TestArgumentErrors(t *testing.T) {
 		{"required not a boolean", "    arguments:\n      x: {required: yes please}\n" + req, `arguments.x.required: must be true or false, not "yes please"`},
 		{"enum on a boolean", "    arguments:\n      x: {type: boolean, enum: [true]}\n" + req, `arguments.x.enum: is only for arguments of type string, integer or number`},
 		{"enum of the wrong type", "    arguments:\n      x: {type: integer, enum: [1, two]}\n" + req, `arguments.x.enum[1]: must be an integer, not a string`},
+		{"titled enum value of the wrong type", "    arguments:\n      x: {type: integer, enum: [{value: one, title: One}]}\n" + req, `arguments.x.enum[0]: must be an integer, not a string`},
+		{"titled enum without a value", "    arguments:\n      x: {enum: [{title: One}]}\n" + req, `arguments.x.enum[0].value: is required`},
+		{"titled enum, unknown key", "    arguments:\n      x: {enum: [{value: a, label: A}]}\n" + req, `arguments.x.enum[0].label: unknown key`},
 		{"default and required", "    arguments:\n      x: {required: true, default: a}\n" + req, `arguments.x.default: a required argument has no default`},
 		{"default of the wrong type", "    arguments:\n      x: {type: number, default: lots}\n" + req, `arguments.x.default: must be a number, not a string`},
 		{"default not in the enum", "    arguments:\n      x: {enum: [a, b], default: c}\n" + req, `arguments.x.default: is not one of the enum's values`},

@@ -45,7 +45,18 @@ func (a *argument) jsonSchema() map[string]any {
 	if a.description != "" {
 		m["description"] = a.description
 	}
-	if len(a.enum) > 0 {
+	switch {
+	case a.enumTitles != nil: // titled (SEP-1330): oneOf, each value a const with its title
+		values := make([]any, len(a.enum))
+		for i, v := range a.enum {
+			title := a.enumTitles[i]
+			if title == "" {
+				title, _ = scalarString(v)
+			}
+			values[i] = map[string]any{"const": v, "title": title}
+		}
+		m["oneOf"] = values
+	case len(a.enum) > 0:
 		m["enum"] = a.enum
 	}
 	if a.def != nil {

@@ -60,7 +60,7 @@ func (l *loader) arguments(n *yaml.Node) []argument {
 			return
 		}
 		if enumNode != nil {
-			a.enum = l.enum(enumNode, key+".enum", a.typ)
+			a.enum, a.enumTitles = l.enum(enumNode, key+".enum", a.typ)
 		}
 		if defNode != nil {
 			a.def = l.defaultValue(defNode, key+".default", &a)
@@ -73,23 +73,46 @@ func (l *loader) arguments(n *yaml.Node) []argument {
 	return out
 }
 
-func (l *loader) enum(n *yaml.Node, key string, t argType) []any {
+// enum reads an enum: its values, each a constant or {value, title} (a
+// titled value, which a client may show by its title), and their titles
+// (nil when none has one).
+func (l *loader) enum(n *yaml.Node, key string, t argType) (values []any, titles []string) {
 	if t != argString && t != argInteger && t != argNumber {
 		l.errorf(n, key, "is only for arguments of type string, integer or number")
-		return nil
+		return nil, nil
 	}
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		l.errorf(n, key, "must be a list of at least one value")
-		return nil
+		return nil, nil
 	}
-	out := make([]any, 0, len(n.Content))
+	values, titles = make([]any, 0, len(n.Content)), make([]string, 0, len(n.Content))
+	titled := false
 	for i, item := range n.Content {
-		v, ok := l.typedConstant(resolve(item), fmt.Sprintf("%s[%d]", key, i), t)
-		if ok {
-			out = append(out, v)
+		itemKey := fmt.Sprintf("%s[%d]", key, i)
+		valueNode, title := resolve(item), ""
+		if valueNode.Kind == yaml.MappingNode {
+			valueNode = nil
+			l.fields(item, itemKey, []string{"value", "title"}, func(name string, v *yaml.Node) {
+				if name == "value" {
+					valueNode = resolve(v)
+				} else {
+					title, _ = l.scalar(v, itemKey+".title")
+				}
+			})
+			if valueNode == nil {
+				l.errorf(item, itemKey+".value", "is required")
+				continue
+			}
+			titled = true
+		}
+		if v, ok := l.typedConstant(valueNode, itemKey, t); ok {
+			values, titles = append(values, v), append(titles, title)
 		}
 	}
-	return out
+	if !titled {
+		titles = nil
+	}
+	return values, titles
 }
 
 func (l *loader) defaultValue(n *yaml.Node, key string, a *argument) any {

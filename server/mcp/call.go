@@ -66,6 +66,12 @@ func (b *binding) runCall(ctx context.Context, in *inbound, req *sdk.CallToolReq
 	default:
 		return toolError("", "the arguments must be a JSON object"), nil
 	}
+	if sk := b.tools.skills[req.Params.Name]; sk != nil && len(req.Params.InputResponses) > 0 {
+		var err error
+		if args, err = withAnswers(sk, args, req.Params.InputResponses); err != nil {
+			return nil, err
+		}
+	}
 	msg := a2a.Message{MessageID: b.tasks.NewID(tasks.MessageID), Role: a2a.RoleUser,
 		Parts: []a2a.Part{a2a.DataPart(args)}, Metadata: map[string]any{mapping.MetadataSkillKey: req.Params.Name}}
 	return b.send(ctx, in, req, &msg)

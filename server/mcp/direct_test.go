@@ -81,16 +81,21 @@ func postMCP(t *testing.T, a *servertest.Agent, body string, header ...string) (
 }
 
 // withoutTaskIDs is msg with the task ids it holds (each call makes its
-// own task) replaced by TASK.
+// own task) replaced by TASK, and the round its request state names by
+// ROUND.
 func withoutTaskIDs(msg map[string]any) map[string]any {
 	raw, _ := json.Marshal(msg)
-	var ids []string
+	var ids, rounds []string
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
 			if id, ok := v[mcpbinding.TaskIDMeta].(string); ok {
 				ids = append(ids, id)
+			}
+			if state, ok := v["requestState"].(string); ok {
+				_, round, _ := strings.Cut(state, "/")
+				rounds = append(rounds, round)
 			}
 			for _, e := range v {
 				walk(e)
@@ -103,6 +108,9 @@ func withoutTaskIDs(msg map[string]any) map[string]any {
 	}
 	walk(msg)
 	s := string(raw)
+	for _, round := range rounds {
+		s = strings.ReplaceAll(s, round, "ROUND")
+	}
 	for _, id := range ids {
 		s = strings.ReplaceAll(s, id, "TASK")
 	}

@@ -2,7 +2,10 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,21 +19,20 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
-// inputID names, among a result's input requests, the one that asks
-// for a skill's arguments.
-const inputID = "arguments"
-
 // statePrefix begins the request state of a call that asks for input:
-// the task the answer goes to follows. maxRequestState bounds what a
-// retry may send back.
+// the task the answers go to, then the round, the id of the message that
+// asks (stateRoundSep between them), so that each round's state is new and
+// an earlier round's, or one altered, names no question the task still
+// asks. maxRequestState bounds what a retry may send back.
 const (
 	statePrefix     = "a2a-task:"
+	stateRoundSep   = "/"
 	maxRequestState = 256
 )
 
 // askInput answers a call whose task asks for input: an elicitation in
-// form mode with the schema of what is missing and the task in the
-// request state; the client answers by calling again (2026-07-28), or the
+// form mode per missing argument, keyed by its name, and the task and
+// round in the request state; the client answers by calling again (2026-07-28), or the
 // SDK asks it and calls again for it (before). A call whose arguments are
 // invalid, or whose client cannot answer, gets an error result that says
 // what is missing or wrong, and its task is canceled: the caller calls
@@ -40,10 +42,12 @@ func (b *binding) askInput(ctx context.Context, in *inbound, req *sdk.CallToolRe
 		b.cancelTask(owner, task.ID)
 		return toolError(task.ID, askText(task.Status.Message, false))
 	}
-	if w, ok := ctx.Value(inputWaitKey{}).(*inputWait); ok {
+	// A call the SDK asks the client for (a session's) waits for it.
+	w, onSession := ctx.Value(inputWaitKey{}).(*inputWait)
+	if onSession {
 		w.arm(b, in, task.ID, owner)
 	}
-	return inputRequest(task)
+	return inputRequest(task, !onSession)
 }
 
 // inputWaitKey holds, in a call's context, its *inputWait.
@@ -113,17 +117,57 @@ func (b *binding) boundInputWaits(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-// inputRequest is the result that asks for the input task waits for: the
-// skill's missing arguments, by their schema, or a reply in words.
-func inputRequest(task *a2a.Task) *sdk.CallToolResult {
-	schema := mapping.AskedSchema(task.Status.Message)
-	if schema == nil {
-		schema = freeReplySchema
+// inputRequest is the result that asks for the input task waits for:
+// the missing arguments by their schema, or a reply in words (key
+// freeReply). Per argument (a client at 2026-07-28, which gets them all
+// at once), one request each, keyed by its name; otherwise (a session,
+// where the SDK asks the user each request in turn) one form for them
+// all, keyed wholeForm. Its request state names the task and this round
+// (the message that asks), so that every round's is new.
+func inputRequest(task *a2a.Task, perArgument bool) *sdk.CallToolResult {
+	msg := task.Status.Message
+	text := askText(msg, true)
+	requests := sdk.InputRequestMap{}
+	switch schema := mapping.AskedSchema(msg); {
+	case perArgument:
+		for name, schema := range askedArguments(msg) {
+			requests[name] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: schema}
+		}
+	case schema != nil:
+		requests[wholeForm] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: schema}
 	}
-	return &sdk.CallToolResult{Meta: sdk.Meta{TaskIDMeta: task.ID},
-		InputRequests: sdk.InputRequestMap{inputID: &sdk.ElicitParams{Mode: "form", Message: askText(task.Status.Message, true),
-			RequestedSchema: schema}},
-		RequestState: statePrefix + task.ID}
+	if len(requests) == 0 {
+		requests[freeReply] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: freeReplySchema}
+	}
+	state := statePrefix + task.ID
+	if msg != nil {
+		state += stateRoundSep + msg.MessageID
+	}
+	return &sdk.CallToolResult{Meta: sdk.Meta{TaskIDMeta: task.ID}, InputRequests: requests, RequestState: state}
+}
+
+// wholeForm keys the one input request that asks for every missing
+// argument at once.
+const wholeForm = "arguments"
+
+// askedArguments are the arguments an input-required message asks for,
+// each as the schema of a form that asks for it alone: the object schema
+// of mapping.AskedSchema (every argument in it required) cut into one per
+// property.
+func askedArguments(msg *a2a.Message) map[string]any {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	// The schema is a Go map in memory, JSON once a shared store has
+	// held the task: read either as JSON.
+	if raw, err := json.Marshal(mapping.AskedSchema(msg)); err == nil {
+		_ = json.Unmarshal(raw, &schema) // no properties: nothing asked by name
+	}
+	out := make(map[string]any, len(schema.Properties))
+	for name, prop := range schema.Properties {
+		out[name] = map[string]any{"type": "object", "properties": map[string]any{name: prop}, "required": []string{name}}
+	}
+	return out
 }
 
 // askText is what a call whose task asks for input (msg) tells an MCP
@@ -149,9 +193,10 @@ var freeReplySchema = map[string]any{"type": "object", "required": []string{free
 
 const freeReply = "reply"
 
-// resume goes on with a call that answers an input request: the answer
-// becomes the next message of the task (its owner's only), a refusal
-// cancels the task.
+// resume goes on with a call that answers an input request: the answers
+// become the next message of the task (its owner's only), a refusal
+// cancels the task. The request state must name the task's current round:
+// one of an earlier round, or altered, is refused.
 func (b *binding) resume(ctx context.Context, in *inbound, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	// On a session the wait for the answer ends only once the answer is
 	// taken: on an error before, the call's task is canceled, since the SDK
@@ -162,13 +207,9 @@ func (b *binding) resume(ctx context.Context, in *inbound, req *sdk.CallToolRequ
 		}
 	}
 	state := req.Params.RequestState
-	taskID, ok := strings.CutPrefix(state, statePrefix)
-	if !ok || len(state) > maxRequestState {
+	taskID, round, ok := strings.Cut(strings.TrimPrefix(state, statePrefix), stateRoundSep)
+	if !ok || !strings.HasPrefix(state, statePrefix) || len(state) > maxRequestState {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState is not one this server gave"}
-	}
-	answer, _ := req.Params.InputResponses[inputID].(*sdk.ElicitResult)
-	if answer == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses has no answer to " + inputID}
 	}
 	owner := in.caller.Owner()
 	noHistory := int32(0)
@@ -179,26 +220,120 @@ func (b *binding) resume(ctx context.Context, in *inbound, req *sdk.CallToolRequ
 	if server.SkillOf(task) != req.Params.Name {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState names a task of another tool"}
 	}
-	switch answer.Action {
-	case "accept":
-	case "decline", "cancel":
+	asking := task.Status.Message
+	if task.Status.State != a2a.TaskStateInputRequired || asking == nil || asking.MessageID != round {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"requestState is stale: task %s asks no more what it names (it is %s); answer the last input requests with their own requestState",
+			taskID, task.Status.State)}
+	}
+	content, refusal, err := answers(asking, req.Params.InputResponses)
+	switch {
+	case err != nil:
+		return nil, err
+	case refusal != "":
 		answered()
 		if _, err := b.tasks.Cancel(owner, taskID); err != nil {
 			return nil, b.refused(req.Params.Name, err)
 		}
-		return toolError(taskID, "The arguments were not given ("+answer.Action+"): the task is canceled."), nil
-	default:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-			Message: fmt.Sprintf("the answer's action %q is none of accept, decline and cancel", answer.Action)}
+		return toolError(taskID, "The input requests were not answered ("+refusal+"): the task is canceled."), nil
+	case len(content) == 0: // nothing answers this round: ask again
+		return b.askInput(ctx, in, req, task, owner, false), nil
 	}
-	part := a2a.DataPart(answer.Content)
-	if reply, ok := answer.Content[freeReply].(string); ok && len(answer.Content) == 1 && mapping.AskedSchema(task.Status.Message) == nil {
+	part := a2a.DataPart(content)
+	if reply, ok := content[freeReply].(string); ok && len(content) == 1 && mapping.AskedSchema(asking) == nil {
 		part = a2a.TextPart(reply)
 	}
 	msg := a2a.Message{MessageID: b.tasks.NewID(tasks.MessageID), TaskID: taskID, ContextID: task.ContextID,
 		Role: a2a.RoleUser, Parts: []a2a.Part{part}}
 	answered()
 	return b.send(ctx, in, req, &msg)
+}
+
+// answers reads the responses to the input requests of asking (keyed as
+// inputRequest keys them; others are ignored): the values they give, by
+// argument, or the action of the first that declines or cancels. The
+// answer to one argument is its content's member of that name, else its
+// content's only member, whatever its client named it.
+func answers(asking *a2a.Message, responses sdk.InputResponseMap) (content map[string]any, refusal string, err error) {
+	asked := askedArguments(asking)
+	keys := slices.Sorted(maps.Keys(asked))
+	if len(keys) == 0 {
+		keys = []string{freeReply}
+	}
+	content = map[string]any{}
+	for _, key := range append(keys, wholeForm) {
+		response, ok := responses[key]
+		if !ok {
+			continue
+		}
+		answer, ok := response.(*sdk.ElicitResult)
+		if !ok || answer == nil {
+			return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: fmt.Sprintf("inputResponses[%q] answers no elicitation, which its input request is", key)}
+		}
+		switch answer.Action {
+		case "accept":
+		case "decline", "cancel":
+			return nil, answer.Action, nil
+		default:
+			return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+				"inputResponses[%q]: the answer's action %q is none of accept, decline and cancel", key, answer.Action)}
+		}
+		if key == wholeForm {
+			for name, v := range answer.Content {
+				if _, ok := asked[name]; ok {
+					content[name] = v
+				}
+			}
+		} else if v, ok := answerValue(key, answer); ok {
+			content[key] = v
+		}
+	}
+	return content, "", nil
+}
+
+// answerValue is the value an accepted answer gives the argument it was
+// asked for: its content's member of that name, else its content's only
+// member, whatever its client named it.
+func answerValue(name string, answer *sdk.ElicitResult) (any, bool) {
+	if v, ok := answer.Content[name]; ok {
+		return v, true
+	}
+	if len(answer.Content) == 1 {
+		for _, v := range answer.Content {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// withAnswers is the arguments of a call that carries input responses but
+// no request state (a client that keeps no state, or answers before it is
+// asked): each accepted answer keyed by an argument of the skill that the
+// arguments lack gives it; any other response is ignored, as
+// unrecognized input is.
+func withAnswers(sk *mapping.Skill, args json.RawMessage, responses sdk.InputResponseMap) (json.RawMessage, error) {
+	var given map[string]any
+	if err := json.Unmarshal(args, &given); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the arguments must be a JSON object: " + err.Error()}
+	}
+	added := false
+	for _, name := range sk.DeclaredArguments() {
+		answer, ok := responses[name].(*sdk.ElicitResult)
+		if _, set := given[name]; set || !ok || answer == nil || answer.Action != "accept" {
+			continue
+		}
+		if v, ok := answerValue(name, answer); ok {
+			if given == nil {
+				given = map[string]any{}
+			}
+			given[name], added = v, true
+		}
+	}
+	if !added {
+		return args, nil
+	}
+	return json.Marshal(given)
 }
 
 // cancelTask cancels a call's task that waits for input no more: a refusal

@@ -135,12 +135,14 @@ func TestMCPRequestState(t *testing.T) {
 	if !res.NeedsInput() || !strings.HasPrefix(res.RequestState, "a2a-task:") {
 		t.Fatalf("result = %+v", res)
 	}
-	answer := mcp.InputResponseMap{"arguments": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"city": "Paris"}}}
+	answer := mcp.InputResponseMap{"city": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"city": "Paris"}}}
 	for _, tc := range []struct{ name, tool, state, want string }{
 		{"not ours", "weather", "something", "requeststate"},
-		{"too long", "weather", "a2a-task:" + strings.Repeat("x", 300), "requeststate"},
-		{"unknown task", "weather", "a2a-task:nope", "not found"},
+		{"too long", "weather", res.RequestState + strings.Repeat("x", 300), "requeststate"},
+		{"unknown task", "weather", "a2a-task:nope/1", "not found"},
 		{"another tool's task", "user", res.RequestState, "another tool"},
+		{"tampered", "weather", res.RequestState + "-TAMPERED", "stale"},
+		{"no round", "weather", strings.Split(res.RequestState, "/")[0], "requeststate"},
 	} {
 		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tc.tool, InputResponses: answer, RequestState: tc.state})
 		if err == nil || !strings.Contains(strings.ToLower(err.Error()), tc.want) {
@@ -149,14 +151,62 @@ func TestMCPRequestState(t *testing.T) {
 	}
 	// An answer whose action is none of the three is an error in the
 	// call; the task still waits.
-	bogus := mcp.InputResponseMap{"arguments": &mcp.ElicitResult{Action: "bogus"}}
+	bogus := mcp.InputResponseMap{"city": &mcp.ElicitResult{Action: "bogus"}}
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", InputResponses: bogus, RequestState: res.RequestState}); err == nil ||
 		!strings.Contains(err.Error(), `action "bogus"`) {
 		t.Errorf("an answer with action bogus: %v", err)
 	}
+	// Responses to nothing it asked: the same requests again.
+	again, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", RequestState: res.RequestState,
+		InputResponses: mcp.InputResponseMap{"town": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"town": "Paris"}}}})
+	if err != nil || !again.NeedsInput() || again.InputRequests["city"] == nil {
+		t.Errorf("answered nothing asked: %v, %+v", err, again)
+	}
 	done, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", InputResponses: answer, RequestState: res.RequestState})
 	if err != nil || done.IsError || !strings.HasPrefix(texts(done)[0], "Paris: ") {
 		t.Errorf("answered: %v, %+v", err, done)
+	}
+	// Once answered, the round's state is stale.
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", InputResponses: answer, RequestState: res.RequestState}); err == nil ||
+		!strings.Contains(err.Error(), "stale") {
+		t.Errorf("the answered round's state again: %v", err)
+	}
+}
+
+// A call that lacks several arguments gets an input request for each,
+// keyed by its name; an answer to some of them is a round, and the next
+// asks for the rest, with a state of its own.
+func TestMCPInputRequestPerArgument(t *testing.T) {
+	a := servertest.NewAgent(t, withMCP)
+	cs := connectMCP(t, a, mcpStateless, "", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil }})
+	first := callTool(t, cs, "place_order", map[string]any{})
+	if !first.NeedsInput() || len(first.InputRequests) != 2 {
+		t.Fatalf("result = %+v", first)
+	}
+	for _, name := range []string{"item", "quantity"} {
+		asked, _ := first.InputRequests[name].(*mcp.ElicitParams)
+		schema, _ := json.Marshal(asked.RequestedSchema)
+		if asked == nil || !strings.Contains(string(schema), `"required":["`+name+`"]`) || strings.Count(string(schema), `"type"`) != 2 {
+			t.Errorf("the request for %s: %+v, schema %s", name, asked, schema)
+		}
+	}
+	// A client may name the one value of a form otherwise.
+	second, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "place_order", RequestState: first.RequestState,
+		InputResponses: mcp.InputResponseMap{"item": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"value": "tea"}}}})
+	if err != nil || !second.NeedsInput() || len(second.InputRequests) != 1 || second.InputRequests["quantity"] == nil ||
+		second.RequestState == first.RequestState {
+		t.Fatalf("after the item: %v, %+v", err, second)
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "place_order", RequestState: first.RequestState,
+		InputResponses: mcp.InputResponseMap{"quantity": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"quantity": 2}}}}); err == nil ||
+		!strings.Contains(err.Error(), "stale") {
+		t.Errorf("the first round's state in the second: %v", err)
+	}
+	done, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "place_order", RequestState: second.RequestState,
+		InputResponses: mcp.InputResponseMap{"quantity": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"quantity": 2}}}})
+	if err != nil || done.IsError || !strings.Contains(texts(done)[0], "2 × tea") {
+		t.Errorf("after the quantity: %v, %+v", err, done)
 	}
 }
 
@@ -243,5 +293,39 @@ func waitEnd(t *testing.T, sub *tasks.Subscription) {
 		case <-bound:
 			t.Fatal("the task had no final event within 30 s")
 		}
+	}
+}
+
+// On a session, where the SDK asks the user each request of a round in
+// turn (elicitation/create), the arguments are asked in one form.
+func TestMCPInputRequestOneFormOnSession(t *testing.T) {
+	a := servertest.NewAgent(t, withMCP)
+	var asked []string
+	cs := connectMCP(t, a, mcpStateful, "", &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			schema, _ := json.Marshal(req.Params.RequestedSchema)
+			asked = append(asked, string(schema))
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"item": "tea", "quantity": 2}}, nil
+		}})
+	res := callTool(t, cs, "place_order", map[string]any{})
+	if got := texts(res); res.IsError || len(got) == 0 || !strings.Contains(got[0], "2 × tea") ||
+		len(asked) != 1 || !strings.Contains(asked[0], `"required":["item","quantity"]`) {
+		t.Errorf("result = %+v, texts %q, asked %q", res, got, asked)
+	}
+}
+
+// Input responses without a request state answer the arguments they are
+// keyed by; those that name none are ignored.
+func TestMCPInputResponsesWithoutState(t *testing.T) {
+	a := servertest.NewAgent(t, withMCP)
+	cs := connectMCP(t, a, mcpStateless, "", &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil }})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{},
+		InputResponses: mcp.InputResponseMap{
+			"city":  &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Paris"}},
+			"extra": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"foo": "bar"}},
+		}})
+	if err != nil || res.IsError || res.NeedsInput() || !strings.HasPrefix(texts(res)[0], "Paris: ") {
+		t.Errorf("%v, %+v", err, res)
 	}
 }

@@ -233,7 +233,12 @@ func newBinding(h *server.Handler, c *Config) (*binding, error) {
 // description as its instructions, and the extensions it declares.
 func (b *binding) server(instructions string, extensions map[string]any) *sdk.Server {
 	s := sdk.NewServer(b.serverInfo, &sdk.ServerOptions{Instructions: instructions,
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Extensions: extensions}})
+		// Prompts: none, but prompts/list answers (an empty list), so the
+		// capability is declared, as discovery must show what is answered.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Prompts: &sdk.PromptCapabilities{},
+			Extensions: extensions},
+		// Declares completions.
+		CompletionHandler: complete})
 	b.tools.addTo(s, b)
 	return s
 }

@@ -188,8 +188,9 @@ func (b *binding) updateTask(in *inbound, taskID string, answers map[string]json
 	if task.Status.State != a2a.TaskStateInputRequired {
 		return nil
 	}
+	asking := inputRequest(task, true) // the round the task is in: its questions, and its state
 	responses := sdk.InputResponseMap{}
-	for key := range inputRequest(task).InputRequests {
+	for key := range asking.InputRequests {
 		if raw, ok := answers[key]; ok {
 			one, _ := json.Marshal(map[string]json.RawMessage{key: raw}) // RawMessages: cannot fail
 			if err := json.Unmarshal(one, &responses); err != nil {
@@ -201,7 +202,7 @@ func (b *binding) updateTask(in *inbound, taskID string, answers map[string]json
 		return nil
 	}
 	_, err = b.runCall(context.WithValue(in.r.Context(), taskCallKey{}, &taskCall{}), in, &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{
-		Name: server.SkillOf(task), RequestState: statePrefix + taskID, InputResponses: responses}})
+		Name: server.SkillOf(task), RequestState: asking.RequestState, InputResponses: responses}})
 	return err
 }
 
@@ -251,7 +252,7 @@ func (b *binding) appendTask(id json.RawMessage, resultType string, task *a2a.Ta
 	if resultType == "complete" {
 		switch state := task.Status.State; {
 		case state == a2a.TaskStateInputRequired:
-			wt.Status, wt.InputRequests = "input_required", inputRequest(task).InputRequests
+			wt.Status, wt.InputRequests = "input_required", inputRequest(task, true).InputRequests
 		case state == a2a.TaskStateCanceled:
 			wt.Status = "cancelled"
 		case state.Terminal():

@@ -80,7 +80,7 @@ func Result(sk *mapping.Skill, task *a2a.Task, msg *a2a.Message) *sdk.CallToolRe
 	case task == nil:
 		return toolResult("", msg, nil)
 	case task.Status.State == a2a.TaskStateInputRequired:
-		return inputRequest(task)
+		return inputRequest(task, true)
 	}
 	return endedResult(sk, task)
 }
