@@ -11,6 +11,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/confval"
 )
 
 // benchBearer authenticates one token per iteration against keys fetched
@@ -21,7 +22,7 @@ func benchBearer(b *testing.B, method jwt.SigningMethod, key any, pub any, cache
 	a := newAuth(b, authn.Config{CacheSize: cacheSize, Schemes: map[string]*authn.Scheme{
 		"jwt": {Type: "http", HTTPScheme: "bearer", JWT: &authn.JWTConfig{
 			Issuer: "https://issuer.example", Audiences: []string{"a2a-agent"}, JWKSURL: p.URL + "/jwks",
-			RefreshInterval: authn.Duration(time.Hour)}},
+			RefreshInterval: confval.Duration(time.Hour)}},
 	}}, authn.Options{})
 	tok := mint(b, method, key, "k1", claimsAt(time.Now(), jwt.MapClaims{"scope": "orders:read orders:write"}))
 	r := bearer(tok)

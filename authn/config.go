@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/confval"
 )
 
 // Scheme types, as the card names them (OpenAPI / A2A 0.3 "type").
@@ -77,7 +78,7 @@ type Config struct {
 
 	// CacheTTL is the longest a verified credential is remembered; never
 	// past a token's exp or a certificate's notAfter. Default: 5m.
-	CacheTTL Duration `json:"cache_ttl,omitempty"`
+	CacheTTL confval.Duration `json:"cache_ttl,omitempty"`
 }
 
 // Scheme is one way a caller can authenticate. Type says which fields
@@ -204,7 +205,7 @@ type JWTConfig struct {
 	Algorithms []string `json:"algorithms,omitempty"`
 
 	// Leeway for exp, nbf and iat; at most 5m. Default: 30s.
-	Leeway Duration `json:"leeway,omitempty"`
+	Leeway confval.Duration `json:"leeway,omitempty"`
 
 	// JWKSURL is a JWK Set to take keys from. One key source (jwks_url,
 	// public_keys or hmac_secret) is required unless discovery gives a
@@ -225,15 +226,15 @@ type JWTConfig struct {
 
 	// RefreshInterval is how often the JWKS is fetched again in the
 	// background; sooner, with backoff, after a failure. Default: 15m.
-	RefreshInterval Duration `json:"refresh_interval,omitempty"`
+	RefreshInterval confval.Duration `json:"refresh_interval,omitempty"`
 
 	// MinRefreshInterval is the least time between two fetches for tokens
 	// with an unknown kid or after failures. Default: 30s.
-	MinRefreshInterval Duration `json:"min_refresh_interval,omitempty"`
+	MinRefreshInterval confval.Duration `json:"min_refresh_interval,omitempty"`
 
 	// FetchTimeout bounds one fetch of the JWKS or a discovery document.
 	// Default: 10s.
-	FetchTimeout Duration `json:"fetch_timeout,omitempty"`
+	FetchTimeout confval.Duration `json:"fetch_timeout,omitempty"`
 }
 
 // IntrospectionConfig checks opaque tokens with an RFC 7662 endpoint. In
@@ -260,10 +261,10 @@ type IntrospectionConfig struct {
 
 	// CacheTTL is the longest an active answer is reused; the token's exp
 	// shortens it. Default: 1m.
-	CacheTTL Duration `json:"cache_ttl,omitempty"`
+	CacheTTL confval.Duration `json:"cache_ttl,omitempty"`
 
 	// Timeout bounds one call. Default: 10s.
-	Timeout Duration `json:"timeout,omitempty"`
+	Timeout confval.Duration `json:"timeout,omitempty"`
 }
 
 // Flows holds the one OAuth 2.0 flow an oauth2 scheme declares, in the
@@ -298,7 +299,7 @@ type MTLSConfig struct {
 	SubjectFrom []string `json:"subject_from,omitempty"`
 }
 
-func orDefault(d Duration, def time.Duration) time.Duration {
+func orDefault(d confval.Duration, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/confval"
 )
 
 func introspectAuth(t *testing.T, p *idp, clk *clock, logs *logBuffer, mutate func(*authn.Scheme)) *authn.Authenticator {
@@ -19,7 +20,7 @@ func introspectAuth(t *testing.T, p *idp, clk *clock, logs *logBuffer, mutate fu
 			Scopes: map[string]string{"orders:read": "Read"}}},
 		Introspection: &authn.IntrospectionConfig{
 			URL: p.URL + "/introspect", ClientID: p.clientID, ClientSecret: "{env.INTROSPECT_SECRET}",
-			CacheTTL: authn.Duration(time.Minute), Timeout: authn.Duration(time.Second),
+			CacheTTL: confval.Duration(time.Minute), Timeout: confval.Duration(time.Second),
 		},
 	}
 	if mutate != nil {

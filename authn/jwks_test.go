@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/confval"
 )
 
 // jwksAuth verifies tokens against p's JWKS. The background refresh is an
@@ -21,9 +22,9 @@ func jwksAuth(t *testing.T, p *idp, clk *clock, logs *logBuffer, mutate func(*au
 		Issuer:             "https://issuer.example",
 		Audiences:          []string{"a2a-agent"},
 		JWKSURL:            p.URL + "/jwks",
-		RefreshInterval:    authn.Duration(time.Hour),
-		MinRefreshInterval: authn.Duration(time.Minute),
-		FetchTimeout:       authn.Duration(2 * time.Second),
+		RefreshInterval:    confval.Duration(time.Hour),
+		MinRefreshInterval: confval.Duration(time.Minute),
+		FetchTimeout:       confval.Duration(2 * time.Second),
 	}
 	if mutate != nil {
 		mutate(cfg)
@@ -143,7 +144,7 @@ func TestJWKSHangs(t *testing.T) {
 	p := newIDP(t)
 	p.setMode("hang")
 	start := time.Now()
-	a := jwksAuth(t, p, clk, nil, func(c *authn.JWTConfig) { c.FetchTimeout = authn.Duration(200 * time.Millisecond) })
+	a := jwksAuth(t, p, clk, nil, func(c *authn.JWTConfig) { c.FetchTimeout = confval.Duration(200 * time.Millisecond) })
 	tok := mint(t, jwt.SigningMethodRS256, rsaKey(), "k1", claimsAt(clk.Now(), nil))
 	clk.Advance(2 * time.Minute)
 	if _, f := a.Authenticate(bearer(tok)); f == nil || f.Status != http.StatusUnauthorized {
@@ -161,8 +162,8 @@ func TestCloseDoesNotWaitForAHangingFetch(t *testing.T) {
 	clk := newClock()
 	p := newIDP(t, jwk("k1", "RS256", &rsaKey().PublicKey))
 	a := jwksAuth(t, p, clk, nil, func(c *authn.JWTConfig) {
-		c.RefreshInterval = authn.Duration(10 * time.Millisecond)
-		c.FetchTimeout = authn.Duration(time.Minute)
+		c.RefreshInterval = confval.Duration(10 * time.Millisecond)
+		c.FetchTimeout = confval.Duration(time.Minute)
 	})
 	p.setMode("hang")
 	deadline := time.After(10 * time.Second)
@@ -201,7 +202,7 @@ func TestJWKSGarbageAtStartThenRecovers(t *testing.T) {
 func TestJWKSBackgroundRefresh(t *testing.T) {
 	clk := newClock()
 	p := newIDP(t, jwk("k1", "RS256", &rsaKey().PublicKey))
-	a := jwksAuth(t, p, clk, nil, func(c *authn.JWTConfig) { c.RefreshInterval = authn.Duration(10 * time.Millisecond) })
+	a := jwksAuth(t, p, clk, nil, func(c *authn.JWTConfig) { c.RefreshInterval = confval.Duration(10 * time.Millisecond) })
 	p.waitFetches(t, 1) // the one at start
 	p.setKeys(jwk("k2", "RS256", &rsaKey2().PublicKey))
 	p.drain()
@@ -433,7 +434,7 @@ func TestHangingJWKSHoldsUpNothing(t *testing.T) {
 		Schemes: map[string]*authn.Scheme{
 			"remote": {Type: "http", HTTPScheme: "bearer", JWT: &authn.JWTConfig{
 				Issuer: "https://issuer.example", Audiences: []string{"a2a-agent"}, JWKSURL: p.URL + "/jwks",
-				FetchTimeout: authn.Duration(time.Hour), RefreshInterval: authn.Duration(time.Hour), MinRefreshInterval: authn.Duration(time.Minute)}},
+				FetchTimeout: confval.Duration(time.Hour), RefreshInterval: confval.Duration(time.Hour), MinRefreshInterval: confval.Duration(time.Minute)}},
 			"static": {Type: "http", HTTPScheme: "bearer", JWT: &authn.JWTConfig{
 				Issuer: "https://issuer.example", Audiences: []string{"a2a-agent"}, PublicKeys: []string{publicPEM(&ecKey().PublicKey)}}},
 		},

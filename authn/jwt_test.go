@@ -20,6 +20,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
+	"github.com/caddy-a2a/caddy-a2a/confval"
 )
 
 const hmacSecret = "an HMAC secret of at least 32 bytes, for tests"
@@ -203,7 +204,7 @@ func TestJWTAlgorithmAllowlist(t *testing.T) {
 
 func TestJWTLeeway(t *testing.T) {
 	clk := newClock()
-	a := staticAuth(t, clk, func(c *authn.JWTConfig) { c.Leeway = authn.Duration(time.Minute) })
+	a := staticAuth(t, clk, func(c *authn.JWTConfig) { c.Leeway = confval.Duration(time.Minute) })
 	tok := mint(t, jwt.SigningMethodRS256, rsaKey(), "", claimsAt(clk.Now(), jwt.MapClaims{"exp": clk.Now().Add(-30 * time.Second).Unix()}))
 	if _, f := a.Authenticate(bearer(tok)); f != nil {
 		t.Errorf("a token 30s past exp was refused with a 1m leeway: %v", f)

@@ -18,6 +18,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a/a2atest"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/cardgen"
+	"github.com/caddy-a2a/caddy-a2a/confval"
 )
 
 func TestUnmarshalCaddyfileSecurity(t *testing.T) {
@@ -89,7 +90,7 @@ func TestUnmarshalCaddyfileSecurity(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &SecurityConfig{ProtectCard: true, Config: authn.Config{
-		Realm: "agents", CacheSize: -1, CacheTTL: authn.Duration(time.Minute),
+		Realm: "agents", CacheSize: -1, CacheTTL: confval.Duration(time.Minute),
 		Schemes: map[string]*authn.Scheme{
 			"key": {Type: "apiKey", In: "cookie", Name: "a2a_key", Keys: []authn.APIKey{
 				{Key: "{env.KEY}", Subject: "ci", Scopes: []string{"tasks:read", "tasks:write"}},
@@ -101,11 +102,11 @@ func TestUnmarshalCaddyfileSecurity(t *testing.T) {
 			}},
 			"jwt": {Type: "http", HTTPScheme: "bearer", AllowInsecureHTTP: true,
 				JWT: &authn.JWTConfig{Issuer: "https://issuer.example", Audiences: []string{"a", "b"},
-					Algorithms: []string{"ES256"}, Leeway: authn.Duration(10 * time.Second),
+					Algorithms: []string{"ES256"}, Leeway: confval.Duration(10 * time.Second),
 					PublicKeys: []string{"one.pem", "two.pem", "three.pem"}, HMACSecret: "{env.SECRET}"},
 				Introspection: &authn.IntrospectionConfig{URL: "https://issuer.example/introspect", ClientID: "me",
 					ClientSecret: "{env.CS}", Audiences: []string{"a"}, SubjectClaim: "client_id",
-					CacheTTL: authn.Duration(30 * time.Second), Timeout: authn.Duration(2 * time.Second)}},
+					CacheTTL: confval.Duration(30 * time.Second), Timeout: confval.Duration(2 * time.Second)}},
 			"oauth": {Type: "oauth2", MetadataURL: "https://idp.example/.well-known/oauth-authorization-server",
 				Flows: &authn.Flows{AuthorizationCode: &authn.Flow{AuthorizationURL: "https://idp.example/authorize",
 					TokenURL: "https://idp.example/token", RefreshURL: "https://idp.example/refresh",
@@ -448,7 +449,7 @@ func FuzzDurationLikeCaddy(f *testing.F) {
 		for _, raw := range inputs {
 			var want caddy.Duration
 			wantErr := json.Unmarshal([]byte(raw), &want)
-			var got authn.Duration
+			var got confval.Duration
 			gotErr := json.Unmarshal([]byte(raw), &got)
 			if (gotErr == nil) != (wantErr == nil) || (gotErr == nil && int64(got) != int64(want)) {
 				t.Errorf("%s: authn reads %v (%v), Caddy %v (%v)", raw, time.Duration(got), gotErr, time.Duration(want), wantErr)
