@@ -435,7 +435,7 @@ func listedSubdirectives(t *testing.T, open, close string) []string {
 	return strings.Split(list, ", ")
 }
 
-// FuzzDurationLikeCaddy: a duration in authn's configuration reads as
+// FuzzDurationLikeCaddy: a duration of the core packages' configuration (confval) reads as
 // Caddy's own durations read, in JSON strings and numbers.
 func FuzzDurationLikeCaddy(f *testing.F) {
 	for _, s := range []string{"1d", "1.5d", "1d12h", "-1d", "d", "1h1d", "0.5d1d", "1dd", "1m30s", "", "soon", "+2d", "1e3d"} {
@@ -452,7 +452,7 @@ func FuzzDurationLikeCaddy(f *testing.F) {
 			var got confval.Duration
 			gotErr := json.Unmarshal([]byte(raw), &got)
 			if (gotErr == nil) != (wantErr == nil) || (gotErr == nil && int64(got) != int64(want)) {
-				t.Errorf("%s: authn reads %v (%v), Caddy %v (%v)", raw, time.Duration(got), gotErr, time.Duration(want), wantErr)
+				t.Errorf("%s: confval reads %v (%v), Caddy %v (%v)", raw, time.Duration(got), gotErr, time.Duration(want), wantErr)
 			}
 		}
 	})

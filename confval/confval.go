@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -42,36 +41,30 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ParseDuration reads a duration as time.ParseDuration does, and also
-// with the unit d (24 hours) in any of its terms: "1d12h", "1.5d".
+// ParseDuration reads a duration as caddy.ParseDuration does, step for
+// step (caddymodule's FuzzDurationLikeCaddy holds them equal, quirks
+// included): each number followed by d becomes that many times 24h, in
+// place, and the result is read by time.ParseDuration.
 func ParseDuration(s string) (time.Duration, error) {
 	if len(s) > maxDurationText {
 		return 0, fmt.Errorf("parsing duration: longer than %d bytes", maxDurationText)
 	}
-	if !strings.Contains(s, "d") {
-		return time.ParseDuration(s)
-	}
-	var b strings.Builder
-	start := 0 // of the number before the next unit
+	number, start := false, 0 // whether s[i-1] is part of a number, and where that number starts
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == 'd' {
 			days, err := strconv.ParseFloat(s[start:i], 64)
 			if err != nil {
-				return 0, fmt.Errorf("parsing duration %q: %w", s, err)
+				return 0, fmt.Errorf("parsing duration: days %q: %w", s[start:i], err)
 			}
-			b.WriteString(strconv.FormatFloat(days*24, 'f', -1, 64))
-			b.WriteByte('h')
-			start = i + 1
+			s = s[:start] + strconv.FormatFloat(days*24, 'f', -1, 64) + "h" + s[i+1:]
+			i-- // read on from the same index of the new string
 			continue
 		}
-		if !isNumberByte(c) && (i+1 == len(s) || isNumberByte(s[i+1])) {
-			b.WriteString(s[start : i+1])
-			start = i + 1
+		if !number {
+			start = i
 		}
+		number = '0' <= c && c <= '9' || c == '.' || c == '-' || c == '+'
 	}
-	b.WriteString(s[start:])
-	return time.ParseDuration(b.String())
+	return time.ParseDuration(s)
 }
-
-func isNumberByte(c byte) bool { return c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' }
