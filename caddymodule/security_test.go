@@ -435,8 +435,9 @@ func listedSubdirectives(t *testing.T, open, close string) []string {
 	return strings.Split(list, ", ")
 }
 
-// FuzzDurationLikeCaddy: a duration of the core packages' configuration (confval) reads as
-// Caddy's own durations read, in JSON strings and numbers.
+// FuzzDurationLikeCaddy: a duration of the core packages' configuration
+// (confval) reads as Caddy's own durations read, in JSON strings and
+// numbers.
 func FuzzDurationLikeCaddy(f *testing.F) {
 	for _, s := range []string{"1d", "1.5d", "1d12h", "-1d", "d", "1h1d", "0.5d1d", "1dd", "1m30s", "", "soon", "+2d", "1e3d"} {
 		f.Add(s)
