@@ -264,6 +264,27 @@ func TestPollCancel(t *testing.T) {
 	}
 }
 
+// A run canceled while its job is being started waits for the job's
+// address and cancels it, rather than leave a job the service started
+// and nobody follows.
+func TestPollCancelWhileStarting(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	api := newJobAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		cancel()
+		<-ctx.Done() // the run is canceled before the service answers
+		accepted("/jobs/1")(w, r)
+	}, nil)
+	s := load(t, fmt.Sprintf(jobSkill, `        interval: 10ms
+        cancel: POST`), api.URL, mapping.Options{})
+	out := s.ByID("job").Run(ctx, mapping.Call{Message: message("job", nil, "")}, nil)
+	if out.State != a2a.TaskStateCanceled {
+		t.Fatalf("outcome %v %q, want canceled", out.State, messageText(out))
+	}
+	if log := api.log(); log[len(log)-1] != "POST /jobs/1" {
+		t.Errorf("requests %v, want the job's cancel call last", log)
+	}
+}
+
 func TestPollOrigins(t *testing.T) {
 	other := newJobAPI(t, nil, func(n int, w http.ResponseWriter) { jsonAnswer(w, http.StatusOK, `{"elsewhere": true}`) })
 	for _, link := range []string{other.URL + "/jobs/1", "//" + strings.TrimPrefix(other.URL, "http://") + "/jobs/1",

@@ -26,7 +26,7 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 	defer func() {
 		if r := recover(); r != nil {
 			out = sk.fail(&call, failure{state: a2a.TaskStateFailed, stage: stage,
-				public: "failed unexpectedly.", err: fmt.Errorf("panic: %v", r)})
+				public: "failed unexpectedly.", err: fmt.Errorf("panic: %v", r), agentFault: true})
 		}
 		*vars = exprVars{}
 		varsPool.Put(vars)
@@ -93,9 +93,15 @@ func (sk *Skill) exchange(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 		keepOpen = check.keepOpen
 	}
 	sendCtx := callCtx
-	if st.request.poll != nil { // the run's deadline leaves room for the job; the call has timeout
+	if p := st.request.poll; p != nil { // the run's deadline leaves room for the job; the call has timeout
+		if p.cancel != nil {
+			// A job being started is not abandoned halfway: a run canceled
+			// meanwhile waits for the job's address, to cancel it
+			// (awaitJob), rather than leave a job nobody follows.
+			sendCtx = context.WithoutCancel(callCtx)
+		}
 		var cancel context.CancelFunc
-		sendCtx, cancel = withLimit(callCtx, sk.callLimit)
+		sendCtx, cancel = withLimit(sendCtx, sk.callLimit)
 		defer cancel()
 		req = req.WithContext(sendCtx)
 	}
