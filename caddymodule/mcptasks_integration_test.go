@@ -16,19 +16,32 @@ import (
 )
 
 // jobUpstream is a REST API of jobs: POST /jobs starts one (202 and its
-// Location), GET polls it (202 until finish(id) is called), DELETE cancels
-// it, which canceled(id) then reports. POST /delete asks to confirm (422
-// naming the field) until its body confirms.
+// Location), which started(id) reports, GET polls it (202 until
+// finish(id) is called), DELETE cancels it, which canceled(id) reports.
+// POST /delete asks to confirm (422 naming the field) until its body
+// confirms.
 type jobUpstream struct {
 	url      string
 	mu       sync.Mutex
 	next     int
 	finished map[string]bool
-	deleted  map[string]chan struct{}
+	// created and deleted are closed when job id is, each made by the
+	// first to need it: the job, or the test waiting for it.
+	created, deleted map[string]chan struct{}
+}
+
+// event is the channel of job id in events; the caller holds u.mu.
+func (u *jobUpstream) event(events map[string]chan struct{}, id string) chan struct{} {
+	ch, ok := events[id]
+	if !ok {
+		ch = make(chan struct{})
+		events[id] = ch
+	}
+	return ch
 }
 
 func newJobUpstream(t *testing.T) *jobUpstream {
-	u := &jobUpstream{finished: map[string]bool{}, deleted: map[string]chan struct{}{}}
+	u := &jobUpstream{finished: map[string]bool{}, created: map[string]chan struct{}{}, deleted: map[string]chan struct{}{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		u.mu.Lock()
@@ -45,12 +58,12 @@ func newJobUpstream(t *testing.T) *jobUpstream {
 		case r.Method == http.MethodPost:
 			u.next++
 			id = fmt.Sprint(u.next)
-			u.deleted[id] = make(chan struct{})
+			close(u.event(u.created, id))
 			w.Header().Set("Location", "/jobs/"+id)
 			w.WriteHeader(http.StatusAccepted)
 			io.WriteString(w, `{"state":"running"}`)
 		case r.Method == http.MethodDelete:
-			close(u.deleted[id])
+			close(u.event(u.deleted, id))
 			w.WriteHeader(http.StatusNoContent)
 		case u.finished[id]:
 			io.WriteString(w, `{"report":"ready","job":"`+id+`"}`)
@@ -70,16 +83,23 @@ func (u *jobUpstream) finish(id string) {
 	u.finished[id] = true
 }
 
-// canceled waits until job id got its DELETE.
+// started waits until job id was created, and canceled until it got its
+// DELETE.
+func (u *jobUpstream) started(t *testing.T, id string) { u.await(t, u.created, id, "started") }
+
 func (u *jobUpstream) canceled(t *testing.T, id string) {
+	u.await(t, u.deleted, id, "canceled upstream")
+}
+
+func (u *jobUpstream) await(t *testing.T, events map[string]chan struct{}, id, what string) {
 	t.Helper()
 	u.mu.Lock()
-	ch := u.deleted[id]
+	ch := u.event(events, id)
 	u.mu.Unlock()
 	select {
 	case <-ch:
 	case <-time.After(10 * time.Second):
-		t.Fatalf("job %s was not canceled upstream", id)
+		t.Fatalf("job %s was not %s", id, what)
 	}
 }
 
@@ -192,6 +212,7 @@ skills:
 	}
 
 	other, _ := a.mcpTasks(aliceKey, "tools/call", `"name":"report","arguments":{}`)["taskId"].(string)
+	jobs.started(t, "2") // a job canceled before the agent learns of it has no address to cancel
 	if ack := a.mcpTasks(aliceKey, "tasks/cancel", `"taskId":"`+other+`"`); len(ack) != 1 || ack["resultType"] != "complete" {
 		t.Errorf("tasks/cancel: %v", ack)
 	}
@@ -271,6 +292,7 @@ skills:
 	}
 
 	other, _ := a.mcpTasks("", "tools/call", `"name":"report","arguments":{}`)["taskId"].(string)
+	jobs.started(t, "1")
 	if ack := b.mcpTasks("", "tasks/cancel", `"taskId":"`+other+`"`); ack["resultType"] != "complete" {
 		t.Fatalf("tasks/cancel on B: %v", ack)
 	}

@@ -398,26 +398,6 @@ func TestMCPObserved(t *testing.T) {
 		t.Fatal("an unknown tool was called")
 	}
 	obs.Expect(t, "start MCP tools/call ", "end tools/call  -32602 span=tools/call")
-	session, err := connectSession(t, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer session.Close()
-	if _, err := session.CallTool(t.Context(), &mcp.CallToolParams{Name: "nope"}); err == nil {
-		t.Fatal("an unknown tool was called in a session")
-	}
-	// The handshake's requests (initialize, initialized) come first, their
-	// ends and starts interleaved with the call's.
-	for got := ""; !strings.HasPrefix(got, "end tools/call "); {
-		select {
-		case got = <-obs:
-			if strings.HasPrefix(got, "end tools/call ") && got != "end tools/call  -32602 span=tools/call" {
-				t.Errorf("observed %q; want the call in a session ended with -32602", got)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("the call in a session was not observed")
-		}
-	}
 
 	// An answer the SDK refuses ends the call with an error code.
 	req, _ := http.NewRequest(http.MethodPost, a.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -428,6 +408,28 @@ func TestMCPObserved(t *testing.T) {
 		resp.Body.Close()
 	}
 	obs.Expect(t, "start MCP tools/list ", "end tools/list  -32600 span=tools/list")
+
+	session, err := connectSession(t, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	if _, err := session.CallTool(t.Context(), &mcp.CallToolParams{Name: "nope"}); err == nil {
+		t.Fatal("an unknown tool was called in a session")
+	}
+	// Last, since a session's requests (its handshake, and the stream it
+	// opens for the server's requests) start and end in no set order
+	// around the call's.
+	for got := ""; !strings.HasPrefix(got, "end tools/call "); {
+		select {
+		case got = <-obs:
+			if strings.HasPrefix(got, "end tools/call ") && got != "end tools/call  -32602 span=tools/call" {
+				t.Errorf("observed %q; want the call in a session ended with -32602", got)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the call in a session was not observed")
+		}
+	}
 }
 
 // A refusal is observed with its own code, as the other bindings' are.
