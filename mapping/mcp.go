@@ -34,6 +34,11 @@ type ToolHints struct {
 	// job, a streamed answer), TaskForbidden for the others, unless mcp.task
 	// says otherwise.
 	Task TaskSupport
+	// AskBeforeTask: a call from a client that takes tasks, lacking
+	// required arguments, asks for them in its own answer first, and its
+	// task starts once it has them (mcp.ask_before_task); otherwise the task
+	// starts at once and asks for them itself.
+	AskBeforeTask bool
 }
 
 // TaskSupport is whether a tool's calls run as MCP tasks, as MCP names
@@ -57,9 +62,10 @@ type mcpHints struct {
 	readOnly, idempotent, destructive, openWorld *bool
 	outputSchema                                 map[string]any
 	task                                         TaskSupport
+	askBeforeTask                                bool
 }
 
-var mcpKeys = []string{"title", "read_only", "idempotent", "destructive", "open_world", "output_schema", "task"}
+var mcpKeys = []string{"title", "read_only", "idempotent", "destructive", "open_world", "output_schema", "task", "ask_before_task"}
 
 // skillMCP reads a skill's mcp block.
 func (l *loader) skillMCP(n *yaml.Node, key string, sk *Skill) {
@@ -95,6 +101,8 @@ func (l *loader) skillMCP(n *yaml.Node, key string, sk *Skill) {
 			default:
 				l.errorf(v, join(key, name), "must be forbidden, optional or required, not %q", value)
 			}
+		case "ask_before_task":
+			sk.mcp.askBeforeTask = l.boolean(v, join(key, name))
 		}
 	})
 }
@@ -103,7 +111,7 @@ func (l *loader) skillMCP(n *yaml.Node, key string, sk *Skill) {
 // mcp block says otherwise.
 func (sk *Skill) ToolHints() ToolHints {
 	h := ToolHints{Title: sk.Name, ReadOnly: len(sk.steps) > 0, Idempotent: len(sk.steps) > 0,
-		OpenWorld: sk.mcp.openWorld, OutputSchema: sk.mcp.outputSchema, Task: TaskForbidden}
+		OpenWorld: sk.mcp.openWorld, OutputSchema: sk.mcp.outputSchema, Task: TaskForbidden, AskBeforeTask: sk.mcp.askBeforeTask}
 	if sk.stream != nil {
 		h.Task = TaskOptional
 	}

@@ -33,6 +33,8 @@ func TestToolHints(t *testing.T) {
 		{"task required", "request: {path: /x}\n    mcp: {task: required}",
 			mapping.ToolHints{Title: "A", ReadOnly: true, Idempotent: true, Task: mapping.TaskRequired}},
 		{"polled job never a task", "request: {method: POST, path: /x, poll: {}}\n    mcp: {task: forbidden}", mapping.ToolHints{Title: "A"}},
+		{"asks before its task", "request: {method: POST, path: /x}\n    mcp: {task: required, ask_before_task: true}",
+			mapping.ToolHints{Title: "A", Task: mapping.TaskRequired, AskBeforeTask: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := "upstream: {url: http://up}\nskills:\n  - id: a\n    name: A\n    description: d\n    " + tc.skill + "\n"
@@ -44,9 +46,7 @@ func TestToolHints(t *testing.T) {
 			if tc.want.Task == "" {
 				tc.want.Task = mapping.TaskForbidden
 			}
-			if got.Task != tc.want.Task || got.Title != tc.want.Title || got.ReadOnly != tc.want.ReadOnly || got.Idempotent != tc.want.Idempotent ||
-				got.Destructive != tc.want.Destructive || (got.OpenWorld == nil) != (tc.want.OpenWorld == nil) ||
-				(got.OpenWorld != nil && *got.OpenWorld != *tc.want.OpenWorld) || !reflect.DeepEqual(got.OutputSchema, tc.want.OutputSchema) {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("hints = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -56,7 +56,7 @@ func TestToolHints(t *testing.T) {
 func TestToolHintsErrors(t *testing.T) {
 	for _, tc := range []struct{ block, want string }{
 		{"mcp: {read_only: maybe}", `skill "a": mcp.read_only: must be true or false`},
-		{"mcp: {titel: x}", `skill "a": mcp.titel: unknown key (known keys: title, read_only, idempotent, destructive, open_world, output_schema, task)`},
+		{"mcp: {titel: x}", `skill "a": mcp.titel: unknown key (known keys: title, read_only, idempotent, destructive, open_world, output_schema, task, ask_before_task)`},
 		{"mcp: {task: always}", `skill "a": mcp.task: must be forbidden, optional or required, not "always"`},
 		{"mcp: {output_schema: {type: array}}", `skill "a": mcp.output_schema: must be the JSON Schema of an object`},
 		{"mcp: {output_schema: [1]}", `skill "a": mcp.output_schema`},

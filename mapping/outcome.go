@@ -13,22 +13,46 @@ import (
 )
 
 // failure is a run that went wrong: the state it leaves the task in, what
-// the caller is told (after "Skill <id> ") and what the log is told.
+// the caller is told (after "Skill <id> ") and what the log is told, and
+// whether the agent itself is at fault rather than the service.
 type failure struct {
-	state  a2a.TaskState
-	stage  string
-	public string
-	err    error
+	state      a2a.TaskState
+	stage      string
+	public     string
+	err        error
+	agentFault bool
+}
+
+// MetadataFaultKey marks, in the metadata of the message a run ends with,
+// a failure of the agent's own (value FaultAgent): the skill could not
+// run as written, whatever the service would have answered. The message
+// of a failure the service caused (it answered an error, could not be
+// reached, its job failed) carries no mark.
+const (
+	MetadataFaultKey = "fault"
+	FaultAgent       = "agent"
+)
+
+// AgentFault reports whether msg, the message a failed run ended with,
+// says the agent itself failed: an expression that failed at run time,
+// credentials it could not apply, a result it could not keep, or a panic.
+// MCP reports such a run as a protocol error, and others as the tool's.
+func AgentFault(msg *a2a.Message) bool {
+	return msg != nil && msg.Metadata[MetadataFaultKey] == FaultAgent
 }
 
 func (sk *Skill) fail(call *Call, f failure) Outcome {
 	text := fmt.Sprintf("Skill %q %s", sk.ID, f.public)
-	return Outcome{State: f.state, Message: agentMessage(call, []a2a.Part{a2a.TextPart(text)}),
-		Err: &RunError{Skill: sk.ID, Stage: f.stage, Err: f.err}}
+	msg := agentMessage(call, []a2a.Part{a2a.TextPart(text)})
+	if f.agentFault {
+		msg.Metadata = map[string]any{MetadataFaultKey: FaultAgent}
+	}
+	return Outcome{State: f.state, Message: msg, Err: &RunError{Skill: sk.ID, Stage: f.stage, Err: f.err}}
 }
 
 func responseFailure(err error) failure {
-	return failure{state: a2a.TaskStateFailed, stage: "response", public: "could not read the service's answer" + exprDetail(err) + ".", err: err}
+	return failure{state: a2a.TaskStateFailed, stage: "response", public: "could not read the service's answer" + exprDetail(err) + ".",
+		err: err, agentFault: true}
 }
 
 // exprDetail tells the caller, after ": ", why an expression failed at run

@@ -407,9 +407,9 @@ func requestFailure(err error) failure {
 	switch {
 	case errors.As(err, &cred): // first: a credential's own error may be an input error
 		return failure{state: a2a.TaskStateFailed, stage: "request",
-			public: "could not apply its credentials for the service, so the request was not sent.", err: err}
+			public: "could not apply its credentials for the service, so the request was not sent.", err: err, agentFault: true}
 	case errors.As(err, &in):
 		return failure{state: a2a.TaskStateRejected, stage: "request", public: "cannot use this input: " + in.msg + ".", err: err}
 	}
-	return failure{state: a2a.TaskStateFailed, stage: "request", public: "could not build its request" + exprDetail(err) + ".", err: err}
+	return failure{state: a2a.TaskStateFailed, stage: "request", public: "could not build its request" + exprDetail(err) + ".", err: err, agentFault: true}
 }

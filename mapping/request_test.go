@@ -214,8 +214,8 @@ func TestHeaders(t *testing.T) {
 		msg := message("", nil, "")
 		out := sk.Run(t.Context(), mapping.Call{Message: msg, Caller: mapping.Caller{Subject: "eve"}}, nil)
 		noRequest(t, ch)
-		if out.State != a2a.TaskStateFailed || !strings.Contains(messageText(out), "could not apply its credentials") {
-			t.Errorf("state %v, message %q", out.State, messageText(out))
+		if out.State != a2a.TaskStateFailed || !strings.Contains(messageText(out), "could not apply its credentials") || !mapping.AgentFault(out.Message) {
+			t.Errorf("state %v, message %q, agent fault %v", out.State, messageText(out), mapping.AgentFault(out.Message))
 		}
 		if out.Err == nil || !strings.Contains(out.Err.Error(), "X-Tenant") {
 			t.Errorf("Err = %v; want it to name the header", out.Err)

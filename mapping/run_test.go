@@ -330,6 +330,10 @@ skills:
 	if got := messageText(out); got != `Skill "modulo" could not build its request: runtime error: integer divide by zero (1:8) in args.a % args.b.` {
 		t.Errorf("modulo: message %q", got)
 	}
+	// The agent failed, not the service: its message says so.
+	if !mapping.AgentFault(out.Message) {
+		t.Errorf("modulo: the message does not say the agent failed: %+v", out.Message.Metadata)
+	}
 
 	out = runSkill(t, s, message("index", nil, ""))
 	if out.State != a2a.TaskStateFailed || !errors.As(out.Err, &re) || re.Skill != "index" || re.Stage != "response" {
@@ -337,6 +341,25 @@ skills:
 	}
 	if got := messageText(out); got != `Skill "index" could not read the service's answer: response rule 1: message: index out of range: 5 (array length is 0) (1:20) in response.body.items[5] + 1.` {
 		t.Errorf("index: message %q", got)
+	}
+	if !mapping.AgentFault(out.Message) {
+		t.Errorf("index: the message does not say the agent failed: %+v", out.Message.Metadata)
+	}
+}
+
+// A service that answers an error fails the task without the agent's
+// fault: MCP reports it as the tool's error, not a protocol error.
+func TestServiceFailureIsNoAgentFault(t *testing.T) {
+	srv, _ := recorder(t, answer(500, "text/plain", "down"))
+	s := load(t, `upstream: {url: "http://ignored"}
+skills:
+  - id: a
+    description: d
+    request: {path: /a}
+`, srv.URL, mapping.Options{})
+	out := runSkill(t, s, message("a", nil, ""))
+	if out.State != a2a.TaskStateFailed || mapping.AgentFault(out.Message) {
+		t.Errorf("state %v, agent fault %v; want failed, not the agent's fault", out.State, mapping.AgentFault(out.Message))
 	}
 }
 
@@ -357,6 +380,9 @@ skills:
 	}
 	if got := messageText(out); got != `Skill "a" failed unexpectedly.` {
 		t.Errorf("message %q", got)
+	}
+	if !mapping.AgentFault(out.Message) {
+		t.Errorf("a panic is not the agent's fault: %+v", out.Message.Metadata)
 	}
 	// A nil message is no reason to panic either.
 	if out := s.All()[0].Run(t.Context(), mapping.Call{}, nil); out.State != a2a.TaskStateCompleted {

@@ -253,7 +253,7 @@ func (s *streamed) report(ctx context.Context, parts []a2a.Part, last bool) *fai
 			return &f
 		}
 		return &failure{state: a2a.TaskStateFailed, stage: "upstream",
-			public: "failed: its streamed result could not be kept.", err: fmt.Errorf("stream: recording a chunk: %w", err)}
+			public: "failed: its streamed result could not be kept.", err: fmt.Errorf("stream: recording a chunk: %w", err), agentFault: true}
 	}
 	s.id = id
 	return nil

@@ -102,9 +102,22 @@ func (b *binding) send(ctx context.Context, in *inbound, req *sdk.CallToolReques
 	}
 	run := admitted.Task
 	if call := asTask(ctx); call != nil && runsAsTask(admitted.Skill, msg) {
+		call.handle = run.Task
+		if len(argumentProblems(admitted.Skill, msg, run.Task.History)) > 0 {
+			// The run asks for what is missing before any upstream call:
+			// it is over at once, and the handle, and the next tasks/get,
+			// show what the task asks.
+			task, err := admitted.Execute()
+			if err != nil {
+				return nil, b.refused(req.Params.Name, err)
+			}
+			if task != nil {
+				call.handle = task
+			}
+			return nil, nil
+		}
 		// The task goes on without the call, as a SendMessage that
 		// returns immediately: the client polls it (tasks.go).
-		call.handle = run.Task
 		go func() { _, _ = admitted.Execute() }()
 		return nil, nil
 	}
@@ -147,16 +160,17 @@ func (b *binding) send(ctx context.Context, in *inbound, req *sdk.CallToolReques
 // skill cannot use (a wrong type, a value out of its enum): an error the
 // caller is to correct, not input for its user to give.
 func invalidArguments(sk *mapping.Skill, msg *a2a.Message) bool {
-	if sk == nil {
-		return false
-	}
-	return slices.ContainsFunc(argumentProblems(sk, msg), func(p mapping.ArgumentProblem) bool { return p.Why != "" })
+	return sk != nil && anyInvalid(argumentProblems(sk, msg, nil))
 }
 
-// argumentProblems are what is missing or wrong in the arguments msg
-// gives sk.
-func argumentProblems(sk *mapping.Skill, msg *a2a.Message) []mapping.ArgumentProblem {
-	_, problems := sk.GatherArguments(mapping.Call{Message: msg})
+func anyInvalid(problems []mapping.ArgumentProblem) bool {
+	return slices.ContainsFunc(problems, func(p mapping.ArgumentProblem) bool { return p.Why != "" })
+}
+
+// argumentProblems are what is missing or wrong in the arguments that msg,
+// after the task's history, gives sk.
+func argumentProblems(sk *mapping.Skill, msg *a2a.Message, history []a2a.Message) []mapping.ArgumentProblem {
+	_, problems := sk.GatherArguments(mapping.Call{Message: msg, History: history})
 	return problems
 }
 

@@ -56,11 +56,18 @@ func asTask(ctx context.Context) *taskCall {
 }
 
 // runsAsTask reports whether the call of msg, to sk, that may run as a
-// task does: a new call whose arguments are all there (one that lacks some
-// asks for them first, synchronously, as the extension advises), or the
-// answer to a question its task asked.
+// task does: the answer to a question its task asked, or a new call whose
+// arguments are all usable. One that lacks some runs as a task that asks
+// for them, unless its skill asks before its task (mcp.ask_before_task:
+// the call's own answer asks, as SEP-2663's composition of input requests
+// and tasks has it). A call with a value its skill cannot use is answered
+// at once with what is wrong.
 func runsAsTask(sk *mapping.Skill, msg *a2a.Message) bool {
-	return sk != nil && (msg.TaskID != "" || len(argumentProblems(sk, msg)) == 0)
+	if sk == nil || msg.TaskID != "" {
+		return sk != nil
+	}
+	problems := argumentProblems(sk, msg, nil)
+	return !anyInvalid(problems) && (len(problems) == 0 || !sk.ToolHints().AskBeforeTask)
 }
 
 // serveTasks answers env, a plain stateless POST whose body is body, when
@@ -234,6 +241,7 @@ type wireTask struct {
 	PollIntervalMs int64               `json:"pollIntervalMs"`
 	InputRequests  sdk.InputRequestMap `json:"inputRequests,omitempty"`
 	Result         *sdk.CallToolResult `json:"result,omitempty"`
+	Error          *jsonrpc.Error      `json:"error,omitempty"`
 }
 
 // appendTask is the answer to request id holding task: with resultType
@@ -249,16 +257,30 @@ func (b *binding) appendTask(id json.RawMessage, resultType string, task *a2a.Ta
 	at := changed.UTC().Format(time.RFC3339Nano)
 	wt := wireTask{ResultType: resultType, TaskID: task.ID, Status: "working", StatusMessage: messageText(task.Status.Message),
 		CreatedAt: at, LastUpdatedAt: at, TTLMs: b.tasks.MaxAge().Milliseconds(), PollIntervalMs: taskPollInterval.Milliseconds()}
-	if resultType == "complete" {
-		switch state := task.Status.State; {
-		case state == a2a.TaskStateInputRequired:
-			wt.Status, wt.InputRequests = "input_required", inputRequest(task, true).InputRequests
-		case state == a2a.TaskStateCanceled:
-			wt.Status = "cancelled"
-		case state.Terminal():
-			// A skill that failed is a tool's error (isError), not a
-			// protocol error: the extension's "failed" is never answered.
-			wt.Status, wt.Result = "completed", endedResult(b.tools.skills[server.SkillOf(task)], task)
+	// A handle says where the task is; the task in detail adds what it
+	// asks, or how it ended.
+	detailed := resultType == "complete"
+	switch state := task.Status.State; {
+	case state == a2a.TaskStateInputRequired:
+		wt.Status = "input_required"
+		if detailed {
+			wt.InputRequests = inputRequest(task, true).InputRequests
+		}
+	case state == a2a.TaskStateCanceled:
+		wt.Status = "cancelled"
+	case state == a2a.TaskStateFailed && mapping.AgentFault(task.Status.Message):
+		// The agent could not run the skill as written: a protocol error,
+		// where the service's own failure is the tool's.
+		wt.Status = "failed"
+		if detailed {
+			wt.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: wt.StatusMessage}
+		}
+	case state.Terminal():
+		// A skill that failed through its service is the tool's error
+		// (isError), as the extension says.
+		wt.Status = "completed"
+		if detailed {
+			wt.Result = endedResult(b.tools.skills[server.SkillOf(task)], task)
 		}
 	}
 	res, err := json.Marshal(&wt)

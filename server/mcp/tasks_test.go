@@ -48,6 +48,11 @@ func taskAgent(t *testing.T) (a *servertest.Agent, release func()) {
 				return
 			}
 			io.WriteString(w, `{"deleted":true}`)
+		case "/fail":
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"error":"down"}`)
+		case "/echo":
+			io.Copy(w, r.Body)
 		default:
 			io.WriteString(w, `{"hello":"world"}`)
 		}
@@ -70,6 +75,22 @@ skills:
         state: input-required
         message: "Confirm: {response.body.fields.confirm}."
         ask: response.body.fields
+  - id: pair
+    description: d
+    mcp: {task: optional}
+    arguments: {name: {type: string, required: true}, confirm: {type: boolean, required: true}}
+    request: {method: POST, path: /echo, body: args}
+  - id: pair_asked_first
+    description: d
+    mcp: {task: required, ask_before_task: true}
+    arguments: {name: {type: string, required: true}}
+    request: {method: POST, path: /echo, body: args}
+  - {id: service_fails, description: d, mcp: {task: required}, request: {path: /fail}}
+  - id: agent_fails
+    description: d
+    mcp: {task: required}
+    arguments: {text: {type: string, default: not a number}}
+    request: {path: /quick, query: {n: "{int(args.text)}"}}
 `, withMCP)
 	a.CancelOnCleanup()
 	var once bool
@@ -218,6 +239,72 @@ func TestMCPTasksInput(t *testing.T) {
 	awaitState(t, a, id, a2a.TaskStateCompleted)
 	if done := resultOf(t, postTasks(t, a, "tasks/get", `"taskId":"`+id+`"`, withTasks)); !strings.Contains(fmt.Sprint(done["result"]), "deleted") {
 		t.Errorf("tasks/get once answered = %v", done)
+	}
+}
+
+// TestMCPTasksAskForArguments: a call that lacks arguments gets its task
+// at once, and the task asks for each on tasks/get; an answer to some
+// leaves it asking for the others. A skill that asks before its task asks
+// in the call's own answer, and its task starts with the answer.
+func TestMCPTasksAskForArguments(t *testing.T) {
+	a, _ := taskAgent(t)
+	handle := resultOf(t, postTasks(t, a, "tools/call", `"name":"pair","arguments":{}`, withTasks))
+	id, _ := handle["taskId"].(string)
+	if handle["resultType"] != "task" || handle["status"] != "input_required" || handle["inputRequests"] != nil {
+		t.Fatalf("handle of a call lacking arguments = %v", handle)
+	}
+	asking := resultOf(t, postTasks(t, a, "tasks/get", `"taskId":"`+id+`"`, withTasks))
+	if requests, _ := asking["inputRequests"].(map[string]any); len(requests) != 2 || requests["name"] == nil || requests["confirm"] == nil {
+		t.Fatalf("tasks/get = %v, want an input request per argument", asking)
+	}
+	// Each answer gives the argument it was asked for, whatever else its
+	// content holds.
+	update := `"taskId":"` + id + `","inputResponses":{"name":{"action":"accept","content":{"name":"Ada","confirm":true}}}`
+	if ack := resultOf(t, postTasks(t, a, "tasks/update", update, withTasks)); len(ack) != 1 {
+		t.Errorf("tasks/update = %v, want the empty ack", ack)
+	}
+	asking = resultOf(t, postTasks(t, a, "tasks/get", `"taskId":"`+id+`"`, withTasks))
+	if requests, _ := asking["inputRequests"].(map[string]any); asking["status"] != "input_required" || len(requests) != 1 || requests["confirm"] == nil {
+		t.Fatalf("tasks/get after answering one = %v, want it asking for confirm only", asking)
+	}
+	update = `"taskId":"` + id + `","inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}}`
+	resultOf(t, postTasks(t, a, "tasks/update", update, withTasks))
+	awaitState(t, a, id, a2a.TaskStateCompleted)
+	if done := resultOf(t, postTasks(t, a, "tasks/get", `"taskId":"`+id+`"`, withTasks)); !strings.Contains(fmt.Sprint(done["result"]), "Ada") {
+		t.Errorf("tasks/get once answered = %v", done)
+	}
+
+	first := resultOf(t, postTasks(t, a, "tools/call", `"name":"pair_asked_first","arguments":{}`, withTasks))
+	state, _ := first["requestState"].(string)
+	if first["resultType"] != "input_required" || first["taskId"] != nil || state == "" {
+		t.Fatalf("a call to a skill that asks before its task = %v, want its input requests", first)
+	}
+	answer := `"name":"pair_asked_first","arguments":{},"requestState":"` + state + `","inputResponses":{"name":{"action":"accept","content":{"name":"Bo"}}}`
+	handle = resultOf(t, postTasks(t, a, "tools/call", answer, withTasks))
+	if _, leaked := handle["requestState"]; handle["resultType"] != "task" || handle["taskId"] == nil || leaked {
+		t.Fatalf("the answer's call = %v, want a task handle", handle)
+	}
+}
+
+// TestMCPTasksFailures: a skill whose service fails ends "completed" with
+// the tool's error; one the agent cannot run as written ends "failed" with
+// a protocol error, and no result.
+func TestMCPTasksFailures(t *testing.T) {
+	a, _ := taskAgent(t)
+	for _, tc := range []struct{ tool, status string }{{"service_fails", "completed"}, {"agent_fails", "failed"}} {
+		id, _ := resultOf(t, postTasks(t, a, "tools/call", `"name":"`+tc.tool+`","arguments":{}`, withTasks))["taskId"].(string)
+		awaitState(t, a, id, a2a.TaskStateFailed)
+		got := resultOf(t, postTasks(t, a, "tasks/get", `"taskId":"`+id+`"`, withTasks))
+		result, _ := got["result"].(map[string]any)
+		rpcErr, _ := got["error"].(map[string]any)
+		switch {
+		case got["status"] != tc.status:
+			t.Errorf("%s: tasks/get = %v, want status %s", tc.tool, got, tc.status)
+		case tc.status == "completed" && (result["isError"] != true || rpcErr != nil):
+			t.Errorf("%s: tasks/get = %v, want the tool's error", tc.tool, got)
+		case tc.status == "failed" && (result != nil || rpcErr["code"] != float64(-32603) || !strings.Contains(fmt.Sprint(rpcErr["message"]), "could not build its request")):
+			t.Errorf("%s: tasks/get = %v, want a -32603 error saying why", tc.tool, got)
+		}
 	}
 }
 
