@@ -160,13 +160,32 @@ func (g *generator) security(ops []*operation) {
 			g.notes = append(g.notes, fmt.Sprintf("security scheme %q (%s) is not carried over: add its credential to upstream.headers by hand", name, typ))
 			continue
 		}
-		if slices.ContainsFunc(g.headers, func(p param) bool { return strings.EqualFold(p.name, h.name) }) {
+		if hasParam(g.headers, "header", h.name) {
 			g.notes = append(g.notes, fmt.Sprintf("security scheme %q also uses the header %s: only the first scheme's is kept", name, h.name))
 			continue
 		}
 		g.headers = append(g.headers, h)
 		g.creds = append(g.creds, credential{env, name, what})
 	}
+}
+
+// queryCredentials are the credentials op sends in its query.
+func (g *generator) queryCredentials(op *operation) []param {
+	var out []param
+	for _, name := range g.requirement(op) {
+		if q, ok := g.queryCreds[name]; ok {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// hasParam reports whether params holds a parameter named name: header
+// names match whatever their case, query names exactly.
+func hasParam(params []param, in, name string) bool {
+	return slices.ContainsFunc(params, func(p param) bool {
+		return p.name == name || in == "header" && strings.EqualFold(p.name, name)
+	})
 }
 
 // requirement is the scheme names an operation needs: the first
@@ -289,8 +308,8 @@ func (g *generator) skill(op *operation) (*skill, error) {
 	if err := g.pathTemplate(sk); err != nil {
 		return nil, err
 	}
-	for _, name := range g.requirement(op) {
-		if q, ok := g.queryCreds[name]; ok {
+	for _, q := range g.queryCredentials(op) {
+		if !hasParam(sk.query, "query", q.name) {
 			sk.query = append(sk.query, q)
 		}
 	}
@@ -336,8 +355,11 @@ func (g *generator) parameters(sk *skill) error {
 			continue
 		case k.in == "header" && slices.Contains([]string{"Accept", "Content-Type", "Authorization"}, http.CanonicalHeaderKey(k.name)):
 			continue // OpenAPI ignores these: the media types and security say them
-		case k.in == "header" && slices.ContainsFunc(g.headers, func(h param) bool { return strings.EqualFold(h.name, k.name) }):
+		case k.in == "header" && hasParam(g.headers, k.in, k.name):
 			sk.note("the header parameter %s is a credential: upstream.headers sends it", k.name)
+			continue
+		case k.in == "query" && hasParam(g.queryCredentials(sk.op), k.in, k.name):
+			sk.note("the query parameter %s is a credential: the skill's query sends it", k.name)
 			continue
 		case k.in == "header" && (!httpguts.ValidHeaderFieldName(k.name) || slices.Contains([]string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}, http.CanonicalHeaderKey(k.name))):
 			sk.note("the header parameter %s cannot be set by a skill", k.name)

@@ -114,6 +114,11 @@ func TestGeneratedRequests(t *testing.T) {
 			message: `{"parts": [{"data": {"store_id": "x", "tags": ["a", "b"], "X_Request_ID": "r-1"}}], "metadata": {"skill": "list_items"}}`,
 			want:    []string{"GET https://store.example.com/v2/stores/x/items?tags=a%2Cb&sort=price", "X-Request-Id: r-1"},
 			absent:  []string{"X-Request-Id: ***"}},
+		// A credential the operation also declares as a parameter is sent
+		// once, in the query as in the headers.
+		{spec: "testdata/query-key.yaml",
+			message: `{"parts": [{"data": {"id": "b1", "fields": "name"}}], "metadata": {"skill": "getBoard"}}`,
+			want:    []string{"GET https://boards.example.test/1/boards/b1?fields=name&key=***", "X-Token: ***"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.message, func(t *testing.T) {
