@@ -67,6 +67,12 @@ said in comments in the file and on standard error.
 --list
     List the document's operations (operationId, method, path, summary)
     and stop.
+
+An operation that cannot be made a skill is left out, with a note that
+says why, and the file holds every other one. Exit status: 0 when the file
+was written with every operation picked, 3 when it was written without some
+(the notes say which), 1 when the document cannot be used and no file was
+written, 2 for a usage error.
 `,
 		Flags: flags,
 		Func: func(fl caddycmd.Flags) (int, error) {
@@ -78,11 +84,18 @@ said in comments in the file and on standard error.
 	})
 }
 
-// runOpenAPI is the command: exit status 0 when the file was written, 1
-// when the document cannot be used, 2 for a usage error.
+// The command's exit statuses.
+const (
+	openAPIUnusable = 1 // the document cannot be used, or the file was not written
+	openAPIUsage    = 2
+	openAPILeftOut  = 3 // the file was written without some of the operations picked
+)
+
+// runOpenAPI is the command: exit status 0 when the file was written with
+// every operation picked, or one of the statuses above.
 func runOpenAPI(stdin io.Reader, stdout, stderr io.Writer, args openAPIArgs) (int, error) {
 	if args.spec == "" {
-		return 2, fmt.Errorf("%s: --spec is required", openAPICommand)
+		return openAPIUsage, fmt.Errorf("%s: --spec is required", openAPICommand)
 	}
 	var src []byte
 	var err error
@@ -94,12 +107,12 @@ func runOpenAPI(stdin io.Reader, stdout, stderr io.Writer, args openAPIArgs) (in
 		src, err = os.ReadFile(args.spec)
 	}
 	if err != nil {
-		return 1, fmt.Errorf("%s: reading the document: %w", openAPICommand, err)
+		return openAPIUnusable, fmt.Errorf("%s: reading the document: %w", openAPICommand, err)
 	}
 	if args.list {
 		ops, err := openapi.Operations(name, src)
 		if err != nil {
-			return 1, fmt.Errorf("%s: %w", openAPICommand, err)
+			return openAPIUnusable, fmt.Errorf("%s: %w", openAPICommand, err)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		for _, op := range ops {
@@ -110,7 +123,7 @@ func runOpenAPI(stdin io.Reader, stdout, stderr io.Writer, args openAPIArgs) (in
 			fmt.Fprintf(tw, "%s\t%s %s\t%s\n", id, op.Method, op.Path, op.Summary)
 		}
 		if err := tw.Flush(); err != nil {
-			return 1, fmt.Errorf("%s: %w", openAPICommand, err)
+			return openAPIUnusable, fmt.Errorf("%s: %w", openAPICommand, err)
 		}
 		return 0, nil
 	}
@@ -122,20 +135,24 @@ func runOpenAPI(stdin io.Reader, stdout, stderr io.Writer, args openAPIArgs) (in
 	}
 	r, err := openapi.Generate(name, src, opts)
 	if err != nil {
-		return 1, fmt.Errorf("%s: %w", openAPICommand, err)
+		return openAPIUnusable, fmt.Errorf("%s: %w", openAPICommand, err)
 	}
 	if args.output == "" {
 		if _, err := stdout.Write(r.YAML); err != nil {
-			return 1, fmt.Errorf("%s: %w", openAPICommand, err)
+			return openAPIUnusable, fmt.Errorf("%s: %w", openAPICommand, err)
 		}
 	} else if err := writeNew(args.output, r.YAML); err != nil {
-		return 1, fmt.Errorf("%s: %w", openAPICommand, err)
+		return openAPIUnusable, fmt.Errorf("%s: %w", openAPICommand, err)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
 	if len(r.Env) > 0 {
 		fmt.Fprintf(stderr, "The file reads the environment variables %s when it loads.\n", strings.Join(r.Env, ", "))
+	}
+	if len(r.LeftOut) > 0 {
+		return openAPILeftOut, fmt.Errorf("%s: %d of %d operations are left out (the notes say why): the file holds the other %d; "+
+			"--operations picks the operations to keep (--list lists them)", openAPICommand, len(r.LeftOut), len(r.LeftOut)+len(r.Skills), len(r.Skills))
 	}
 	return 0, nil
 }

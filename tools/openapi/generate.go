@@ -33,6 +33,7 @@ type generator struct {
 	skills  []*skill
 	usedIDs map[string]bool
 	notes   []string // about the whole file
+	leftOut []LeftOut
 }
 
 // param is a name and a template.

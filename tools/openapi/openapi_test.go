@@ -257,3 +257,45 @@ func TestOperations(t *testing.T) {
 		t.Error("Operations accepted a Swagger 2.0 document")
 	}
 }
+
+// An operation that cannot be made a skill that loads is left out, with
+// its reason on one bounded line that names no line of the unwritten file;
+// the file holds the others, and loads.
+func TestGenerateLeavesOut(t *testing.T) {
+	src, err := os.ReadFile("testdata/left-out.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := openapi.Generate("left-out.yaml", src, openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"listThings"}; !slices.Equal(r.Skills, want) {
+		t.Errorf("skills %v, want %v", r.Skills, want)
+	}
+	skills, err := mapping.Parse("generated.yaml", r.YAML, mapping.Options{LookupEnv: anyEnv})
+	if err != nil {
+		t.Fatalf("the generated file does not load: %v\n%s", err, r.YAML)
+	}
+	skills.Close()
+	want := []struct{ op, reason string }{
+		{"badRef", `parameters: $ref "#/components/parameters/ThisParameterIsNotDeclared`},
+		{"sameHeaderThrice", "request.headers.x-id: repeated header (header names ignore case) (and 1 more mistake)"},
+	}
+	if len(r.LeftOut) != len(want) {
+		t.Fatalf("left out %+v, want %d", r.LeftOut, len(want))
+	}
+	for i, w := range want {
+		got := r.LeftOut[i]
+		if got.Operation != w.op || !strings.HasPrefix(got.Reason, w.reason) {
+			t.Errorf("left out %+v, want %s: %s…", got, w.op, w.reason)
+		}
+		if n := len([]rune(got.Reason)); n > 350 || strings.Contains(got.Reason, "line") || strings.Contains(got.Reason, "\n") {
+			t.Errorf("the reason is %d characters, or names a line: %q", n, got.Reason)
+		}
+		note := w.op + " (GET "
+		if !strings.Contains(string(r.YAML), "#   "+note) || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, note) }) {
+			t.Errorf("neither the file nor the notes say %s is left out:\n%s\n%q", w.op, r.YAML, r.Notes)
+		}
+	}
+}
