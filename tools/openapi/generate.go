@@ -13,8 +13,11 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/expr-lang/expr"
 	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
+
+	"github.com/caddy-a2a/caddy-a2a/mapping"
 )
 
 // generator gathers the skills file.
@@ -599,8 +602,10 @@ func (g *generator) requestBody(sk *skill) error {
 
 // bodyExpression builds the body from the arguments of its fields: the
 // arguments themselves when they are exactly the fields, else a map of
-// them that leaves out the optional ones not given.
-func bodyExpression(sk *skill, fields []*argument) (expr, comment string) {
+// them, which leaves out the optional ones not given (a form or multipart
+// encoding leaves out nulls itself). A map too large for an expression is
+// built from a list of the fields' names instead (fieldList).
+func bodyExpression(sk *skill, fields []*argument) (src, comment string) {
 	same := len(fields) == len(sk.args)
 	optional := false
 	for _, a := range fields {
@@ -610,8 +615,9 @@ func bodyExpression(sk *skill, fields []*argument) (expr, comment string) {
 	if same {
 		return "args", "the body is the arguments given (those not given are left out)"
 	}
+	filter := optional && sk.bodyFormat == ""
 	var b strings.Builder
-	if !optional {
+	if !filter {
 		b.WriteString("{\n")
 		for i, a := range fields {
 			fmt.Fprintf(&b, "  %s: args.%s", strconv.Quote(a.wire), a.name)
@@ -621,18 +627,59 @@ func bodyExpression(sk *skill, fields []*argument) (expr, comment string) {
 			b.WriteByte('\n')
 		}
 		b.WriteString("}\n")
-		return b.String(), ""
-	}
-	b.WriteString("fromPairs(filter([\n")
-	for i, a := range fields {
-		fmt.Fprintf(&b, "  [%s, args.%s]", strconv.Quote(a.wire), a.name)
-		if i < len(fields)-1 {
-			b.WriteByte(',')
+		src = b.String()
+	} else {
+		b.WriteString("fromPairs(filter([\n")
+		for i, a := range fields {
+			fmt.Fprintf(&b, "  [%s, args.%s]", strconv.Quote(a.wire), a.name)
+			if i < len(fields)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
 		}
-		b.WriteByte('\n')
+		b.WriteString("], {#[1] != nil}))\n")
+		src, comment = b.String(), "the body's fields, leaving out those not given"
 	}
-	b.WriteString("], {#[1] != nil}))\n")
-	return b.String(), "the body's fields, leaving out those not given"
+	if _, err := expr.Compile(src, expr.MaxNodes(mapping.DefaultMaxExpressionNodes)); err == nil {
+		return src, comment
+	}
+	return fieldList(fields, filter)
+}
+
+// fieldList builds the body from a list of its fields' names, which costs
+// an expression one node per field where a map costs five: the fields'
+// names, and when an argument's name is not its field's, the arguments'
+// names in a second list.
+func fieldList(fields []*argument, filter bool) (src, comment string) {
+	list := func(names func(a *argument) string) string {
+		var b strings.Builder
+		b.WriteString("[\n")
+		for i, a := range fields {
+			b.WriteString("  " + strconv.Quote(names(a)))
+			if i < len(fields)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString("]")
+		return b.String()
+	}
+	renamed := slices.ContainsFunc(fields, func(a *argument) bool { return a.name != a.wire })
+	value := "args[#]"
+	var b strings.Builder
+	b.WriteString("let fields = " + list(func(a *argument) string { return a.wire }) + ";\n")
+	if renamed {
+		b.WriteString("let names = " + list(func(a *argument) string { return a.name }) + ";\n")
+		value = "args[names[#index]]"
+	}
+	pairs := "map(fields, [#, " + value + "])"
+	comment = "the body's fields, by name (a map of them would pass the expression size limit)"
+	if filter {
+		pairs = "filter(" + pairs + ", #[1] != nil)"
+		comment += ", leaving out those not given"
+	}
+	b.WriteString("fromPairs(" + pairs + ")\n")
+	return b.String(), comment
 }
 
 // pathTemplate writes the path with a hole per path parameter.

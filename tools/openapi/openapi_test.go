@@ -119,6 +119,14 @@ func TestGeneratedRequests(t *testing.T) {
 		{spec: "testdata/query-key.yaml",
 			message: `{"parts": [{"data": {"id": "b1", "fields": "name"}}], "metadata": {"skill": "getBoard"}}`,
 			want:    []string{"GET https://boards.example.test/1/boards/b1?fields=name&key=***", "X-Token: ***"}},
+		// Bodies of 250 optional fields stay within the expression size
+		// limit: a form, whose encoding leaves out nulls, and JSON.
+		{spec: "testdata/big-bodies.yaml",
+			message: `{"parts": [{"data": {"AccountSid": "AC1", "Option007": "x", "Option250": "y"}}], "metadata": {"skill": "createCall"}}`,
+			want:    []string{"POST https://calls.example.test/accounts/AC1/calls", "\n  Option007=x&Option250=y\n"}},
+		{spec: "testdata/big-bodies.yaml",
+			message: `{"parts": [{"data": {"AccountSid": "AC1", "option_002": 2, "option_249": 0}}], "metadata": {"skill": "createMessage"}}`,
+			want:    []string{"POST https://calls.example.test/accounts/AC1/messages", "\n  {\"option-002\":2,\"option-249\":0}\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.message, func(t *testing.T) {
