@@ -616,29 +616,13 @@ func bodyExpression(sk *skill, fields []*argument) (src, comment string) {
 		return "args", "the body is the arguments given (those not given are left out)"
 	}
 	filter := optional && sk.bodyFormat == ""
-	var b strings.Builder
-	if !filter {
-		b.WriteString("{\n")
-		for i, a := range fields {
-			fmt.Fprintf(&b, "  %s: args.%s", strconv.Quote(a.wire), a.name)
-			if i < len(fields)-1 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('\n')
-		}
-		b.WriteString("}\n")
-		src = b.String()
+	if filter {
+		src = lines("fromPairs(filter([", fields, func(a *argument) string {
+			return fmt.Sprintf("[%s, args.%s]", strconv.Quote(a.wire), a.name)
+		}, "], {#[1] != nil}))\n")
+		comment = "the body's fields, leaving out those not given"
 	} else {
-		b.WriteString("fromPairs(filter([\n")
-		for i, a := range fields {
-			fmt.Fprintf(&b, "  [%s, args.%s]", strconv.Quote(a.wire), a.name)
-			if i < len(fields)-1 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('\n')
-		}
-		b.WriteString("], {#[1] != nil}))\n")
-		src, comment = b.String(), "the body's fields, leaving out those not given"
+		src = lines("{", fields, func(a *argument) string { return fmt.Sprintf("%s: args.%s", strconv.Quote(a.wire), a.name) }, "}\n")
 	}
 	if _, err := expr.Compile(src, expr.MaxNodes(mapping.DefaultMaxExpressionNodes)); err == nil {
 		return src, comment
@@ -651,25 +635,11 @@ func bodyExpression(sk *skill, fields []*argument) (src, comment string) {
 // names, and when an argument's name is not its field's, the arguments'
 // names in a second list.
 func fieldList(fields []*argument, filter bool) (src, comment string) {
-	list := func(names func(a *argument) string) string {
-		var b strings.Builder
-		b.WriteString("[\n")
-		for i, a := range fields {
-			b.WriteString("  " + strconv.Quote(names(a)))
-			if i < len(fields)-1 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('\n')
-		}
-		b.WriteString("]")
-		return b.String()
-	}
-	renamed := slices.ContainsFunc(fields, func(a *argument) bool { return a.name != a.wire })
-	value := "args[#]"
 	var b strings.Builder
-	b.WriteString("let fields = " + list(func(a *argument) string { return a.wire }) + ";\n")
-	if renamed {
-		b.WriteString("let names = " + list(func(a *argument) string { return a.name }) + ";\n")
+	b.WriteString(lines("let fields = [", fields, func(a *argument) string { return strconv.Quote(a.wire) }, "];\n"))
+	value := "args[#]"
+	if slices.ContainsFunc(fields, func(a *argument) bool { return a.name != a.wire }) {
+		b.WriteString(lines("let names = [", fields, func(a *argument) string { return strconv.Quote(a.name) }, "];\n"))
 		value = "args[names[#index]]"
 	}
 	pairs := "map(fields, [#, " + value + "])"
@@ -680,6 +650,22 @@ func fieldList(fields []*argument, filter bool) (src, comment string) {
 	}
 	b.WriteString("fromPairs(" + pairs + ")\n")
 	return b.String(), comment
+}
+
+// lines writes open, then an item per field on a line of its own,
+// separated by commas, then close.
+func lines(open string, fields []*argument, item func(*argument) string, close string) string {
+	var b strings.Builder
+	b.WriteString(open + "\n")
+	for i, a := range fields {
+		b.WriteString("  " + item(a))
+		if i < len(fields)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(close)
+	return b.String()
 }
 
 // pathTemplate writes the path with a hole per path parameter.
