@@ -93,13 +93,7 @@ func (g *generator) upstream(override string) error {
 		g.upstreamNote = "the document names no server: set upstream.url (or the a2a handler's upstream)"
 		return nil
 	}
-	server := resolveAlias(servers.Content[0])
-	raw := scalar(get(server, "url"))
-	if vars := get(server, "variables"); vars != nil && vars.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(vars.Content); i += 2 {
-			raw = strings.ReplaceAll(raw, "{"+vars.Content[i].Value+"}", scalar(get(vars.Content[i+1], "default")))
-		}
-	}
+	raw := serverURL(servers.Content[0])
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || strings.ContainsAny(raw, "{}"):
@@ -116,6 +110,36 @@ func (g *generator) upstream(override string) error {
 		g.upstreamURL = strings.TrimSuffix(u.String(), "/")
 	}
 	return nil
+}
+
+// serverURL is a Server Object's URL, its variables at their defaults.
+func serverURL(server *yaml.Node) string {
+	raw := scalar(get(server, "url"))
+	if vars := get(server, "variables"); vars != nil && vars.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(vars.Content); i += 2 {
+			raw = strings.ReplaceAll(raw, "{"+vars.Content[i].Value+"}", scalar(get(vars.Content[i+1], "default")))
+		}
+	}
+	return raw
+}
+
+// ownServer is the first server an operation names (its own, or its path
+// item's) when it is not the document's first, which upstream.url is
+// taken from; "" when it names none, or that one.
+func (g *generator) ownServer(op *operation) string {
+	own := get(op.node, "servers")
+	if own == nil {
+		own = get(op.pathItem, "servers")
+	}
+	if own == nil || own.Kind != yaml.SequenceNode || len(own.Content) == 0 {
+		return ""
+	}
+	url := serverURL(own.Content[0])
+	if doc := get(g.doc.root, "servers"); doc != nil && doc.Kind == yaml.SequenceNode && len(doc.Content) > 0 &&
+		strings.TrimSuffix(serverURL(doc.Content[0]), "/") == strings.TrimSuffix(url, "/") {
+		return ""
+	}
+	return url
 }
 
 // security turns the schemes the operations need into credentials read
@@ -300,8 +324,8 @@ func (g *generator) skill(op *operation) (*skill, error) {
 			sk.tags = append(sk.tags, t.Value)
 		}
 	}
-	if get(op.node, "servers") != nil || get(op.pathItem, "servers") != nil {
-		sk.note("the operation names its own servers; the skill calls upstream.url")
+	if own := g.ownServer(op); own != "" {
+		sk.note("the operation names its own server, %s; the skill calls upstream.url", own)
 	}
 	if err := g.parameters(sk); err != nil {
 		return nil, err
@@ -561,9 +585,14 @@ func (g *generator) requestBody(sk *skill) error {
 		return fmt.Errorf("requestBody: %w", err)
 	}
 	if s.typ != "object" || len(s.props) == 0 {
-		if s.typ == "" {
+		switch {
+		case s.typ != "":
+		case get(media, "schema") == nil:
 			s.typ = "object"
 			sk.note("the request body has no schema: the argument body is taken as an object")
+		default:
+			s.typ = "object"
+			sk.note("the request body's schema gives no single type (a oneOf or anyOf of several): the argument body is taken as an object")
 		}
 		if sk.bodyFormat != "" && s.typ != "object" {
 			sk.note("the %s body is not an object; the skill sends the argument body as it is", mediaType)

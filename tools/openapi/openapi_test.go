@@ -307,3 +307,23 @@ func TestGenerateLeavesOut(t *testing.T) {
 		}
 	}
 }
+
+// The notes say what an operator must know, and nothing else.
+func TestGenerateNotes(t *testing.T) {
+	src, err := os.ReadFile("testdata/noise.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := openapi.Generate("noise.yaml", src, openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"otherServer: the operation names its own server, https://uploads.example.test; the skill calls upstream.url",
+		"otherServer: the request body's schema gives no single type (a oneOf or anyOf of several): the argument body is taken as an object",
+		"noSchema: the request body has no schema: the argument body is taken as an object",
+	}
+	if !slices.Equal(r.Notes, want) {
+		t.Errorf("notes\n%q\nwant\n%q", r.Notes, want)
+	}
+}
