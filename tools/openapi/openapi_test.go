@@ -19,6 +19,20 @@ var update = flag.Bool("update", false, "rewrite the golden skills files")
 // anyEnv sets every environment variable a generated file reads.
 func anyEnv(string) (string, bool) { return "secret-value", true }
 
+// generateFile generates the skills file of the document at path.
+func generateFile(t *testing.T, path string, opts openapi.Options) *openapi.Result {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := openapi.Generate(path, src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // The generated files are compared with golden files, and load.
 func TestGenerateGolden(t *testing.T) {
 	tests := []struct {
@@ -36,14 +50,7 @@ func TestGenerateGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			src, err := os.ReadFile(tt.spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := openapi.Generate(tt.spec, src, tt.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := generateFile(t, tt.spec, tt.opts)
 			skills, err := mapping.Parse("generated.yaml", r.YAML, mapping.Options{LookupEnv: anyEnv})
 			if err != nil {
 				t.Fatalf("the generated file does not load: %v\n%s", err, r.YAML)
@@ -130,14 +137,7 @@ func TestGeneratedRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.message, func(t *testing.T) {
-			src, err := os.ReadFile(tt.spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := openapi.Generate(tt.spec, src, openapi.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := generateFile(t, tt.spec, openapi.Options{})
 			path := filepath.Join(t.TempDir(), "skills.yaml")
 			if err := os.WriteFile(path, r.YAML, 0o644); err != nil {
 				t.Fatal(err)
@@ -270,14 +270,7 @@ func TestOperations(t *testing.T) {
 // its reason on one bounded line that names no line of the unwritten file;
 // the file holds the others, and loads.
 func TestGenerateLeavesOut(t *testing.T) {
-	src, err := os.ReadFile("testdata/left-out.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := openapi.Generate("left-out.yaml", src, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := generateFile(t, "testdata/left-out.yaml", openapi.Options{})
 	if want := []string{"listThings"}; !slices.Equal(r.Skills, want) {
 		t.Errorf("skills %v, want %v", r.Skills, want)
 	}
@@ -310,14 +303,7 @@ func TestGenerateLeavesOut(t *testing.T) {
 
 // The notes say what an operator must know, and nothing else.
 func TestGenerateNotes(t *testing.T) {
-	src, err := os.ReadFile("testdata/noise.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := openapi.Generate("noise.yaml", src, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := generateFile(t, "testdata/noise.yaml", openapi.Options{})
 	want := []string{
 		"otherServer: the operation names its own server, https://uploads.example.test; the skill calls upstream.url",
 		"otherServer: the request body's schema gives no single type (a oneOf or anyOf of several): the argument body is taken as an object",
