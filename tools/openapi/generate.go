@@ -700,7 +700,7 @@ func lines(open string, fields []*argument, item func(*argument) string, close s
 // pathTemplate writes the path with a hole per path parameter.
 func (g *generator) pathTemplate(sk *skill) error {
 	var b strings.Builder
-	rest := sk.op.path
+	rest, rawQuery, hasQuery := strings.Cut(sk.op.path, "?")
 	for {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
@@ -725,6 +725,9 @@ func (g *generator) pathTemplate(sk *skill) error {
 	if !strings.HasPrefix(sk.path, "/") {
 		sk.path = "/" + sk.path
 	}
+	if hasQuery {
+		sk.pathQuery(rawQuery)
+	}
 	// Declared path parameters the path does not use are of no use.
 	sk.args = slices.DeleteFunc(sk.args, func(a *argument) bool {
 		if a.in == "path" && !strings.Contains(sk.path, "{args."+a.name+"}") {
@@ -734,6 +737,58 @@ func (g *generator) pathTemplate(sk *skill) error {
 		return false
 	})
 	return nil
+}
+
+// pathQuery makes the query string of a path key ("/alerts?active=true&
+// lat={lat}") query parameters: a fixed value stays as it is, and a {name}
+// value is the argument of that name (declared as a query or path
+// parameter, or else a required string). A query string it cannot split
+// is left out, with a note.
+func (sk *skill) pathQuery(raw string) {
+	type pair struct{ key, value, hole string }
+	var pairs []pair
+	for part := range strings.SplitSeq(raw, "&") {
+		if part == "" {
+			continue
+		}
+		rawKey, value, hasValue := strings.Cut(part, "=")
+		key, err := url.QueryUnescape(rawKey)
+		if err != nil || !hasValue || key == "" || strings.ContainsAny(key, "{}") {
+			sk.note("the path's query string %q cannot be split into query parameters (at %q): add them to the skill's query by hand", raw, part)
+			return
+		}
+		if hole, ok := strings.CutPrefix(value, "{"); ok && strings.HasSuffix(hole, "}") && !strings.ContainsAny(hole[:len(hole)-1], "{}") {
+			pairs = append(pairs, pair{key: key, hole: hole[:len(hole)-1]})
+			continue
+		}
+		if value, err = url.QueryUnescape(value); err != nil || strings.ContainsAny(value, "{}") {
+			sk.note("the path's query string %q cannot be split into query parameters (at %q): add them to the skill's query by hand", raw, part)
+			return
+		}
+		pairs = append(pairs, pair{key: key, value: value})
+	}
+	for _, p := range pairs {
+		if p.hole != "" {
+			a := sk.findWire(p.hole, "query")
+			if a != nil && a.wire == p.key {
+				continue // the query parameter declared sends it
+			}
+			if a == nil {
+				a = sk.findWire(p.hole, "path")
+			}
+			if a == nil {
+				sk.note("the query parameter %s is not declared; it is taken as a required string", p.hole)
+				a = sk.argument(p.hole, "query", schema{typ: "string"}, true, false)
+			}
+			a.in = "query"
+			p.value = "{args." + a.name + "}"
+		}
+		if hasParam(sk.query, "query", p.key) {
+			sk.note("the path's query string gives %s, which a query parameter gives too: the parameter is kept", p.key)
+			continue
+		}
+		sk.query = append(sk.query, param{p.key, p.value})
+	}
 }
 
 func (sk *skill) findWire(wire, in string) *argument {

@@ -134,6 +134,14 @@ func TestGeneratedRequests(t *testing.T) {
 		{spec: "testdata/big-bodies.yaml",
 			message: `{"parts": [{"data": {"AccountSid": "AC1", "option_002": 2, "option_249": 0}}], "metadata": {"skill": "createMessage"}}`,
 			want:    []string{"POST https://calls.example.test/accounts/AC1/messages", "\n  {\"option-002\":2,\"option-249\":0}\n"}},
+		// A query string in a path key is split into query parameters, or
+		// left out (with a note); never sent as an encoded "?".
+		{spec: "testdata/path-query.yaml",
+			message: `{"parts": [{"data": {"lat": 48.8, "lon": 2.3, "area": "NE"}}], "metadata": {"skill": "activeAlerts"}}`,
+			want:    []string{"GET https://alerts.example.test/alerts?lat=48.8&active=true&lon=2.3&area=NE\n"}, absent: []string{"%3F"}},
+		{spec: "testdata/path-query.yaml",
+			message: `{"parts": [{"data": {}}], "metadata": {"skill": "zones"}}`,
+			want:    []string{"GET https://alerts.example.test/zones\n"}, absent: []string{"%3F"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.message, func(t *testing.T) {
