@@ -43,7 +43,7 @@ parameters and from the properties of a JSON, form or multipart request body
 (types, required, enums, defaults, descriptions, examples); the request
 (method, path, query, headers, body); the output modes from the success
 responses; and the security schemes' credentials as {env.NAME} placeholders
-in upstream.headers. The file loads as it is; review it and add response
+in upstream.headers, or upstream.oauth2 for OAuth2 client credentials. The file loads as it is; review it and add response
 rules, text patterns and match predicates. What could not be carried over is
 said in comments in the file and on standard error.
 

@@ -16,6 +16,14 @@ func (g *generator) emit(filename string) ([]byte, error) {
 	if g.upstreamNote != "" {
 		up.Content[0].HeadComment = "Note: " + g.upstreamNote + "."
 	}
+	if o := g.oauth2; o != nil {
+		n := mappingNode("grant", str("client_credentials"), "token_url", str(o.tokenURL),
+			"client_id", str(o.clientID), "client_secret", str(o.clientSecret))
+		if len(o.scopes) > 0 {
+			n.Content = append(n.Content, str("scopes"), flowList(o.scopes))
+		}
+		up.Content = append(up.Content, str("oauth2"), n)
+	}
 	if len(g.headers) > 0 {
 		h := mappingNode()
 		for _, p := range g.headers {

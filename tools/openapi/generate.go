@@ -31,6 +31,7 @@ type generator struct {
 	// queryCreds the credentials sent in the query, by scheme name.
 	headers    []param
 	queryCreds map[string]param
+	oauth2     *oauth2
 	// cred documents each environment variable.
 	creds   []credential
 	skills  []*skill
@@ -178,23 +179,76 @@ func (g *generator) security(ops []*operation) {
 			h, what = param{"Cookie", pname + "={env." + env + "}"}, "the API key (cookie "+pname+")"
 		case typ == "http" && strings.EqualFold(scalar(get(s, "scheme")), "basic"):
 			h, what = param{"Authorization", "Basic {env." + env + "}"}, "base64 of user:password (HTTP basic)"
+		case typ == "oauth2" && g.clientCredentials(name, s, ops):
+			continue
 		case typ == "http" && strings.EqualFold(scalar(get(s, "scheme")), "bearer"),
 			typ == "oauth2", typ == "openIdConnect":
 			h, what = param{"Authorization", "Bearer {env." + env + "}"}, "a bearer token"
 			if typ != "http" {
-				what += " (" + typ + ": the agent sends this token as it is; it does not fetch or refresh tokens)"
+				what += " (a static token: the agent does not fetch or refresh it)"
+				g.notes = append(g.notes, fmt.Sprintf("security scheme %q (%s) asks for a user's token, which the agent cannot get by itself: "+
+					"the file sends a static bearer token from {env.%s}; for a token per caller, set upstream.oauth2 with grant: token_exchange "+
+					"(when the API trusts the agent's identity provider), or pass the caller's own with forward_headers: [Authorization]", name, flowsOf(typ, s), env))
 			}
 		default:
 			g.notes = append(g.notes, fmt.Sprintf("security scheme %q (%s) is not carried over: add its credential to upstream.headers by hand", name, typ))
 			continue
 		}
-		if hasParam(g.headers, "header", h.name) {
+		if hasParam(g.headers, "header", h.name) || g.oauth2 != nil && strings.EqualFold(h.name, "Authorization") {
 			g.notes = append(g.notes, fmt.Sprintf("security scheme %q also uses the header %s: only the first scheme's is kept", name, h.name))
 			continue
 		}
 		g.headers = append(g.headers, h)
 		g.creds = append(g.creds, credential{env, name, what})
 	}
+}
+
+// oauth2 is the upstream's OAuth2 client credentials (upstream.oauth2).
+type oauth2 struct {
+	tokenURL, clientID, clientSecret string // clientID and secret as {env.…}
+	scopes                           []string
+}
+
+// clientCredentials makes an oauth2 scheme with a clientCredentials flow
+// the upstream's OAuth2 client credentials, and reports whether it did.
+// There is one such setting per upstream, and it sends Authorization.
+func (g *generator) clientCredentials(name string, scheme *yaml.Node, ops []*operation) bool {
+	flow := get(get(scheme, "flows"), "clientCredentials")
+	tokenURL := scalar(get(flow, "tokenUrl"))
+	if flow == nil || tokenURL == "" {
+		return false
+	}
+	if g.oauth2 != nil || hasParam(g.headers, "header", "Authorization") {
+		g.notes = append(g.notes, fmt.Sprintf("security scheme %q also uses the header Authorization: only the first scheme's is kept", name))
+		return true
+	}
+	// A relative token URL is relative to the API's.
+	if u, err := url.Parse(tokenURL); err == nil && !u.IsAbs() {
+		if base, err := url.Parse(g.upstreamURL + "/"); err == nil {
+			tokenURL = base.ResolveReference(u).String()
+		}
+	}
+	env := envName(name)
+	g.oauth2 = &oauth2{tokenURL: tokenURL, clientID: "{env." + env + "_CLIENT_ID}", clientSecret: "{env." + env + "_CLIENT_SECRET}",
+		scopes: g.scopes(ops, name)}
+	g.creds = append(g.creds,
+		credential{env + "_CLIENT_ID", name, "the OAuth2 client id (client credentials at " + tokenURL + ")"},
+		credential{env + "_CLIENT_SECRET", name, "the OAuth2 client secret"})
+	return true
+}
+
+// flowsOf names an oauth2 scheme's flows: "oauth2, flows
+// authorizationCode, implicit"; or the type of another scheme.
+func flowsOf(typ string, scheme *yaml.Node) string {
+	flows := get(scheme, "flows")
+	if typ != "oauth2" || flows == nil || flows.Kind != yaml.MappingNode {
+		return typ
+	}
+	var names []string
+	for i := 0; i+1 < len(flows.Content); i += 2 {
+		names = append(names, flows.Content[i].Value)
+	}
+	return typ + ", flows " + strings.Join(names, ", ")
 }
 
 // queryCredentials are the credentials op sends in its query.
@@ -219,6 +273,17 @@ func hasParam(params []param, in, name string) bool {
 // requirement is the scheme names an operation needs: the first
 // alternative of its security, or of the document's.
 func (g *generator) requirement(op *operation) []string {
+	req := g.requirementNode(op)
+	var names []string
+	for i := 0; req != nil && i+1 < len(req.Content); i += 2 {
+		names = append(names, req.Content[i].Value)
+	}
+	return names
+}
+
+// requirementNode is the first alternative of op's security, or of the
+// document's: a mapping of scheme names to scopes; nil when none.
+func (g *generator) requirementNode(op *operation) *yaml.Node {
 	sec := get(op.node, "security")
 	if sec == nil {
 		sec = get(g.doc.root, "security")
@@ -226,12 +291,25 @@ func (g *generator) requirement(op *operation) []string {
 	if sec == nil || sec.Kind != yaml.SequenceNode || len(sec.Content) == 0 {
 		return nil
 	}
-	first := resolveAlias(sec.Content[0])
-	var names []string
-	for i := 0; first.Kind == yaml.MappingNode && i+1 < len(first.Content); i += 2 {
-		names = append(names, first.Content[i].Value)
+	if first := resolveAlias(sec.Content[0]); first.Kind == yaml.MappingNode {
+		return first
 	}
-	return names
+	return nil
+}
+
+// scopes are the scopes ops require of the scheme name, each once.
+func (g *generator) scopes(ops []*operation, name string) []string {
+	var out []string
+	for _, op := range ops {
+		if list := get(g.requirementNode(op), name); list != nil && list.Kind == yaml.SequenceNode {
+			for _, s := range list.Content {
+				if s.Value != "" && !slices.Contains(out, s.Value) {
+					out = append(out, s.Value)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func (g *generator) envNames() []string {

@@ -75,6 +75,28 @@ var methods = []string{"get", "put", "post", "delete", "options", "head", "patch
 // (Result.LeftOut says why) rather than failing the file; Generate fails
 // only when the document cannot be read or no operation is left.
 func Generate(filename string, src []byte, opts Options) (*Result, error) {
+	g, err := build(filename, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := g.write(filename)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", filename, err)
+	}
+	r := &Result{YAML: out, Env: g.envNames(), LeftOut: g.leftOut}
+	for _, sk := range g.skills {
+		r.Skills = append(r.Skills, sk.id)
+		for _, n := range sk.notes {
+			r.Notes = append(r.Notes, sk.id+": "+n)
+		}
+	}
+	r.Notes = append(r.Notes, g.notes...)
+	return r, nil
+}
+
+// build reads the document and makes a skill of each operation picked
+// that it can, leaving the others out.
+func build(filename string, src []byte, opts Options) (*generator, error) {
 	d, err := parse(filename, src)
 	if err != nil {
 		return nil, err
@@ -104,19 +126,7 @@ func Generate(filename string, src []byte, opts Options) (*Result, error) {
 		}
 		g.skills = append(g.skills, sk)
 	}
-	out, err := g.write(filename)
-	if err != nil {
-		return nil, fmt.Errorf("openapi: %s: %w", filename, err)
-	}
-	r := &Result{YAML: out, Env: g.envNames(), LeftOut: g.leftOut}
-	for _, sk := range g.skills {
-		r.Skills = append(r.Skills, sk.id)
-		for _, n := range sk.notes {
-			r.Notes = append(r.Notes, sk.id+": "+n)
-		}
-	}
-	r.Notes = append(r.Notes, g.notes...)
-	return r, nil
+	return g, nil
 }
 
 // write emits the file and checks that it loads, leaving out the skills

@@ -43,10 +43,10 @@ func TestGenerateGolden(t *testing.T) {
 	}{
 		{name: "demoapi", spec: "../../examples/demoapi/openapi.yaml", env: []string{"DEMO_API_KEY"}},
 		{name: "store-3.1", spec: "testdata/store-3.1.yaml", env: []string{"BEARER_AUTH", "API_KEY_QUERY"}, notes: 5},
-		{name: "petstore-3.0", spec: "testdata/petstore-3.0.json", env: []string{"PETSTORE_AUTH", "API_KEY"}, notes: 0},
+		{name: "petstore-3.0", spec: "testdata/petstore-3.0.json", env: []string{"PETSTORE_AUTH", "API_KEY"}, notes: 1},
 		{name: "petstore-picked", spec: "testdata/petstore-3.0.json",
 			opts: openapi.Options{Operations: []string{"getPetById", "get /pet/findByStatus"}, UpstreamURL: "https://petstore3.swagger.io/api/v3"},
-			env:  []string{"PETSTORE_AUTH", "API_KEY"}},
+			env:  []string{"PETSTORE_AUTH", "API_KEY"}, notes: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -319,5 +319,20 @@ func TestGenerateNotes(t *testing.T) {
 	}
 	if !slices.Equal(r.Notes, want) {
 		t.Errorf("notes\n%q\nwant\n%q", r.Notes, want)
+	}
+}
+
+// The client-credentials file loads, its upstream's token from the
+// scheme's token URL.
+func TestGenerateClientCredentialsLoads(t *testing.T) {
+	t.Skip("needs upstream.oauth2 (creds branch)")
+	r := generateFile(t, "testdata/client-credentials.yaml", openapi.Options{})
+	skills, err := mapping.Parse("generated.yaml", r.YAML, mapping.Options{LookupEnv: anyEnv})
+	if err != nil {
+		t.Fatalf("the generated file does not load: %v\n%s", err, r.YAML)
+	}
+	skills.Close()
+	if want := []string{"OAUTH2_CLIENT_ID", "OAUTH2_CLIENT_SECRET", "PARTNER_KEY"}; !slices.Equal(r.Env, want) {
+		t.Errorf("env %v, want %v", r.Env, want)
 	}
 }
