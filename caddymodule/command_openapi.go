@@ -26,7 +26,7 @@ type openAPIArgs struct {
 
 func init() {
 	flags := flag.NewFlagSet(openAPICommand, flag.ExitOnError)
-	flags.String("spec", "", "the OpenAPI 3 document, YAML or JSON, or - for standard input (required)")
+	flags.String("spec", "", "the OpenAPI 3 or Swagger 2.0 document, YAML or JSON, or - for standard input (required)")
 	flags.String("operations", "", "the operations to make skills of, comma-separated: operationIds or \"METHOD /path\" (default: all)")
 	flags.String("upstream", "", "the API's base URL (default: the document's first server)")
 	flags.String("output", "", "write the skills file here instead of to standard output; an existing file is not replaced")
@@ -34,16 +34,17 @@ func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  openAPICommand,
 		Usage: "--spec <file> [--operations <id,...>] [--upstream <URL>] [--output <file>] [--list]",
-		Short: "Writes a starting skills file from an OpenAPI 3 document",
+		Short: "Writes a starting skills file from an OpenAPI 3 or Swagger 2.0 document",
 		Long: `
 Writes a skills file for the a2a handler from an OpenAPI 3 document (3.0 or
-3.1, YAML or JSON): one skill per operation, with the operation's summary,
-description and tags; its arguments from the path, query and header
-parameters and from the properties of a JSON, form or multipart request body
-(types, required, enums, defaults, descriptions, examples); the request
-(method, path, query, headers, body); the output modes from the success
-responses; and the security schemes' credentials as {env.NAME} placeholders
-in upstream.headers, or upstream.oauth2 for OAuth2 client credentials. The file loads as it is; review it and add response
+3.1, YAML or JSON), or a Swagger 2.0 one: one skill per operation, with the
+operation's summary, description and tags; its arguments from the path,
+query and header parameters and from the properties of a JSON, form or
+multipart request body (types, required, enums, defaults, descriptions,
+examples); the request (method, path, query, headers, body); the output
+modes from the success responses; and the security schemes' credentials as
+{env.NAME} placeholders in upstream.headers, or upstream.oauth2 for OAuth2
+client credentials. The file loads as it is; review it and add response
 rules, text patterns and match predicates. What could not be carried over is
 said in comments in the file and on standard error.
 

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/expr-lang/expr"
 	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 
@@ -513,7 +512,7 @@ func queryParam(sk *skill, a *argument, p *yaml.Node) {
 		sk.note("the query parameter %s is an object (style %s), which a skill's query cannot send: build it by hand", a.wire, orDefault(style, "form"))
 		return
 	case a.typ == "array" && !explode:
-		sep := map[string]string{"spaceDelimited": " ", "pipeDelimited": "|"}[style]
+		sep := map[string]string{"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}[style]
 		if sep == "" {
 			sep = ","
 		}
@@ -731,7 +730,10 @@ func bodyExpression(sk *skill, fields []*argument) (src, comment string) {
 	} else {
 		src = lines("{", fields, func(a *argument) string { return fmt.Sprintf("%s: args.%s", strconv.Quote(a.wire), a.name) }, "}\n")
 	}
-	if _, err := expr.Compile(src, expr.MaxNodes(mapping.DefaultMaxExpressionNodes)); err == nil {
+	// A map costs expr five syntax nodes a field (the pair or list, the
+	// name, and args, its member and the member's name) and a few more
+	// for the whole.
+	if 5*len(fields)+10 <= mapping.DefaultMaxExpressionNodes {
 		return src, comment
 	}
 	return fieldList(fields, filter)

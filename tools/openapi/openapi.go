@@ -1,5 +1,6 @@
 // Package openapi writes a starting skills file for caddy-a2a from an
-// OpenAPI 3 document (3.0 or 3.1, YAML or JSON): one skill per operation
+// OpenAPI 3 document (3.0 or 3.1, YAML or JSON), or a Swagger 2.0 one
+// (read as the OpenAPI 3.0 it stands for): one skill per operation
 // picked, its arguments from the operation's path, query and header
 // parameters and from the properties of its JSON, form or multipart request
 // body, with their types, enums, defaults and descriptions; the request
@@ -263,12 +264,14 @@ func parse(filename string, src []byte) (*document, error) {
 		return nil, fmt.Errorf("openapi: %s: not an OpenAPI document (a mapping)", filename)
 	}
 	d := &document{file: filename, root: resolveAlias(n.Content[0])}
-	version := scalar(get(d.root, "openapi"))
-	switch {
-	case get(d.root, "swagger") != nil:
-		return nil, fmt.Errorf("openapi: %s: Swagger 2.0 is not supported: convert it to OpenAPI 3 first (for example with swagger2openapi)", filename)
-	case !strings.HasPrefix(version, "3."):
-		return nil, fmt.Errorf("openapi: %s: want an OpenAPI 3 document (openapi: 3.x), not %q", filename, version)
+	if swagger := get(d.root, "swagger"); swagger != nil {
+		if swagger.Value != "2.0" {
+			return nil, fmt.Errorf("openapi: %s: want a Swagger 2.0 document (swagger: \"2.0\"), not %q", filename, swagger.Value)
+		}
+		d.root = d.swagger2()
+	}
+	if version := scalar(get(d.root, "openapi")); !strings.HasPrefix(version, "3.") {
+		return nil, fmt.Errorf("openapi: %s: want an OpenAPI 3 document (openapi: 3.x) or Swagger 2.0, not %q", filename, version)
 	}
 	return d, nil
 }

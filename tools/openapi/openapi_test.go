@@ -44,6 +44,7 @@ func TestGenerateGolden(t *testing.T) {
 		{name: "demoapi", spec: "../../examples/demoapi/openapi.yaml", env: []string{"DEMO_API_KEY"}},
 		{name: "store-3.1", spec: "testdata/store-3.1.yaml", env: []string{"BEARER_AUTH", "API_KEY_QUERY"}, notes: 5},
 		{name: "petstore-3.0", spec: "testdata/petstore-3.0.json", env: []string{"PETSTORE_AUTH", "API_KEY"}, notes: 1},
+		{name: "swagger-2.0", spec: "testdata/swagger-2.0.yaml", env: []string{"API_KEY", "BASIC_AUTH"}},
 		{name: "petstore-picked", spec: "testdata/petstore-3.0.json",
 			opts: openapi.Options{Operations: []string{"getPetById", "get /pet/findByStatus"}, UpstreamURL: "https://petstore3.swagger.io/api/v3"},
 			env:  []string{"PETSTORE_AUTH", "API_KEY"}, notes: 1},
@@ -134,6 +135,23 @@ func TestGeneratedRequests(t *testing.T) {
 		{spec: "testdata/big-bodies.yaml",
 			message: `{"parts": [{"data": {"AccountSid": "AC1", "option_002": 2, "option_249": 0}}], "metadata": {"skill": "createMessage"}}`,
 			want:    []string{"POST https://calls.example.test/accounts/AC1/messages", "\n  {\"option-002\":2,\"option-249\":0}\n"}},
+		// Swagger 2.0: host, basePath and schemes, collection formats,
+		// #/parameters and #/definitions, body and formData parameters.
+		{spec: "testdata/swagger-2.0.yaml",
+			message: `{"parts": [{"data": {"warehouse": "w 1", "tags": ["a", "b"], "status": ["new", "sold"], "fields": ["sku", "name"]}}], "metadata": {"skill": "listItems"}}`,
+			want:    []string{"GET https://inventory.example.test/api/warehouses/w%201/items?tags=a%2Cb&status=new&status=sold&limit=20&fields=sku%09name\n", "X-Api-Key: ***"}},
+		{spec: "testdata/swagger-2.0.yaml",
+			message: `{"parts": [{"data": {"warehouse": "w1", "sku": "A-100", "price": 2.5}}], "metadata": {"skill": "addItem"}}`,
+			want:    []string{"POST https://inventory.example.test/api/warehouses/w1/items\n", "Content-Type: application/json", `{"price":2.5,"sku":"A-100"}`}},
+		{spec: "testdata/swagger-2.0.yaml",
+			message: `{"parts": [{"raw": "aGVsbG8=", "filename": "p.png", "mediaType": "image/png"}, {"data": {"warehouse": "w1", "id": 7, "caption": "Front"}}],
+				"metadata": {"skill": "uploadPhoto"}}`,
+			want: []string{"POST https://inventory.example.test/api/warehouses/w1/items/7/photo\n", "Content-Type: multipart/form-data; boundary=",
+				`Content-Disposition: form-data; name="photo"; filename="p.png"`, `name="caption"`}},
+		{spec: "testdata/swagger-2.0.yaml",
+			message: `{"parts": [{"data": {"sku": "A-100", "quantity": 3}}], "metadata": {"skill": "restock"}}`,
+			want: []string{"POST https://inventory.example.test/api/restock\n", "Authorization: Basic ***", "Content-Type: application/x-www-form-urlencoded",
+				"quantity=3&sku=A-100"}},
 		// A query string in a path key is split into query parameters, or
 		// left out (with a note); never sent as an encoded "?".
 		{spec: "testdata/path-query.yaml",
@@ -184,8 +202,9 @@ func TestGenerateErrors(t *testing.T) {
 		opts      openapi.Options
 		want      string
 	}{
-		{name: "swagger 2", src: "swagger: '2.0'\npaths: {}", want: "Swagger 2.0 is not supported"},
-		{name: "not openapi 3", src: "openapi: 2.5.0\npaths: {}", want: `want an OpenAPI 3 document (openapi: 3.x), not "2.5.0"`},
+		{name: "swagger 1.2", src: "swagger: '1.2'\npaths: {}", want: `want a Swagger 2.0 document (swagger: "2.0"), not "1.2"`},
+		{name: "swagger 2 without operations", src: "swagger: '2.0'\npaths: {}", want: "the document has no operations"},
+		{name: "not openapi 3", src: "openapi: 2.5.0\npaths: {}", want: `want an OpenAPI 3 document (openapi: 3.x) or Swagger 2.0, not "2.5.0"`},
 		{name: "not a mapping", src: "- a\n- b", want: "not an OpenAPI document"},
 		{name: "not YAML", src: "openapi: [3", want: "spec.yaml"},
 		{name: "no paths", src: "openapi: 3.0.0", want: "the document has no paths"},
@@ -269,9 +288,14 @@ func TestOperations(t *testing.T) {
 	if !slices.Equal(ops, want) {
 		t.Errorf("operations\n got %+v\nwant %+v", ops, want)
 	}
-	if _, err := openapi.Operations("x.yaml", []byte("swagger: '2.0'")); err == nil {
-		t.Error("Operations accepted a Swagger 2.0 document")
+	src, err = os.ReadFile("testdata/swagger-2.0.yaml")
+	if err != nil {
+		t.Fatal(err)
 	}
+	if ops, err = openapi.Operations("swagger-2.0.yaml", src); err != nil || len(ops) != 4 || ops[0] != (openapi.Operation{ID: "listItems", Method: "GET", Path: "/warehouses/{warehouse}/items", Summary: "List items"}) {
+		t.Errorf("the Swagger 2.0 document's operations: %+v, %v", ops, err)
+	}
+
 }
 
 // An operation that cannot be made a skill that loads is left out, with
