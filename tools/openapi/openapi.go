@@ -151,14 +151,13 @@ func (g *generator) write(filename string) ([]byte, error) {
 		}
 		bySkill := map[string][]*mapping.ConfigError{}
 		for _, e := range unjoin(err) {
-			ce, ok := errors.AsType[*mapping.ConfigError](e)
-			if !ok || ce.Skill == "" {
-				// Not a skill's mistake: the generator's own (the loader's
-				// lines are of a file never written, so they are not said).
-				return nil, fmt.Errorf("the generated skills file does not load (please report this): %s", withoutLines(e))
+			if ce, ok := errors.AsType[*mapping.ConfigError](e); ok && ce.Skill != "" {
+				bySkill[ce.Skill] = append(bySkill[ce.Skill], ce)
+				continue
 			}
-			bySkill[ce.Skill] = append(bySkill[ce.Skill], ce)
+			return nil, notLoading(e)
 		}
+		before := len(g.skills)
 		g.skills = slices.DeleteFunc(g.skills, func(sk *skill) bool {
 			errs := bySkill[sk.id]
 			if len(errs) > 0 {
@@ -166,7 +165,16 @@ func (g *generator) write(filename string) ([]byte, error) {
 			}
 			return len(errs) > 0
 		})
+		if len(g.skills) == before {
+			return nil, notLoading(unjoin(err)[0])
+		}
 	}
+}
+
+// notLoading is a load error that is not a skill's: the generator's own.
+// The loader's lines are of a file never written, so they are not said.
+func notLoading(err error) error {
+	return fmt.Errorf("the generated skills file does not load (please report this): %s", withoutLines(err))
 }
 
 // maxReason bounds the text of a left-out operation's reason.

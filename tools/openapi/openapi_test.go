@@ -152,6 +152,9 @@ func TestGeneratedRequests(t *testing.T) {
 			message: `{"parts": [{"data": {"sku": "A-100", "quantity": 3}}], "metadata": {"skill": "restock"}}`,
 			want: []string{"POST https://inventory.example.test/api/restock\n", "Authorization: Basic ***", "Content-Type: application/x-www-form-urlencoded",
 				"quantity=3&sku=A-100"}},
+		{spec: "testdata/big-bodies.yaml",
+			message: `{"parts": [{"data": {"AccountSid": "AC1", "CallSid": "CA1", "Status_Callback": "https://hooks.example.test/c"}}], "metadata": {"skill": "updateCall"}}`,
+			want:    []string{"POST https://calls.example.test/accounts/AC1/calls/CA1", "\n  Status-Callback=https%3A%2F%2Fhooks.example.test%2Fc\n"}},
 		// A query string in a path key is split into query parameters, or
 		// left out (with a note); never sent as an encoded "?".
 		{spec: "testdata/path-query.yaml",
@@ -330,6 +333,22 @@ func TestGenerateLeavesOut(t *testing.T) {
 		if !strings.Contains(string(r.YAML), "#   "+note) || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, note) }) {
 			t.Errorf("neither the file nor the notes say %s is left out:\n%s\n%q", w.op, r.YAML, r.Notes)
 		}
+	}
+}
+
+// A form body is a map of its fields, without the filter a JSON body
+// needs: its encoding leaves out the fields not given.
+func TestGenerateFormBody(t *testing.T) {
+	r := generateFile(t, "testdata/big-bodies.yaml", openapi.Options{Operations: []string{"updateCall"}})
+	want := `      body_format: form
+      body: |
+        {
+          "Status": args.Status,
+          "Status-Callback": args.Status_Callback
+        }
+`
+	if !strings.Contains(string(r.YAML), want) {
+		t.Errorf("the file lacks\n%s\nin\n%s", want, r.YAML)
 	}
 }
 
