@@ -214,6 +214,8 @@ func TestGenerateErrors(t *testing.T) {
 		{name: "no operations", src: "openapi: 3.0.0\npaths: {/a: {summary: x}}", want: "the document has no operations"},
 		{name: "unknown operation", src: "openapi: 3.0.0\npaths: {/a: {get: {operationId: a}, post: {}}}",
 			opts: openapi.Options{Operations: []string{"b", "PUT /a"}}, want: `no operation "b", "PUT /a"; the operations are: a, POST /a`},
+		{name: "unknown operation among many", src: "openapi: 3.0.0\npaths: {/a: {get: {operationId: a}}, /b: {get: {operationId: b}}, /c: {get: {operationId: c}}, /d: {get: {operationId: d}}, /e: {get: {operationId: e}}, /f: {get: {operationId: f}}, /g: {get: {operationId: g}}, /h: {get: {operationId: h}}, /i: {get: {operationId: i}}, /j: {get: {operationId: j}}, /k: {get: {operationId: k}}, /l: {get: {operationId: l}}}",
+			opts: openapi.Options{Operations: []string{"z"}}, want: `no operation "z"; the operations are: a, b, c, d, e, f, g, h, i, j (and 2 more operations)`},
 		{name: "external ref", src: "openapi: 3.0.0\npaths: {/a: {get: {parameters: [{$ref: 'common.yaml#/p'}]}}}",
 			want: "only $refs within the document"},
 		{name: "ref loop", src: "openapi: 3.0.0\npaths: {/a: {$ref: '#/paths/~1b'}, /b: {$ref: '#/paths/~1a'}}",
