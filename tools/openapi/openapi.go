@@ -174,20 +174,26 @@ func (g *generator) write(filename string) ([]byte, error) {
 // notLoading is a load error that is not a skill's: the generator's own.
 // The loader's lines are of a file never written, so they are not said.
 func notLoading(err error) error {
-	return fmt.Errorf("the generated skills file does not load (please report this): %s", withoutLines(err))
+	return fmt.Errorf("the generated skills file does not load (please report this): %s", bounded(withoutLines(err)))
 }
 
-// maxReason bounds the text of a left-out operation's reason.
+// maxReason bounds the text of an error, and of a left-out operation's
+// reason.
 const maxReason = 300
+
+// bounded is s on one line, cut at maxReason characters.
+func bounded(s string) string {
+	s = oneLine(s)
+	if r := []rune(s); len(r) > maxReason {
+		s = string(r[:maxReason]) + "…"
+	}
+	return s
+}
 
 // leaveOut records that op is left out, for reason and extra more
 // mistakes.
 func (g *generator) leaveOut(op *operation, reason string, extra int) {
-	reason = oneLine(reason)
-	if r := []rune(reason); len(r) > maxReason {
-		reason = string(r[:maxReason]) + "…"
-	}
-	reason += more(extra, "mistake")
+	reason = bounded(reason) + more(extra, "mistake")
 	g.leftOut = append(g.leftOut, LeftOut{Operation: op.String(), Reason: reason})
 	g.notes = append(g.notes, fmt.Sprintf("%s (%s %s) is left out: %s", op, strings.ToUpper(op.method), op.path, reason))
 }
