@@ -14,7 +14,15 @@ import (
 func (g *generator) emit(filename string) ([]byte, error) {
 	up := mappingNode("url", str(g.upstreamURL))
 	if g.upstreamNote != "" {
-		up.Content[0].HeadComment = "Note: " + g.upstreamNote + "."
+		up.Content[0].HeadComment = "Note: " + sentence(g.upstreamNote)
+	}
+	if o := g.oauth2; o != nil {
+		n := mappingNode("grant", str("client_credentials"), "token_url", str(o.tokenURL),
+			"client_id", str(o.clientID), "client_secret", str(o.clientSecret))
+		if len(o.scopes) > 0 {
+			n.Content = append(n.Content, str("scopes"), flowList(o.scopes))
+		}
+		up.Content = append(up.Content, str("oauth2"), n)
 	}
 	if len(g.headers) > 0 {
 		h := mappingNode()
@@ -72,7 +80,7 @@ func (g *generator) header(filename string) string {
 	if len(g.notes) > 0 {
 		b.WriteString("\n\nNotes:")
 		for _, n := range g.notes {
-			b.WriteString("\n  " + n + ".")
+			b.WriteString("\n  " + sentence(n))
 		}
 	}
 	return b.String()
@@ -85,7 +93,7 @@ func (sk *skill) node() (*yaml.Node, error) {
 		comment[0] += " (" + sk.op.id + ")"
 	}
 	for _, note := range sk.notes {
-		comment = append(comment, "Note: "+note+".")
+		comment = append(comment, "Note: "+sentence(note))
 	}
 	n.HeadComment = strings.Join(comment, "\n")
 	if len(sk.tags) > 0 {
@@ -173,6 +181,14 @@ func (a *argument) node() (*yaml.Node, error) {
 		n.Content = append(n.Content, str("media_types"), flowList(a.mediaTypes))
 	}
 	return n, nil
+}
+
+// sentence ends a note with a full stop, unless it is cut short.
+func sentence(s string) string {
+	if strings.HasSuffix(s, "…") {
+		return s
+	}
+	return s + "."
 }
 
 func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }

@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
+
+	"github.com/caddy-a2a/caddy-a2a/mapping"
 )
 
 // generator gathers the skills file.
@@ -28,11 +30,13 @@ type generator struct {
 	// queryCreds the credentials sent in the query, by scheme name.
 	headers    []param
 	queryCreds map[string]param
+	oauth2     *oauth2
 	// cred documents each environment variable.
 	creds   []credential
 	skills  []*skill
 	usedIDs map[string]bool
 	notes   []string // about the whole file
+	leftOut []LeftOut
 }
 
 // param is a name and a template.
@@ -89,13 +93,7 @@ func (g *generator) upstream(override string) error {
 		g.upstreamNote = "the document names no server: set upstream.url (or the a2a handler's upstream)"
 		return nil
 	}
-	server := resolveAlias(servers.Content[0])
-	raw := scalar(get(server, "url"))
-	if vars := get(server, "variables"); vars != nil && vars.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(vars.Content); i += 2 {
-			raw = strings.ReplaceAll(raw, "{"+vars.Content[i].Value+"}", scalar(get(vars.Content[i+1], "default")))
-		}
-	}
+	raw := serverURL(servers.Content[0])
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || strings.ContainsAny(raw, "{}"):
@@ -112,6 +110,36 @@ func (g *generator) upstream(override string) error {
 		g.upstreamURL = strings.TrimSuffix(u.String(), "/")
 	}
 	return nil
+}
+
+// serverURL is a Server Object's URL, its variables at their defaults.
+func serverURL(server *yaml.Node) string {
+	raw := scalar(get(server, "url"))
+	if vars := get(server, "variables"); vars != nil && vars.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(vars.Content); i += 2 {
+			raw = strings.ReplaceAll(raw, "{"+vars.Content[i].Value+"}", scalar(get(vars.Content[i+1], "default")))
+		}
+	}
+	return raw
+}
+
+// ownServer is the first server an operation names (its own, or its path
+// item's) when it is not the document's first, which upstream.url is
+// taken from; "" when it names none, or that one.
+func (g *generator) ownServer(op *operation) string {
+	own := get(op.node, "servers")
+	if own == nil {
+		own = get(op.pathItem, "servers")
+	}
+	if own == nil || own.Kind != yaml.SequenceNode || len(own.Content) == 0 {
+		return ""
+	}
+	url := serverURL(own.Content[0])
+	if doc := get(g.doc.root, "servers"); doc != nil && doc.Kind == yaml.SequenceNode && len(doc.Content) > 0 &&
+		strings.TrimSuffix(serverURL(doc.Content[0]), "/") == strings.TrimSuffix(url, "/") {
+		return ""
+	}
+	return url
 }
 
 // security turns the schemes the operations need into credentials read
@@ -150,17 +178,22 @@ func (g *generator) security(ops []*operation) {
 			h, what = param{"Cookie", pname + "={env." + env + "}"}, "the API key (cookie "+pname+")"
 		case typ == "http" && strings.EqualFold(scalar(get(s, "scheme")), "basic"):
 			h, what = param{"Authorization", "Basic {env." + env + "}"}, "base64 of user:password (HTTP basic)"
+		case typ == "oauth2" && g.clientCredentials(name, s, ops):
+			continue
 		case typ == "http" && strings.EqualFold(scalar(get(s, "scheme")), "bearer"),
 			typ == "oauth2", typ == "openIdConnect":
 			h, what = param{"Authorization", "Bearer {env." + env + "}"}, "a bearer token"
 			if typ != "http" {
-				what += " (" + typ + ": the agent sends this token as it is; it does not fetch or refresh tokens)"
+				what += " (a static token: the agent does not fetch or refresh it)"
+				g.notes = append(g.notes, fmt.Sprintf("security scheme %q (%s) asks for a user's token, which the agent cannot get by itself: "+
+					"the file sends a static bearer token from {env.%s}; for a token per caller, set upstream.oauth2 with grant: token_exchange "+
+					"(when the API trusts the agent's identity provider), or pass the caller's own with forward_headers: [Authorization]", name, flowsOf(typ, s), env))
 			}
 		default:
 			g.notes = append(g.notes, fmt.Sprintf("security scheme %q (%s) is not carried over: add its credential to upstream.headers by hand", name, typ))
 			continue
 		}
-		if slices.ContainsFunc(g.headers, func(p param) bool { return strings.EqualFold(p.name, h.name) }) {
+		if hasParam(g.headers, "header", h.name) || g.oauth2 != nil && strings.EqualFold(h.name, "Authorization") {
 			g.notes = append(g.notes, fmt.Sprintf("security scheme %q also uses the header %s: only the first scheme's is kept", name, h.name))
 			continue
 		}
@@ -169,9 +202,87 @@ func (g *generator) security(ops []*operation) {
 	}
 }
 
+// oauth2 is the upstream's OAuth2 client credentials (upstream.oauth2).
+type oauth2 struct {
+	tokenURL, clientID, clientSecret string // clientID and secret as {env.…}
+	scopes                           []string
+}
+
+// clientCredentials makes an oauth2 scheme with a clientCredentials flow
+// the upstream's OAuth2 client credentials, and reports whether it did.
+// There is one such setting per upstream, and it sends Authorization.
+func (g *generator) clientCredentials(name string, scheme *yaml.Node, ops []*operation) bool {
+	flow := get(get(scheme, "flows"), "clientCredentials")
+	tokenURL := scalar(get(flow, "tokenUrl"))
+	if flow == nil || tokenURL == "" {
+		return false
+	}
+	if g.oauth2 != nil || hasParam(g.headers, "header", "Authorization") {
+		g.notes = append(g.notes, fmt.Sprintf("security scheme %q also uses the header Authorization: only the first scheme's is kept", name))
+		return true
+	}
+	// A relative token URL is relative to the API's.
+	if u, err := url.Parse(tokenURL); err == nil && !u.IsAbs() {
+		if base, err := url.Parse(g.upstreamURL + "/"); err == nil {
+			tokenURL = base.ResolveReference(u).String()
+		}
+	}
+	env := envName(name)
+	g.oauth2 = &oauth2{tokenURL: tokenURL, clientID: "{env." + env + "_CLIENT_ID}", clientSecret: "{env." + env + "_CLIENT_SECRET}",
+		scopes: g.scopes(ops, name)}
+	g.creds = append(g.creds,
+		credential{env + "_CLIENT_ID", name, "the OAuth2 client id (client credentials at " + tokenURL + ")"},
+		credential{env + "_CLIENT_SECRET", name, "the OAuth2 client secret"})
+	return true
+}
+
+// flowsOf names an oauth2 scheme's flows: "oauth2, flows
+// authorizationCode, implicit"; or the type of another scheme.
+func flowsOf(typ string, scheme *yaml.Node) string {
+	flows := get(scheme, "flows")
+	if typ != "oauth2" || flows == nil || flows.Kind != yaml.MappingNode {
+		return typ
+	}
+	var names []string
+	for i := 0; i+1 < len(flows.Content); i += 2 {
+		names = append(names, flows.Content[i].Value)
+	}
+	return typ + ", flows " + strings.Join(names, ", ")
+}
+
+// queryCredentials are the credentials op sends in its query.
+func (g *generator) queryCredentials(op *operation) []param {
+	var out []param
+	for _, name := range g.requirement(op) {
+		if q, ok := g.queryCreds[name]; ok {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// hasParam reports whether params holds a parameter named name: header
+// names match whatever their case, query names exactly.
+func hasParam(params []param, in, name string) bool {
+	return slices.ContainsFunc(params, func(p param) bool {
+		return p.name == name || in == "header" && strings.EqualFold(p.name, name)
+	})
+}
+
 // requirement is the scheme names an operation needs: the first
 // alternative of its security, or of the document's.
 func (g *generator) requirement(op *operation) []string {
+	req := g.requirementNode(op)
+	var names []string
+	for i := 0; req != nil && i+1 < len(req.Content); i += 2 {
+		names = append(names, req.Content[i].Value)
+	}
+	return names
+}
+
+// requirementNode is the first alternative of op's security, or of the
+// document's: a mapping of scheme names to scopes; nil when none.
+func (g *generator) requirementNode(op *operation) *yaml.Node {
 	sec := get(op.node, "security")
 	if sec == nil {
 		sec = get(g.doc.root, "security")
@@ -179,12 +290,25 @@ func (g *generator) requirement(op *operation) []string {
 	if sec == nil || sec.Kind != yaml.SequenceNode || len(sec.Content) == 0 {
 		return nil
 	}
-	first := resolveAlias(sec.Content[0])
-	var names []string
-	for i := 0; first.Kind == yaml.MappingNode && i+1 < len(first.Content); i += 2 {
-		names = append(names, first.Content[i].Value)
+	if first := resolveAlias(sec.Content[0]); first.Kind == yaml.MappingNode {
+		return first
 	}
-	return names
+	return nil
+}
+
+// scopes are the scopes ops require of the scheme name, each once.
+func (g *generator) scopes(ops []*operation, name string) []string {
+	var out []string
+	for _, op := range ops {
+		if list := get(g.requirementNode(op), name); list != nil && list.Kind == yaml.SequenceNode {
+			for _, s := range list.Content {
+				if s.Value != "" && !slices.Contains(out, s.Value) {
+					out = append(out, s.Value)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func (g *generator) envNames() []string {
@@ -277,8 +401,8 @@ func (g *generator) skill(op *operation) (*skill, error) {
 			sk.tags = append(sk.tags, t.Value)
 		}
 	}
-	if get(op.node, "servers") != nil || get(op.pathItem, "servers") != nil {
-		sk.note("the operation names its own servers; the skill calls upstream.url")
+	if own := g.ownServer(op); own != "" {
+		sk.note("the operation names its own server, %s; the skill calls upstream.url", own)
 	}
 	if err := g.parameters(sk); err != nil {
 		return nil, err
@@ -289,8 +413,8 @@ func (g *generator) skill(op *operation) (*skill, error) {
 	if err := g.pathTemplate(sk); err != nil {
 		return nil, err
 	}
-	for _, name := range g.requirement(op) {
-		if q, ok := g.queryCreds[name]; ok {
+	for _, q := range g.queryCredentials(op) {
+		if !hasParam(sk.query, "query", q.name) {
 			sk.query = append(sk.query, q)
 		}
 	}
@@ -336,8 +460,11 @@ func (g *generator) parameters(sk *skill) error {
 			continue
 		case k.in == "header" && slices.Contains([]string{"Accept", "Content-Type", "Authorization"}, http.CanonicalHeaderKey(k.name)):
 			continue // OpenAPI ignores these: the media types and security say them
-		case k.in == "header" && slices.ContainsFunc(g.headers, func(h param) bool { return strings.EqualFold(h.name, k.name) }):
+		case k.in == "header" && hasParam(g.headers, k.in, k.name):
 			sk.note("the header parameter %s is a credential: upstream.headers sends it", k.name)
+			continue
+		case k.in == "query" && hasParam(g.queryCredentials(sk.op), k.in, k.name):
+			sk.note("the query parameter %s is a credential: the skill's query sends it", k.name)
 			continue
 		case k.in == "header" && (!httpguts.ValidHeaderFieldName(k.name) || slices.Contains([]string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}, http.CanonicalHeaderKey(k.name))):
 			sk.note("the header parameter %s cannot be set by a skill", k.name)
@@ -385,7 +512,7 @@ func queryParam(sk *skill, a *argument, p *yaml.Node) {
 		sk.note("the query parameter %s is an object (style %s), which a skill's query cannot send: build it by hand", a.wire, orDefault(style, "form"))
 		return
 	case a.typ == "array" && !explode:
-		sep := map[string]string{"spaceDelimited": " ", "pipeDelimited": "|"}[style]
+		sep := map[string]string{"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}[style]
 		if sep == "" {
 			sep = ","
 		}
@@ -535,9 +662,14 @@ func (g *generator) requestBody(sk *skill) error {
 		return fmt.Errorf("requestBody: %w", err)
 	}
 	if s.typ != "object" || len(s.props) == 0 {
-		if s.typ == "" {
+		switch {
+		case s.typ != "":
+		case get(media, "schema") == nil:
 			s.typ = "object"
 			sk.note("the request body has no schema: the argument body is taken as an object")
+		default:
+			s.typ = "object"
+			sk.note("the request body's schema gives no single type (a oneOf or anyOf of several): the argument body is taken as an object")
 		}
 		if sk.bodyFormat != "" && s.typ != "object" {
 			sk.note("the %s body is not an object; the skill sends the argument body as it is", mediaType)
@@ -576,8 +708,10 @@ func (g *generator) requestBody(sk *skill) error {
 
 // bodyExpression builds the body from the arguments of its fields: the
 // arguments themselves when they are exactly the fields, else a map of
-// them that leaves out the optional ones not given.
-func bodyExpression(sk *skill, fields []*argument) (expr, comment string) {
+// them, which leaves out the optional ones not given (a form or multipart
+// encoding leaves out nulls itself). A map too large for an expression is
+// built from a list of the fields' names instead (fieldList).
+func bodyExpression(sk *skill, fields []*argument) (src, comment string) {
 	same := len(fields) == len(sk.args)
 	optional := false
 	for _, a := range fields {
@@ -587,35 +721,66 @@ func bodyExpression(sk *skill, fields []*argument) (expr, comment string) {
 	if same {
 		return "args", "the body is the arguments given (those not given are left out)"
 	}
-	var b strings.Builder
-	if !optional {
-		b.WriteString("{\n")
-		for i, a := range fields {
-			fmt.Fprintf(&b, "  %s: args.%s", strconv.Quote(a.wire), a.name)
-			if i < len(fields)-1 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('\n')
-		}
-		b.WriteString("}\n")
-		return b.String(), ""
+	filter := optional && sk.bodyFormat == ""
+	if filter {
+		src = lines("fromPairs(filter([", fields, func(a *argument) string {
+			return fmt.Sprintf("[%s, args.%s]", strconv.Quote(a.wire), a.name)
+		}, "], {#[1] != nil}))\n")
+		comment = "the body's fields, leaving out those not given"
+	} else {
+		src = lines("{", fields, func(a *argument) string { return fmt.Sprintf("%s: args.%s", strconv.Quote(a.wire), a.name) }, "}\n")
 	}
-	b.WriteString("fromPairs(filter([\n")
+	// A map costs expr five syntax nodes a field (the pair or list, the
+	// name, and args, its member and the member's name) and a few more
+	// for the whole.
+	if 5*len(fields)+10 <= mapping.DefaultMaxExpressionNodes {
+		return src, comment
+	}
+	return fieldList(fields, filter)
+}
+
+// fieldList builds the body from a list of its fields' names, which costs
+// an expression one node per field where a map costs five: the fields'
+// names, and when an argument's name is not its field's, the arguments'
+// names in a second list.
+func fieldList(fields []*argument, filter bool) (src, comment string) {
+	var b strings.Builder
+	b.WriteString(lines("let fields = [", fields, func(a *argument) string { return strconv.Quote(a.wire) }, "];\n"))
+	value := "args[#]"
+	if slices.ContainsFunc(fields, func(a *argument) bool { return a.name != a.wire }) {
+		b.WriteString(lines("let names = [", fields, func(a *argument) string { return strconv.Quote(a.name) }, "];\n"))
+		value = "args[names[#index]]"
+	}
+	pairs := "map(fields, [#, " + value + "])"
+	comment = "the body's fields, by name (a map of them would pass the expression size limit)"
+	if filter {
+		pairs = "filter(" + pairs + ", #[1] != nil)"
+		comment += ", leaving out those not given"
+	}
+	b.WriteString("fromPairs(" + pairs + ")\n")
+	return b.String(), comment
+}
+
+// lines writes open, then an item per field on a line of its own,
+// separated by commas, then close.
+func lines(open string, fields []*argument, item func(*argument) string, close string) string {
+	var b strings.Builder
+	b.WriteString(open + "\n")
 	for i, a := range fields {
-		fmt.Fprintf(&b, "  [%s, args.%s]", strconv.Quote(a.wire), a.name)
+		b.WriteString("  " + item(a))
 		if i < len(fields)-1 {
 			b.WriteByte(',')
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("], {#[1] != nil}))\n")
-	return b.String(), "the body's fields, leaving out those not given"
+	b.WriteString(close)
+	return b.String()
 }
 
 // pathTemplate writes the path with a hole per path parameter.
 func (g *generator) pathTemplate(sk *skill) error {
 	var b strings.Builder
-	rest := sk.op.path
+	rest, rawQuery, hasQuery := strings.Cut(sk.op.path, "?")
 	for {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
@@ -640,6 +805,9 @@ func (g *generator) pathTemplate(sk *skill) error {
 	if !strings.HasPrefix(sk.path, "/") {
 		sk.path = "/" + sk.path
 	}
+	if hasQuery {
+		sk.pathQuery(rawQuery)
+	}
 	// Declared path parameters the path does not use are of no use.
 	sk.args = slices.DeleteFunc(sk.args, func(a *argument) bool {
 		if a.in == "path" && !strings.Contains(sk.path, "{args."+a.name+"}") {
@@ -649,6 +817,58 @@ func (g *generator) pathTemplate(sk *skill) error {
 		return false
 	})
 	return nil
+}
+
+// pathQuery makes the query string of a path key ("/alerts?active=true&
+// lat={lat}") query parameters: a fixed value stays as it is, and a {name}
+// value is the argument of that name (declared as a query or path
+// parameter, or else a required string). A query string it cannot split
+// is left out, with a note.
+func (sk *skill) pathQuery(raw string) {
+	type pair struct{ key, value, hole string }
+	var pairs []pair
+	for part := range strings.SplitSeq(raw, "&") {
+		if part == "" {
+			continue
+		}
+		rawKey, value, hasValue := strings.Cut(part, "=")
+		key, err := url.QueryUnescape(rawKey)
+		if err != nil || !hasValue || key == "" || strings.ContainsAny(key, "{}") {
+			sk.note("the path's query string %q cannot be split into query parameters (at %q): add them to the skill's query by hand", raw, part)
+			return
+		}
+		if hole, ok := strings.CutPrefix(value, "{"); ok && strings.HasSuffix(hole, "}") && !strings.ContainsAny(hole[:len(hole)-1], "{}") {
+			pairs = append(pairs, pair{key: key, hole: hole[:len(hole)-1]})
+			continue
+		}
+		if value, err = url.QueryUnescape(value); err != nil || strings.ContainsAny(value, "{}") {
+			sk.note("the path's query string %q cannot be split into query parameters (at %q): add them to the skill's query by hand", raw, part)
+			return
+		}
+		pairs = append(pairs, pair{key: key, value: value})
+	}
+	for _, p := range pairs {
+		if p.hole != "" {
+			a := sk.findWire(p.hole, "query")
+			if a != nil && a.wire == p.key {
+				continue // the query parameter declared sends it
+			}
+			if a == nil {
+				a = sk.findWire(p.hole, "path")
+			}
+			if a == nil {
+				sk.note("the query parameter %s is not declared; it is taken as a required string", p.hole)
+				a = sk.argument(p.hole, "query", schema{typ: "string"}, true, false)
+			}
+			a.in = "query"
+			p.value = "{args." + a.name + "}"
+		}
+		if hasParam(sk.query, "query", p.key) {
+			sk.note("the path's query string gives %s, which a query parameter gives too: the parameter is kept", p.key)
+			continue
+		}
+		sk.query = append(sk.query, param{p.key, p.value})
+	}
 }
 
 func (sk *skill) findWire(wire, in string) *argument {

@@ -1,5 +1,6 @@
 // Package openapi writes a starting skills file for caddy-a2a from an
-// OpenAPI 3 document (3.0 or 3.1, YAML or JSON): one skill per operation
+// OpenAPI 3 document (3.0 or 3.1, YAML or JSON), or a Swagger 2.0 one
+// (read as the OpenAPI 3.0 it stands for): one skill per operation
 // picked, its arguments from the operation's path, query and header
 // parameters and from the properties of its JSON, form or multipart request
 // body, with their types, enums, defaults and descriptions; the request
@@ -23,6 +24,7 @@ package openapi
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -53,6 +55,15 @@ type Result struct {
 	// Notes say what could not be carried over; each names its operation.
 	// The file carries them as comments too.
 	Notes []string
+	// LeftOut are the operations picked that the file does not hold, each
+	// with why; Notes say them too. The file holds every other one.
+	LeftOut []LeftOut
+}
+
+// LeftOut is an operation the generated file leaves out.
+type LeftOut struct {
+	Operation string // its operationId, or "METHOD /path"
+	Reason    string // one line, bounded: the first error, and how many more
 }
 
 // methods are the operations of a path item that the skills file can call,
@@ -61,8 +72,32 @@ var methods = []string{"get", "put", "post", "delete", "options", "head", "patch
 
 // Generate writes the skills file for the operations opts picks from the
 // OpenAPI document src; filename names it in errors and in the file's
-// header.
+// header. An operation that cannot be made a skill that loads is left out
+// (Result.LeftOut says why) rather than failing the file; Generate fails
+// only when the document cannot be read or no operation is left.
 func Generate(filename string, src []byte, opts Options) (*Result, error) {
+	g, err := build(filename, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := g.write(filename)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", filename, err)
+	}
+	r := &Result{YAML: out, Env: g.envNames(), LeftOut: g.leftOut}
+	for _, sk := range g.skills {
+		r.Skills = append(r.Skills, sk.id)
+		for _, n := range sk.notes {
+			r.Notes = append(r.Notes, sk.id+": "+n)
+		}
+	}
+	r.Notes = append(r.Notes, g.notes...)
+	return r, nil
+}
+
+// build reads the document and makes a skill of each operation picked
+// that it can, leaving the others out.
+func build(filename string, src []byte, opts Options) (*generator, error) {
 	d, err := parse(filename, src)
 	if err != nil {
 		return nil, err
@@ -87,31 +122,115 @@ func Generate(filename string, src []byte, opts Options) (*Result, error) {
 	for _, op := range ops {
 		sk, err := g.skill(op)
 		if err != nil {
-			return nil, fmt.Errorf("openapi: %s: %s %s: %w", filename, strings.ToUpper(op.method), op.path, err)
+			g.leaveOut(op, err.Error(), 0)
+			continue
 		}
 		g.skills = append(g.skills, sk)
 	}
-	out, err := g.emit(filename)
-	if err != nil {
-		return nil, fmt.Errorf("openapi: %s: writing the skills file: %w", filename, err)
-	}
-	// The file must load: a failure here is the generator's mistake.
-	loaded, err := mapping.Parse("generated.yaml", out, mapping.Options{
-		LookupEnv: func(string) (string, bool) { return "value", true },
-	})
-	if err != nil {
-		return nil, fmt.Errorf("openapi: %s: the generated skills file does not load (please report this): %w", filename, err)
-	}
-	loaded.Close()
-	r := &Result{YAML: out, Env: g.envNames()}
-	for _, sk := range g.skills {
-		r.Skills = append(r.Skills, sk.id)
-		for _, n := range sk.notes {
-			r.Notes = append(r.Notes, sk.id+": "+n)
+	return g, nil
+}
+
+// write emits the file and checks that it loads, leaving out the skills
+// the loader refuses (each with its first mistake) until it does.
+func (g *generator) write(filename string) ([]byte, error) {
+	for {
+		if len(g.skills) == 0 {
+			first := g.leftOut[0]
+			return nil, fmt.Errorf("no operation could be made a skill: %s: %s%s", first.Operation, first.Reason, more(len(g.leftOut)-1, "operation"))
+		}
+		out, err := g.emit(filename)
+		if err != nil {
+			return nil, fmt.Errorf("writing the skills file: %w", err)
+		}
+		loaded, err := mapping.Parse("generated.yaml", out, mapping.Options{
+			LookupEnv: func(string) (string, bool) { return "value", true },
+		})
+		if err == nil {
+			loaded.Close()
+			return out, nil
+		}
+		bySkill := map[string][]*mapping.ConfigError{}
+		for _, e := range unjoin(err) {
+			if ce, ok := errors.AsType[*mapping.ConfigError](e); ok && ce.Skill != "" {
+				bySkill[ce.Skill] = append(bySkill[ce.Skill], ce)
+				continue
+			}
+			return nil, notLoading(e)
+		}
+		before := len(g.skills)
+		g.skills = slices.DeleteFunc(g.skills, func(sk *skill) bool {
+			errs := bySkill[sk.id]
+			if len(errs) > 0 {
+				g.leaveOut(sk.op, withoutLines(errs[0]), len(errs)-1)
+			}
+			return len(errs) > 0
+		})
+		if len(g.skills) == before {
+			return nil, notLoading(unjoin(err)[0])
 		}
 	}
-	r.Notes = append(r.Notes, g.notes...)
-	return r, nil
+}
+
+// notLoading is a load error that is not a skill's: the generator's own.
+// The loader's lines are of a file never written, so they are not said.
+func notLoading(err error) error {
+	return fmt.Errorf("the generated skills file does not load (please report this): %s", bounded(withoutLines(err)))
+}
+
+// maxReason bounds the text of an error, and of a left-out operation's
+// reason.
+const maxReason = 300
+
+// bounded is s on one line, cut at maxReason characters.
+func bounded(s string) string {
+	s = oneLine(s)
+	if r := []rune(s); len(r) > maxReason {
+		s = string(r[:maxReason]) + "…"
+	}
+	return s
+}
+
+// leaveOut records that op is left out, for reason and extra more
+// mistakes.
+func (g *generator) leaveOut(op *operation, reason string, extra int) {
+	reason = bounded(reason) + more(extra, "mistake")
+	g.leftOut = append(g.leftOut, LeftOut{Operation: op.String(), Reason: reason})
+	g.notes = append(g.notes, fmt.Sprintf("%s (%s %s) is left out: %s", op, strings.ToUpper(op.method), op.path, reason))
+}
+
+// more says how many more of what there are: " (and 3 more mistakes)".
+func more(n int, what string) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return " (and 1 more " + what + ")"
+	}
+	return fmt.Sprintf(" (and %d more %ss)", n, what)
+}
+
+// unjoin is the errors errors.Join joined, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+var firstAtLine = regexp.MustCompile(`\s*\(first at line \d+\)`)
+
+// withoutLines is a load error without the places in the generated file,
+// which is not the file written: its key and message.
+func withoutLines(err error) string {
+	ce, ok := errors.AsType[*mapping.ConfigError](err)
+	if !ok {
+		return err.Error()
+	}
+	msg := firstAtLine.ReplaceAllString(ce.Msg, "")
+	if ce.Key != "" {
+		msg = ce.Key + ": " + msg
+	}
+	return msg
 }
 
 // Operation is an operation of a document, for choosing among them.
@@ -159,12 +278,14 @@ func parse(filename string, src []byte) (*document, error) {
 		return nil, fmt.Errorf("openapi: %s: not an OpenAPI document (a mapping)", filename)
 	}
 	d := &document{file: filename, root: resolveAlias(n.Content[0])}
-	version := scalar(get(d.root, "openapi"))
-	switch {
-	case get(d.root, "swagger") != nil:
-		return nil, fmt.Errorf("openapi: %s: Swagger 2.0 is not supported: convert it to OpenAPI 3 first (for example with swagger2openapi)", filename)
-	case !strings.HasPrefix(version, "3."):
-		return nil, fmt.Errorf("openapi: %s: want an OpenAPI 3 document (openapi: 3.x), not %q", filename, version)
+	if swagger := get(d.root, "swagger"); swagger != nil {
+		if swagger.Value != "2.0" {
+			return nil, fmt.Errorf("openapi: %s: want a Swagger 2.0 document (swagger: \"2.0\"), not %q", filename, swagger.Value)
+		}
+		d.root = d.swagger2()
+	}
+	if version := scalar(get(d.root, "openapi")); !strings.HasPrefix(version, "3.") {
+		return nil, fmt.Errorf("openapi: %s: want an OpenAPI 3 document (openapi: 3.x) or Swagger 2.0, not %q", filename, version)
 	}
 	return d, nil
 }
@@ -218,6 +339,9 @@ func (d *document) operations() ([]*operation, error) {
 	return ops, nil
 }
 
+// maxListed bounds the operations an error lists.
+const maxListed = 10
+
 // pick keeps the operations named, in the document's order.
 func pick(ops []*operation, names []string) ([]*operation, error) {
 	if len(names) == 0 {
@@ -238,11 +362,12 @@ func pick(ops []*operation, names []string) ([]*operation, error) {
 		}
 	}
 	if len(unknown) > 0 {
-		known := make([]string, len(ops))
-		for i, op := range ops {
-			known[i] = op.String()
+		var known []string
+		for _, op := range ops[:min(len(ops), maxListed)] {
+			known = append(known, op.String())
 		}
-		return nil, fmt.Errorf("no operation %s; the operations are: %s", strings.Join(quoteAll(unknown), ", "), strings.Join(known, ", "))
+		return nil, fmt.Errorf("no operation %s; the operations are: %s%s", strings.Join(quoteAll(unknown), ", "), strings.Join(known, ", "),
+			more(len(ops)-len(known), "operation"))
 	}
 	var out []*operation
 	for i, op := range ops {
