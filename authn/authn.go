@@ -124,6 +124,9 @@ type Credential struct {
 	// Expires is when the credential stops being valid; zero when it
 	// does not expire.
 	Expires time.Time
+	// Token is the bearer token itself, for a token scheme: an upstream
+	// may take it in exchange for its own (RFC 8693). Never log it.
+	Token string `json:"-"`
 }
 
 // Identity is an authenticated caller: the primary credential (embedded)

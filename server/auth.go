@@ -99,12 +99,20 @@ func (h *Handler) refusal(hdr http.Header, f *authn.Failure) *a2a.Error {
 	return f.RPCError()
 }
 
-// callerOf is what the skill's expressions see of the caller as caller.*.
+// callerOf is what the skill's expressions see of the caller as caller.*,
+// and the bearer token the agent validated, for a token exchange.
 func callerOf(id *authn.Identity) mapping.Caller {
 	if id == nil {
 		return mapping.Caller{}
 	}
-	return mapping.Caller{Subject: id.Subject, Scopes: id.Scopes, Claims: id.Claims}
+	c := mapping.Caller{Subject: id.Subject, Scopes: id.Scopes, Claims: id.Claims}
+	for _, cred := range id.Credentials {
+		if cred.Token != "" {
+			c.Token = cred.Token
+			break
+		}
+	}
+	return c
 }
 
 // forwarded copies the caller's headers that the skill passes on to its
