@@ -124,9 +124,9 @@ type Credential struct {
 	// Expires is when the credential stops being valid; zero when it
 	// does not expire.
 	Expires time.Time
-	// Token is the bearer token itself, for a token scheme: an upstream
-	// may take it in exchange for its own (RFC 8693). Never log it.
-	Token string `json:"-"`
+	// Bearer says the credential is the request's bearer token, which
+	// BearerToken reads back (the token itself is not kept).
+	Bearer bool
 }
 
 // Identity is an authenticated caller: the primary credential (embedded)
