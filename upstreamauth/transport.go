@@ -77,9 +77,15 @@ func withToken(req *http.Request, tok string, body io.ReadCloser) *http.Request 
 	return r
 }
 
-// CloseIdleConnections closes the idle connections of Base.
+// CloseIdleConnections closes the idle connections of Base and of the
+// token client.
 func (t *Transport) CloseIdleConnections() {
-	if c, ok := t.Base.(interface{ CloseIdleConnections() }); ok {
+	closeIdle(t.Base)
+	closeIdle(t.Client.transport)
+}
+
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }
