@@ -92,12 +92,15 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 		{"credentials", "client_credentials", credentials.URL, ccUp, ""},
 		{"exchange", "token_exchange", exchange.URL, xUp, fmt.Sprintf(`
 		security {
+			api_key key header X-API-Key {
+				key %s alice
+			}
 			bearer jwt {
 				issuer https://issuer.test
 				audience a2a-test
 				jwks_url %s
 			}
-		}`, jwks.url)},
+		}`, aliceKey, jwks.url)},
 		{"down", "client_credentials", down.URL + "/token", &tokenUpstream{}, ""},
 		{"refusing", "client_credentials", refusing.URL, &tokenUpstream{}, ""},
 	} {
@@ -193,6 +196,15 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 		a.send("order", `{"item":"tea"}`, "", "Authorization", "Bearer "+jwt)
 		if auth, _ := xUp.take(); len(auth) != 1 || exchange.Fetches() != 1 {
 			t.Fatalf("second call: the upstream saw %q after %d exchanges, want one exchange", auth, exchange.Fetches())
+		}
+		// A caller the agent admits by API key has no token to exchange.
+		_, _, raw = a.send("order", `{"item":"tea"}`, "", "X-API-Key", aliceKey)
+		want := `Skill \"order\" acts on behalf of its caller, who presented no bearer token the agent validated, so the request was not sent.`
+		if !strings.Contains(raw, "TASK_STATE_FAILED") || !strings.Contains(raw, want) {
+			t.Fatalf("an API key's caller: %s\nwant a failed task saying %s", state(raw), want)
+		}
+		if auth, _ := xUp.take(); len(auth) != 0 {
+			t.Fatalf("the upstream got %q from a caller without a token", auth)
 		}
 	})
 

@@ -92,18 +92,20 @@ func TestOAuth2ClientCredentialsRun(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"ok":true}`)
 	})
-	s := load(t, oauthFile("client_credentials", idp.URL, ""), srv.URL,
-		mapping.Options{LookupEnv: oauthEnv(map[string]string{"API_CLIENT_ID": "agent", "API_CLIENT_SECRET": oauthSecret})})
-	for range 2 {
-		if out := runSkill(t, s, message("order", map[string]any{}, "")); out.State != a2a.TaskStateCompleted {
-			t.Fatalf("%s %q %v", out.State, messageText(out), out.Err)
+	s := load(t, oauthFile("client_credentials", idp.URL, `  - id: list
+    description: lists the orders
+    request: {path: /orders}
+`), srv.URL, mapping.Options{LookupEnv: oauthEnv(map[string]string{"API_CLIENT_ID": "agent", "API_CLIENT_SECRET": oauthSecret})})
+	for _, id := range []string{"order", "list", "order"} {
+		if out := runSkill(t, s, message(id, map[string]any{}, "")); out.State != a2a.TaskStateCompleted {
+			t.Fatalf("%s: %s %q %v", id, out.State, messageText(out), out.Err)
 		}
 		if got := received(t, ch); got.Header.Get("Authorization") != "Bearer tok-1" {
-			t.Fatalf("Authorization = %q, want Bearer tok-1", got.Header.Get("Authorization"))
+			t.Fatalf("%s: Authorization = %q, want Bearer tok-1", id, got.Header.Get("Authorization"))
 		}
 	}
 	if idp.Fetches() != 1 {
-		t.Fatalf("%d tokens fetched for two runs, want 1", idp.Fetches())
+		t.Fatalf("%d tokens fetched for three runs of two skills, want 1", idp.Fetches())
 	}
 	refused["Bearer tok-1"] = true
 	if out := runSkill(t, s, message("order", map[string]any{}, "")); out.State != a2a.TaskStateCompleted {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"testing"
 	"time"
@@ -246,5 +247,41 @@ func TestTransportRetriesA401OnceWithAFreshToken(t *testing.T) {
 	seen = nil
 	if got := send(); got != http.StatusUnauthorized || len(seen) != 2 {
 		t.Fatalf("status %d after %d requests (%q), want 401 after 2", got, len(seen), seen)
+	}
+}
+
+// memoryEndpoint is a token endpoint in memory: it answers each exchange
+// with a token naming its subject, and counts the requests.
+type memoryEndpoint struct{ fetches atomic.Int32 }
+
+func (m *memoryEndpoint) RoundTrip(req *http.Request) (*http.Response, error) {
+	body, _ := io.ReadAll(req.Body)
+	req.Body.Close()
+	form, _ := url.ParseQuery(string(body))
+	m.fetches.Add(1)
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{"access_token":"for-` + form.Get("subject_token") + `","token_type":"Bearer","expires_in":3600}`))}, nil
+}
+
+// Exchanged tokens are bounded in count: past MaxExchangedTokens, the one
+// due for refresh soonest gives way, and only it is fetched again.
+func TestExchangedTokensBounded(t *testing.T) {
+	endpoint := &memoryEndpoint{}
+	clk := &clock{now: time.Unix(1_000_000, 0)}
+	c := newClient(t, upstreamauth.Config{Grant: upstreamauth.GrantTokenExchange, TokenURL: "https://idp.example.com/token",
+		Transport: endpoint, Now: clk.Now})
+	ctx := context.Background()
+	for i := range upstreamauth.MaxExchangedTokens + 1 {
+		if _, err := c.Token(ctx, fmt.Sprintf("caller-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		clk.add(time.Millisecond) // caller-0's token is due first
+	}
+	before := endpoint.fetches.Load()
+	if tok, _ := c.Token(ctx, "caller-1"); tok != "for-caller-1" || endpoint.fetches.Load() != before {
+		t.Fatalf("caller-1: %q after %d fetches; want it kept", tok, endpoint.fetches.Load()-before)
+	}
+	if tok, _ := c.Token(ctx, "caller-0"); tok != "for-caller-0" || endpoint.fetches.Load() != before+1 {
+		t.Fatalf("caller-0: %q after %d fetches; want it fetched again, having given way", tok, endpoint.fetches.Load()-before)
 	}
 }
