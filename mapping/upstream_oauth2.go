@@ -10,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var oauth2Keys = []string{"grant", "token_url", "client_id", "client_secret", "scopes", "audience"}
+var oauth2Keys = []string{"grant", "token_url", "client_id", "client_secret", "client_auth", "scopes", "audience"}
 
 // oauth2 reads upstream.oauth2 and makes its token client; nil after a
 // mistake, which it reports.
@@ -26,6 +26,8 @@ func (l *loader) oauth2(n *yaml.Node) *upstreamauth.Client {
 		switch name {
 		case "grant":
 			cfg.Grant, read = l.scalar(v, fkey)
+		case "client_auth":
+			cfg.ClientAuth, read = l.scalar(v, fkey)
 		case "scopes":
 			cfg.Scopes = l.scopes(v, fkey)
 		default:

@@ -35,6 +35,12 @@ const (
 	GrantTokenExchange     = "token_exchange"
 )
 
+// The ways a client authenticates to the token endpoint.
+const (
+	ClientSecretBasic = "basic" // HTTP Basic, each part form-encoded
+	ClientSecretPost  = "post"  // client_id and client_secret in the form
+)
+
 // Bounds of the token client.
 const (
 	// RefreshMargin is how long before its expires_in runs out a token is
@@ -63,6 +69,9 @@ type Config struct {
 	ClientID     string
 	ClientSecret string
 	Scopes       []string
+	// ClientAuth is how the client authenticates: ClientSecretBasic (the
+	// default, when "") or ClientSecretPost (RFC 6749 §2.3.1).
+	ClientAuth string
 	// Audience is sent as the audience parameter and, when it is an
 	// absolute URI, as the resource parameter too (RFC 8707; RFC 8693
 	// §2.1 defines both).
@@ -91,8 +100,8 @@ func (c *Config) Check() error {
 		return errors.New("client_id is required")
 	case c.ClientSecret == "":
 		return errors.New("client_secret is required")
-	case strings.ContainsRune(c.ClientID, ':'):
-		return errors.New("client_id may not hold a ':' (it is sent with HTTP Basic authentication)")
+	case c.ClientAuth != "" && c.ClientAuth != ClientSecretBasic && c.ClientAuth != ClientSecretPost:
+		return fmt.Errorf("client_auth must be %s or %s, not %q", ClientSecretBasic, ClientSecretPost, c.ClientAuth)
 	}
 	return nil
 }
@@ -128,7 +137,7 @@ func isLoopback(host string) bool {
 type Client struct {
 	cfg       Config
 	form      url.Values // the parameters every request sends
-	basic     string     // the Authorization header of client_secret_basic
+	basic     string     // the Authorization header of client_secret_basic, or ""
 	transport http.RoundTripper
 	now       func() time.Time
 
@@ -186,9 +195,14 @@ func New(cfg Config) (*Client, error) {
 			c.form.Set("resource", cfg.Audience)
 		}
 	}
-	// RFC 6749 §2.3.1: each part form-encoded before it is joined.
-	c.basic = "Basic " + base64.StdEncoding.EncodeToString(
-		[]byte(url.QueryEscape(cfg.ClientID)+":"+url.QueryEscape(cfg.ClientSecret)))
+	if cfg.ClientAuth == ClientSecretPost {
+		c.form.Set("client_id", cfg.ClientID)
+		c.form.Set("client_secret", cfg.ClientSecret)
+	} else {
+		// RFC 6749 §2.3.1: each part form-encoded before it is joined.
+		c.basic = "Basic " + base64.StdEncoding.EncodeToString(
+			[]byte(url.QueryEscape(cfg.ClientID)+":"+url.QueryEscape(cfg.ClientSecret)))
+	}
 	return c, nil
 }
 
@@ -317,7 +331,9 @@ func (c *Client) request(ctx context.Context, subject string) (string, time.Dura
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", c.basic)
+	if c.basic != "" {
+		req.Header.Set("Authorization", c.basic)
+	}
 	resp, err := c.transport.RoundTrip(req) // no redirects: the secret goes to the token endpoint only
 	if err != nil {
 		return "", 0, c.fail("it cannot be reached", err, subject)

@@ -77,13 +77,17 @@ func TestClientCredentialsCachedUntilTheMargin(t *testing.T) {
 	if f.Has("client_secret") {
 		t.Error("the secret is in the form: it belongs in the Basic header")
 	}
+	post := newClient(t, upstreamauth.Config{TokenURL: p.URL, ClientAuth: upstreamauth.ClientSecretPost})
+	if tok, err := post.Token(ctx, ""); err != nil || tok != "tok-2" || p.Form(1).Get("client_secret") != secret {
+		t.Fatalf("client_secret_post: %q, %v, form %v", tok, err, p.Form(1))
+	}
 	clk.add(time.Hour - upstreamauth.RefreshMargin - time.Second)
 	if tok, _ := c.Token(ctx, ""); tok != "tok-1" {
 		t.Fatalf("before the margin: %q, want tok-1", tok)
 	}
 	clk.add(time.Second)
-	if tok, _ := c.Token(ctx, ""); tok != "tok-2" {
-		t.Fatalf("at the margin: %q, want tok-2", tok)
+	if tok, _ := c.Token(ctx, ""); tok != "tok-3" {
+		t.Fatalf("at the margin: %q, want tok-3", tok)
 	}
 }
 
@@ -201,6 +205,8 @@ func TestConfigChecks(t *testing.T) {
 		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "http://idp.example.com/token"}, "token_url must be https:// (http:// only to a loopback address)"},
 		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "https://idp/token"}, "client_id is required"},
 		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "http://127.0.0.1:9/token", ClientID: "a"}, "client_secret is required"},
+		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "https://idp/token", ClientID: "a", ClientSecret: "b", ClientAuth: "jwt"},
+			`client_auth must be basic or post, not "jwt"`},
 	} {
 		if err := tc.cfg.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)

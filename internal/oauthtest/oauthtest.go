@@ -1,7 +1,8 @@
 // Package oauthtest is, for tests, an OAuth 2.0 token endpoint on
 // loopback: client credentials (RFC 6749 §4.4) and token exchange
-// (RFC 8693), with the client authenticated by HTTP Basic. It numbers the
-// tokens it issues and records what it was asked.
+// (RFC 8693), with the client authenticated by HTTP Basic or in the form
+// (RFC 6749 §2.3.1). It numbers the tokens it issues and records what it
+// was asked.
 package oauthtest
 
 import (
@@ -50,16 +51,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-s.Gate
 	}
 	w.Header().Set("Content-Type", "application/json")
-	id, secret, _ := r.BasicAuth()
-	// RFC 6749 §2.3.1: each part is form-encoded.
-	id, _ = url.QueryUnescape(id)
-	secret, _ = url.QueryUnescape(secret)
+	_ = r.ParseForm()
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		// RFC 6749 §2.3.1: each part is form-encoded.
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
 	if id != s.ClientID || secret != s.Secret {
 		w.WriteHeader(http.StatusUnauthorized)
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client", "error_description": "bad secret " + secret})
 		return
 	}
-	_ = r.ParseForm()
 	subject := r.PostForm.Get("subject_token")
 	switch grant := r.PostForm.Get("grant_type"); {
 	case grant == "client_credentials":
