@@ -211,9 +211,6 @@ const accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
 // OnBehalf says the client exchanges the caller's token: Token needs it.
 func (c *Client) OnBehalf() bool { return c.cfg.Grant == GrantTokenExchange }
 
-// TokenURL is the token endpoint, for messages.
-func (c *Client) TokenURL() string { return c.cfg.TokenURL }
-
 // ErrNoSubject is Token's error when a token exchange has no caller's
 // token to exchange.
 var ErrNoSubject = errors.New("the caller presented no bearer token the agent validated, and this upstream's token is exchanged for it")
