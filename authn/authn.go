@@ -124,6 +124,9 @@ type Credential struct {
 	// Expires is when the credential stops being valid; zero when it
 	// does not expire.
 	Expires time.Time
+	// Bearer says the credential is the request's bearer token, which
+	// BearerToken reads back (the token itself is not kept).
+	Bearer bool
 }
 
 // Identity is an authenticated caller: the primary credential (embedded)

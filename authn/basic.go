@@ -285,3 +285,18 @@ func authorization(r *http.Request, prefix string, limit int) (string, outcome) 
 	}
 	return v, outcome{state: valid}
 }
+
+// BearerToken is the bearer token of a request that id, the identity
+// Authenticate gave it, holds a bearer credential of: a token the
+// authenticator validated, which an upstream may take in exchange for its
+// own (RFC 8693). It is "" for any other identity. Never log it.
+func BearerToken(r *http.Request, id *Identity) string {
+	if id == nil || !slices.ContainsFunc(id.Credentials, func(c *Credential) bool { return c.Bearer }) {
+		return ""
+	}
+	tok, o := authorization(r, "Bearer ", MaxTokenBytes+len("Bearer "))
+	if o.state != valid {
+		return ""
+	}
+	return tok
+}

@@ -171,7 +171,7 @@ func (b *builder) token(s *scheme, sc *Scheme) error {
 		if c == nil {
 			return refused(reason, detail)
 		}
-		c.Scheme, c.Type = s.name, s.typ
+		c.Scheme, c.Type, c.Bearer = s.name, s.typ, true
 		if until.IsZero() || !c.Expires.IsZero() && c.Expires.Before(until) {
 			until = c.Expires
 		}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
+	"github.com/caddy-a2a/caddy-a2a/upstreamauth"
 	"gopkg.in/yaml.v3"
 )
 
@@ -108,6 +110,10 @@ func (l *loader) document(doc *yaml.Node) *Skills {
 		if up.up.transport == nil {
 			up.up.transport = NewUpstreamTransport(up.maxIdle)
 		}
+		if up.tokens != nil {
+			up.up.tokens = up.tokens
+			up.up.transport = &upstreamauth.Transport{Base: up.up.transport, Client: up.tokens}
+		}
 		for _, sk := range s.skills {
 			sk.transport = up.up.transport
 			if l.opts.WrapTransport != nil {
@@ -124,11 +130,13 @@ func (l *loader) upstream(n, root *yaml.Node) upstreamConfig {
 	var urlNode *yaml.Node
 	if n != nil {
 		l.c.needs = 0
-		l.fields(n, "upstream", []string{"url", "headers", "timeout", "max_response_bytes", "max_file_bytes", "max_idle_conns_per_host"},
+		l.fields(n, "upstream", []string{"url", "headers", "oauth2", "timeout", "max_response_bytes", "max_file_bytes", "max_idle_conns_per_host"},
 			func(name string, v *yaml.Node) {
 				switch name {
 				case "url":
 					urlNode = v
+				case "oauth2":
+					cfg.tokens = l.oauth2(v)
 				case "headers":
 					cfg.headers = l.headers(v, "upstream.headers", true)
 				case "timeout":
@@ -142,6 +150,9 @@ func (l *loader) upstream(n, root *yaml.Node) upstreamConfig {
 				}
 			})
 		cfg.needs = l.c.needs
+		if cfg.tokens != nil && slices.ContainsFunc(cfg.headers, func(h headerDef) bool { return h.name == "Authorization" }) {
+			l.errorf(n, "upstream.headers.Authorization", "is set by upstream.oauth2: keep one")
+		}
 	}
 	if l.opts.UpstreamURL != "" {
 		up, err := parseBaseURL(l.opts.UpstreamURL)
@@ -159,17 +170,8 @@ func (l *loader) upstream(n, root *yaml.Node) upstreamConfig {
 		l.errorf(at, "upstream.url", "is required (or set the module's upstream URL)")
 		return cfg
 	}
-	t := l.template(urlNode, "upstream.url", tplOpts{env: true})
-	if t == nil {
-		return cfg
-	}
-	s, ok := t.constant()
+	s, ok := l.envString(urlNode, "upstream.url")
 	if !ok {
-		if t.null {
-			l.errorf(urlNode, "upstream.url", "an optional {env.NAME?} placeholder is unset, which leaves no URL")
-		} else {
-			l.errorf(urlNode, "upstream.url", "may hold {env.NAME} placeholders but no expressions")
-		}
 		return cfg
 	}
 	up, err := parseBaseURL(s)

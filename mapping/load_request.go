@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/upstreamauth"
 	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 )
@@ -26,6 +27,7 @@ type upstreamConfig struct {
 	maxBytes int64
 	maxFile  int64
 	maxIdle  int
+	tokens   *upstreamauth.Client // upstream.oauth2's, or nil
 }
 
 // headerDef is a header as configured, before a skill's own headers
@@ -190,6 +192,12 @@ func (l *loader) idempotencyKey(n *yaml.Node, key string) (k *idempotencyKey, ke
 		return nil, true
 	}
 	return &idempotencyKey{value: t}, true
+}
+
+// sets reports whether the request sends the header: constant or not.
+func (r *request) sets(name string) bool {
+	_, set := r.header[name]
+	return set || slices.ContainsFunc(r.dynamic, func(h headerParam) bool { return h.name == name })
 }
 
 // setHeaders sorts the upstream's and the skill's headers (the skill's

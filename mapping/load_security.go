@@ -124,9 +124,8 @@ func (l *loader) forwardHeaders(n *yaml.Node, key string) []string {
 // sets: which of the two is sent would be a guess.
 func (l *loader) checkForwarded(n *yaml.Node, forward []string, steps []step) {
 	for _, name := range forward {
-		for _, st := range steps {
-			r := &st.request
-			if _, set := r.header[name]; set || slices.ContainsFunc(r.dynamic, func(h headerParam) bool { return h.name == name }) {
+		for i := range steps {
+			if steps[i].request.sets(name) {
 				l.errorf(n, "forward_headers", "%s is also set by upstream.headers or request.headers: keep one", name)
 				break
 			}

@@ -4,6 +4,7 @@ package mapping
 // is checked against them), its plain fields, match, and its calls.
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 
@@ -219,6 +220,9 @@ func (l *loader) skillCalls(n *yaml.Node, sec skillSections, up upstreamConfig, 
 	}
 	if sec.forward != nil {
 		l.checkForwarded(sec.forward, sk.ForwardHeaders, sk.steps)
+	}
+	if up.tokens != nil {
+		l.checkOAuth2Headers(sec.forward, cmp.Or(sec.request, sec.steps), sk.ForwardHeaders, sk.steps)
 	}
 	if sk.ReturnsMessage {
 		l.checkRepeatable(sec.returns, sk.steps)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/upstreamauth"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -39,6 +40,14 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 		return sk.askOutcome(&call, problems)
 	}
 	vars.Args = args
+	if tokens := sk.set.up.tokens; tokens != nil && tokens.OnBehalf() {
+		if call.Caller.Token == "" {
+			return sk.fail(&call, failure{state: a2a.TaskStateFailed, stage: "request",
+				public: "acts on behalf of its caller, who presented no bearer token the agent validated, so the request was not sent.",
+				err:    upstreamauth.ErrNoSubject})
+		}
+		ctx = upstreamauth.WithSubject(ctx, call.Caller.Token)
+	}
 	callCtx, cancel := withLimit(ctx, sk.runLimit)
 	defer cancel()
 	for i := 0; ; i++ { // a loaded skill has at least one step; the last one returns

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/upstreamauth"
 )
 
 // send sends req, and sends it again as its retry policy allows: after a
@@ -136,6 +137,7 @@ func (sk *Skill) bodyFailure(parent, callCtx context.Context, err error) failure
 func (sk *Skill) transportFailure(parent, callCtx context.Context, err error) failure {
 	f := failure{state: a2a.TaskStateFailed, stage: "upstream", err: err}
 	var limit *timeLimit
+	var noToken *upstreamauth.Error
 	switch {
 	case errors.Is(parent.Err(), context.Canceled):
 		f.state, f.public = a2a.TaskStateCanceled, "was canceled."
@@ -144,6 +146,8 @@ func (sk *Skill) transportFailure(parent, callCtx context.Context, err error) fa
 		f.public = "timed out: the service did not answer in time."
 	case errors.As(context.Cause(callCtx), &limit): // nil while callCtx runs
 		f.public = fmt.Sprintf("timed out: the service did not answer within %s.", limit.d)
+	case errors.As(err, &noToken): // fails closed, as a credential header does
+		f.stage, f.public = "request", noToken.Error()+", so the request was not sent."
 	default:
 		var nerr net.Error
 		if errors.As(err, &nerr) && nerr.Timeout() {

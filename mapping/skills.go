@@ -57,6 +57,10 @@ type Options struct {
 	// skill and carry a trace to the upstream, at no cost per request for
 	// knowing the skill.
 	WrapTransport func(skill string, rt http.RoundTripper) http.RoundTripper
+	// TokenTransport, when set, carries the requests to upstream.oauth2's
+	// token endpoint instead of the token client's own transport: for the
+	// dry run, which answers them itself.
+	TokenTransport http.RoundTripper
 	// CheckSecurity, when set, checks each skill's security requirements
 	// against the schemes the agent declares; its error is reported at the
 	// skill's security key. Without it, only their form is checked.
@@ -174,6 +178,10 @@ type Caller struct {
 	Subject string
 	Scopes  []string
 	Claims  map[string]any
+	// Token is the bearer token the agent's security validated, which
+	// upstream.oauth2's token exchange trades for the upstream's; "" when
+	// the caller presented none. Expressions never see it.
+	Token string
 }
 
 // Outcome is where a run leaves the task.

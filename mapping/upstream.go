@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/upstreamauth"
 )
 
 // upstream is the service every skill of a file calls.
@@ -19,6 +21,9 @@ type upstream struct {
 	// slash, decoded and as written.
 	basePath, baseRawPath string
 	transport             http.RoundTripper
+	// tokens gets the token every request carries (upstream.oauth2), or
+	// is nil; transport puts it on.
+	tokens *upstreamauth.Client
 }
 
 // origin writes a URL's origin with its port, so that http://a and

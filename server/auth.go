@@ -99,12 +99,13 @@ func (h *Handler) refusal(hdr http.Header, f *authn.Failure) *a2a.Error {
 	return f.RPCError()
 }
 
-// callerOf is what the skill's expressions see of the caller as caller.*.
-func callerOf(id *authn.Identity) mapping.Caller {
+// callerOf is what the skill's expressions see of the caller as caller.*,
+// and the bearer token of r the agent validated, for a token exchange.
+func callerOf(id *authn.Identity, r *http.Request) mapping.Caller {
 	if id == nil {
 		return mapping.Caller{}
 	}
-	return mapping.Caller{Subject: id.Subject, Scopes: id.Scopes, Claims: id.Claims}
+	return mapping.Caller{Subject: id.Subject, Scopes: id.Scopes, Claims: id.Claims, Token: authn.BearerToken(r, id)}
 }
 
 // forwarded copies the caller's headers that the skill passes on to its

@@ -175,6 +175,9 @@ func Run(ctx context.Context, path string, opts mapping.Options, in Input) (*Rep
 		return v, ok
 	}
 	opts.Transport = t
+	if !in.Live {
+		opts.TokenTransport = standInTokens{}
+	}
 	d, err := newDryAgent(path, opts, in)
 	if err != nil {
 		return nil, err

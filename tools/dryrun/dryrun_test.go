@@ -20,9 +20,11 @@ var update = flag.Bool("update", false, "rewrite the dry run's golden files")
 // dryRunEnv is the environment the dry run's skills file reads; none of its
 // values may show in a report.
 var dryRunEnv = map[string]string{
-	"DRY_API_KEY":     "key-1234secret",
-	"DRY_QUERY_TOKEN": "q/tok+en 9",
-	"DRY_ORDER_TOKEN": "order-token-77",
+	"DRY_API_KEY":       "key-1234secret",
+	"DRY_QUERY_TOKEN":   "q/tok+en 9",
+	"DRY_ORDER_TOKEN":   "order-token-77",
+	"DRY_CLIENT_ID":     "dry-client",
+	"DRY_CLIENT_SECRET": "dry-client-secret-5",
 }
 
 func dryRunOptions() mapping.Options {
@@ -57,6 +59,9 @@ func TestDryRunGolden(t *testing.T) {
 		{name: "unknown-skill", message: "unknown-skill.json"},
 		{name: "agent-role", message: "agent-role.json"},
 		{name: "only-skill", skills: "one-skill.yaml", message: "search.json", responses: []string{"echo-200.yaml"}},
+		// The token endpoint is not asked: the request carries a stand-in
+		// token, masked as every credential is.
+		{name: "oauth2-token", skills: "oauth2.yaml", message: "search.json", responses: []string{"echo-200.yaml"}},
 		{name: "job-polled", skills: "long-running.yaml", message: "report.json", responses: []string{"report-responses.yaml"}},
 		{name: "job-samples-run-out", skills: "long-running.yaml", message: "report.json", responses: []string{"report-202.yaml"}},
 		{name: "chat-streamed", skills: "long-running.yaml", message: "chat.json", responses: []string{"chat-200.yaml"}},

@@ -1,0 +1,185 @@
+package mapping_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/oauthtest"
+	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/upstreamauth"
+)
+
+const oauthSecret = "oauth-Secret-42"
+
+// oauthEnv is the environment of the oauth2 tests' files.
+func oauthEnv(vars map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	}
+}
+
+// oauthFile is a skills file whose upstream takes tokens of the given
+// grant from tokenURL; a skill "order" POSTs a body.
+func oauthFile(grant, tokenURL, extra string) string {
+	return fmt.Sprintf(`upstream:
+  url: http://127.0.0.1:1
+  oauth2:
+    grant: %s
+    token_url: %s
+    client_id: '{env.API_CLIENT_ID}'
+    client_secret: '{env.API_CLIENT_SECRET}'
+    scopes: [orders]
+    audience: https://api.example.com
+skills:
+  - id: order
+    description: places an order
+    request:
+      method: POST
+      path: /orders
+      body: '{"item": "tea"}'
+%s`, grant, tokenURL, extra)
+}
+
+func TestOAuth2ParseErrors(t *testing.T) {
+	env := oauthEnv(map[string]string{"API_CLIENT_ID": "agent", "API_CLIENT_SECRET": oauthSecret})
+	tests := []struct{ name, yaml, want string }{
+		{"grant", oauthFile("password", "https://idp.example.com/token", ""),
+			`t.yaml:4: upstream.oauth2: grant must be client_credentials or token_exchange, not "password"`},
+		{"plain http to another host", oauthFile("client_credentials", "http://idp.example.com/token", ""),
+			`t.yaml:4: upstream.oauth2: token_url must be https:// (http:// only to a loopback address)`},
+		{"an expression", oauthFile("client_credentials", "'https://{args.host}/token'", ""),
+			`t.yaml:5: upstream.oauth2.token_url: may hold {env.NAME} placeholders but no expressions`},
+		{"unset secret", strings.Replace(oauthFile("client_credentials", "https://idp.example.com/token", ""), "API_CLIENT_SECRET", "UNSET", 1),
+			`t.yaml:7: upstream.oauth2.client_secret: environment variable UNSET is not set`},
+		{"upstream Authorization header", strings.Replace(oauthFile("client_credentials", "https://idp.example.com/token", ""),
+			"  oauth2:", "  headers: {Authorization: Bearer static}\n  oauth2:", 1),
+			`upstream.headers.Authorization: is set by upstream.oauth2: keep one`},
+		{"skill's Authorization header", oauthFile("client_credentials", "https://idp.example.com/token", "      headers: {authorization: Bearer x}\n"),
+			`skill "order": request.headers.Authorization: is set by upstream.oauth2: keep one`},
+		{"forwarded Authorization", oauthFile("client_credentials", "https://idp.example.com/token", "    forward_headers: [Authorization]\n"),
+			`skill "order": forward_headers: Authorization is set by upstream.oauth2: keep one`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := mapping.Parse("t.yaml", []byte(tc.yaml), mapping.Options{LookupEnv: env})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v\nwant one holding %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), oauthSecret) {
+				t.Fatalf("the error shows the secret: %v", err)
+			}
+		})
+	}
+}
+
+// A file's skills share one token, sent as Bearer; a 401 gets one more
+// try with a fresh token, the body sent again.
+func TestOAuth2ClientCredentialsRun(t *testing.T) {
+	idp := oauthtest.New(t, "agent", oauthSecret, 3600)
+	refused := map[string]bool{}
+	srv, ch := recorder(t, func(w http.ResponseWriter, r *http.Request) {
+		if refused[r.Header.Get("Authorization")] {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok":true}`)
+	})
+	s := load(t, oauthFile("client_credentials", idp.URL, `  - id: list
+    description: lists the orders
+    request: {path: /orders}
+`), srv.URL, mapping.Options{LookupEnv: oauthEnv(map[string]string{"API_CLIENT_ID": "agent", "API_CLIENT_SECRET": oauthSecret})})
+	for _, id := range []string{"order", "list", "order"} {
+		if out := runSkill(t, s, message(id, map[string]any{}, "")); out.State != a2a.TaskStateCompleted {
+			t.Fatalf("%s: %s %q %v", id, out.State, messageText(out), out.Err)
+		}
+		if got := received(t, ch); got.Header.Get("Authorization") != "Bearer tok-1" {
+			t.Fatalf("%s: Authorization = %q, want Bearer tok-1", id, got.Header.Get("Authorization"))
+		}
+	}
+	if idp.Fetches() != 1 {
+		t.Fatalf("%d tokens fetched for three runs of two skills, want 1", idp.Fetches())
+	}
+	refused["Bearer tok-1"] = true
+	if out := runSkill(t, s, message("order", map[string]any{}, "")); out.State != a2a.TaskStateCompleted {
+		t.Fatalf("after a 401: %s %q %v", out.State, messageText(out), out.Err)
+	}
+	first, second := received(t, ch), received(t, ch)
+	if first.Header.Get("Authorization") != "Bearer tok-1" || second.Header.Get("Authorization") != "Bearer tok-2" ||
+		second.Body != `{"item":"tea"}` {
+		t.Fatalf("after a 401, the upstream got %q then %q with body %q", first.Header.Get("Authorization"),
+			second.Header.Get("Authorization"), second.Body)
+	}
+}
+
+// A token endpoint that cannot be reached, or refuses, fails the task and
+// sends nothing; neither the message nor the log shows the secret.
+func TestOAuth2TokenFailuresFailClosed(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	echoing := oauthtest.New(t, "agent", "another secret", 3600)
+	for _, tc := range []struct{ name, tokenURL, want string }{
+		{"down", down.URL, `Skill "order" could not get a token for the service from ` + down.URL + `: it cannot be reached, so the request was not sent.`},
+		{"refused", echoing.URL, `Skill "order" could not get a token for the service from ` + echoing.URL +
+			`: it answered HTTP 401 (invalid_client: bad secret ***), so the request was not sent.`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, ch := recorder(t, nil)
+			s := load(t, oauthFile("client_credentials", tc.tokenURL, ""), srv.URL,
+				mapping.Options{LookupEnv: oauthEnv(map[string]string{"API_CLIENT_ID": "agent", "API_CLIENT_SECRET": oauthSecret})})
+			out := runSkill(t, s, message("order", map[string]any{}, ""))
+			if out.State != a2a.TaskStateFailed || messageText(out) != tc.want {
+				t.Fatalf("%s %q\nwant failed %q", out.State, messageText(out), tc.want)
+			}
+			if strings.Contains(out.Err.Error(), oauthSecret) {
+				t.Fatalf("the log's error shows the secret: %v", out.Err)
+			}
+			noRequest(t, ch)
+		})
+	}
+}
+
+// A token exchange trades the caller's validated token for the
+// upstream's; the caller's own token never reaches the upstream, and a
+// caller without one gets a failed task before anything is sent.
+func TestOAuth2TokenExchangeRun(t *testing.T) {
+	idp := oauthtest.New(t, "agent", oauthSecret, 3600)
+	srv, ch := recorder(t, nil)
+	s := load(t, oauthFile("token_exchange", idp.URL, ""), srv.URL,
+		mapping.Options{LookupEnv: oauthEnv(map[string]string{"API_CLIENT_ID": "agent", "API_CLIENT_SECRET": oauthSecret})})
+	run := func(caller mapping.Caller) mapping.Outcome {
+		msg := message("order", map[string]any{}, "")
+		return s.ByID("order").Run(context.Background(), mapping.Call{Message: msg, TaskID: "t", ContextID: "c", Caller: caller,
+			Headers: http.Header{"Authorization": {"Bearer " + caller.Token}}}, nil)
+	}
+	out := run(mapping.Caller{Subject: "alice"})
+	if want := `Skill "order" acts on behalf of its caller, who presented no bearer token the agent validated, so the request was not sent.`; out.State != a2a.TaskStateFailed || messageText(out) != want {
+		t.Fatalf("no caller's token: %s %q", out.State, messageText(out))
+	}
+	if !errors.Is(out.Err, upstreamauth.ErrNoSubject) {
+		t.Errorf("no caller's token: the log's error is %v", out.Err)
+	}
+	noRequest(t, ch)
+	if out := run(mapping.Caller{Subject: "alice", Token: "alice-jwt"}); out.State != a2a.TaskStateCompleted {
+		t.Fatalf("%s %q %v", out.State, messageText(out), out.Err)
+	}
+	got := received(t, ch)
+	if v := got.Header.Get("Authorization"); v != "Bearer tok-1-for-alice-jwt" {
+		t.Fatalf("Authorization = %q, want the exchanged token", v)
+	}
+	for name, vals := range got.Header {
+		if strings.Contains(strings.Join(vals, " "), "alice-jwt") && name != "Authorization" {
+			t.Errorf("the caller's token reached the upstream in %s", name)
+		}
+	}
+	if f := idp.Form(0); f.Get("subject_token") != "alice-jwt" || f.Get("scope") != "orders" {
+		t.Errorf("the exchange sent %v", f)
+	}
+}

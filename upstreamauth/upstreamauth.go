@@ -1,0 +1,441 @@
+// Package upstreamauth gets the access tokens an agent sends to its
+// upstream: OAuth 2.0 client credentials (RFC 6749 §4.4) for the agent
+// itself, or a token exchange (RFC 8693) of the caller's token for one
+// scoped to the upstream. Tokens are cached until shortly before they
+// expire, fetched one at a time per key (concurrent callers wait for the
+// one fetch, each as long as its own context allows), and every error
+// leaves the client secret and the tokens out.
+//
+// golang.org/x/oauth2 is not used: it has no token exchange, its cache
+// holds waiters on a mutex that no context bounds, and its errors quote
+// the token endpoint's body, which may echo the secret.
+package upstreamauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// The grants a Config may name.
+const (
+	GrantClientCredentials = "client_credentials"
+	GrantTokenExchange     = "token_exchange"
+)
+
+// The ways a client authenticates to the token endpoint.
+const (
+	ClientSecretBasic = "basic" // HTTP Basic, each part form-encoded
+	ClientSecretPost  = "post"  // client_id and client_secret in the form
+)
+
+// Bounds of the token client.
+const (
+	// RefreshMargin is how long before its expires_in runs out a token is
+	// fetched anew: a token that lives no longer serves one request.
+	RefreshMargin = 30 * time.Second
+	// DefaultLifetime is how long a token whose answer gives no expires_in
+	// is kept; an upstream's 401 drops it sooner.
+	DefaultLifetime = 5 * time.Minute
+	// MaxResponseBytes bounds a token endpoint's answer.
+	MaxResponseBytes = 64 << 10
+	// FetchTimeout bounds one request to the token endpoint.
+	FetchTimeout = 10 * time.Second
+	// MaxExchangedTokens and MaxExchangedBytes bound the tokens a
+	// token-exchange client keeps, one per caller's token: past either,
+	// the entry due for refresh soonest gives way.
+	MaxExchangedTokens = 10_000
+	MaxExchangedBytes  = 16 << 20
+	// maxDetail bounds the token endpoint's error text quoted in an Error.
+	maxDetail = 200
+)
+
+// Config is one upstream's token client.
+type Config struct {
+	Grant        string // GrantClientCredentials or GrantTokenExchange
+	TokenURL     string // https, or http to a loopback address
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
+	// ClientAuth is how the client authenticates: ClientSecretBasic (the
+	// default, when "") or ClientSecretPost (RFC 6749 §2.3.1).
+	ClientAuth string
+	// Audience is sent as the audience parameter and, when it is an
+	// absolute URI, as the resource parameter too (RFC 8707; RFC 8693
+	// §2.1 defines both).
+	Audience string
+	// Transport carries the requests to the token endpoint; nil means a
+	// transport of the client's own.
+	Transport http.RoundTripper
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Check says what is wrong with a Config, or nil. Its messages never
+// quote the secret.
+func (c *Config) Check() error {
+	if c.Grant != GrantClientCredentials && c.Grant != GrantTokenExchange {
+		return fmt.Errorf("grant must be %s or %s, not %q", GrantClientCredentials, GrantTokenExchange, c.Grant)
+	}
+	if c.TokenURL == "" {
+		return errors.New("token_url is required")
+	}
+	if err := checkTokenURL(c.TokenURL); err != nil {
+		return fmt.Errorf("token_url %w", err)
+	}
+	switch {
+	case c.ClientID == "":
+		return errors.New("client_id is required")
+	case c.ClientSecret == "":
+		return errors.New("client_secret is required")
+	case c.ClientAuth != "" && c.ClientAuth != ClientSecretBasic && c.ClientAuth != ClientSecretPost:
+		return fmt.Errorf("client_auth must be %s or %s, not %q", ClientSecretBasic, ClientSecretPost, c.ClientAuth)
+	}
+	return nil
+}
+
+// checkTokenURL wants https, or http to a loopback address (a token
+// endpoint on the same machine or in the same pod): the secret travels
+// in the request.
+func checkTokenURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || u.Host == "" || u.Opaque != "":
+		return errors.New("is not an absolute URL")
+	case u.User != nil || u.Fragment != "":
+		return errors.New("may not hold a user, a password or a fragment")
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+		return nil
+	}
+	return errors.New("must be https:// (http:// only to a loopback address)")
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Client gets and caches the tokens of one upstream. It is safe for
+// concurrent use.
+type Client struct {
+	cfg       Config
+	form      url.Values // the parameters every request sends
+	basic     string     // the Authorization header of client_secret_basic, or ""
+	transport http.RoundTripper
+	now       func() time.Time
+
+	mu      sync.Mutex
+	tokens  map[[sha256.Size]byte]*entry
+	flights map[[sha256.Size]byte]*flight
+	bytes   int
+}
+
+type entry struct {
+	token     string
+	refreshAt time.Time
+}
+
+// flight is one fetch under way; done closes when tok or err is set.
+type flight struct {
+	done chan struct{}
+	tok  string
+	err  error
+}
+
+// New checks cfg and makes its client.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, transport: cfg.Transport, now: cfg.Now,
+		tokens: map[[sha256.Size]byte]*entry{}, flights: map[[sha256.Size]byte]*flight{}}
+	if c.transport == nil {
+		c.transport = &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: FetchTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:   true,
+			MaxIdleConnsPerHost: 4,
+			IdleConnTimeout:     90 * time.Second,
+			TLSHandshakeTimeout: FetchTimeout,
+		}
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	c.form = url.Values{}
+	if cfg.Grant == GrantTokenExchange {
+		c.form.Set("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange")
+		c.form.Set("subject_token_type", accessTokenType)
+		c.form.Set("requested_token_type", accessTokenType)
+	} else {
+		c.form.Set("grant_type", "client_credentials")
+	}
+	if len(cfg.Scopes) > 0 {
+		c.form.Set("scope", strings.Join(cfg.Scopes, " "))
+	}
+	if cfg.Audience != "" {
+		c.form.Set("audience", cfg.Audience)
+		if u, err := url.Parse(cfg.Audience); err == nil && u.IsAbs() {
+			c.form.Set("resource", cfg.Audience)
+		}
+	}
+	if cfg.ClientAuth == ClientSecretPost {
+		c.form.Set("client_id", cfg.ClientID)
+		c.form.Set("client_secret", cfg.ClientSecret)
+	} else {
+		// RFC 6749 §2.3.1: each part form-encoded before it is joined.
+		c.basic = "Basic " + base64.StdEncoding.EncodeToString(
+			[]byte(url.QueryEscape(cfg.ClientID)+":"+url.QueryEscape(cfg.ClientSecret)))
+	}
+	return c, nil
+}
+
+const accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
+
+// OnBehalf says the client exchanges the caller's token: Token needs it.
+func (c *Client) OnBehalf() bool { return c.cfg.Grant == GrantTokenExchange }
+
+// ErrNoSubject is Token's error when a token exchange has no caller's
+// token to exchange.
+var ErrNoSubject = errors.New("the caller presented no bearer token the agent validated, and this upstream's token is exchanged for it")
+
+// Token returns an access token for the upstream: the cached one, or one
+// fetched now. subject is the caller's token for a token exchange, and
+// ignored otherwise. A caller waits for a fetch under way rather than
+// starting another, as long as ctx allows; the fetch itself is bounded by
+// FetchTimeout, not by ctx, so that one caller giving up fails no other.
+func (c *Client) Token(ctx context.Context, subject string) (string, error) {
+	if c.OnBehalf() && subject == "" {
+		return "", ErrNoSubject
+	}
+	key := c.key(subject)
+	c.mu.Lock()
+	if e := c.tokens[key]; e != nil && c.now().Before(e.refreshAt) {
+		c.mu.Unlock()
+		return e.token, nil
+	}
+	f := c.flights[key]
+	if f == nil {
+		f = &flight{done: make(chan struct{})}
+		c.flights[key] = f
+		go c.fetch(key, subject, f)
+	}
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.tok, f.err
+	case <-ctx.Done():
+		return "", &Error{TokenURL: c.cfg.TokenURL, Reason: "no token before the request's time ran out", err: context.Cause(ctx)}
+	}
+}
+
+// Invalidate drops token, which the upstream refused, when it is still
+// the one cached for subject: the next Token fetches another.
+func (c *Client) Invalidate(subject, token string) {
+	key := c.key(subject)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.tokens[key]; e != nil && e.token == token {
+		c.drop(key, e)
+	}
+}
+
+// key is the cache key: a hash of the caller's token for an exchange (so
+// that the map holds no caller's token), the one key otherwise.
+func (c *Client) key(subject string) [sha256.Size]byte {
+	if !c.OnBehalf() {
+		return [sha256.Size]byte{}
+	}
+	return sha256.Sum256([]byte(subject))
+}
+
+func (c *Client) fetch(key [sha256.Size]byte, subject string, f *flight) {
+	ctx, cancel := context.WithTimeout(context.Background(), FetchTimeout)
+	defer cancel()
+	tok, lifetime, err := c.request(ctx, subject)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.flights, key)
+	f.tok, f.err = tok, err
+	close(f.done)
+	if err != nil {
+		return
+	}
+	if old := c.tokens[key]; old != nil {
+		c.drop(key, old)
+	}
+	if lifetime <= RefreshMargin {
+		return // serves the requests that waited for it, and no later one
+	}
+	c.put(key, &entry{token: tok, refreshAt: c.now().Add(lifetime - RefreshMargin)})
+}
+
+// entryBytes is what an entry costs, about: its token, key and the map's share.
+func entryBytes(e *entry) int { return len(e.token) + 2*sha256.Size + 64 }
+
+func (c *Client) put(key [sha256.Size]byte, e *entry) {
+	c.tokens[key] = e
+	c.bytes += entryBytes(e)
+	if !c.OnBehalf() {
+		return
+	}
+	for len(c.tokens) > MaxExchangedTokens || c.bytes > MaxExchangedBytes {
+		var soonest [sha256.Size]byte
+		var victim *entry
+		for k, v := range c.tokens {
+			if victim == nil || v.refreshAt.Before(victim.refreshAt) {
+				soonest, victim = k, v
+			}
+		}
+		c.drop(soonest, victim)
+	}
+}
+
+func (c *Client) drop(key [sha256.Size]byte, e *entry) {
+	delete(c.tokens, key)
+	c.bytes -= entryBytes(e)
+}
+
+// request asks the token endpoint for a token, and reads its lifetime.
+func (c *Client) request(ctx context.Context, subject string) (string, time.Duration, error) {
+	form := c.form
+	if subject != "" {
+		form = url.Values{"subject_token": {subject}}
+		for k, v := range c.form {
+			form[k] = v
+		}
+	}
+	body := form.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.TokenURL, strings.NewReader(body))
+	if err != nil {
+		return "", 0, c.fail("the request could not be made", err, subject)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if c.basic != "" {
+		req.Header.Set("Authorization", c.basic)
+	}
+	resp, err := c.transport.RoundTrip(req) // no redirects: the secret goes to the token endpoint only
+	if err != nil {
+		return "", 0, c.fail("it cannot be reached", err, subject)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	switch {
+	case err != nil:
+		return "", 0, c.fail("its answer was cut short", err, subject)
+	case len(raw) > MaxResponseBytes:
+		return "", 0, c.fail(fmt.Sprintf("its answer is larger than %d KiB", MaxResponseBytes>>10), nil, subject)
+	}
+	var answer struct {
+		AccessToken      string      `json:"access_token"`
+		TokenType        string      `json:"token_type"`
+		ExpiresIn        json.Number `json:"expires_in"`
+		Error            string      `json:"error"`
+		ErrorDescription string      `json:"error_description"`
+	}
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	decodeErr := json.Unmarshal(raw, &answer)
+	if resp.StatusCode != http.StatusOK {
+		reason := fmt.Sprintf("it answered HTTP %d", resp.StatusCode)
+		if decodeErr == nil && answer.Error != "" {
+			// RFC 6749 §5.2's error code and description: the description
+			// may echo what was sent, so the secret is taken out first.
+			detail := answer.Error
+			if answer.ErrorDescription != "" {
+				detail += ": " + answer.ErrorDescription
+			}
+			reason += " (" + oneLine(c.redact(detail, subject), maxDetail) + ")"
+		}
+		return "", 0, c.fail(reason, nil, subject)
+	}
+	switch {
+	case decodeErr != nil:
+		return "", 0, c.fail(fmt.Sprintf("its answer is not a JSON token response (%s)", mediaType), nil, subject)
+	case answer.AccessToken == "":
+		return "", 0, c.fail("its answer holds no access_token", nil, subject)
+	case !isHeaderToken(answer.AccessToken):
+		return "", 0, c.fail("its access_token is not printable ASCII without spaces", nil, subject)
+	case answer.TokenType != "" && !strings.EqualFold(answer.TokenType, "bearer"):
+		return "", 0, c.fail(fmt.Sprintf("its token_type is %q, not Bearer", oneLine(answer.TokenType, 40)), nil, subject)
+	}
+	lifetime := DefaultLifetime
+	if answer.ExpiresIn != "" {
+		secs, err := answer.ExpiresIn.Int64()
+		if err != nil || secs < 0 {
+			return "", 0, c.fail("its expires_in is not a number of seconds", nil, subject)
+		}
+		lifetime = time.Duration(min(secs, int64(365*24*time.Hour/time.Second))) * time.Second
+	}
+	return answer.AccessToken, lifetime, nil
+}
+
+// Error is a token that could not be had. Its text names the token
+// endpoint and why, never the secret or a token.
+type Error struct {
+	TokenURL string
+	Reason   string
+	err      error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("could not get a token for the service from %s: %s", e.TokenURL, e.Reason)
+}
+
+func (e *Error) Unwrap() error { return e.err }
+
+// fail makes an Error; cause is wrapped with the secret and the caller's
+// token taken out of its text (a transport error may quote a request).
+func (c *Client) fail(reason string, cause error, subject string) *Error {
+	if cause != nil {
+		cause = errors.New(c.redact(cause.Error(), subject))
+	}
+	return &Error{TokenURL: c.cfg.TokenURL, Reason: reason, err: cause}
+}
+
+// redact takes the secret and the caller's token out of s, as written
+// and as form-encoded.
+func (c *Client) redact(s, subject string) string {
+	for _, secret := range []string{c.cfg.ClientSecret, subject} {
+		if secret == "" {
+			continue
+		}
+		s = strings.ReplaceAll(s, secret, "***")
+		s = strings.ReplaceAll(s, url.QueryEscape(secret), "***")
+	}
+	return s
+}
+
+// oneLine folds white space and cuts s to limit bytes.
+func oneLine(s string, limit int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= limit {
+		return s
+	}
+	for limit > 0 && !utf8.RuneStart(s[limit]) {
+		limit--
+	}
+	return s[:limit] + "…"
+}
+
+// isHeaderToken reports whether s can stand in an Authorization header
+// as it is: printable ASCII, no spaces.
+func isHeaderToken(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f }) < 0
+}

@@ -1,0 +1,293 @@
+package upstreamauth_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/oauthtest"
+	"github.com/caddy-a2a/caddy-a2a/upstreamauth"
+)
+
+const (
+	clientID = "agent"
+	secret   = "s3cr3t-Value+/="
+)
+
+func newIdP(t *testing.T, expiresIn int64) *oauthtest.Server {
+	return oauthtest.New(t, clientID, secret, expiresIn)
+}
+
+// clock is a clock the test moves.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func newClient(t *testing.T, cfg upstreamauth.Config) *upstreamauth.Client {
+	t.Helper()
+	if cfg.Grant == "" {
+		cfg.Grant = upstreamauth.GrantClientCredentials
+	}
+	if cfg.ClientID == "" {
+		cfg.ClientID, cfg.ClientSecret = clientID, secret
+	}
+	c, err := upstreamauth.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestClientCredentialsCachedUntilTheMargin(t *testing.T) {
+	p := newIdP(t, 3600)
+	clk := &clock{now: time.Unix(1_000_000, 0)}
+	c := newClient(t, upstreamauth.Config{TokenURL: p.URL, Scopes: []string{"read", "write"},
+		Audience: "https://api.example.com", Now: clk.Now})
+	ctx := context.Background()
+	for range 3 {
+		if tok, err := c.Token(ctx, ""); err != nil || tok != "tok-1" {
+			t.Fatalf("Token = %q, %v; want tok-1", tok, err)
+		}
+	}
+	f := p.Form(0)
+	for k, want := range map[string]string{"grant_type": "client_credentials", "scope": "read write",
+		"audience": "https://api.example.com", "resource": "https://api.example.com"} {
+		if got := f.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if f.Has("client_secret") {
+		t.Error("the secret is in the form: it belongs in the Basic header")
+	}
+	post := newClient(t, upstreamauth.Config{TokenURL: p.URL, ClientAuth: upstreamauth.ClientSecretPost})
+	if tok, err := post.Token(ctx, ""); err != nil || tok != "tok-2" || p.Form(1).Get("client_secret") != secret {
+		t.Fatalf("client_secret_post: %q, %v, form %v", tok, err, p.Form(1))
+	}
+	clk.add(time.Hour - upstreamauth.RefreshMargin - time.Second)
+	if tok, _ := c.Token(ctx, ""); tok != "tok-1" {
+		t.Fatalf("before the margin: %q, want tok-1", tok)
+	}
+	clk.add(time.Second)
+	if tok, _ := c.Token(ctx, ""); tok != "tok-3" {
+		t.Fatalf("at the margin: %q, want tok-3", tok)
+	}
+}
+
+func TestShortLivedTokenServesOneRequest(t *testing.T) {
+	p := newIdP(t, int64(upstreamauth.RefreshMargin/time.Second))
+	c := newClient(t, upstreamauth.Config{TokenURL: p.URL})
+	a, _ := c.Token(context.Background(), "")
+	b, _ := c.Token(context.Background(), "")
+	if a != "tok-1" || b != "tok-2" {
+		t.Fatalf("tokens %q, %q; want tok-1, tok-2", a, b)
+	}
+}
+
+func TestOneFetchForConcurrentCallers(t *testing.T) {
+	p := newIdP(t, 3600)
+	p.Gate = make(chan struct{})
+	c := newClient(t, upstreamauth.Config{TokenURL: p.URL})
+	var wg sync.WaitGroup
+	toks := make([]string, 20)
+	for i := range toks {
+		wg.Go(func() { toks[i], _ = c.Token(context.Background(), "") })
+	}
+	// A caller whose context ends stops waiting; the fetch goes on.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Token(ctx, ""); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a canceled caller: %v, want context.Canceled", err)
+	}
+	close(p.Gate)
+	wg.Wait()
+	for _, tok := range toks {
+		if tok != "tok-1" {
+			t.Fatalf("tokens %v: want all tok-1", toks)
+		}
+	}
+	if n := p.Fetches(); n != 1 {
+		t.Fatalf("%d fetches, want 1", n)
+	}
+}
+
+func TestTokenExchangePerCaller(t *testing.T) {
+	p := newIdP(t, 3600)
+	c := newClient(t, upstreamauth.Config{Grant: upstreamauth.GrantTokenExchange, TokenURL: p.URL, Audience: "orders"})
+	ctx := context.Background()
+	if _, err := c.Token(ctx, ""); !errors.Is(err, upstreamauth.ErrNoSubject) {
+		t.Fatalf("no caller's token: %v, want ErrNoSubject", err)
+	}
+	alice, _ := c.Token(ctx, "alice-token")
+	bob, _ := c.Token(ctx, "bob-token")
+	again, _ := c.Token(ctx, "alice-token")
+	if alice != "tok-1-for-alice-token" || bob != "tok-2-for-bob-token" || again != alice {
+		t.Fatalf("tokens %q, %q, %q", alice, bob, again)
+	}
+	f := p.Form(0)
+	for k, want := range map[string]string{"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+		"subject_token": "alice-token", "subject_token_type": "urn:ietf:params:oauth:token-type:access_token",
+		"requested_token_type": "urn:ietf:params:oauth:token-type:access_token", "audience": "orders"} {
+		if got := f.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if f.Has("resource") {
+		t.Error("a logical audience (not a URI) was sent as resource too")
+	}
+}
+
+func TestErrorsNameTheEndpointNeverTheSecret(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	echo := newIdP(t, 3600)
+	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"access_token":"`+strings.Repeat("a", upstreamauth.MaxResponseBytes)+`"}`)
+	}))
+	defer big.Close()
+	mac := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"access_token":"abc","token_type":"mac"}`)
+	}))
+	defer mac.Close()
+	for _, tc := range []struct {
+		name, url, wrongSecret, want string
+	}{
+		{"down", down.URL, "", "could not get a token for the service from " + down.URL + ": it cannot be reached"},
+		{"refuses, echoing the secret", echo.URL, "wrong-" + secret,
+			"could not get a token for the service from " + echo.URL + ": it answered HTTP 401 (invalid_client: bad secret ***)"},
+		{"too large", big.URL, "", "its answer is larger than 64 KiB"},
+		{"not bearer", mac.URL, "", `its token_type is "mac", not Bearer`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := upstreamauth.Config{Grant: upstreamauth.GrantClientCredentials, TokenURL: tc.url, ClientID: clientID, ClientSecret: secret}
+			if tc.wrongSecret != "" {
+				cfg.ClientSecret = tc.wrongSecret
+			}
+			c, err := upstreamauth.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Token(context.Background(), "")
+			var te *upstreamauth.Error
+			if !errors.As(err, &te) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one holding %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), url.QueryEscape(secret)) {
+				t.Fatalf("the error shows the secret: %v", err)
+			}
+		})
+	}
+}
+
+func TestConfigChecks(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  upstreamauth.Config
+		want string
+	}{
+		{upstreamauth.Config{Grant: "password"}, "grant must be"},
+		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "http://idp.example.com/token"}, "token_url must be https:// (http:// only to a loopback address)"},
+		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "https://idp/token"}, "client_id is required"},
+		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "http://127.0.0.1:9/token", ClientID: "a"}, "client_secret is required"},
+		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "https://idp/token", ClientID: "a", ClientSecret: "b", ClientAuth: "jwt"},
+			`client_auth must be basic or post, not "jwt"`},
+	} {
+		if err := tc.cfg.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+	ok := upstreamauth.Config{Grant: "token_exchange", TokenURL: "http://[::1]:8080/token", ClientID: "a", ClientSecret: "b"}
+	if err := ok.Check(); err != nil {
+		t.Errorf("loopback http: %v", err)
+	}
+}
+
+func TestTransportRetriesA401OnceWithAFreshToken(t *testing.T) {
+	p := newIdP(t, 3600)
+	c := newClient(t, upstreamauth.Config{TokenURL: p.URL})
+	var seen []string
+	refuse := map[string]bool{"tok-1": true}
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		auth := r.Header.Get("Authorization")
+		seen = append(seen, auth+" "+string(body))
+		if refuse[strings.TrimPrefix(auth, "Bearer ")] {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer api.Close()
+	rt := &upstreamauth.Transport{Base: http.DefaultTransport, Client: c}
+	send := func() int {
+		req, _ := http.NewRequest(http.MethodPost, api.URL, strings.NewReader("payload"))
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := send(); got != http.StatusOK {
+		t.Fatalf("status %d after a refreshed token, want 200", got)
+	}
+	if want := []string{"Bearer tok-1 payload", "Bearer tok-2 payload"}; fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("upstream saw %q, want %q", seen, want)
+	}
+	// Only once: a second 401 is the answer.
+	refuse["tok-2"], refuse["tok-3"] = true, true
+	seen = nil
+	if got := send(); got != http.StatusUnauthorized || len(seen) != 2 {
+		t.Fatalf("status %d after %d requests (%q), want 401 after 2", got, len(seen), seen)
+	}
+}
+
+// memoryEndpoint is a token endpoint in memory: it answers each exchange
+// with a token naming its subject, and counts the requests.
+type memoryEndpoint struct{ fetches atomic.Int32 }
+
+func (m *memoryEndpoint) RoundTrip(req *http.Request) (*http.Response, error) {
+	body, _ := io.ReadAll(req.Body)
+	req.Body.Close()
+	form, _ := url.ParseQuery(string(body))
+	m.fetches.Add(1)
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{"access_token":"for-` + form.Get("subject_token") + `","token_type":"Bearer","expires_in":3600}`))}, nil
+}
+
+// Exchanged tokens are bounded in count: past MaxExchangedTokens, the one
+// due for refresh soonest gives way, and only it is fetched again.
+func TestExchangedTokensBounded(t *testing.T) {
+	endpoint := &memoryEndpoint{}
+	clk := &clock{now: time.Unix(1_000_000, 0)}
+	c := newClient(t, upstreamauth.Config{Grant: upstreamauth.GrantTokenExchange, TokenURL: "https://idp.example.com/token",
+		Transport: endpoint, Now: clk.Now})
+	ctx := context.Background()
+	for i := range upstreamauth.MaxExchangedTokens + 1 {
+		if _, err := c.Token(ctx, fmt.Sprintf("caller-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		clk.add(time.Millisecond) // caller-0's token is due first
+	}
+	before := endpoint.fetches.Load()
+	if tok, _ := c.Token(ctx, "caller-1"); tok != "for-caller-1" || endpoint.fetches.Load() != before {
+		t.Fatalf("caller-1: %q after %d fetches; want it kept", tok, endpoint.fetches.Load()-before)
+	}
+	if tok, _ := c.Token(ctx, "caller-0"); tok != "for-caller-0" || endpoint.fetches.Load() != before+1 {
+		t.Fatalf("caller-0: %q after %d fetches; want it fetched again, having given way", tok, endpoint.fetches.Load()-before)
+	}
+}
