@@ -370,7 +370,6 @@ func TestGenerateNotes(t *testing.T) {
 // The client-credentials file loads, its upstream's token from the
 // scheme's token URL.
 func TestGenerateClientCredentialsLoads(t *testing.T) {
-	t.Skip("needs upstream.oauth2 (creds branch)")
 	r := generateFile(t, "testdata/client-credentials.yaml", openapi.Options{})
 	skills, err := mapping.Parse("generated.yaml", r.YAML, mapping.Options{LookupEnv: anyEnv})
 	if err != nil {
