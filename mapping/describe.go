@@ -31,6 +31,13 @@ func (a *argument) jsonSchema() map[string]any {
 		return map[string]any{}
 	}
 	m := map[string]any{"type": a.typ.String()}
+	if a.types != nil {
+		names := make([]string, len(a.types))
+		for i, t := range a.types {
+			names[i] = t.String()
+		}
+		m["type"] = names
+	}
 	if a.typ == argFile {
 		m["type"] = "object"
 		m["format"] = "file"
@@ -61,6 +68,9 @@ func (a *argument) jsonSchema() map[string]any {
 	}
 	if a.def != nil {
 		m["default"] = a.def
+	}
+	if a.rules != nil {
+		a.rules.schema(m)
 	}
 	return m
 }
