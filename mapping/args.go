@@ -301,6 +301,19 @@ func (a *argument) typesArticle() string {
 	return strings.Join(names, " or ")
 }
 
+// typeNames are a union's type names, in declared order; nil for an
+// argument of one type.
+func (a *argument) typeNames() []string {
+	if a.types == nil {
+		return nil
+	}
+	names := make([]string, len(a.types))
+	for i, t := range a.types {
+		names[i] = t.String()
+	}
+	return names
+}
+
 func article(t argType) string {
 	switch t {
 	case argInteger, argObject, argArray:

@@ -211,18 +211,17 @@ func joinValue(joined []byte, n int, s string, style paramStyle) []byte {
 }
 
 func (w *paramWriter) object(name string, m map[string]any, e paramEncoding) error {
-	keys := slices.Sorted(maps.Keys(m))
 	switch {
 	case e.style == styleUnset:
 		return w.refuse(name, m)
 	case e.style == styleDeepObject:
 		return w.deep(name, m)
-	case e.explode: // form: each key is a parameter of its own
-		for _, k := range keys {
+	case e.explode: // form: each key is a parameter of its own, holding a value or a list
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if slices.Contains(w.taken, k) {
 				return &inputError{fmt.Sprintf("the %s %s holds the key %s, which is another %s", w.what, name, k, w.what)}
 			}
-			if err := w.param(url.QueryEscape(k), m[k], paramEncoding{style: styleForm, explode: true}); err != nil {
+			if err := w.param(url.QueryEscape(k), m[k], paramEncoding{explode: true}); err != nil {
 				return err
 			}
 		}
@@ -230,7 +229,7 @@ func (w *paramWriter) object(name string, m map[string]any, e paramEncoding) err
 	}
 	var joined []byte
 	n := 0
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if m[k] == nil {
 			continue
 		}

@@ -117,7 +117,16 @@ skills:
       size: {type: [integer, string]}
     from_text: '^(?P<metadata>\S+)(?: (?P<size>\S+))?$'
     request: {method: POST, path: /u, body: args}
+  - id: needs
+    description: a union asked for
+    arguments:
+      metadata: {type: [object, string], required: true}
+    request: {method: POST, path: /n, body: args}
 `, srv.URL, mapping.Options{})
+	if out := runSkill(t, s, message("needs", nil, "")); !strings.Contains(messageText(out), "needs the argument metadata (object or string).") {
+		t.Errorf("asking for a union: %q", messageText(out))
+	}
+	noRequest(t, ch)
 	tests := []struct {
 		name string
 		data map[string]any
@@ -280,6 +289,9 @@ skills:
 		{"query: a list", "query", map[string]any{"tags": []any{"a", "b"}, "piped": []any{"c", "d"}}, "tags=a&tags=b&piped=c|d", ""},
 		{"query: an exploded key that is another parameter", "query", map[string]any{"exploded": map[string]any{"filter": "x"}},
 			"", "the query parameter exploded holds the key filter, which is another query parameter"},
+		{"query: a map in an exploded object", "query", map[string]any{"exploded": map[string]any{"inner": map[string]any{"k": "v"}}},
+			"", "the query parameter inner holds a map"},
+		{"query: a list in an exploded object", "query", map[string]any{"exploded": map[string]any{"ids": []any{1.0, 2.0}}}, "ids=1&ids=2", ""},
 		{"query: a map no argument declares", "query", map[string]any{"other": map[string]any{"k": "v"}},
 			"", "the query parameter other holds a map"},
 	}

@@ -32,11 +32,7 @@ func (a *argument) jsonSchema() map[string]any {
 	}
 	m := map[string]any{"type": a.typ.String()}
 	if a.types != nil {
-		names := make([]string, len(a.types))
-		for i, t := range a.types {
-			names[i] = t.String()
-		}
-		m["type"] = names
+		m["type"] = a.typeNames()
 	}
 	if a.typ == argFile {
 		m["type"] = "object"
