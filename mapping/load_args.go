@@ -90,12 +90,14 @@ func (l *loader) argument(name string, v *yaml.Node, key string, depth int) (arg
 		}
 	}
 	l.argRules(nodes, key, depth, &a)
-	l.paramEncoding(nodes, key, &a)
 	if n := nodes["enum"]; n != nil {
 		a.enum, a.enumTitles = l.enum(n, key+".enum", &a)
 	}
-	if n := nodes["default"]; n != nil && depth == 1 {
-		a.def = l.defaultValue(n, key+".default", &a)
+	if depth == 1 {
+		l.paramEncoding(nodes, key, &a)
+		if n := nodes["default"]; n != nil {
+			a.def = l.defaultValue(n, key+".default", &a)
+		}
 	}
 	if len(a.mediaTypes) > 0 && a.typ != argFile {
 		l.errorf(v, key+".media_types", "is only for arguments of type file")
