@@ -19,8 +19,8 @@ import (
 type argRules struct {
 	pattern              *regexp.Regexp // Go RE2, matched anywhere in the string as JSON Schema's is
 	minLength, maxLength *int           // in characters
-	// format is JSON Schema's format; the formats in formatCheckers are
-	// checked, the others only published.
+	// format is JSON Schema's format; the checkedFormats are checked, the
+	// others only published.
 	format             string
 	minimum, maximum   *bound
 	minItems, maxItems *int
@@ -61,8 +61,8 @@ func (r *argRules) checkString(s string) string {
 	if r.pattern != nil && !r.pattern.MatchString(s) {
 		return fmt.Sprintf("must match the pattern %s, not %q", r.pattern, s)
 	}
-	if valid := formatCheckers[r.format]; valid != nil && !valid(s) {
-		return fmt.Sprintf("must be a %s (format %s), not %q", formatNames[r.format], r.format, s)
+	if f, checked := checkedFormats[r.format]; checked && !f.valid(s) {
+		return fmt.Sprintf("must be %s (format %s), not %q", f.what, r.format, s)
 	}
 	return ""
 }
@@ -132,30 +132,29 @@ func (r *argRules) checkObject(m map[string]any, path string) (string, string) {
 	return "", ""
 }
 
-// formatCheckers check the formats the agent knows; another format is
-// published and not checked.
-var formatCheckers = map[string]func(string) bool{
-	"date": func(s string) bool { _, err := time.Parse(time.DateOnly, s); return err == nil },
-	"date-time": func(s string) bool {
+// checkedFormats are the formats the agent checks, each with what it is
+// in messages; another format is published and not checked.
+var checkedFormats = map[string]struct {
+	what  string
+	valid func(string) bool
+}{
+	"date": {"a date such as 2026-01-31", func(s string) bool { _, err := time.Parse(time.DateOnly, s); return err == nil }},
+	"date-time": {"a date and time such as 2026-01-31T09:30:00Z", func(s string) bool {
 		_, err := time.Parse(time.RFC3339Nano, s)
 		return err == nil
-	},
-	"email": func(s string) bool {
+	}},
+	"email": {"an email address", func(s string) bool {
 		addr, err := mail.ParseAddress(s)
 		return err == nil && addr.Address == s
-	},
-	"uri": func(s string) bool {
+	}},
+	"uri": {"a URI with a scheme", func(s string) bool {
 		u, err := url.Parse(s)
 		return err == nil && u.Scheme != ""
-	},
-	"uuid": func(s string) bool { return uuidPattern.MatchString(s) },
-	"ipv4": func(s string) bool { a, err := netip.ParseAddr(s); return err == nil && a.Is4() },
-	"ipv6": func(s string) bool { a, err := netip.ParseAddr(s); return err == nil && a.Is6() && a.Zone() == "" },
+	}},
+	"uuid": {"a UUID", uuidPattern.MatchString},
+	"ipv4": {"an IPv4 address", func(s string) bool { a, err := netip.ParseAddr(s); return err == nil && a.Is4() }},
+	"ipv6": {"an IPv6 address", func(s string) bool { a, err := netip.ParseAddr(s); return err == nil && a.Is6() && a.Zone() == "" }},
 }
-
-// formatNames say what each checked format is, in messages.
-var formatNames = map[string]string{"date": "date such as 2026-01-31", "date-time": "date and time such as 2026-01-31T09:30:00Z",
-	"email": "email address", "uri": "URI with a scheme", "uuid": "UUID", "ipv4": "IPv4 address", "ipv6": "IPv6 address"}
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
