@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -351,11 +352,14 @@ skills:
 	t.Cleanup(front.Close)
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
+			var mu sync.Mutex // at 2026-07-28, the requests are answered at once
 			var schemas []string
 			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					schema, _ := json.Marshal(req.Params.RequestedSchema)
+					mu.Lock()
 					schemas = append(schemas, string(schema))
+					mu.Unlock()
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{
 						"id": "0f8fad5b-d9cb-469f-a165-70867728950e", "day": "2026-01-31"}}, nil
 				}})
