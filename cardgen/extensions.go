@@ -121,14 +121,24 @@ func argumentsSentence(schema map[string]any) string {
 	return "Arguments: " + strings.Join(descs, "; ") + "."
 }
 
-// describeArgument is "name (type, required, one of a, b, default x): description".
+// describeArgument is "name (type, required, one of a, b, rules, default
+// x): description", the rules said briefly (3–3 characters, pattern
+// ^[A-Z]{3}$, format date, 1–100, 1–10 items).
 func describeArgument(name string, prop map[string]any, required bool) string {
-	typ, _ := prop["type"].(string)
+	typ := strings.Join(stringsOf(prop["type"]), " or ")
+	if typ == "" {
+		typ, _ = prop["type"].(string)
+	}
 	if prop["format"] == "file" {
 		typ = "file"
 	}
 	if typ == "" {
 		typ = "any"
+	}
+	if items, _ := prop["items"].(map[string]any); items != nil {
+		if itemType, _ := items["type"].(string); itemType != "" {
+			typ += " of " + itemType
+		}
 	}
 	facts := []string{typ}
 	if required {
@@ -144,6 +154,21 @@ func describeArgument(name string, prop map[string]any, required bool) string {
 	if mediaTypes := stringsOf(prop["mediaTypes"]); len(mediaTypes) > 0 {
 		facts = append(facts, strings.Join(mediaTypes, ", "))
 	}
+	facts = appendRange(facts, prop, "minLength", "maxLength", " character")
+	if pattern, ok := prop["pattern"].(string); ok {
+		facts = append(facts, "pattern "+pattern)
+	}
+	if format, ok := prop["format"].(string); ok && format != "file" {
+		facts = append(facts, "format "+format)
+	}
+	facts = appendRange(facts, prop, "minimum", "maximum", "")
+	if v, ok := prop["exclusiveMinimum"]; ok {
+		facts = append(facts, "> "+scalarText(v))
+	}
+	if v, ok := prop["exclusiveMaximum"]; ok {
+		facts = append(facts, "< "+scalarText(v))
+	}
+	facts = appendRange(facts, prop, "minItems", "maxItems", " item")
 	if def, ok := prop["default"]; ok {
 		facts = append(facts, "default "+scalarText(def))
 	}
@@ -152,6 +177,28 @@ func describeArgument(name string, prop map[string]any, required bool) string {
 		s += ": " + strings.TrimRight(strings.TrimSpace(desc), ".")
 	}
 	return s
+}
+
+// appendRange says the bounds prop gives under low and high: "1–10", "at
+// least 1", "at most 10", followed by unit (singular, "" for none).
+func appendRange(facts []string, prop map[string]any, low, high, unit string) []string {
+	lo, hasLow := prop[low]
+	hi, hasHigh := prop[high]
+	units := func(n string) string {
+		if unit == "" || n == "1" {
+			return n + unit
+		}
+		return n + unit + "s"
+	}
+	switch {
+	case hasLow && hasHigh:
+		return append(facts, scalarText(lo)+"–"+units(scalarText(hi)))
+	case hasLow:
+		return append(facts, "at least "+units(scalarText(lo)))
+	case hasHigh:
+		return append(facts, "at most "+units(scalarText(hi)))
+	}
+	return facts
 }
 
 // scalarText writes a string as it is and anything else as JSON.

@@ -172,3 +172,28 @@ func TestAddSkill(t *testing.T) {
 		t.Errorf("descriptions %q, %q", card.Skills[0].Description, card.Skills[1].Description)
 	}
 }
+
+// The sentence says an argument's rules briefly, and a union's types.
+func TestSkillArgumentsSentenceRules(t *testing.T) {
+	cfg := minimalConfig()
+	cfg.SkillArguments = map[string]map[string]any{"echo": {"type": "object", "required": []string{"code"},
+		"properties": map[string]any{
+			"code":     map[string]any{"type": "string", "minLength": 3, "maxLength": 3, "pattern": "^[A-Z]{3}$"},
+			"day":      map[string]any{"type": "string", "format": "date"},
+			"count":    map[string]any{"type": "integer", "minimum": 1.0, "maximum": 100.0},
+			"ratio":    map[string]any{"type": "number", "exclusiveMinimum": 0.0},
+			"name":     map[string]any{"type": "string", "maxLength": 20},
+			"tags":     map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "minItems": 1},
+			"metadata": map[string]any{"type": []string{"object", "string"}},
+		}}}
+	card, err := cardgen.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "Echoes. Arguments: code (string, required, 3–3 characters, pattern ^[A-Z]{3}$); count (integer, 1–100); " +
+		"day (string, format date); metadata (object or string); name (string, at most 20 characters); ratio (number, > 0); " +
+		"tags (array of string, at least 1 item)."
+	if got := card.Skills[0].Description; got != want {
+		t.Errorf("description\n got %q\nwant %q", got, want)
+	}
+}

@@ -42,10 +42,14 @@ func parseArgType(s string) (argType, bool) {
 	return 0, false
 }
 
-// argument is one declared argument.
+// argument is one declared argument, or one nested in another (an
+// array's items, an object's properties).
 type argument struct {
-	name        string
-	typ         argType
+	name string
+	typ  argType // the only type, or a union's first
+	// types are a union's types in declared order (type: [object,
+	// string]); nil for an argument of one type.
+	types       []argType
 	required    bool
 	description string
 	enum        []any // values of typ
@@ -54,6 +58,11 @@ type argument struct {
 	enumTitles []string
 	def        any // the default, a value of typ; nil for none
 	mediaTypes []string
+	// rules are what a value must keep beyond its type and enum; nil for
+	// none, so that an argument without them costs nothing more.
+	rules *argRules
+	// encoding is how a query or a form body sends the value.
+	encoding paramEncoding
 }
 
 // argSchema is how a skill gets its arguments.
@@ -77,48 +86,105 @@ func (s *argSchema) find(name string) *argument {
 
 var argName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// convertData checks a JSON value against a declared type; it returns the
-// value converted (JSON numbers become int for integer arguments) or what
-// is wrong with it.
+// convertData checks a JSON value against a declared argument; it returns
+// the value converted (JSON numbers become int for integer arguments) or
+// what is wrong with it, naming the nested value that breaks a rule.
 func convertData(v any, a *argument) (any, string) {
-	var out any
-	switch a.typ {
+	out, where, what := a.conform(v, a.name)
+	return out, problemAt(a.name, where, what)
+}
+
+// conform converts v to the first of a's types it fits and checks a's enum
+// and rules; path names v in messages (address.city, tags[2]). It returns
+// the value, or where the problem is and what it is.
+func (a *argument) conform(v any, path string) (out any, where, what string) {
+	if a.typ == argFile {
+		out, what = fileFromData(v)
+		return out, path, what
+	}
+	out, t := firstType(a, v, dataAs)
+	if out == nil {
+		return nil, path, fmt.Sprintf("must be %s, not %s", a.typesArticle(), describeValue(v))
+	}
+	return a.check(out, t, path)
+}
+
+// firstType reads v as the first of a's types that as reads it (its one
+// type, or a union's in declared order): the value and its type, or nil.
+func firstType[V any](a *argument, v V, as func(V, argType) any) (any, argType) {
+	if a.types == nil {
+		return as(v, a.typ), a.typ
+	}
+	for _, t := range a.types {
+		if out := as(v, t); out != nil {
+			return out, t
+		}
+	}
+	return nil, 0
+}
+
+// dataAs is v as a value of type t, or nil when it is not one.
+func dataAs(v any, t argType) any {
+	switch t {
 	case argString:
 		if s, ok := v.(string); ok {
-			out = s
+			return s
 		}
 	case argInteger:
 		if n, ok := v.(json.Number); ok { // beyond 2^53: exact while it fits an int
 			if i, err := n.Int64(); err == nil {
-				out = int(i)
+				return int(i)
 			}
 		} else if f, ok := toFloat(v); ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
-			out = int(f)
+			return int(f)
 		}
 	case argNumber:
 		if f, ok := toFloat(v); ok {
-			out = f
+			return f
 		}
 	case argBoolean:
 		if b, ok := v.(bool); ok {
-			out = b
+			return b
 		}
 	case argObject:
 		if m, ok := v.(map[string]any); ok {
-			out = m
+			return m
 		}
 	case argArray:
 		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 {
-			out = v
+			return v
 		}
-	case argFile:
-		return fileFromData(v)
 	}
-	if out == nil {
-		return nil, fmt.Sprintf("must be %s, not %s", article(a.typ), describeValue(v))
-	}
-	return checkEnum(out, a)
+	return nil
 }
+
+// check applies a's enum and rules to v, a value of a's type t.
+func (a *argument) check(v any, t argType, path string) (any, string, string) {
+	if len(a.enum) > 0 && !slices.Contains(a.enum, v) {
+		return nil, path, enumProblem(v, a)
+	}
+	if a.rules != nil {
+		if where, what := a.rules.check(v, t, path); what != "" {
+			return nil, where, what
+		}
+	}
+	return v, "", ""
+}
+
+// problemAt says what is wrong with the argument name, where is the value
+// that breaks a rule: the argument's own value, or one nested in it.
+func problemAt(name, where, what string) string {
+	switch {
+	case what == "" || where == name:
+		return what
+	case what == isRequired:
+		return "lacks " + where + ", which is required"
+	}
+	return "holds " + where + ", which " + what
+}
+
+// isRequired is what a missing required property breaks.
+const isRequired = "is required"
 
 func toFloat(v any) (float64, bool) {
 	switch n := v.(type) {
@@ -171,48 +237,81 @@ func fileFromData(v any) (any, string) {
 	return f, ""
 }
 
-// convertText reads a value of a's type from text.
+// convertText reads a value of a's type from text: of a union's types,
+// the first, in declared order, that reads it.
 func convertText(s string, a *argument) (any, string) {
-	var out any
-	var ok bool
-	switch a.typ {
+	out, t := firstType(a, s, textAs)
+	if out == nil {
+		return nil, fmt.Sprintf("must be %s, not %q", a.typesArticle(), s)
+	}
+	_, where, what := a.check(out, t, a.name)
+	if what != "" {
+		return nil, problemAt(a.name, where, what)
+	}
+	return out, ""
+}
+
+// textAs reads text as a value of type t, or nil when it is not one.
+func textAs(s string, t argType) any {
+	switch t {
 	case argString:
-		out, ok = s, true
+		return s
 	case argInteger:
-		i, err := strconv.ParseInt(s, 10, 64)
-		out, ok = int(i), err == nil
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return int(i)
+		}
 	case argNumber:
-		f, err := strconv.ParseFloat(s, 64)
-		out, ok = f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+		if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return f
+		}
 	case argBoolean:
 		switch strings.ToLower(s) {
 		case "true", "yes", "y", "on", "1":
-			out, ok = true, true
+			return true
 		case "false", "no", "n", "off", "0":
-			out, ok = false, true
+			return false
 		}
 	case argObject, argArray:
 		var v any
 		if json.Unmarshal([]byte(s), &v) == nil {
-			return convertData(v, a)
+			return dataAs(v, t)
 		}
 	}
-	if !ok {
-		return nil, fmt.Sprintf("must be %s, not %q", article(a.typ), s)
-	}
-	return checkEnum(out, a)
+	return nil
 }
 
-func checkEnum(v any, a *argument) (any, string) {
-	if len(a.enum) == 0 || slices.Contains(a.enum, v) {
-		return v, ""
-	}
+func enumProblem(v any, a *argument) string {
 	vals := make([]string, len(a.enum))
 	for i, x := range a.enum {
 		vals[i], _ = scalarString(x)
 	}
 	got, _ := scalarString(v)
-	return nil, fmt.Sprintf("must be one of %s, not %q", strings.Join(vals, ", "), got)
+	return fmt.Sprintf("must be one of %s, not %q", strings.Join(vals, ", "), got)
+}
+
+// typesArticle names a's type, or its union's types: "an object or a string".
+func (a *argument) typesArticle() string {
+	if a.types == nil {
+		return article(a.typ)
+	}
+	names := make([]string, len(a.types))
+	for i, t := range a.types {
+		names[i] = article(t)
+	}
+	return strings.Join(names, " or ")
+}
+
+// typeNames are a union's type names, in declared order; nil for an
+// argument of one type.
+func (a *argument) typeNames() []string {
+	if a.types == nil {
+		return nil
+	}
+	names := make([]string, len(a.types))
+	for i, t := range a.types {
+		names[i] = t.String()
+	}
+	return names
 }
 
 func article(t argType) string {

@@ -353,7 +353,7 @@ func TestArgumentErrors(t *testing.T) {
 		{"titled enum, unknown key", "    arguments:\n      x: {enum: [{value: a, label: A}]}\n" + req, `arguments.x.enum[0].label: unknown key`},
 		{"default and required", "    arguments:\n      x: {required: true, default: a}\n" + req, `arguments.x.default: a required argument has no default`},
 		{"default of the wrong type", "    arguments:\n      x: {type: number, default: lots}\n" + req, `arguments.x.default: must be a number, not a string`},
-		{"default not in the enum", "    arguments:\n      x: {enum: [a, b], default: c}\n" + req, `arguments.x.default: is not one of the enum's values`},
+		{"default not in the enum", "    arguments:\n      x: {enum: [a, b], default: c}\n" + req, `arguments.x.default: must be one of a, b, not "c"`},
 		{"media types on a string", "    arguments:\n      x: {media_types: [image/png]}\n" + req, `arguments.x.media_types: is only for arguments of type file`},
 		{"bad regular expression", "    arguments: {x: string}\n    from_text: '(?P<x>['\n" + req, `t.yaml:6: skill "a": from_text: is not a valid regular expression`},
 		{"no named group", "    from_text: ['(\\d+)']\n" + req, `t.yaml:5: skill "a": from_text[0]: has no named group`},

@@ -81,7 +81,11 @@ func describeArg(a *argument) string {
 	var b strings.Builder
 	b.WriteString(a.name)
 	b.WriteString(" (")
-	b.WriteString(a.typ.String())
+	if a.types != nil {
+		b.WriteString(strings.Join(a.typeNames(), " or "))
+	} else {
+		b.WriteString(a.typ.String())
+	}
 	if len(a.enum) > 0 {
 		b.WriteString(", one of ")
 		for i, v := range a.enum {

@@ -31,6 +31,9 @@ func (a *argument) jsonSchema() map[string]any {
 		return map[string]any{}
 	}
 	m := map[string]any{"type": a.typ.String()}
+	if a.types != nil {
+		m["type"] = a.typeNames()
+	}
 	if a.typ == argFile {
 		m["type"] = "object"
 		m["format"] = "file"
@@ -61,6 +64,9 @@ func (a *argument) jsonSchema() map[string]any {
 	}
 	if a.def != nil {
 		m["default"] = a.def
+	}
+	if a.rules != nil {
+		a.rules.schema(m)
 	}
 	return m
 }

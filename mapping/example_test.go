@@ -221,3 +221,23 @@ func TestReadmeExample(t *testing.T) {
 		t.Fatalf("selected %v, %v", sk, serr)
 	}
 }
+
+// TestReadmeArgumentsExample keeps the arguments example of README.md
+// loading, every key in it.
+func TestReadmeArgumentsExample(t *testing.T) {
+	doc, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "## Arguments\n")
+	_, rest, found := strings.Cut(rest, "```yaml\n")
+	block, _, closed := strings.Cut(rest, "```")
+	if !ok || !found || !closed {
+		t.Fatal("README.md has no arguments example")
+	}
+	src := "upstream: {url: \"http://ignored\"}\nskills:\n  - id: a\n    description: d\n    request: {path: /a, query: {filter: \"{args.filter}\"}}\n" +
+		strings.ReplaceAll("\n"+block, "\n", "\n    ")
+	if _, err := mapping.Parse("README.md", []byte(src), mapping.Options{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,81 +3,275 @@ package mapping
 // Loading a skill's arguments and from_text sections.
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
 
-var argKeys = []string{"type", "required", "description", "enum", "default", "media_types"}
+var argKeys = []string{"type", "required", "description", "enum", "default", "media_types", "pattern", "min_length",
+	"max_length", "format", "minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "items", "min_items",
+	"max_items", "properties", "style", "explode"}
+
+// The bounds of a published argument schema, so that a card or a tools
+// list stays a size clients read.
+const (
+	// maxArgDepth is how deep arguments nest: an argument, its items or
+	// properties, theirs, and so on.
+	maxArgDepth = 8
+	// maxArgSchemaBytes is the size of a skill's argument schema as JSON.
+	maxArgSchemaBytes = 64 << 10
+)
 
 // arguments reads a skill's arguments section.
 func (l *loader) arguments(n *yaml.Node) []argument {
+	return l.argumentMap(n, "arguments", 1)
+}
+
+// argumentMap reads a mapping of names to argument specs: a skill's
+// arguments (depth 1) or an object's properties.
+func (l *loader) argumentMap(n *yaml.Node, key string, depth int) []argument {
 	var out []argument
-	l.entries(n, "arguments", func(k, v *yaml.Node) {
-		key := "arguments." + k.Value
+	l.entries(n, key, func(k, v *yaml.Node) {
+		akey := key + "." + k.Value
 		if !argName.MatchString(k.Value) {
-			l.errorf(k, key, "%q is not a valid argument name: use letters, digits and '_', not starting with a digit", k.Value)
+			l.errorf(k, akey, "%q is not a valid argument name: use letters, digits and '_', not starting with a digit", k.Value)
 			return
 		}
-		a := argument{name: k.Value, typ: argString}
-		if v.Kind == yaml.ScalarNode { // the short form: name: type
-			s, _ := l.scalar(v, key)
-			t, ok := parseArgType(s)
-			if !ok {
-				l.errorf(v, key, "unknown type %q (types: string, integer, number, boolean, object, array, file)", s)
-				return
-			}
-			a.typ = t
+		if a, ok := l.argument(k.Value, v, akey, depth); ok {
 			out = append(out, a)
-			return
 		}
-		var enumNode, defNode *yaml.Node
-		l.fields(v, key, argKeys, func(name string, fv *yaml.Node) {
-			switch name {
-			case "type":
-				if s, ok := l.scalar(fv, key+".type"); ok {
-					t, known := parseArgType(s)
-					if !known {
-						l.errorf(fv, key+".type", "unknown type %q (types: string, integer, number, boolean, object, array, file)", s)
-					}
-					a.typ = t
-				}
-			case "required":
-				a.required = l.boolean(fv, key+".required")
-			case "description":
-				a.description, _ = l.scalar(fv, key+".description")
-			case "enum":
-				enumNode = fv
-			case "default":
-				defNode = fv
-			case "media_types":
-				a.mediaTypes = l.stringList(fv, key+".media_types")
-			}
-		})
-		if v.Kind != yaml.MappingNode || a.typ == 0 {
-			return
-		}
-		if enumNode != nil {
-			a.enum, a.enumTitles = l.enum(enumNode, key+".enum", a.typ)
-		}
-		if defNode != nil {
-			a.def = l.defaultValue(defNode, key+".default", &a)
-		}
-		if len(a.mediaTypes) > 0 && a.typ != argFile {
-			l.errorf(v, key+".media_types", "is only for arguments of type file")
-		}
-		out = append(out, a)
 	})
 	return out
+}
+
+// argument reads one argument spec, the short form (name: type) or the
+// long one; depth is 1 for a skill's argument, more for one nested in it.
+func (l *loader) argument(name string, v *yaml.Node, key string, depth int) (argument, bool) {
+	a := argument{name: name, typ: argString}
+	if depth > maxArgDepth {
+		l.errorf(v, key, "nests more than %d levels deep, the limit of a published argument schema", maxArgDepth)
+		return a, false
+	}
+	if v.Kind == yaml.ScalarNode { // the short form: name: type
+		return a, l.argType(v, key, &a)
+	}
+	nodes := map[string]*yaml.Node{}
+	l.fields(v, key, argKeys, func(field string, fv *yaml.Node) {
+		switch field {
+		case "type":
+			l.argType(fv, key+".type", &a)
+		case "required":
+			a.required = l.boolean(fv, key+".required")
+		case "description":
+			a.description, _ = l.scalar(fv, key+".description")
+		case "media_types":
+			a.mediaTypes = l.stringList(fv, key+".media_types")
+		default:
+			nodes[field] = fv
+		}
+	})
+	if v.Kind != yaml.MappingNode || a.typ == 0 {
+		return a, false
+	}
+	if depth > 1 {
+		for _, field := range []string{"default", "style", "explode"} {
+			if nodes[field] != nil {
+				l.errorf(nodes[field], key+"."+field, "is only for a skill's own arguments, not for one nested in another")
+			}
+		}
+		if a.typ == argFile {
+			l.errorf(v, key+".type", "file is only for a skill's own arguments, not for one nested in another")
+		}
+	}
+	l.argRules(nodes, key, depth, &a)
+	if n := nodes["enum"]; n != nil {
+		a.enum, a.enumTitles = l.enum(n, key+".enum", &a)
+	}
+	if depth == 1 {
+		l.paramEncoding(nodes, key, &a)
+		if n := nodes["default"]; n != nil {
+			a.def = l.defaultValue(n, key+".default", &a)
+		}
+	}
+	if len(a.mediaTypes) > 0 && a.typ != argFile {
+		l.errorf(v, key+".media_types", "is only for arguments of type file")
+	}
+	return a, true
+}
+
+// argType reads a type, or a list of them (a union), into a.
+func (l *loader) argType(n *yaml.Node, key string, a *argument) bool {
+	const known = "types: string, integer, number, boolean, object, array, file"
+	if n.Kind != yaml.SequenceNode {
+		s, ok := l.scalar(n, key)
+		if !ok {
+			a.typ = 0
+			return false
+		}
+		t, ok := parseArgType(s)
+		if !ok {
+			l.errorf(n, key, "unknown type %q (%s)", s, known)
+		}
+		a.typ = t
+		return ok
+	}
+	var types []argType
+	for i, name := range l.stringList(n, key) {
+		t, ok := parseArgType(name)
+		switch {
+		case !ok:
+			l.errorf(n.Content[i], key, "unknown type %q (%s)", name, known)
+		case t == argFile:
+			l.errorf(n.Content[i], key, "a file cannot be one of several types")
+		case slices.Contains(types, t):
+			l.errorf(n.Content[i], key, "lists %s twice", name)
+		default:
+			types = append(types, t)
+			continue
+		}
+		a.typ = 0
+		return false
+	}
+	if len(types) < 2 {
+		l.errorf(n, key, "a list of types needs at least two (or write the one type)")
+		a.typ = 0
+		return false
+	}
+	a.typ, a.types = types[0], types
+	return true
+}
+
+// hasType reports whether a value of a may be of type t.
+func (a *argument) hasType(t argType) bool {
+	return a.typ == t || slices.Contains(a.types, t)
+}
+
+// argRules reads the rules among an argument's keys.
+func (l *loader) argRules(nodes map[string]*yaml.Node, key string, depth int, a *argument) {
+	r := argRules{}
+	given := false
+	forType := func(field string, types ...argType) *yaml.Node {
+		n := nodes[field]
+		if n == nil {
+			return nil
+		}
+		if !slices.ContainsFunc(types, a.hasType) {
+			names := make([]string, len(types))
+			for i, t := range types {
+				names[i] = t.String()
+			}
+			l.errorf(n, key+"."+field, "is only for arguments of type %s", strings.Join(names, " or "))
+			return nil
+		}
+		given = true
+		return n
+	}
+	if n := forType("pattern", argString); n != nil {
+		if src, ok := l.scalar(n, key+".pattern"); ok {
+			re, err := regexp.Compile(src)
+			if err != nil {
+				l.errorf(n, key+".pattern", "is not a Go (RE2) regular expression: %v (lookahead, lookbehind and backreferences are not supported)", err)
+			}
+			r.pattern = re
+		}
+	}
+	r.minLength = l.count(forType("min_length", argString), key+".min_length")
+	r.maxLength = l.count(forType("max_length", argString), key+".max_length")
+	l.countOrder(nodes["max_length"], key, "min_length", "max_length", r.minLength, r.maxLength)
+	if n := forType("format", argString); n != nil {
+		r.format, _ = l.scalar(n, key+".format")
+	}
+	r.minimum = l.bound(nodes, key, "minimum", "exclusive_minimum", forType)
+	r.maximum = l.bound(nodes, key, "maximum", "exclusive_maximum", forType)
+	if r.minimum != nil && r.maximum != nil && (r.minimum.value > r.maximum.value ||
+		r.minimum.value == r.maximum.value && (r.minimum.exclusive || r.maximum.exclusive)) {
+		l.errorf(cmp.Or(nodes["maximum"], nodes["exclusive_maximum"]), key, "leaves no number between its minimum and its maximum")
+	}
+	r.minItems = l.count(forType("min_items", argArray), key+".min_items")
+	r.maxItems = l.count(forType("max_items", argArray), key+".max_items")
+	l.countOrder(nodes["max_items"], key, "min_items", "max_items", r.minItems, r.maxItems)
+	if n := forType("items", argArray); n != nil {
+		if items, ok := l.argument("items", n, key+".items", depth+1); ok {
+			if items.required {
+				l.errorf(n, key+".items.required", "is for an object's properties, not for an array's items")
+			}
+			r.items = &items
+		}
+	}
+	if n := forType("properties", argObject); n != nil {
+		r.properties = l.argumentMap(n, key+".properties", depth+1)
+	}
+	if given {
+		a.rules = &r
+	}
+}
+
+// count reads a count of characters or items: an integer from 0.
+func (l *loader) count(n *yaml.Node, key string) *int {
+	if n == nil {
+		return nil
+	}
+	s, ok := l.scalar(n, key)
+	if !ok {
+		return nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		l.errorf(n, key, "must be an integer from 0, not %q", s)
+		return nil
+	}
+	return &v
+}
+
+func (l *loader) countOrder(at *yaml.Node, key, minKey, maxKey string, least, most *int) {
+	if least != nil && most != nil && *least > *most {
+		l.errorf(at, key+"."+maxKey, "is %d, less than %s (%d)", *most, minKey, *least)
+	}
+}
+
+// bound reads a minimum or a maximum, inclusive or exclusive (one of the
+// two).
+func (l *loader) bound(nodes map[string]*yaml.Node, key, inclusive, exclusive string,
+	forType func(string, ...argType) *yaml.Node) *bound {
+	in, ex := forType(inclusive, argInteger, argNumber), forType(exclusive, argInteger, argNumber)
+	n, b := in, &bound{}
+	switch {
+	case in != nil && ex != nil:
+		l.errorf(ex, key+"."+exclusive, "give %s or %s, not both", inclusive, exclusive)
+		return nil
+	case in == nil && ex == nil:
+		return nil
+	case ex != nil:
+		n, b.exclusive = ex, true
+	}
+	field := key + "." + inclusive
+	if b.exclusive {
+		field = key + "." + exclusive
+	}
+	s, ok := l.scalar(n, field)
+	if !ok {
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if tag := n.ShortTag(); err != nil || (tag != "!!int" && tag != "!!float") || math.IsNaN(f) || math.IsInf(f, 0) {
+		l.errorf(n, field, "must be a number, not %q", s)
+		return nil
+	}
+	b.value = f
+	return b
 }
 
 // enum reads an enum: its values, each a constant or {value, title} (a
 // titled value, which a client may show by its title), and their titles
 // (nil when none has one).
-func (l *loader) enum(n *yaml.Node, key string, t argType) (values []any, titles []string) {
-	if t != argString && t != argInteger && t != argNumber {
+func (l *loader) enum(n *yaml.Node, key string, a *argument) (values []any, titles []string) {
+	if a.hasType(argBoolean) || a.hasType(argObject) || a.hasType(argArray) || a.hasType(argFile) {
 		l.errorf(n, key, "is only for arguments of type string, integer or number")
 		return nil, nil
 	}
@@ -105,7 +299,7 @@ func (l *loader) enum(n *yaml.Node, key string, t argType) (values []any, titles
 			}
 			titled = true
 		}
-		if v, ok := l.typedConstant(valueNode, itemKey, t); ok {
+		if v, ok := l.typedConstant(valueNode, itemKey, a); ok {
 			values, titles = append(values, v), append(titles, title)
 		}
 	}
@@ -124,19 +318,16 @@ func (l *loader) defaultValue(n *yaml.Node, key string, a *argument) any {
 		l.errorf(n, key, "an argument of type file has no default")
 		return nil
 	}
-	v, ok := l.typedConstant(n, key, a.typ)
+	v, ok := l.typedConstant(n, key, a)
 	if !ok {
-		return nil
-	}
-	if len(a.enum) > 0 && !slices.Contains(a.enum, v) {
-		l.errorf(n, key, "is not one of the enum's values")
 		return nil
 	}
 	return v
 }
 
-// typedConstant decodes a YAML value as a value of type t.
-func (l *loader) typedConstant(n *yaml.Node, key string, t argType) (any, bool) {
+// typedConstant decodes a YAML value as a value of a, which must keep a's
+// rules (and its enum, once read).
+func (l *loader) typedConstant(n *yaml.Node, key string, a *argument) (any, bool) {
 	var raw any
 	if err := n.Decode(&raw); err != nil {
 		l.errorf(n, key, "%v", err)
@@ -146,7 +337,7 @@ func (l *loader) typedConstant(n *yaml.Node, key string, t argType) (any, bool) 
 		l.errorf(n, key, "mapping keys must be strings (found %s)", bad)
 		return nil, false
 	}
-	v, problem := convertData(raw, &argument{typ: t})
+	v, problem := convertData(raw, a)
 	if problem != "" {
 		l.errorf(n, key, "%s", problem)
 		return nil, false

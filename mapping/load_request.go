@@ -151,9 +151,15 @@ func (l *loader) request(n *yaml.Node, key string, up upstreamConfig) request {
 	if r.poll != nil && r.poll.retry == nil {
 		r.poll.retry = cmp.Or(r.retry, defaultPollRetry)
 	}
+	if r.format == formatForm {
+		r.formFields = l.formFields()
+	}
 	r.allConstQuery = true
 	var pre []string
 	for _, q := range r.query {
+		name, _ := url.QueryUnescape(q.name) // as written: QueryEscape's inverse
+		r.queryNames = append(r.queryNames, name)
+		r.querySize += len(q.pre) + len(q.name) + 16
 		if q.tpl != nil {
 			r.allConstQuery = false
 		} else if q.pre != "" {
@@ -257,7 +263,7 @@ func (l *loader) query(n *yaml.Node, key string) []queryParam {
 		if s, ok := t.constant(); ok {
 			q.pre = q.name + "=" + url.QueryEscape(s)
 		} else if !t.null {
-			q.tpl = t
+			q.tpl, q.encoding = t, l.queryEncoding(t)
 		}
 		out = append(out, q)
 	})

@@ -5,6 +5,7 @@ package mapping
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"regexp"
 
@@ -33,8 +34,8 @@ func (l *loader) readSkill(i int, n *yaml.Node, up upstreamConfig, global map[st
 	startErrs := len(l.errs)
 	l.c.needs = up.needs
 	// The arguments come first: every expression is checked against them.
-	l.c.args = nil
-	defer func() { l.c.args = nil }()
+	l.c.args, l.schema = nil, nil
+	defer func() { l.c.args, l.schema = nil, nil }()
 	l.skillArguments(n, sk)
 	sec := l.skillFields(n, sk, global)
 	if sec.match != nil { // compiled after config, which a predicate may read
@@ -95,6 +96,11 @@ func (l *loader) skillArguments(n *yaml.Node, sk *Skill) {
 			if sk.schema == nil {
 				sk.schema = &argSchema{declared: true}
 				sk.schema.args = l.arguments(v)
+				l.schema = sk.schema
+				if b, err := json.Marshal(sk.ArgumentSchema()); err == nil && len(b) > maxArgSchemaBytes {
+					l.errorf(v, "arguments", "its JSON Schema is %d bytes, more than the %d a skill may publish: shorten its descriptions or enums",
+						len(b), maxArgSchemaBytes)
+				}
 				l.c.args = make(map[string]bool, len(sk.schema.args))
 				for _, a := range sk.schema.args {
 					l.c.args[a.name] = true

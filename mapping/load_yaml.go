@@ -49,6 +49,9 @@ type loader struct {
 	opts *Options
 	errs []error
 	c    compiler
+	// schema is the declared arguments of the skill being read; nil when
+	// it declares none.
+	schema *argSchema
 	// skill and prefix say where in the file the walk is, for messages.
 	skill, prefix string
 	// matchNeeds is what the skills' match predicates read.

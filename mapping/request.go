@@ -143,15 +143,13 @@ func dotSegment(path string) bool {
 }
 
 func (r *request) buildQuery(m *vm.VM, vars *exprVars) (string, error) {
-	var b strings.Builder
+	w := paramWriter{b: make([]byte, 0, r.querySize), what: "query parameter", taken: r.queryNames}
 	for i := range r.query {
 		q := &r.query[i]
 		if q.tpl == nil {
 			if q.pre != "" {
-				if b.Len() > 0 {
-					b.WriteByte('&')
-				}
-				b.WriteString(q.pre)
+				w.next()
+				w.b = append(w.b, q.pre...)
 			}
 			continue
 		}
@@ -159,27 +157,11 @@ func (r *request) buildQuery(m *vm.VM, vars *exprVars) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		err = forEach(v, func(x any) error {
-			if x == nil {
-				return nil
-			}
-			s, ok := scalarString(x)
-			if !ok {
-				return &inputError{fmt.Sprintf("the query parameter %s holds a %s, not a value or a list of values", q.name, kindName(x))}
-			}
-			if b.Len() > 0 {
-				b.WriteByte('&')
-			}
-			b.WriteString(q.name)
-			b.WriteByte('=')
-			b.WriteString(url.QueryEscape(s))
-			return nil
-		})
-		if err != nil {
+		if err := w.param(q.name, v, q.encoding); err != nil {
 			return "", err
 		}
 	}
-	return b.String(), nil
+	return string(w.b), nil
 }
 
 func (r *request) buildHeader(m *vm.VM, vars *exprVars, hasBody bool) (http.Header, error) {
@@ -240,7 +222,7 @@ func (r *request) buildBody(m *vm.VM, vars *exprVars) (body []byte, contentType 
 	}
 	switch r.format {
 	case formatForm:
-		body, err = encodeForm(v)
+		body, err = encodeForm(v, r.formFields)
 		return body, "", err
 	case formatMultipart:
 		return encodeMultipart(v)
@@ -342,43 +324,21 @@ func stringKeyed(m map[any]any) (map[string]any, error) {
 }
 
 // encodeForm encodes a map as application/x-www-form-urlencoded, keys
-// sorted; a list value repeats its key and null values are left out.
-func encodeForm(v any) ([]byte, error) {
+// sorted, each field as fields says or as formEncoding does by default;
+// null values are left out.
+func encodeForm(v any, fields map[string]paramEncoding) ([]byte, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("a form body must be a map, not a %s", kindName(v))
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b []byte
+	keys := slices.Sorted(maps.Keys(obj))
+	w := paramWriter{b: []byte{}, what: "form field", taken: keys}
 	for _, k := range keys {
-		err := forEach(obj[k], func(x any) error {
-			if x == nil {
-				return nil
-			}
-			s, ok := scalarString(x)
-			if !ok {
-				return &inputError{fmt.Sprintf("the form field %s holds a %s, not a value or a list of values", k, kindName(x))}
-			}
-			if len(b) > 0 {
-				b = append(b, '&')
-			}
-			b = append(b, url.QueryEscape(k)...)
-			b = append(b, '=')
-			b = append(b, url.QueryEscape(s)...)
-			return nil
-		})
-		if err != nil {
+		if err := w.param(url.QueryEscape(k), obj[k], formEncoding(fields[k], obj[k])); err != nil {
 			return nil, err
 		}
 	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, nil
+	return w.b, nil
 }
 
 // forward copies the caller's headers that the skill forwards onto req.

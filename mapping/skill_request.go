@@ -15,6 +15,10 @@ type request struct {
 	method string
 	path   pathTemplate
 	query  []queryParam
+	// queryNames are the query parameters' names, which no exploded
+	// object may add again.
+	queryNames []string
+	querySize  int // what most queries fit in, to size the buffer once
 	// constQuery is the whole query when every parameter is constant.
 	constQuery    string
 	allConstQuery bool
@@ -25,7 +29,10 @@ type request struct {
 	dynamic                []headerParam
 	body                   *vm.Program
 	format                 bodyFormat
-	retry                  *retryPolicy // nil: one attempt
+	// formFields are how the form fields named like a declared argument
+	// that says how it is sent are encoded.
+	formFields map[string]paramEncoding
+	retry      *retryPolicy // nil: one attempt
 	// idempotencyKey is the Idempotency-Key the request sends; nil: none
 	// (but upstream.headers or headers may set one as any header).
 	idempotencyKey *idempotencyKey
@@ -71,8 +78,9 @@ type queryParam struct {
 	name string // query-escaped
 	// pre is the encoded "name=value" of a constant parameter ("" when a
 	// constant null drops it); tpl is nil then.
-	pre string
-	tpl *template
+	pre      string
+	tpl      *template
+	encoding paramEncoding // resolved
 }
 
 type headerParam struct {

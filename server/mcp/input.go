@@ -128,13 +128,15 @@ func inputRequest(task *a2a.Task, perArgument bool) *sdk.CallToolResult {
 	msg := task.Status.Message
 	text := askText(msg, true)
 	requests := sdk.InputRequestMap{}
-	switch schema := mapping.AskedSchema(msg); {
+	switch asked := askedForm(msg); {
+	case asked == nil:
 	case perArgument:
-		for name, schema := range askedArguments(msg) {
-			requests[name] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: schema}
+		for name, prop := range asked.Properties {
+			requests[name] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: map[string]any{
+				"type": "object", "properties": map[string]any{name: prop}, "required": []string{name}}}
 		}
-	case schema != nil:
-		requests[wholeForm] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: schema}
+	default:
+		requests[wholeForm] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: asked}
 	}
 	if len(requests) == 0 {
 		requests[freeReply] = &sdk.ElicitParams{Mode: "form", Message: text, RequestedSchema: freeReplySchema}
@@ -150,24 +152,38 @@ func inputRequest(task *a2a.Task, perArgument bool) *sdk.CallToolResult {
 // argument at once.
 const wholeForm = "arguments"
 
-// askedArguments are the arguments an input-required message asks for,
-// each as the schema of a form that asks for it alone: the object schema
-// of mapping.AskedSchema (every argument in it required) cut into one per
-// property.
-func askedArguments(msg *a2a.Message) map[string]any {
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
+// formSchema is the object schema of a form.
+type formSchema struct {
+	Type       string                    `json:"type"`
+	Properties map[string]map[string]any `json:"properties"`
+	Required   []string                  `json:"required,omitempty"`
+}
+
+// formFormats are the string formats MCP's forms define: an argument's
+// other formats (uuid, ipv4…) are left out of the form that asks for it,
+// as a client may refuse a form that has one. The answer is still checked
+// against the argument's whole schema.
+var formFormats = map[string]bool{"email": true, "uri": true, "date": true, "date-time": true}
+
+// askedForm is the schema of the arguments an input-required message asks
+// for (mapping.AskedSchema, every argument in it required) as a form's;
+// nil when it asks for none by name.
+func askedForm(msg *a2a.Message) *formSchema {
+	var form formSchema
 	// The schema is a Go map in memory, JSON once a shared store has
 	// held the task: read either as JSON.
 	if raw, err := json.Marshal(mapping.AskedSchema(msg)); err == nil {
-		_ = json.Unmarshal(raw, &schema) // no properties: nothing asked by name
+		_ = json.Unmarshal(raw, &form) // no properties: nothing asked by name
 	}
-	out := make(map[string]any, len(schema.Properties))
-	for name, prop := range schema.Properties {
-		out[name] = map[string]any{"type": "object", "properties": map[string]any{name: prop}, "required": []string{name}}
+	if len(form.Properties) == 0 {
+		return nil
 	}
-	return out
+	for _, prop := range form.Properties {
+		if format, ok := prop["format"].(string); ok && !formFormats[format] {
+			delete(prop, "format")
+		}
+	}
+	return &form
 }
 
 // askText is what a call whose task asks for input (msg) tells an MCP
@@ -255,7 +271,10 @@ func (b *binding) resume(ctx context.Context, in *inbound, req *sdk.CallToolRequ
 // answer to one argument is its content's member of that name, else its
 // content's only member, whatever its client named it.
 func answers(asking *a2a.Message, responses sdk.InputResponseMap) (content map[string]any, refusal string, err error) {
-	asked := askedArguments(asking)
+	var asked map[string]map[string]any
+	if form := askedForm(asking); form != nil {
+		asked = form.Properties
+	}
 	keys := slices.Sorted(maps.Keys(asked))
 	if len(keys) == 0 {
 		keys = []string{freeReply}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -327,5 +329,54 @@ func TestMCPInputResponsesWithoutState(t *testing.T) {
 		}})
 	if err != nil || res.IsError || res.NeedsInput() || !strings.HasPrefix(texts(res)[0], "Paris: ") {
 		t.Errorf("%v, %+v", err, res)
+	}
+}
+
+// A missing argument whose schema has a format MCP's forms do not define
+// (uuid) is asked for without it, so that a client that checks the form's
+// schema, as the Go SDK's does, answers it; a format forms define (date)
+// stays. The value answered is still checked against the whole rule.
+func TestMCPMissingArgumentsOnlyFormFormats(t *testing.T) {
+	const skills = `
+upstream:
+  url: http://upstream.invalid
+skills:
+  - id: lookup
+    description: looks a record up
+    arguments:
+      id: {type: string, required: true, format: uuid}
+      day: {type: string, required: true, format: date}
+    request: {path: "/records/{args.id}/{args.day}"}
+`
+	front := httptest.NewServer(servertest.MemoryHandler(t, "lookup.yaml", skills, servertest.Answering(`{"found":true}`), withMCP))
+	t.Cleanup(front.Close)
+	for _, version := range mcpVersions {
+		t.Run(version, func(t *testing.T) {
+			var mu sync.Mutex // at 2026-07-28, the requests are answered at once
+			var schemas []string
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					schema, _ := json.Marshal(req.Params.RequestedSchema)
+					mu.Lock()
+					schemas = append(schemas, string(schema))
+					mu.Unlock()
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{
+						"id": "0f8fad5b-d9cb-469f-a165-70867728950e", "day": "2026-01-31"}}, nil
+				}})
+			cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: front.URL + "/mcp"},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			res := callTool(t, cs, "lookup", nil)
+			if got := texts(res); res.IsError || len(got) == 0 || !strings.Contains(strings.Join(got, " "), "found") {
+				t.Errorf("result %+v, texts %q", res, got)
+			}
+			all := strings.Join(schemas, " ")
+			if len(schemas) == 0 || strings.Contains(all, "uuid") || !strings.Contains(all, `"format":"date"`) {
+				t.Errorf("asked with the schemas %q", schemas)
+			}
+		})
 	}
 }
