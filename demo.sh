@@ -76,7 +76,7 @@ await() {
 }
 
 mkdir -p .bin
-say "go build needs about 1–2 minutes the first time (Go's modules downloaded, Caddy compiled), longer on a busy machine, and seconds once Go's cache is warm"
+say "go build needs about 2–4 minutes the first time (Go's modules downloaded, Caddy compiled; longer on a busy machine), and seconds once Go's cache is warm"
 build "the demo REST API (.bin/demoapi)" -o .bin/demoapi ./examples/demoapi/cmd/demoapi
 build "Caddy with caddy-a2a (.bin/caddy)" -o .bin/caddy ./cmd/caddy
 
