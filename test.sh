@@ -203,8 +203,9 @@ demo_smoke() {
 # gets, where "…" (with the start of an id before it) stands for what the
 # document leaves out, and indented lines continue the line above. A
 # command that names <task id> is given the task that the last task-making
-# command answered. The next command starts when the one before ended or,
-# a stream, sent its first event; a command without a shown answer must
+# command answered. The next command starts when the one before ended, or
+# when one that begins "# in a terminal of its own" (a stream that a later
+# command ends) sent its first event; a command without a shown answer must
 # answer something, and no error.
 docs_examples() {
 	local doc=$1 heading=$2 dir=$3
@@ -226,7 +227,8 @@ docs_examples() {
 		echo "$doc has no section \"$heading\" with commands" >&2
 		return 1
 	fi
-	local cmd out task="" made pids=()
+	local cmd out task="" made
+	local -A streams=() status=()
 	for cmd in "$dir"/*.sh; do
 		out=${cmd%.sh}.out
 		if grep -q '<task id>' "$cmd"; then
@@ -236,16 +238,27 @@ docs_examples() {
 			fi
 			sed -i "s/<task id>/$task/g" "$cmd"
 		fi
-		: >"$out"
-		timeout 60 bash "$cmd" >"$out" 2>&1 &
-		pids+=($!)
-		while kill -0 "$!" 2>/dev/null && ! grep -q '^$' "$out"; do sleep 0.1; done
+		if head -n 1 "$cmd" | grep -q '^# in a terminal of its own'; then
+			# A stream that the next commands end: they start once it has
+			# sent its first event, and so listens.
+			: >"$out"
+			timeout 60 bash "$cmd" >"$out" 2>&1 &
+			streams[$cmd]=$!
+			while kill -0 "$!" 2>/dev/null && ! grep -q '^$' "$out"; do sleep 0.1; done
+		else
+			status[$cmd]=0
+			timeout 60 bash "$cmd" >"$out" 2>&1 || status[$cmd]=$?
+		fi
 		made=$(sed -n 's/.*"result":{"task":{"id":"\([^"]*\)".*/\1/p' "$out" | head -n 1)
 		task=${made:-$task}
 	done
-	local i=0 failed=0 want
+	local failed=0 want
 	for cmd in "$dir"/*.sh; do
-		if ! wait "${pids[i++]}"; then
+		if [[ -n ${streams[$cmd]:-} ]]; then
+			status[$cmd]=0
+			wait "${streams[$cmd]}" || status[$cmd]=$?
+		fi
+		if [[ ${status[$cmd]} != 0 ]]; then
 			printf '%s: this command failed:\n%s\n' "$doc" "$(<"$cmd")" >&2
 			failed=1
 		fi
