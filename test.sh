@@ -6,8 +6,9 @@
 # run of every fuzz target, a smoke run of every benchmark and of the
 # benchmark harness (bench/), the container image built without a container
 # runtime (image/), the Kubernetes example's manifests and overlay, and its
-# sidecar run from that image through a drain (examples/kubernetes), and the
-# xcaddy build that xcaddy.Dockerfile performs.
+# sidecar run from that image through a drain (examples/kubernetes), the
+# demo with the documents' commands run against it, and the xcaddy build
+# that xcaddy.Dockerfile performs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -24,6 +25,14 @@ install() {
 	fi
 	"${run[@]}" apt-get update -qq && "${run[@]}" apt-get install -y -qq "$@" >/dev/null
 }
+if ! command -v go >/dev/null; then
+	echo "test.sh needs Go $(sed -n 's/^go //p' go.mod) or later on PATH (go.dev/doc/install)" >&2
+	exit 1
+fi
+if ! command -v curl >/dev/null; then
+	echo "== installing curl (the demo stage runs the README's commands with it)"
+	install curl
+fi
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "== installing Node.js and npm (interop/js needs them)"
 	install nodejs npm
@@ -38,6 +47,13 @@ if ! command -v redis-server >/dev/null && [ ! -x /usr/bin/redis-server ] && [ !
 	# The package may start a system redis on port 6379; no test uses it.
 	if command -v service >/dev/null; then service redis-server stop >/dev/null 2>&1 || true; fi
 fi
+
+# What the stages write for themselves (logs, outputs) goes here, and goes
+# when test.sh ends; a failing stage prints what it needs of it.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # Each stage runs to its end even when an earlier one failed, so that one
 # run shows every failure; the last line sums them up, and the exit status
@@ -97,8 +113,7 @@ format_and_vet() {
 }
 
 fuzz_smoke() {
-	local target log
-	log=$(mktemp)
+	local target log=$work/fuzz.log
 	for target in ./a2a:FuzzDecodeRequest ./a2a:FuzzDecodeRESTRequest ./a2a:FuzzStrictMemberNames ./internal/jsonx:FuzzNestsWithin ./internal/jsonx:FuzzDecoder ./server:FuzzHandler ./server/mcp:FuzzMCPStrictMembers ./server:FuzzSSEEvent ./mapping:FuzzParse ./mapping:FuzzMessageVars ./mapping:FuzzStream; do
 		# Quiet when it passes; the whole output, failing input included,
 		# when not. Go 1.26's fuzz coordinator may end a run that found
@@ -108,11 +123,9 @@ fuzz_smoke() {
 		if ! fuzz_once "$target" "$log" && ! { deadline_race "$log" && fuzz_once "$target" "$log"; }; then
 			echo "test.sh: fuzz target $target failed:" >&2
 			cat "$log" >&2
-			rm -f "$log"
 			return 1
 		fi
 	done
-	rm -f "$log"
 }
 
 # fuzz_once fuzzes one target (package:Name), its output in the log file.
@@ -131,51 +144,146 @@ benchmark_smoke() {
 	bench/run --smoke >/dev/null
 }
 
-# demo_smoke runs the README's first command as a newcomer would: the agent
-# answers a message, over A2A and as an MCP tool, and TERM to demo.sh stops
-# everything it started.
+# demo_smoke runs the README's first command as a newcomer would, then the
+# commands of its "Talk to it" section and docs/bindings.md's grpcurl lines
+# against that demo, each answer held to the one the document shows
+# (docs_examples), and checks that TERM to demo.sh stops everything it
+# started.
 demo_smoke() {
 	local port
-	for port in 9090 8080 2019; do
+	for port in 9090 8080 2019 50051; do
 		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "skipped: port $port is in use (a demo already running?)"
 			return 0
 		fi
 	done
-	local log
-	log=$(mktemp)
+	# docs/bindings.md's grpcurl lines run against the demo too.
+	GOBIN=$work/bin go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4
+	local log=$work/demo.log
 	./demo.sh >"$log" 2>&1 &
-	local demo=$! answer=""
-	for _ in $(seq 1 900); do # demo.sh builds first: up to 3 minutes
-		kill -0 "$demo" 2>/dev/null || break # it stopped: its log says why
-		answer=$(curl -fsS -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' http://localhost:8080/ \
-			-d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","metadata":{"skill":"weather"},"parts":[{"data":{"city":"Paris"}}]}}}' 2>/dev/null) && break
+	local demo=$! status=0
+	# A background job ignores Ctrl-C: stop the demo with the stage.
+	trap 'kill -TERM "$demo" 2>/dev/null; exit 130' INT
+	# demo.sh says when the agent listens; it builds first (minutes cold).
+	local waited=$SECONDS
+	until grep -q '^demo.sh: ready' "$log"; do
+		if ! kill -0 "$demo" 2>/dev/null || ((SECONDS - waited > 900)); then
+			status=1
+			echo "demo.sh did not get ready (its log below)" >&2
+			break
+		fi
 		sleep 0.2
 	done
-	local tool=""
-	if [[ -n $answer ]]; then # the README's MCP call, on the same demo
-		tool=$(curl -fsS -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-			-H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: weather' http://localhost:8080/mcp \
-			-d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' 2>&1) || true
+	# It says what it does from its first line, and how long the build took.
+	if ((status == 0)) && ! { head -n 1 "$log" | grep -q '^demo.sh: ' && grep -q '^demo.sh: built Caddy .* in [0-9]*s$' "$log"; }; then
+		status=1
+		echo "demo.sh did not say what it was doing: no first line of its own, or no time for building Caddy (its log below)" >&2
+	fi
+	if ((status == 0)); then
+		docs_examples README.md "### Talk to it" "$work/readme" || status=1
+		PATH=$work/bin:$PATH docs_examples docs/bindings.md "### Calling it with grpcurl" "$work/grpcurl" || status=1
 	fi
 	kill -TERM "$demo" 2>/dev/null || true # it may have stopped by itself: its log says why
 	wait "$demo" || true
-	if ! grep -q TASK_STATE_COMPLETED <<<"$answer"; then
-		echo "the demo did not complete a weather task: $answer" >&2
+	if ((status != 0)); then
 		cat "$log" >&2
 		return 1
 	fi
-	if ! grep -q '"resultType":"complete".*"Paris' <<<"$tool"; then
-		echo "the demo's MCP endpoint did not answer the weather tool: $tool" >&2
-		cat "$log" >&2
-		return 1
-	fi
-	for port in 9090 8080 2019; do
+	for port in 9090 8080 2019 50051; do
 		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "port $port still answers after TERM to demo.sh" >&2
 			return 1
 		fi
 	done
+}
+
+# docs_examples runs the commands of one section of a document (from its
+# heading to the next heading of its level or above) in order: each ```sh
+# block is a command, and the block that follows it, if any, the answer it
+# gets, where "…" (with the start of an id before it) stands for what the
+# document leaves out, and indented lines continue the line above. A
+# command that names <task id> is given the task that the last task-making
+# command answered. The next command starts when the one before ended, or
+# when one that begins "# in a terminal of its own" (a stream that a later
+# command ends) sent its first event; a command without a shown answer must
+# answer something, and no error.
+docs_examples() {
+	local doc=$1 heading=$2 dir=$3
+	mkdir -p "$dir"
+	awk -v heading="$heading" -v dir="$dir" '
+		$0 == heading { on = 1; level = index($0, " "); next }
+		on && !file && /^#+ / && index($0, " ") <= level { exit }
+		on && /^```/ {
+			if (file) { close(file); file = ""; next }
+			if ($0 == "```sh") file = sprintf("%s/%02d.sh", dir, ++n)
+			else if (n) file = sprintf("%s/%02d.answer", dir, n)
+			else { print "an answer before any command in " FILENAME > "/dev/stderr"; exit 1 }
+			printf "" > file
+			next
+		}
+		file { print > file }
+	' "$doc" || return 1
+	if ! compgen -G "$dir/*.sh" >/dev/null; then
+		echo "$doc has no section \"$heading\" with commands" >&2
+		return 1
+	fi
+	local cmd out task="" made
+	local -A streams=() status=()
+	for cmd in "$dir"/*.sh; do
+		out=${cmd%.sh}.out
+		if grep -q '<task id>' "$cmd"; then
+			if [[ -z $task ]]; then
+				echo "$doc: $(head -c 200 "$cmd") names <task id>, but no command before it made a task" >&2
+				return 1
+			fi
+			sed -i "s/<task id>/$task/g" "$cmd"
+		fi
+		if head -n 1 "$cmd" | grep -q '^# in a terminal of its own'; then
+			# A stream that the next commands end: they start once it has
+			# sent its first event, and so listens.
+			: >"$out"
+			timeout 60 bash "$cmd" >"$out" 2>&1 &
+			streams[$cmd]=$!
+			while kill -0 "$!" 2>/dev/null && ! grep -q '^$' "$out"; do sleep 0.1; done
+		else
+			status[$cmd]=0
+			timeout 60 bash "$cmd" >"$out" 2>&1 || status[$cmd]=$?
+		fi
+		made=$(sed -n 's/.*"result":{"task":{"id":"\([^"]*\)".*/\1/p' "$out" | head -n 1)
+		task=${made:-$task}
+	done
+	local failed=0 want
+	for cmd in "$dir"/*.sh; do
+		if [[ -n ${streams[$cmd]:-} ]]; then
+			status[$cmd]=0
+			wait "${streams[$cmd]}" || status[$cmd]=$?
+		fi
+		if [[ ${status[$cmd]} != 0 ]]; then
+			printf '%s: this command failed:\n%s\n' "$doc" "$(<"$cmd")" >&2
+			failed=1
+		fi
+		out=$(joined "${cmd%.sh}.out")
+		if [[ -f ${cmd%.sh}.answer ]]; then
+			# The shown answer as a pattern: glob characters quoted, "…"
+			# and the id start before it a wildcard.
+			want=$(joined "${cmd%.sh}.answer" | sed -e 's/[][\\*?]/\\&/g' -e 's/[[:alnum:]-]*…/*/g')
+			if [[ $out != $want ]]; then
+				printf '%s: this command answered\n%s\nnot what the document shows:\n%s\n' "$doc" "$out" "$(<"${cmd%.sh}.answer")" >&2
+				failed=1
+			fi
+		elif [[ -z $out || $out == *'"error":{'* ]]; then
+			printf '%s: %s\nanswered %s\n' "$doc" "$(<"$cmd")" "${out:-nothing}" >&2
+			failed=1
+		fi
+	done
+	return "$failed"
+}
+
+# joined prints a file with its indented lines joined to the line above,
+# so that an answer shown over several lines, or indented JSON, compares
+# with the same answer on one line.
+joined() {
+	sed -e ':a' -e 'N' -e '$!ba' -e 's/\n  *//g' "$1"
 }
 
 stage "modules" modules
@@ -186,7 +294,7 @@ stage "image and Kubernetes example (the image built without Docker; manifests a
 	bash -c 'cd image && go test -race -count=1 ./... && cd ../examples/kubernetes && go test -count=1 ./...'
 stage "fuzzing (smoke: a few seconds per target; docs/development.md says how to run them longer)" fuzz_smoke
 stage "benchmarks and the benchmark harness (smoke)" benchmark_smoke
-stage "demo.sh (the README's first command)" demo_smoke
+stage "demo.sh (the README's first command; the README's and docs/bindings.md's commands against it)" demo_smoke
 stage "xcaddy build" .ci/xcaddy-build
 
 total=$((SECONDS - started))
