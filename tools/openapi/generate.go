@@ -613,7 +613,7 @@ var scalarTypes = []string{"string", "integer", "number"}
 
 // maxNested bounds the arguments nested in one skill's, so that a
 // document's recursive schemas do not make a file too large to read.
-const maxNested = 2000
+const maxNested = 1000
 
 // shape gives a the type (or union), enum and rules s says; path names it
 // in notes ("address.city"), and depth is how deep it nests (1 for a

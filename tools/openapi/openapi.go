@@ -3,7 +3,9 @@
 // (read as the OpenAPI 3.0 it stands for): one skill per operation
 // picked, its arguments from the operation's path, query and header
 // parameters and from the properties of its JSON, form or multipart request
-// body, with their types, enums, defaults and descriptions; the request
+// body, with their types (unions among them), enums, defaults,
+// descriptions and rules, nested items and properties, and how a query or
+// a form body sends an object or a list (style, explode); the request
 // (method, path holes, query, headers, body); the output modes from the
 // success responses' media types; and the credentials of the document's
 // security schemes as {env.NAME} placeholders. The file it writes loads
