@@ -116,9 +116,7 @@ func (d *document) schema(n *yaml.Node, depth int) (schema, error) {
 		}
 	}
 	if s.typ == "" {
-		if err := d.alternatives(n, depth, &s); err != nil {
-			return s, err
-		}
+		d.alternatives(n, depth, &s)
 	}
 	if s.typ == "" {
 		switch {
@@ -193,7 +191,7 @@ func setProperty(props []property, p property) []property {
 // only one member has (rules apply to a value of their own type; a union
 // of objects stays a plain object). An enum is kept when every member
 // has one.
-func (d *document) alternatives(n *yaml.Node, depth int, s *schema) error {
+func (d *document) alternatives(n *yaml.Node, depth int, s *schema) {
 	for _, key := range []string{"oneOf", "anyOf"} {
 		alts := get(n, key)
 		if alts == nil || alts.Kind != yaml.SequenceNode || len(alts.Content) == 0 {
@@ -203,14 +201,11 @@ func (d *document) alternatives(n *yaml.Node, depth int, s *schema) error {
 		var types []string
 		for _, alt := range alts.Content {
 			a, err := d.schema(alt, depth+1)
-			if err != nil {
-				return err
-			}
 			if a.null {
 				continue
 			}
-			if a.typ == "" {
-				return nil // a member of any type: no type to say
+			if err != nil || a.typ == "" {
+				return // a member of any type, or unread: no type to say
 			}
 			members = append(members, a)
 			for _, t := range a.typeList() {
@@ -220,13 +215,12 @@ func (d *document) alternatives(n *yaml.Node, depth int, s *schema) error {
 			}
 		}
 		if len(types) == 0 {
-			return nil
+			return
 		}
 		s.typ = types[0]
 		if len(types) > 1 {
 			s.types = types
 		}
-		allEnums := s.enum == nil
 		for _, t := range types {
 			var of []schema
 			for _, m := range members {
@@ -238,17 +232,13 @@ func (d *document) alternatives(n *yaml.Node, depth int, s *schema) error {
 				s.mergeRules(of[0])
 			}
 		}
-		for _, m := range members {
-			allEnums = allEnums && m.enum != nil
-		}
-		if allEnums {
+		if s.enum == nil && !slices.ContainsFunc(members, func(m schema) bool { return m.enum == nil }) {
 			for _, m := range members {
 				s.enum = append(s.enum, m.enum...)
 			}
 		}
-		return nil
+		return
 	}
-	return nil
 }
 
 // typeList is the schema's types: its union's, or its one type.
