@@ -49,7 +49,7 @@ func TestGenerateGolden(t *testing.T) {
 		{name: "petstore-picked", spec: "testdata/petstore-3.0.json",
 			opts: openapi.Options{Operations: []string{"getPetById", "get /pet/findByStatus"}, UpstreamURL: "https://petstore3.swagger.io/api/v3"},
 			env:  []string{"PETSTORE_AUTH", "API_KEY"}, notes: 1},
-		{name: "rich-args", spec: "testdata/rich-args.yaml", notes: 4},
+		{name: "rich-args", spec: "testdata/rich-args.yaml", notes: 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -438,6 +438,7 @@ func TestGenerateRichArguments(t *testing.T) {
 		"createCustomer: the pattern of the argument password, ^(?=.*[0-9]).{8,}$, is not Go (RE2) syntax: it is left out",
 		"createCustomer: the rules of the argument nickname do not load (arguments.nickname.enum[0]: must have at least 3 characters, not 0): they are left out",
 		"searchCustomers: the query parameter sort is an object (style matrix), which a skill's query cannot send: build it by hand",
+		"createCharge: the form field billing-ids has the style pipeDelimited, which its argument billing_ids does not carry (the names differ): it is sent as mapping's default",
 		"plantTree: the argument children nests deeper than the 8 levels a skill's arguments may: below that, objects and lists are taken without their properties and items",
 	}
 	if !slices.Equal(r.Notes, wantNotes) {
@@ -496,5 +497,45 @@ func TestGenerateSchemaBound(t *testing.T) {
 				t.Errorf("the file keeps %q, or lacks the arguments' own descriptions", tt.lose)
 			}
 		})
+	}
+}
+
+// A recursive schema of many properties stops at maxNested nested
+// arguments a skill, with a note, and the file loads.
+func TestGenerateNestedBudget(t *testing.T) {
+	src := `openapi: 3.0.3
+paths:
+  /trees:
+    post:
+      operationId: plant
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Node'}
+components:
+  schemas:
+    Node:
+      type: object
+      properties:
+        a: {$ref: '#/components/schemas/Node'}
+        b: {$ref: '#/components/schemas/Node'}
+        c: {$ref: '#/components/schemas/Node'}
+        d: {$ref: '#/components/schemas/Node'}
+`
+	r, err := openapi.Generate("trees.yaml", []byte(src), openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skills, err := mapping.Parse("generated.yaml", r.YAML, mapping.Options{LookupEnv: anyEnv})
+	if err != nil {
+		t.Fatalf("the generated file does not load: %v", err)
+	}
+	skills.Close()
+	want := "plant: the skill's arguments nest more than 1000 properties and items: the others are taken without theirs"
+	if !slices.Contains(r.Notes, want) {
+		t.Errorf("notes %q lack %q", r.Notes, want)
+	}
+	if n := strings.Count(string(r.YAML), "type: object"); n > 1000+4 {
+		t.Errorf("%d objects written", n)
 	}
 }
