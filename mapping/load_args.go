@@ -21,11 +21,11 @@ var argKeys = []string{"type", "required", "description", "enum", "default", "me
 // The bounds of a published argument schema, so that a card or a tools
 // list stays a size clients read.
 const (
-	// maxArgDepth is how deep arguments nest: an argument, its items or
+	// MaxArgumentDepth is how deep arguments nest: an argument, its items or
 	// properties, theirs, and so on.
-	maxArgDepth = 8
-	// maxArgSchemaBytes is the size of a skill's argument schema as JSON.
-	maxArgSchemaBytes = 64 << 10
+	MaxArgumentDepth = 8
+	// MaxArgumentSchemaBytes is the size of a skill's argument schema as JSON.
+	MaxArgumentSchemaBytes = 64 << 10
 )
 
 // arguments reads a skill's arguments section.
@@ -54,8 +54,8 @@ func (l *loader) argumentMap(n *yaml.Node, key string, depth int) []argument {
 // long one; depth is 1 for a skill's argument, more for one nested in it.
 func (l *loader) argument(name string, v *yaml.Node, key string, depth int) (argument, bool) {
 	a := argument{name: name, typ: argString}
-	if depth > maxArgDepth {
-		l.errorf(v, key, "nests more than %d levels deep, the limit of a published argument schema", maxArgDepth)
+	if depth > MaxArgumentDepth {
+		l.errorf(v, key, "nests more than %d levels deep, the limit of a published argument schema", MaxArgumentDepth)
 		return a, false
 	}
 	if v.Kind == yaml.ScalarNode { // the short form: name: type

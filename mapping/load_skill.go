@@ -97,9 +97,9 @@ func (l *loader) skillArguments(n *yaml.Node, sk *Skill) {
 				sk.schema = &argSchema{declared: true}
 				sk.schema.args = l.arguments(v)
 				l.schema = sk.schema
-				if b, err := json.Marshal(sk.ArgumentSchema()); err == nil && len(b) > maxArgSchemaBytes {
+				if b, err := json.Marshal(sk.ArgumentSchema()); err == nil && len(b) > MaxArgumentSchemaBytes {
 					l.errorf(v, "arguments", "its JSON Schema is %d bytes, more than the %d a skill may publish: shorten its descriptions or enums",
-						len(b), maxArgSchemaBytes)
+						len(b), MaxArgumentSchemaBytes)
 				}
 				l.c.args = make(map[string]bool, len(sk.schema.args))
 				for _, a := range sk.schema.args {

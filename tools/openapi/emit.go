@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -111,7 +112,7 @@ func (sk *skill) node() (*yaml.Node, error) {
 	if len(sk.args) > 0 {
 		args := mappingNode()
 		for _, a := range sk.args {
-			an, err := a.node()
+			an, err := a.node(sk.trim, 1)
 			if err != nil {
 				return nil, fmt.Errorf("argument %s: %w", a.name, err)
 			}
@@ -154,12 +155,35 @@ func (sk *skill) node() (*yaml.Node, error) {
 	return n, nil
 }
 
-func (a *argument) node() (*yaml.Node, error) {
-	n := mappingNode("type", str(a.typ))
+// trimLevel is how much of a skill's arguments the file leaves out so
+// that their JSON Schema stays within mapping.MaxArgumentSchemaBytes: the
+// least important first.
+type trimLevel int
+
+const (
+	trimNone trimLevel = iota
+	trimNestedDescriptions
+	trimNested // the properties and items of the skill's arguments
+	trimDescriptions
+	trimLevels
+)
+
+var trimNotes = [trimLevels]string{trimNestedDescriptions: "the descriptions of nested properties are left out",
+	trimNested: "the properties and items of its arguments are left out", trimDescriptions: "the descriptions of its arguments are left out"}
+
+// node writes the argument, at depth (1 for a skill's own), with what
+// trim leaves out left out: the short form (its type) when it says no
+// more.
+func (a *argument) node(trim trimLevel, depth int) (*yaml.Node, error) {
+	typ := str(a.typ)
+	if a.types != nil {
+		typ = flowList(a.types)
+	}
+	n := mappingNode("type", typ)
 	if a.required {
 		n.Content = append(n.Content, str("required"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 	}
-	if a.description != "" {
+	if a.description != "" && (trim < trimNestedDescriptions || depth == 1 && trim < trimDescriptions) {
 		n.Content = append(n.Content, str("description"), str(a.description))
 	}
 	if len(a.enum) > 0 {
@@ -180,7 +204,76 @@ func (a *argument) node() (*yaml.Node, error) {
 	if len(a.mediaTypes) > 0 {
 		n.Content = append(n.Content, str("media_types"), flowList(a.mediaTypes))
 	}
+	if err := a.rules.add(n, trim, depth); err != nil {
+		return nil, err
+	}
+	if a.style != "" {
+		n.Content = append(n.Content, str("style"), str(a.style))
+	}
+	if a.explode != "" {
+		n.Content = append(n.Content, str("explode"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: a.explode})
+	}
+	if depth > 1 && len(n.Content) == 2 && a.types == nil {
+		return typ, nil
+	}
 	return n, nil
+}
+
+// add writes the rules into the argument's mapping n.
+func (r *rules) add(n *yaml.Node, trim trimLevel, depth int) error {
+	count := func(key string, v *int) {
+		if v != nil {
+			n.Content = append(n.Content, str(key), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(*v)})
+		}
+	}
+	bound := func(key, exclusiveKey string, v *float64, exclusive bool) {
+		if v == nil {
+			return
+		}
+		if exclusive {
+			key = exclusiveKey
+		}
+		f := strconv.FormatFloat(*v, 'f', -1, 64)
+		tag := "!!int"
+		if strings.Contains(f, ".") {
+			tag = "!!float"
+		}
+		n.Content = append(n.Content, str(key), &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: f})
+	}
+	if r.format != "" {
+		n.Content = append(n.Content, str("format"), str(r.format))
+	}
+	if r.pattern != "" {
+		n.Content = append(n.Content, str("pattern"), str(r.pattern))
+	}
+	count("min_length", r.minLength)
+	count("max_length", r.maxLength)
+	bound("minimum", "exclusive_minimum", r.minimum, r.exclusiveMin)
+	bound("maximum", "exclusive_maximum", r.maximum, r.exclusiveMax)
+	count("min_items", r.minItems)
+	count("max_items", r.maxItems)
+	if trim >= trimNested {
+		return nil
+	}
+	if r.items != nil {
+		items, err := r.items.node(trim, depth+1)
+		if err != nil {
+			return fmt.Errorf("items: %w", err)
+		}
+		n.Content = append(n.Content, str("items"), items)
+	}
+	if len(r.props) > 0 {
+		props := mappingNode()
+		for _, p := range r.props {
+			pn, err := p.node(trim, depth+1)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p.name, err)
+			}
+			props.Content = append(props.Content, str(p.name), pn)
+		}
+		n.Content = append(n.Content, str("properties"), props)
+	}
+	return nil
 }
 
 // sentence ends a note with a full stop, unless it is cut short.

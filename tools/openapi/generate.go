@@ -49,6 +49,7 @@ type credential struct {
 // skill is one skill, ready to be written.
 type skill struct {
 	op                      *operation
+	doc                     *document
 	id, name, description   string
 	tags, examples          []string
 	inputModes, outputModes []string
@@ -58,11 +59,18 @@ type skill struct {
 	body, bodyFormat        string
 	bodyComment             string
 	notes                   []string
+	// nested counts the arguments nested in the skill's, up to
+	// maxNested; trim is how much of them the file leaves out so that
+	// the skill's schema stays within the published bound.
+	nested int
+	trim   trimLevel
 }
 
-// argument is one declared argument.
+// argument is one declared argument, or one nested in another (in items
+// or properties).
 type argument struct {
 	name, typ, description string
+	types                  []string // a union's types, typ the first; nil for one type
 	required               bool
 	enum                   []any
 	def                    any
@@ -72,6 +80,28 @@ type argument struct {
 	hasExample             bool
 	in                     string // path, query, header or body
 	wire                   string // its name in the request
+	rules
+	// style and explode say how a query or a form body sends an object
+	// or a list, as the document does ("" where it says nothing).
+	style, explode string
+}
+
+// rules are what a value must keep, as the document's schema says.
+type rules struct {
+	pattern, format                          string
+	minLength, maxLength, minItems, maxItems *int
+	minimum, maximum                         *float64
+	exclusiveMin, exclusiveMax               bool
+	items                                    *argument
+	props                                    []*argument
+}
+
+// has reports whether a value of a may be of type t.
+func (a *argument) has(t string) bool { return a.typ == t || slices.Contains(a.types, t) }
+
+// fitsArg reports whether v is a value of one of a's types.
+func (a *argument) fitsArg(v any) bool {
+	return fits(v, a.typ) || slices.ContainsFunc(a.types, func(t string) bool { return fits(v, t) })
 }
 
 // placeholderURL stands for an API whose document gives no absolute URL.
@@ -383,7 +413,7 @@ func argName(name string) string {
 }
 
 func (g *generator) skill(op *operation) (*skill, error) {
-	sk := &skill{op: op, id: g.skillID(op), method: strings.ToUpper(op.method)}
+	sk := &skill{op: op, doc: g.doc, id: g.skillID(op), method: strings.ToUpper(op.method)}
 	summary := oneLine(scalar(get(op.node, "summary")))
 	sk.name = summary
 	if sk.name == "" {
@@ -427,7 +457,10 @@ func (g *generator) skill(op *operation) (*skill, error) {
 }
 
 func (sk *skill) note(format string, args ...any) {
-	sk.notes = append(sk.notes, fmt.Sprintf(format, args...))
+	n := fmt.Sprintf(format, args...)
+	if !slices.Contains(sk.notes, n) {
+		sk.notes = append(sk.notes, n)
+	}
 }
 
 // parameters reads the path item's and the operation's parameters, the
@@ -488,7 +521,7 @@ func (g *generator) parameters(sk *skill) error {
 		}
 		a := sk.argument(k.name, k.in, s, k.in == "path" || scalar(get(p, "required")) == "true", false)
 		if desc := strings.TrimSpace(scalar(get(p, "description"))); desc != "" {
-			a.description = describe(desc, &s)
+			a.description = desc
 		}
 		switch k.in {
 		case "query":
@@ -500,26 +533,47 @@ func (g *generator) parameters(sk *skill) error {
 	return nil
 }
 
+// encodingStyles are the styles of OpenAPI's that a skill's query and
+// form body send.
+var encodingStyles = []string{"form", "spaceDelimited", "pipeDelimited", "deepObject"}
+
+// queryParam sends the argument a as the query parameter p: an object or
+// a list as p's style and explode say.
 func queryParam(sk *skill, a *argument, p *yaml.Node) {
-	style := scalar(get(p, "style"))
-	explode := style == "" || style == "form"
-	if e := scalar(get(p, "explode")); e != "" {
-		explode = e == "true"
-	}
-	switch {
-	case a.typ == "object":
-		sk.args = slices.DeleteFunc(sk.args, func(x *argument) bool { return x == a })
-		sk.note("the query parameter %s is an object (style %s), which a skill's query cannot send: build it by hand", a.wire, orDefault(style, "form"))
-		return
-	case a.typ == "array" && !explode:
-		sep := map[string]string{"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}[style]
-		if sep == "" {
-			sep = ","
+	style, explode := scalar(get(p, "style")), scalar(get(p, "explode"))
+	if (style != "" || explode != "") && (a.has("object") || a.has("array")) {
+		switch {
+		case style == "tabDelimited" && a.types == nil && a.typ == "array" && explode != "true":
+			sk.query = append(sk.query, param{a.wire, fmt.Sprintf(`{args.%s == nil ? nil : join(map(args.%s, {string(#)}), "\t")}`, a.name, a.name)})
+			return
+		case style != "" && !slices.Contains(encodingStyles, style), style == "deepObject" && a.has("array"):
+			if a.has("object") {
+				sk.args = slices.DeleteFunc(sk.args, func(x *argument) bool { return x == a })
+				sk.note("the query parameter %s is an object (style %s), which a skill's query cannot send: build it by hand", a.wire, style)
+				return
+			}
+			sk.note("the query parameter %s is a list of style %s, which a skill's query cannot send: it is sent as form", a.wire, style)
+		default:
+			a.style, a.explode = style, explode
 		}
-		sk.query = append(sk.query, param{a.wire, fmt.Sprintf("{args.%s == nil ? nil : join(map(args.%s, {string(#)}), %s)}", a.name, a.name, strconv.Quote(sep))})
-		return
 	}
 	sk.query = append(sk.query, param{a.wire, "{args." + a.name + "}"})
+}
+
+// formField sends the argument a as the form field its encoding (an
+// Encoding Object, or nil) says: without one, as mapping's form body
+// does (an object as deepObject, a list repeating its name).
+func formField(sk *skill, a *argument, encoding *yaml.Node) {
+	style, explode := scalar(get(encoding, "style")), scalar(get(encoding, "explode"))
+	switch {
+	case style == "" && explode == "", !a.has("object") && !a.has("array"):
+	case a.name != a.wire:
+		sk.note("the form field %s has the style %s, which its argument %s does not carry (the names differ): it is sent as mapping's default", a.wire, orDefault(style, "form"), a.name)
+	case style != "" && !slices.Contains(encodingStyles, style), style == "deepObject" && a.has("array"):
+		sk.note("the form field %s has the style %s, which a skill's form body cannot send: it is sent as mapping's default", a.wire, style)
+	default:
+		a.style, a.explode = style, explode
+	}
 }
 
 // argument declares an argument for a parameter or body property, under a
@@ -529,39 +583,122 @@ func (sk *skill) argument(wire, in string, s schema, required, multipart bool) *
 	for taken := sk.arg(name) != nil; taken; taken = sk.arg(name) != nil {
 		name += "_" + in
 	}
-	a := &argument{name: name, in: in, wire: wire, required: required, description: describe(s.description, &s)}
-	a.typ = s.typ
+	a := &argument{name: name, in: in, wire: wire, required: required, description: s.description}
 	switch {
-	case multipart && (s.typ == "string" && (s.format == "binary" || s.format == "base64") ||
-		s.typ == "array" && s.items != nil && scalar(get(s.items, "format")) == "binary"):
+	case multipart && (s.typ == "string" && s.types == nil && (s.format == "binary" || s.format == "base64") ||
+		s.typ == "array" && s.types == nil && s.items != nil && scalar(get(s.items, "format")) == "binary"):
 		if s.typ == "array" {
 			sk.note("the multipart field %s takes several files; the skill sends one", wire)
 		}
 		a.typ = "file"
-	case s.typ == "":
-		a.typ = "string"
-		sk.note("the argument %s has no single type; it is taken as a string", name)
-	case !slices.Contains([]string{"string", "integer", "number", "boolean", "object", "array"}, s.typ):
-		a.typ = "string"
-		sk.note("the argument %s has the type %q; it is taken as a string", name, s.typ)
+	default:
+		sk.shape(a, s, name, 1)
 	}
-	if slices.Contains([]string{"string", "integer", "number"}, a.typ) {
-		for _, v := range s.enum {
-			if fits(v, a.typ) {
-				a.enum = append(a.enum, v)
-			}
-		}
-	}
-	if s.hasDef && !required && a.typ != "file" && s.def != nil && fits(s.def, a.typ) &&
+	if s.hasDef && !required && a.typ != "file" && s.def != nil && a.fitsArg(s.def) &&
 		(a.enum == nil || slices.ContainsFunc(a.enum, func(v any) bool { return fmt.Sprint(v) == fmt.Sprint(s.def) })) {
 		a.def, a.hasDef = s.def, true
 	}
-	if s.hasExample && s.example != nil && fits(s.example, a.typ) {
+	if s.hasExample && s.example != nil && a.fitsArg(s.example) {
 		a.example, a.hasExample = s.example, true
 	}
 	sk.args = append(sk.args, a)
 	return a
 }
+
+// argTypes are the types an argument may have.
+var argTypes = []string{"string", "integer", "number", "boolean", "object", "array"}
+
+// scalarTypes are the types an enum may list values of.
+var scalarTypes = []string{"string", "integer", "number"}
+
+// maxNested bounds the arguments nested in one skill's, so that a
+// document's recursive schemas do not make a file too large to read.
+const maxNested = 1000
+
+// shape gives a the type (or union), enum and rules s says; path names it
+// in notes ("address.city"), and depth is how deep it nests (1 for a
+// skill's own argument).
+func (sk *skill) shape(a *argument, s schema, path string, depth int) {
+	unknown := slices.DeleteFunc(slices.Clone(s.typeList()), func(t string) bool { return slices.Contains(argTypes, t) })
+	switch {
+	case s.typ == "":
+		a.typ = "string"
+		sk.note("the argument %s has no single type; it is taken as a string", path)
+		return
+	case len(unknown) > 0:
+		a.typ = "string"
+		sk.note("the argument %s has the type %q; it is taken as a string", path, unknown[0])
+		return
+	}
+	a.typ, a.types = s.typ, s.types
+	if !slices.ContainsFunc(s.typeList(), func(t string) bool { return !slices.Contains(scalarTypes, t) }) {
+		for _, v := range s.enum {
+			if a.fitsArg(v) {
+				a.enum = append(a.enum, v)
+			}
+		}
+	}
+	if a.has("string") {
+		a.format, a.minLength, a.maxLength = s.format, s.minLength, s.maxLength
+		if _, err := regexp.Compile(s.pattern); err != nil {
+			sk.note("the pattern of the argument %s, %s, is not Go (RE2) syntax: it is left out", path, s.pattern)
+		} else {
+			a.pattern = s.pattern
+		}
+	}
+	if a.has("integer") || a.has("number") {
+		a.minimum, a.maximum, a.exclusiveMin, a.exclusiveMax = s.minimum, s.maximum, s.exclusiveMin, s.exclusiveMax
+	}
+	if a.has("array") {
+		a.minItems, a.maxItems = s.minItems, s.maxItems
+	}
+	nests := a.has("array") && s.items != nil || a.has("object") && len(s.props) > 0
+	switch {
+	case !nests:
+		return
+	case depth >= mapping.MaxArgumentDepth:
+		sk.note("the argument %s nests deeper than the %d levels a skill's arguments may: below that, objects and lists are taken without their properties and items",
+			path[:strings.IndexAny(path+".", ".[")], mapping.MaxArgumentDepth)
+		return
+	case sk.nested >= maxNested:
+		sk.note("the skill's arguments nest more than %d properties and items: the others are taken without theirs", maxNested)
+		return
+	}
+	if a.has("array") && s.items != nil {
+		if is, err := sk.doc.schema(s.items, 0); err != nil {
+			sk.note("the items of the argument %s are taken as any value: %v", path, err)
+		} else {
+			sk.nested++
+			a.items = &argument{name: "items", description: is.description}
+			sk.shape(a.items, is, path+"[]", depth+1)
+		}
+	}
+	var badNames []string
+	for _, p := range s.props {
+		ps, err := sk.doc.schema(p.node, 0)
+		switch {
+		case err != nil:
+			sk.note("the property %s.%s is taken as any value: %v", path, p.name, err)
+			continue
+		case ps.readOnly:
+			continue
+		case !validArgName.MatchString(p.name):
+			badNames = append(badNames, p.name)
+			continue
+		}
+		sk.nested++
+		pa := &argument{name: p.name, description: ps.description, required: slices.Contains(s.required, p.name)}
+		sk.shape(pa, ps, path+"."+p.name, depth+1)
+		a.props = append(a.props, pa)
+	}
+	if len(badNames) > 0 {
+		sk.note("the properties %s of the argument %s are not argument names: its schema leaves them out (they pass unchecked)",
+			bounded(strings.Join(badNames, ", ")), path)
+	}
+}
+
+// validArgName matches what mapping takes as an argument's name.
+var validArgName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (sk *skill) arg(name string) *argument {
 	for _, a := range sk.args {
@@ -570,47 +707,6 @@ func (sk *skill) arg(name string) *argument {
 		}
 	}
 	return nil
-}
-
-// describe is a description with the schema's format and bounds:
-// "How many (at least 1).", or "From 1 (bad) to 5 (great). Range: 1 to 5."
-// when the description already ends with a parenthesis.
-func describe(desc string, s *schema) string {
-	type fact struct{ label, text string }
-	var facts []fact
-	if s.format != "" && s.format != "binary" && s.format != "byte" && s.format != "int32" && s.format != "int64" &&
-		s.format != "float" && s.format != "double" {
-		facts = append(facts, fact{"Format", "format " + s.format})
-	}
-	if b := s.bounds(); b != "" && !strings.Contains(desc, b) {
-		facts = append(facts, fact{"Range", b})
-	}
-	if len(facts) == 0 {
-		return desc
-	}
-	desc = strings.TrimRight(desc, ".")
-	var b strings.Builder
-	if desc != "" && !strings.HasSuffix(desc, ")") {
-		b.WriteString(desc + " (")
-		for i, f := range facts {
-			if i > 0 {
-				b.WriteString("; ")
-			}
-			b.WriteString(f.text)
-		}
-		b.WriteString(").")
-		return b.String()
-	}
-	if desc != "" {
-		b.WriteString(desc + ".")
-	}
-	for _, f := range facts {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(f.label + ": " + strings.TrimPrefix(f.text, "format ") + ".")
-	}
-	return b.String()
 }
 
 // requestBody declares the body's properties as arguments and builds the
@@ -661,7 +757,7 @@ func (g *generator) requestBody(sk *skill) error {
 	if err != nil {
 		return fmt.Errorf("requestBody: %w", err)
 	}
-	if s.typ != "object" || len(s.props) == 0 {
+	if s.typ != "object" || len(s.props) == 0 || s.types != nil {
 		switch {
 		case s.typ != "":
 		case get(media, "schema") == nil:
@@ -669,9 +765,9 @@ func (g *generator) requestBody(sk *skill) error {
 			sk.note("the request body has no schema: the argument body is taken as an object")
 		default:
 			s.typ = "object"
-			sk.note("the request body's schema gives no single type (a oneOf or anyOf of several): the argument body is taken as an object")
+			sk.note("the request body's schema gives no type: the argument body is taken as an object")
 		}
-		if sk.bodyFormat != "" && s.typ != "object" {
+		if sk.bodyFormat != "" && !slices.Contains(s.typeList(), "object") {
 			sk.note("the %s body is not an object; the skill sends the argument body as it is", mediaType)
 		}
 		a := sk.argument("body", "body", s, required, false)
@@ -691,6 +787,9 @@ func (g *generator) requestBody(sk *skill) error {
 			continue
 		}
 		a := sk.argument(p.name, "body", ps, slices.Contains(s.required, p.name), multipart)
+		if sk.bodyFormat == "form" {
+			formField(sk, a, get(get(media, "encoding"), p.name))
+		}
 		if a.typ == "file" {
 			if ct := scalar(get(get(get(media, "encoding"), p.name), "contentType")); ct != "" {
 				for _, t := range strings.Split(ct, ",") {

@@ -3,7 +3,9 @@
 // (read as the OpenAPI 3.0 it stands for): one skill per operation
 // picked, its arguments from the operation's path, query and header
 // parameters and from the properties of its JSON, form or multipart request
-// body, with their types, enums, defaults and descriptions; the request
+// body, with their types (unions among them), enums, defaults,
+// descriptions and rules, nested items and properties, and how a query or
+// a form body sends an object or a list (style, explode); the request
 // (method, path holes, query, headers, body); the output modes from the
 // success responses' media types; and the credentials of the document's
 // security schemes as {env.NAME} placeholders. The file it writes loads
@@ -24,6 +26,7 @@ package openapi
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -157,18 +160,55 @@ func (g *generator) write(filename string) ([]byte, error) {
 			}
 			return nil, notLoading(e)
 		}
-		before := len(g.skills)
+		changed := false
 		g.skills = slices.DeleteFunc(g.skills, func(sk *skill) bool {
 			errs := bySkill[sk.id]
-			if len(errs) > 0 {
-				g.leaveOut(sk.op, withoutLines(errs[0]), len(errs)-1)
+			if len(errs) == 0 {
+				return false
 			}
-			return len(errs) > 0
+			changed = true
+			if sk.mend(errs) {
+				return false
+			}
+			g.leaveOut(sk.op, withoutLines(errs[0]), len(errs)-1)
+			return true
 		})
-		if len(g.skills) == before {
+		if !changed {
 			return nil, notLoading(unjoin(err)[0])
 		}
 	}
+}
+
+// mend changes the skill so that the loader's errs about its arguments
+// go, and reports whether it could: a schema past the published bound
+// leaves out a little more of its arguments (trimLevel), and an argument
+// whose rules contradict themselves (a default or an enum value they
+// refuse, a minimum above the maximum) is kept without its rules and
+// default.
+func (sk *skill) mend(errs []*mapping.ConfigError) bool {
+	var broken []*argument
+	tooBig := false
+	for _, e := range errs {
+		name, _, _ := strings.Cut(strings.TrimPrefix(e.Key, "arguments."), ".")
+		switch a := sk.arg(name); {
+		case e.Key == "arguments" && strings.Contains(e.Msg, "JSON Schema") && sk.trim < trimLevels-1:
+			tooBig = true
+		case slices.Contains(broken, a):
+		case strings.HasPrefix(e.Key, "arguments.") && a != nil && (!reflect.ValueOf(a.rules).IsZero() || a.hasDef):
+			sk.note("the rules of the argument %s do not load (%s): they are left out", name, withoutLines(e))
+			broken = append(broken, a)
+		default:
+			return false
+		}
+	}
+	for _, a := range broken {
+		a.rules, a.def, a.hasDef = rules{}, nil, false
+	}
+	if tooBig {
+		sk.trim++
+		sk.note("the arguments' JSON Schema is more than the %d bytes a skill may publish: %s", mapping.MaxArgumentSchemaBytes, trimNotes[sk.trim])
+	}
+	return true
 }
 
 // notLoading is a load error that is not a skill's: the generator's own.

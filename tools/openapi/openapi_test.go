@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,12 +43,13 @@ func TestGenerateGolden(t *testing.T) {
 		notes      int
 	}{
 		{name: "demoapi", spec: "../../examples/demoapi/openapi.yaml", env: []string{"DEMO_API_KEY"}},
-		{name: "store-3.1", spec: "testdata/store-3.1.yaml", env: []string{"BEARER_AUTH", "API_KEY_QUERY"}, notes: 5},
+		{name: "store-3.1", spec: "testdata/store-3.1.yaml", env: []string{"BEARER_AUTH", "API_KEY_QUERY"}, notes: 3},
 		{name: "petstore-3.0", spec: "testdata/petstore-3.0.json", env: []string{"PETSTORE_AUTH", "API_KEY"}, notes: 1},
 		{name: "swagger-2.0", spec: "testdata/swagger-2.0.yaml", env: []string{"API_KEY", "BASIC_AUTH"}},
 		{name: "petstore-picked", spec: "testdata/petstore-3.0.json",
 			opts: openapi.Options{Operations: []string{"getPetById", "get /pet/findByStatus"}, UpstreamURL: "https://petstore3.swagger.io/api/v3"},
 			env:  []string{"PETSTORE_AUTH", "API_KEY"}, notes: 1},
+		{name: "rich-args", spec: "testdata/rich-args.yaml", notes: 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,8 +121,8 @@ func TestGeneratedRequests(t *testing.T) {
 			want: []string{"POST https://store.example.com/v2/stores/s%201/items?api_key=***", "Authorization: Bearer ***",
 				"Content-Type: application/vnd.store+json", `{"name":"Teapot","price":9.5}`}},
 		{spec: "testdata/store-3.1.yaml",
-			message: `{"parts": [{"data": {"store_id": "x", "tags": ["a", "b"], "X_Request_ID": "r-1"}}], "metadata": {"skill": "list_items"}}`,
-			want:    []string{"GET https://store.example.com/v2/stores/x/items?tags=a%2Cb&sort=price", "X-Request-Id: r-1"},
+			message: `{"parts": [{"data": {"store_id": "x", "tags": ["a", "b"], "filter": {"color": "red"}, "X_Request_ID": "0b9f1c3e-2a4d-4f7a-9c1e-5d6b7a8c9d0e"}}], "metadata": {"skill": "list_items"}}`,
+			want:    []string{"GET https://store.example.com/v2/stores/x/items?tags=a,b&filter[color]=red&sort=price", "X-Request-Id: 0b9f1c3e-2a4d-4f7a-9c1e-5d6b7a8c9d0e"},
 			absent:  []string{"X-Request-Id: ***"}},
 		// A credential the operation also declares as a parameter is sent
 		// once, in the query as in the headers.
@@ -139,7 +141,7 @@ func TestGeneratedRequests(t *testing.T) {
 		// #/parameters and #/definitions, body and formData parameters.
 		{spec: "testdata/swagger-2.0.yaml",
 			message: `{"parts": [{"data": {"warehouse": "w 1", "tags": ["a", "b"], "status": ["new", "sold"], "fields": ["sku", "name"]}}], "metadata": {"skill": "listItems"}}`,
-			want:    []string{"GET https://inventory.example.test/api/warehouses/w%201/items?tags=a%2Cb&status=new&status=sold&limit=20&fields=sku%09name\n", "X-Api-Key: ***"}},
+			want:    []string{"GET https://inventory.example.test/api/warehouses/w%201/items?tags=a,b&status=new&status=sold&limit=20&fields=sku%09name\n", "X-Api-Key: ***"}},
 		{spec: "testdata/swagger-2.0.yaml",
 			message: `{"parts": [{"data": {"warehouse": "w1", "sku": "A-100", "price": 2.5}}], "metadata": {"skill": "addItem"}}`,
 			want:    []string{"POST https://inventory.example.test/api/warehouses/w1/items\n", "Content-Type: application/json", `{"price":2.5,"sku":"A-100"}`}},
@@ -163,6 +165,36 @@ func TestGeneratedRequests(t *testing.T) {
 		{spec: "testdata/path-query.yaml",
 			message: `{"parts": [{"data": {}}], "metadata": {"skill": "zones"}}`,
 			want:    []string{"GET https://alerts.example.test/zones\n"}, absent: []string{"%3F"}},
+		// Objects and lists in a query, as each parameter's style and
+		// explode say.
+		{spec: "testdata/rich-args.yaml",
+			message: `{"parts": [{"data": {"filter": {"city": "Paris", "vip": true}, "fields": ["name", "email"], "ids": [1, 2],
+				"range": {"from": 1, "to": 5}, "page": {"size": 10}}}], "metadata": {"skill": "searchCustomers"}}`,
+			want: []string{"GET https://shop.example.test/v1/customers/search?filter[city]=Paris&filter[vip]=true&fields=name,email&ids=1|2&range=from,1,to,5&size=10\n"}},
+		// Nested form fields are sent: an object as deepObject, a union's
+		// object too, a list as its encoding says.
+		{spec: "testdata/rich-args.yaml",
+			message: `{"parts": [{"data": {"amount": 100, "address": {"city": "Paris", "geo": {"lat": 48.8}}, "metadata": {"order": "7"},
+				"tags": ["a", "b"], "expand": ["customer", "invoice"]}}], "metadata": {"skill": "createCharge"}}`,
+			want: []string{"POST https://shop.example.test/v1/charges\n", "Content-Type: application/x-www-form-urlencoded",
+				"\n  address[city]=Paris&address[geo][lat]=48.8&amount=100&expand=customer,invoice&metadata[order]=7&tags=a&tags=b\n"}},
+		// A union keeps each of its types: the same field as a string.
+		{spec: "testdata/rich-args.yaml",
+			message: `{"parts": [{"data": {"amount": 100, "metadata": ""}}], "metadata": {"skill": "createCharge"}}`,
+			want:    []string{"\n  amount=100&metadata=\n"}},
+		{spec: "testdata/rich-args.yaml",
+			message: `{"parts": [{"data": {"name": "Ada", "email": "ada@example.test", "metadata": {"k": "v"}, "ref": 7,
+				"address": {"city": "Paris", "zip": "75001"}, "phones": ["+331"]}}], "metadata": {"skill": "createCustomer"}}`,
+			want: []string{"POST https://shop.example.test/v1/customers\n",
+				`{"address":{"city":"Paris","zip":"75001"},"email":"ada@example.test","metadata":{"k":"v"},"name":"Ada","phones":["+331"],"ref":7}`}},
+		// The document's rules are checked before any request: the caller
+		// is asked again, and nothing is sent.
+		{spec: "testdata/rich-args.yaml",
+			message: `{"parts": [{"data": {"name": "Ada", "email": "ada@example.test", "code": "abc", "age": 12, "born": "2026-02-30",
+				"address": {"zip": "75001"}, "phones": ["0033 1"]}}], "metadata": {"skill": "createCustomer"}}`,
+			want: []string{"Outcome: input-required", "code: it must match the pattern ^[A-Z]{3}$", "age: it must be at least 18",
+				"born: it must be a date", "address: it lacks address.city", "phones: it holds phones[0], which must match"},
+			absent: []string{"POST https://"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.message, func(t *testing.T) {
@@ -267,7 +299,7 @@ paths:
 		t.Errorf("skills %v, want %v", r.Skills, want)
 	}
 	for _, want := range []string{"thing_id: # path thing.id", "_2fa: # query 2fa", "page_size: # query page[size]",
-		"path: /things/{args.thing_id}", "page[size]: '{args.page_size}'", "description: 'Range: at most 100.'",
+		"path: /things/{args.thing_id}", "page[size]: '{args.page_size}'", "maximum: 100\n",
 		"body: args.body", "url: http://api.test\n"} {
 		if !strings.Contains(string(r.YAML), want) {
 			t.Errorf("the file lacks %q:\n%s", want, r.YAML)
@@ -359,7 +391,6 @@ func TestGenerateNotes(t *testing.T) {
 	r := generateFile(t, "testdata/noise.yaml", openapi.Options{})
 	want := []string{
 		"otherServer: the operation names its own server, https://uploads.example.test; the skill calls upstream.url",
-		"otherServer: the request body's schema gives no single type (a oneOf or anyOf of several): the argument body is taken as an object",
 		"noSchema: the request body has no schema: the argument body is taken as an object",
 	}
 	if !slices.Equal(r.Notes, want) {
@@ -378,5 +409,133 @@ func TestGenerateClientCredentialsLoads(t *testing.T) {
 	skills.Close()
 	if want := []string{"OAUTH2_CLIENT_ID", "OAUTH2_CLIENT_SECRET", "PARTNER_KEY"}; !slices.Equal(r.Env, want) {
 		t.Errorf("env %v, want %v", r.Env, want)
+	}
+}
+
+// The rules, nested properties, unions and encodings the document says
+// become the arguments' own keys; what a skill cannot carry is left out,
+// and said, naming the operation and the argument.
+func TestGenerateRichArguments(t *testing.T) {
+	r := generateFile(t, "testdata/rich-args.yaml", openapi.Options{})
+	for _, want := range []string{
+		"      code:\n        type: string\n        pattern: ^[A-Z]{3}$\n",
+		"        min_length: 1\n        max_length: 40\n",
+		"        format: date\n",
+		"        exclusive_minimum: 0\n        maximum: 1\n",
+		"      phones:\n        type: array\n        min_items: 1\n        max_items: 3\n        items:\n          type: string\n          pattern: ^\\+[0-9]+$\n",
+		"          city:\n            type: string\n            required: true\n",
+		"      metadata:\n        type: [object, string]\n",
+		"      contact:\n        type: object\n      ref:\n        type: [string, integer]\n",
+		"        style: deepObject\n        explode: true\n",
+		"      expand:\n        type: array\n        items: string\n        style: form\n        explode: false\n",
+		"                          items: object\n",
+	} {
+		if !strings.Contains(string(r.YAML), want) {
+			t.Errorf("the file lacks\n%s", want)
+		}
+	}
+	wantNotes := []string{
+		"createCustomer: the pattern of the argument password, ^(?=.*[0-9]).{8,}$, is not Go (RE2) syntax: it is left out",
+		"createCustomer: the rules of the argument nickname do not load (arguments.nickname.enum[0]: must have at least 3 characters, not 0): they are left out",
+		"searchCustomers: the query parameter sort is an object (style matrix), which a skill's query cannot send: build it by hand",
+		"createCharge: the form field billing-ids has the style pipeDelimited, which its argument billing_ids does not carry (the names differ): it is sent as mapping's default",
+		"plantTree: the argument children nests deeper than the 8 levels a skill's arguments may: below that, objects and lists are taken without their properties and items",
+	}
+	if !slices.Equal(r.Notes, wantNotes) {
+		t.Errorf("notes\n%q\nwant\n%q", r.Notes, wantNotes)
+	}
+	if want := []string{"createCustomer", "searchCustomers", "createCharge", "plantTree"}; !slices.Equal(r.Skills, want) {
+		t.Errorf("skills %v, want %v", r.Skills, want)
+	}
+}
+
+// A skill whose arguments' JSON Schema would pass the published bound
+// keeps its arguments with less said of them, the least important
+// first, and says so: never left out.
+func TestGenerateSchemaBound(t *testing.T) {
+	tests := []struct {
+		name       string
+		fields     int
+		sub        string // the nested properties' names, before their number
+		want, lose string
+	}{
+		{name: "nested descriptions", fields: 40, sub: "sub", want: "the descriptions of nested properties are left out",
+			lose: "description: Nested " + strings.Repeat("x", 100)},
+		// 1000 nested properties, all the generator writes, whose long
+		// names alone pass the bound.
+		{name: "nested properties", fields: 50, sub: strings.Repeat("n", 80), want: "the properties and items of its arguments are left out",
+			lose: "properties:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			b.WriteString("openapi: 3.0.3\npaths:\n  /big:\n    post:\n      operationId: big\n      requestBody:\n        content:\n" +
+				"          application/json:\n            schema:\n              type: object\n              properties:\n")
+			for i := range tt.fields {
+				fmt.Fprintf(&b, "                field%03d:\n                  type: object\n                  description: Field %d.\n"+
+					"                  properties:\n", i, i)
+				for j := range 20 {
+					fmt.Fprintf(&b, "                    %s%02d: {type: string, description: Nested %s}\n", tt.sub, j, strings.Repeat("x", 100))
+				}
+			}
+			r, err := openapi.Generate("big.yaml", []byte(b.String()), openapi.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(r.Skills, []string{"big"}) || len(r.LeftOut) > 0 {
+				t.Fatalf("skills %v, left out %+v", r.Skills, r.LeftOut)
+			}
+			skills, err := mapping.Parse("generated.yaml", r.YAML, mapping.Options{LookupEnv: anyEnv})
+			if err != nil {
+				t.Fatalf("the generated file does not load: %v", err)
+			}
+			defer skills.Close()
+			if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "big: ") && strings.HasSuffix(n, tt.want) }) {
+				t.Errorf("no note says %q: %q", tt.want, r.Notes)
+			}
+			if strings.Contains(string(r.YAML), tt.lose) || !strings.Contains(string(r.YAML), "description: Field 1.") {
+				t.Errorf("the file keeps %q, or lacks the arguments' own descriptions", tt.lose)
+			}
+		})
+	}
+}
+
+// A recursive schema of many properties stops at maxNested nested
+// arguments a skill, with a note, and the file loads.
+func TestGenerateNestedBudget(t *testing.T) {
+	src := `openapi: 3.0.3
+paths:
+  /trees:
+    post:
+      operationId: plant
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Node'}
+components:
+  schemas:
+    Node:
+      type: object
+      properties:
+        a: {$ref: '#/components/schemas/Node'}
+        b: {$ref: '#/components/schemas/Node'}
+        c: {$ref: '#/components/schemas/Node'}
+        d: {$ref: '#/components/schemas/Node'}
+`
+	r, err := openapi.Generate("trees.yaml", []byte(src), openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skills, err := mapping.Parse("generated.yaml", r.YAML, mapping.Options{LookupEnv: anyEnv})
+	if err != nil {
+		t.Fatalf("the generated file does not load: %v", err)
+	}
+	skills.Close()
+	want := "plant: the skill's arguments nest more than 1000 properties and items: the others are taken without theirs"
+	if !slices.Contains(r.Notes, want) {
+		t.Errorf("notes %q lack %q", r.Notes, want)
+	}
+	if n := strings.Count(string(r.YAML), "type: object"); n > 1000+4 {
+		t.Errorf("%d objects written", n)
 	}
 }

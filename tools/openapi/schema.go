@@ -4,8 +4,10 @@ package openapi
 // skill's argument can say.
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,8 +16,14 @@ import (
 
 // schema is what the generator reads of a schema.
 type schema struct {
-	typ         string // "" when the schema gives none
+	typ string // "" when the schema gives none; the first of types
+	// types are a union's types (a type list, or a oneOf or anyOf of
+	// several types), in order; nil for one type.
+	types []string
+	// null is a schema of the type null alone, which a union leaves out.
+	null        bool
 	format      string
+	pattern     string
 	description string
 	enum        []any
 	def         any
@@ -25,9 +33,13 @@ type schema struct {
 	readOnly    bool
 	minimum     *float64
 	maximum     *float64
-	items       *yaml.Node
-	props       []property // an object's properties, in order (allOf merged)
-	required    []string
+	// exclusiveMin and exclusiveMax leave the bound itself out.
+	exclusiveMin, exclusiveMax bool
+	minLength, maxLength       *int
+	minItems, maxItems         *int
+	items                      *yaml.Node
+	props                      []property // an object's properties, in order (allOf merged)
+	required                   []string
 }
 
 type property struct {
@@ -51,11 +63,22 @@ func (d *document) schema(n *yaml.Node, depth int) (schema, error) {
 	if err != nil {
 		return s, err
 	}
-	s.typ = schemaType(get(n, "type"))
+	types := schemaTypes(get(n, "type"))
+	if len(types) > 0 {
+		s.typ = types[0]
+		if len(types) > 1 {
+			s.types = types
+		}
+	}
+	s.null = get(n, "type") != nil && len(types) == 0
 	s.format = scalar(get(n, "format"))
+	s.pattern = scalar(get(n, "pattern"))
 	s.description = strings.TrimSpace(scalar(get(n, "description")))
 	s.readOnly = scalar(get(n, "readOnly")) == "true"
-	s.minimum, s.maximum = number(get(n, "minimum")), number(get(n, "maximum"))
+	s.minimum, s.exclusiveMin = bound(n, "minimum", "exclusiveMinimum")
+	s.maximum, s.exclusiveMax = bound(n, "maximum", "exclusiveMaximum")
+	s.minLength, s.maxLength = count(get(n, "minLength")), count(get(n, "maxLength"))
+	s.minItems, s.maxItems = count(get(n, "minItems")), count(get(n, "maxItems"))
 	s.items = get(n, "items")
 	if e := get(n, "enum"); e != nil && e.Kind == yaml.SequenceNode {
 		for _, item := range e.Content {
@@ -93,7 +116,7 @@ func (d *document) schema(n *yaml.Node, depth int) (schema, error) {
 		}
 	}
 	if s.typ == "" {
-		s.typ = d.alternativesType(n, depth)
+		d.alternatives(n, depth, &s)
 	}
 	if s.typ == "" {
 		switch {
@@ -118,8 +141,14 @@ func (s *schema) merge(m schema) {
 	if s.typ == "" {
 		s.typ = m.typ
 	}
+	if s.types == nil && s.typ == m.typ {
+		s.types = m.types
+	}
 	if s.format == "" {
 		s.format = m.format
+	}
+	if s.pattern == "" {
+		s.pattern = m.pattern
 	}
 	if s.description == "" {
 		s.description = m.description
@@ -137,11 +166,13 @@ func (s *schema) merge(m schema) {
 		s.items = m.items
 	}
 	if s.minimum == nil {
-		s.minimum = m.minimum
+		s.minimum, s.exclusiveMin = m.minimum, m.exclusiveMin
 	}
 	if s.maximum == nil {
-		s.maximum = m.maximum
+		s.maximum, s.exclusiveMax = m.maximum, m.exclusiveMax
 	}
+	s.minLength, s.maxLength = cmp.Or(s.minLength, m.minLength), cmp.Or(s.maxLength, m.maxLength)
+	s.minItems, s.maxItems = cmp.Or(s.minItems, m.minItems), cmp.Or(s.maxItems, m.maxItems)
 	s.readOnly = s.readOnly || m.readOnly
 }
 
@@ -155,42 +186,145 @@ func setProperty(props []property, p property) []property {
 	return append(props, p)
 }
 
-// alternativesType is the type every alternative of a oneOf or anyOf has,
-// or "".
-func (d *document) alternativesType(n *yaml.Node, depth int) string {
+// alternatives reads a oneOf or anyOf into s: its members' types, in
+// order, each once (a union when several), and the rules of each type that
+// only one member has (rules apply to a value of their own type; a union
+// of objects stays a plain object). An enum is kept when every member
+// has one.
+func (d *document) alternatives(n *yaml.Node, depth int, s *schema) {
 	for _, key := range []string{"oneOf", "anyOf"} {
 		alts := get(n, key)
 		if alts == nil || alts.Kind != yaml.SequenceNode || len(alts.Content) == 0 {
 			continue
 		}
-		typ := ""
+		var members []schema
+		var types []string
 		for _, alt := range alts.Content {
 			a, err := d.schema(alt, depth+1)
-			if err != nil || a.typ == "" || (typ != "" && a.typ != typ) {
-				return ""
+			if a.null {
+				continue
 			}
-			typ = a.typ
+			if err != nil || a.typ == "" {
+				return // a member of any type, or unread: no type to say
+			}
+			members = append(members, a)
+			for _, t := range a.typeList() {
+				if !slices.Contains(types, t) {
+					types = append(types, t)
+				}
+			}
 		}
-		return typ
+		if len(types) == 0 {
+			return
+		}
+		s.typ = types[0]
+		if len(types) > 1 {
+			s.types = types
+		}
+		for _, t := range types {
+			var of []schema
+			for _, m := range members {
+				if slices.Contains(m.typeList(), t) {
+					of = append(of, m)
+				}
+			}
+			if len(of) == 1 && of[0].types == nil {
+				s.mergeRules(of[0])
+			}
+		}
+		if s.enum == nil && !slices.ContainsFunc(members, func(m schema) bool { return m.enum == nil }) {
+			for _, m := range members {
+				s.enum = append(s.enum, m.enum...)
+			}
+		}
+		return
 	}
-	return ""
 }
 
-// schemaType reads "type": a name, or (3.1) a list whose first entry that
-// is not "null".
-func schemaType(n *yaml.Node) string {
-	if n == nil {
-		return ""
+// typeList is the schema's types: its union's, or its one type.
+func (s *schema) typeList() []string {
+	if s.types != nil {
+		return s.types
 	}
-	if n.Kind == yaml.SequenceNode {
-		for _, t := range n.Content {
-			if t.Value != "null" {
-				return t.Value
-			}
+	return []string{s.typ}
+}
+
+// mergeRules adds what a union's member of one type says of a value of
+// that type: its properties, items and rules (the schema's own win).
+func (s *schema) mergeRules(m schema) {
+	switch m.typ {
+	case "string":
+		s.format, s.pattern = cmp.Or(s.format, m.format), cmp.Or(s.pattern, m.pattern)
+		s.minLength, s.maxLength = cmp.Or(s.minLength, m.minLength), cmp.Or(s.maxLength, m.maxLength)
+	case "integer", "number":
+		if s.minimum == nil {
+			s.minimum, s.exclusiveMin = m.minimum, m.exclusiveMin
 		}
-		return ""
+		if s.maximum == nil {
+			s.maximum, s.exclusiveMax = m.maximum, m.exclusiveMax
+		}
+	case "array":
+		if s.items == nil {
+			s.items = m.items
+		}
+		s.minItems, s.maxItems = cmp.Or(s.minItems, m.minItems), cmp.Or(s.maxItems, m.maxItems)
+	case "object":
+		for _, p := range m.props {
+			s.props = setProperty(s.props, p)
+		}
+		s.required = append(s.required, m.required...)
 	}
-	return n.Value
+	if s.types == nil { // one type: the member is the schema
+		if s.description == "" {
+			s.description = m.description
+		}
+		if !s.hasDef {
+			s.def, s.hasDef = m.def, m.hasDef
+		}
+		if !s.hasExample {
+			s.example, s.hasExample = m.example, m.hasExample
+		}
+	}
+}
+
+// schemaTypes reads "type": a name, or (3.1) a list, "null" left out.
+func schemaTypes(n *yaml.Node) []string {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		if n.Value == "" || n.Value == "null" {
+			return nil
+		}
+		return []string{n.Value}
+	}
+	var out []string
+	for _, t := range n.Content {
+		if t.Value != "null" && t.Value != "" && !slices.Contains(out, t.Value) {
+			out = append(out, t.Value)
+		}
+	}
+	return out
+}
+
+// bound reads a minimum or a maximum: inclusive, or exclusive as 3.0
+// says it (exclusiveMinimum: true beside minimum) or 3.1 (the bound is
+// exclusiveMinimum's value).
+func bound(n *yaml.Node, inclusive, exclusive string) (*float64, bool) {
+	ex := get(n, exclusive)
+	if v := number(ex); v != nil && ex.Tag != "!!bool" {
+		return v, true
+	}
+	return number(get(n, inclusive)), scalar(ex) == "true"
+}
+
+// count reads a length or a number of items: an integer from 0.
+func count(n *yaml.Node) *int {
+	v, err := strconv.Atoi(scalar(n))
+	if err != nil || v < 0 {
+		return nil
+	}
+	return &v
 }
 
 func number(n *yaml.Node) *float64 {
@@ -302,18 +436,4 @@ func fits(v any, typ string) bool {
 		return ok
 	}
 	return false
-}
-
-// bounds describes minimum and maximum: "1 to 50", "at least 1".
-func (s *schema) bounds() string {
-	f := func(p *float64) string { return strconv.FormatFloat(*p, 'f', -1, 64) }
-	switch {
-	case s.minimum != nil && s.maximum != nil:
-		return f(s.minimum) + " to " + f(s.maximum)
-	case s.minimum != nil:
-		return "at least " + f(s.minimum)
-	case s.maximum != nil:
-		return "at most " + f(s.maximum)
-	}
-	return ""
 }
