@@ -63,6 +63,13 @@ skills:
       method: POST
       path: /orders
       body: '{"item": args.item}'
+      idempotency_key: true
+  - id: note
+    description: notes an order, with no idempotency key
+    request:
+      method: POST
+      path: /notes
+      body: '{"item": args.item}'
 `
 
 // TestIntegrationUpstreamOAuth2 runs a Caddy with four agents, each in
@@ -135,7 +142,7 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 		return raw[i:]
 	}
 
-	t.Run("client credentials: one token for every call, a 401 retried once, expiry", func(t *testing.T) {
+	t.Run("client credentials: one token for every call, a 401 sent again once, expiry", func(t *testing.T) {
 		a := agents["credentials"]
 		for range 2 {
 			if _, _, raw := a.send("order", `{"item":"tea"}`, ""); !strings.Contains(raw, "TASK_STATE_COMPLETED") {
@@ -145,9 +152,9 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 		if auth, _ := ccUp.take(); fmt.Sprint(auth) != "[Bearer tok-1 Bearer tok-1]" || credentials.Fetches() != 1 {
 			t.Fatalf("the upstream saw %q after %d fetches; want tok-1 twice, one fetch", auth, credentials.Fetches())
 		}
-		// The upstream refuses tok-1: the call is sent again with tok-2,
-		// which lives no longer than the refresh margin, so the next call
-		// gets tok-3.
+		// The upstream refuses tok-1: the call, which has an idempotency
+		// key, is sent again with tok-2, which lives no longer than the
+		// refresh margin, so the next call gets tok-3.
 		ccUp.mu.Lock()
 		ccUp.refused["Bearer tok-1"] = true
 		ccUp.mu.Unlock()
@@ -160,15 +167,20 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 		if auth, _ := ccUp.take(); fmt.Sprint(auth) != "[Bearer tok-1 Bearer tok-2 Bearer tok-3]" {
 			t.Fatalf("the upstream saw %q; want tok-1 (refused), tok-2, then tok-3 once tok-2 was due", auth)
 		}
-		// Only once: the second 401 is the answer.
+		// Only once: the second 401 is the answer. The token that replaced
+		// the refused one is kept a while, so that an upstream refusing
+		// every token costs no token request per call.
 		ccUp.mu.Lock()
 		ccUp.refuseAll = true
 		ccUp.mu.Unlock()
-		if _, _, raw := a.send("order", `{"item":"tea"}`, ""); strings.Contains(raw, "TASK_STATE_COMPLETED") {
-			t.Fatalf("completed although the upstream refuses every token: %s", raw)
-		}
-		if auth, _ := ccUp.take(); len(auth) != 2 {
-			t.Fatalf("the upstream got %d requests (%q); want 2: the call and one retry", len(auth), auth)
+		credentials.ExpiresIn.Store(3600)
+		for _, want := range []string{"[Bearer tok-4 Bearer tok-5]", "[Bearer tok-5]"} {
+			if _, _, raw := a.send("order", `{"item":"tea"}`, ""); strings.Contains(raw, "TASK_STATE_COMPLETED") {
+				t.Fatalf("completed although the upstream refuses every token: %s", raw)
+			}
+			if auth, _ := ccUp.take(); fmt.Sprint(auth) != want || credentials.Fetches() != 5 {
+				t.Fatalf("the upstream saw %q after %d fetches; want %s after 5", auth, credentials.Fetches(), want)
+			}
 		}
 	})
 
@@ -197,6 +209,20 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 		if auth, _ := xUp.take(); len(auth) != 1 || exchange.Fetches() != 1 {
 			t.Fatalf("second call: the upstream saw %q after %d exchanges, want one exchange", auth, exchange.Fetches())
 		}
+		// The upstream refuses the exchanged token: a call without an
+		// idempotency key is not sent twice, and the next call has the
+		// token exchanged anew.
+		xUp.mu.Lock()
+		xUp.refused["Bearer tok-1-for-"+jwt] = true
+		xUp.mu.Unlock()
+		for _, want := range []string{"TASK_STATE_FAILED", "TASK_STATE_COMPLETED"} {
+			if _, _, raw := a.send("note", `{"item":"tea"}`, "", "Authorization", "Bearer "+jwt); !strings.Contains(raw, want) {
+				t.Fatalf("note: %s, want %s", state(raw), want)
+			}
+		}
+		if auth, _ := xUp.take(); fmt.Sprint(auth) != fmt.Sprintf("[Bearer tok-1-for-%s Bearer tok-2-for-%s]", jwt, jwt) {
+			t.Fatalf("the upstream saw %q; want the refused token once, then the one exchanged anew", auth)
+		}
 		// A caller the agent admits by API key has no token to exchange.
 		_, _, raw = a.send("order", `{"item":"tea"}`, "", "X-API-Key", aliceKey)
 		want := `Skill \"order\" acts on behalf of its caller, who presented no bearer token the agent validated, so the request was not sent.`
@@ -208,18 +234,17 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 		}
 	})
 
-	for name, want := range map[string]string{
-		"down": `Skill \"order\" could not get a token for the service from ` + down.URL + `/token: it cannot be reached, so the request was not sent.`,
-		"refusing": `Skill \"order\" could not get a token for the service from ` + refusing.URL +
-			`: it answered HTTP 401 (invalid_client: bad secret ***), so the request was not sent.`,
-	} {
+	// The caller is told no more: the token URL may hold a tenant's id,
+	// the endpoint's error what it was sent.
+	for name, tokenURL := range map[string]string{"down": down.URL, "refusing": refusing.URL} {
 		t.Run("a token endpoint "+name, func(t *testing.T) {
 			_, _, raw := agents[name].send("order", `{"item":"tea"}`, "")
+			want := `Skill \"order\" could not get a token for the service, so the request was not sent.`
 			if !strings.Contains(raw, "TASK_STATE_FAILED") || !strings.Contains(raw, want) {
 				t.Fatalf("got %s\nwant a failed task saying %s", state(raw), want)
 			}
-			if strings.Contains(raw, secret) {
-				t.Fatalf("the answer shows the client secret: %s", raw)
+			if strings.Contains(raw, secret) || strings.Contains(raw, tokenURL) || strings.Contains(raw, "invalid_client") {
+				t.Fatalf("the answer shows the client secret, the token URL or the endpoint's error: %s", raw)
 			}
 		})
 	}

@@ -73,6 +73,11 @@ var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS
 // is idempotent, or the skill says so.
 func (r *request) safeToRepeat() bool { return r.repeatable || slices.Contains(idempotent, r.method) }
 
+// mayResend reports whether r may be sent twice: it is safe to repeat, or
+// it sends an idempotency key. A retry needs it, and so does sending a
+// request again after a 401, with another token (upstream.oauth2).
+func (r *request) mayResend() bool { return r.safeToRepeat() || r.idempotencyKey != nil }
+
 // idempotent methods may be retried: sending them twice does no harm
 // (RFC 9110 §9.2.2). Others only with an idempotency key, or when the skill
 // says so.
@@ -136,13 +141,12 @@ func (l *loader) request(n *yaml.Node, key string, up upstreamConfig) request {
 	} else {
 		r.path = l.path(pathNode, key+".path", up.up)
 	}
-	safe := slices.Contains(idempotent, r.method)
-	if repeatable && safe {
+	if repeatable && slices.Contains(idempotent, r.method) {
 		l.errorf(repeatableNode, key+".idempotent", "is for POST and PATCH: a %s is idempotent already", r.method)
 	}
 	if retryNode != nil {
 		r.retry = l.retry(retryNode, key+".retry")
-		if r.retry != nil && !safe && !keyed && !repeatable {
+		if r.retry != nil && !r.mayResend() && !keyed { // keyed: a key with a mistake, reported already
 			l.errorf(retryNode, key+".retry", "a %s sent twice may be applied twice: it is sent again only with an idempotency_key "+
 				"the service honours, or with idempotent: true when that does no harm (%s are idempotent)",
 				r.method, strings.Join(idempotent, ", "))

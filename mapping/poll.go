@@ -21,6 +21,7 @@ import (
 type job struct {
 	url    *url.URL
 	header http.Header // the starting request's, without its body's and its idempotency key
+	up     *upstream
 }
 
 // awaitJob follows the job that answer (to req) starts, if it starts one,
@@ -49,7 +50,7 @@ func (sk *Skill) awaitJob(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 	if f != nil {
 		return nil, nil, f
 	}
-	j := &job{url: jobURL, header: header}
+	j := &job{url: jobURL, header: header, up: sk.set.up}
 	jobCtx, cancel := context.WithTimeout(callCtx, p.maxWait)
 	defer cancel()
 	next := p.interval
@@ -166,8 +167,14 @@ func (sk *Skill) bindAnswer(vars *exprVars, resp *http.Response, body []byte) {
 
 // get is a GET of u with the job's headers.
 func (j *job) get(ctx context.Context, u *url.URL) *http.Request {
-	return (&http.Request{Method: http.MethodGet, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: j.header, Host: u.Host}).WithContext(ctx)
+	return j.request(ctx, http.MethodGet, u)
+}
+
+// request is a call of u with the job's headers, which may be sent twice
+// when its method is idempotent.
+func (j *job) request(ctx context.Context, method string, u *url.URL) *http.Request {
+	return (&http.Request{Method: method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: j.header, Host: u.Host}).WithContext(j.up.resendable(ctx, slices.Contains(idempotent, method)))
 }
 
 // jobLink is the URL a template (or, without one, the fallback, a
@@ -285,8 +292,7 @@ func (sk *Skill) cancelJob(ctx context.Context, m *vm.VM, vars *exprVars, p *pol
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cancel.timeout)
 	defer cancel()
-	req := j.get(cctx, u)
-	req.Method = p.cancel.method
+	req := j.request(cctx, p.cancel.method, u)
 	resp, err := sk.transport.RoundTrip(req) // counted and traced like every call of the skill
 	if err != nil {
 		return err

@@ -81,7 +81,7 @@ func (r *request) newRequest(ctx context.Context, up *upstream, m *vm.VM, vars *
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
-	return req.WithContext(ctx), nil
+	return req.WithContext(up.resendable(ctx, r.mayResend())), nil
 }
 
 // build returns the path decoded and as sent. Every hole's value is escaped

@@ -40,7 +40,7 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 		return sk.askOutcome(&call, problems)
 	}
 	vars.Args = args
-	if tokens := sk.set.up.tokens; tokens != nil && tokens.OnBehalf() {
+	if sk.ExchangesTokens() {
 		if call.Caller.Token == "" {
 			return sk.fail(&call, failure{state: a2a.TaskStateFailed, stage: "request",
 				public: "acts on behalf of its caller, who presented no bearer token the agent validated, so the request was not sent.",
@@ -101,13 +101,14 @@ func (sk *Skill) exchange(ctx, callCtx context.Context, m *vm.VM, vars *exprVars
 		check = &streamCheck{sk: sk, m: m, vars: vars}
 		keepOpen = check.keepOpen
 	}
-	sendCtx := callCtx
+	// callCtx, with what newRequest said of the request: may it be resent
+	sendCtx := req.Context()
 	if p := st.request.poll; p != nil { // the run's deadline leaves room for the job; the call has timeout
 		if p.cancel != nil {
 			// A job being started is not abandoned halfway: a run canceled
 			// meanwhile waits for the job's address, to cancel it
 			// (awaitJob), rather than leave a job nobody follows.
-			sendCtx = context.WithoutCancel(callCtx)
+			sendCtx = context.WithoutCancel(sendCtx)
 		}
 		var cancel context.CancelFunc
 		sendCtx, cancel = withLimit(sendCtx, sk.callLimit)

@@ -147,7 +147,7 @@ func (sk *Skill) transportFailure(parent, callCtx context.Context, err error) fa
 	case errors.As(context.Cause(callCtx), &limit): // nil while callCtx runs
 		f.public = fmt.Sprintf("timed out: the service did not answer within %s.", limit.d)
 	case errors.As(err, &noToken): // fails closed, as a credential header does
-		f.stage, f.public = "request", noToken.Error()+", so the request was not sent."
+		f.stage, f.public = "request", "could not get a token for the service, so the request was not sent."
 	default:
 		var nerr net.Error
 		if errors.As(err, &nerr) && nerr.Timeout() {

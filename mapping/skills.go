@@ -180,8 +180,16 @@ type Caller struct {
 	Claims  map[string]any
 	// Token is the bearer token the agent's security validated, which
 	// upstream.oauth2's token exchange trades for the upstream's; "" when
-	// the caller presented none. Expressions never see it.
+	// the caller presented none. Only a skill that ExchangesTokens reads
+	// it, so a server need not pass it to others. Expressions never see it.
 	Token string
+}
+
+// ExchangesTokens reports whether the skill's upstream takes a token
+// exchanged for the caller's (upstream.oauth2 grant token_exchange): a run
+// of it needs Caller.Token.
+func (sk *Skill) ExchangesTokens() bool {
+	return sk.set.up.tokens != nil && sk.set.up.tokens.OnBehalf()
 }
 
 // Outcome is where a run leaves the task.

@@ -4,6 +4,7 @@ package mapping
 // that carries the calls.
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/url"
@@ -24,6 +25,16 @@ type upstream struct {
 	// tokens gets the token every request carries (upstream.oauth2), or
 	// is nil; transport puts it on.
 	tokens *upstreamauth.Client
+}
+
+// resendable is ctx, for a request that may be sent twice, marked so
+// for upstream.oauth2's transport: a 401 is then answered by sending the
+// request again with another token.
+func (up *upstream) resendable(ctx context.Context, may bool) context.Context {
+	if up.tokens == nil || !may {
+		return ctx
+	}
+	return upstreamauth.WithResend(ctx)
 }
 
 // origin writes a URL's origin with its port, so that http://a and

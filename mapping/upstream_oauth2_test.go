@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,19 +80,10 @@ func TestOAuth2ParseErrors(t *testing.T) {
 	}
 }
 
-// A file's skills share one token, sent as Bearer; a 401 gets one more
-// try with a fresh token, the body sent again.
+// A file's skills share one token, sent as Bearer.
 func TestOAuth2ClientCredentialsRun(t *testing.T) {
 	idp := oauthtest.New(t, "agent", oauthSecret, 3600)
-	refused := map[string]bool{}
-	srv, ch := recorder(t, func(w http.ResponseWriter, r *http.Request) {
-		if refused[r.Header.Get("Authorization")] {
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"ok":true}`)
-	})
+	srv, ch := recorder(t, nil)
 	s := load(t, oauthFile("client_credentials", idp.URL, `  - id: list
     description: lists the orders
     request: {path: /orders}
@@ -107,36 +99,114 @@ func TestOAuth2ClientCredentialsRun(t *testing.T) {
 	if idp.Fetches() != 1 {
 		t.Fatalf("%d tokens fetched for three runs of two skills, want 1", idp.Fetches())
 	}
-	refused["Bearer tok-1"] = true
-	if out := runSkill(t, s, message("order", map[string]any{}, "")); out.State != a2a.TaskStateCompleted {
-		t.Fatalf("after a 401: %s %q %v", out.State, messageText(out), out.Err)
+}
+
+// A 401 from the upstream replaces the token. A request that may be sent
+// twice (an idempotent method, an idempotency key: a retry's rule) is
+// sent again with the new one, its body too; another's 401 is the
+// answer, and its next run has the new token. A 401 to the new token is
+// the answer too, and costs no more fetches for a while.
+func TestOAuth2Upstream401(t *testing.T) {
+	const skills = `  - id: list
+    description: lists the orders
+    request: {path: /orders}
+  - id: keyed
+    description: places an order, once
+    request: {method: POST, path: /orders, body: '{"item": "tea"}', idempotency_key: true}
+  - id: job
+    description: starts a job
+    request: {method: POST, path: /jobs, poll: {interval: 1ms}}
+  - id: keyed-job
+    description: starts a job, once
+    request: {method: POST, path: /jobs, idempotency_key: true, poll: {interval: 1ms}}
+`
+	type run struct {
+		state a2a.TaskState
+		seen  []string // token method path body, and "key" when it had an Idempotency-Key
 	}
-	first, second := received(t, ch), received(t, ch)
-	if first.Header.Get("Authorization") != "Bearer tok-1" || second.Header.Get("Authorization") != "Bearer tok-2" ||
-		second.Body != `{"item":"tea"}` {
-		t.Fatalf("after a 401, the upstream got %q then %q with body %q", first.Header.Get("Authorization"),
-			second.Header.Get("Authorization"), second.Body)
+	for _, tc := range []struct {
+		name, skill string
+		refused     []string // tokens, or "GET token": refused to GETs only
+		runs        []run
+	}{
+		{"GET sent again", "list", []string{"tok-1"},
+			[]run{{a2a.TaskStateCompleted, []string{"tok-1 GET /orders ", "tok-2 GET /orders "}}}},
+		{"POST with an idempotency key sent again", "keyed", []string{"tok-1"},
+			[]run{{a2a.TaskStateCompleted, []string{`tok-1 POST /orders {"item":"tea"} key`, `tok-2 POST /orders {"item":"tea"} key`}}}},
+		{"POST: the 401 is the answer", "order", []string{"tok-1"}, []run{
+			{a2a.TaskStateFailed, []string{`tok-1 POST /orders {"item":"tea"}`}},
+			{a2a.TaskStateCompleted, []string{`tok-2 POST /orders {"item":"tea"}`}}}},
+		{"a poll sent again", "job", []string{"GET tok-1"},
+			[]run{{a2a.TaskStateCompleted, []string{"tok-1 POST /jobs ", "tok-1 GET /jobs/1 ", "tok-2 GET /jobs/1 "}}}},
+		{"a POST with an idempotency key starting a job sent again", "keyed-job", []string{"tok-1"},
+			[]run{{a2a.TaskStateCompleted, []string{"tok-1 POST /jobs  key", "tok-2 POST /jobs  key", "tok-2 GET /jobs/1 "}}}},
+		{"an upstream refusing every token", "list", []string{"tok-1", "tok-2", "tok-3"}, []run{
+			{a2a.TaskStateFailed, []string{"tok-1 GET /orders ", "tok-2 GET /orders "}},
+			{a2a.TaskStateFailed, []string{"tok-2 GET /orders "}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idp := oauthtest.New(t, "agent", oauthSecret, 3600)
+			srv, ch := recorder(t, func(w http.ResponseWriter, r *http.Request) {
+				tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+				switch {
+				case slices.Contains(tc.refused, tok) || slices.Contains(tc.refused, r.Method+" "+tok):
+					w.WriteHeader(http.StatusUnauthorized)
+				case r.Method == http.MethodPost && r.URL.Path == "/jobs":
+					w.Header().Set("Location", "/jobs/1")
+					w.WriteHeader(http.StatusAccepted)
+				default:
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprint(w, `{"ok":true}`)
+				}
+			})
+			s := load(t, oauthFile("client_credentials", idp.URL, skills), srv.URL,
+				mapping.Options{LookupEnv: oauthEnv(map[string]string{"API_CLIENT_ID": "agent", "API_CLIENT_SECRET": oauthSecret})})
+			for i, want := range tc.runs {
+				out := runSkill(t, s, message(tc.skill, map[string]any{}, ""))
+				var seen []string
+				for len(ch) > 0 {
+					r := <-ch
+					v := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + " " + r.Method + " " + r.RequestURI + " " + r.Body
+					if r.Header.Get("Idempotency-Key") != "" {
+						v += " key"
+					}
+					seen = append(seen, v)
+				}
+				if out.State != want.state || fmt.Sprint(seen) != fmt.Sprint(want.seen) {
+					t.Fatalf("run %d: %s (%q) after %q; want %s after %q", i+1, out.State, messageText(out), seen, want.state, want.seen)
+				}
+			}
+			if idp.Fetches() != 2 {
+				t.Fatalf("%d tokens fetched, want 2", idp.Fetches())
+			}
+		})
 	}
 }
 
 // A token endpoint that cannot be reached, or refuses, fails the task and
-// sends nothing; neither the message nor the log shows the secret.
+// sends nothing. The message says no more (the token URL may hold a
+// tenant's id, the endpoint's error what it was sent); the log says which
+// endpoint and why, and neither shows the secret.
 func TestOAuth2TokenFailuresFailClosed(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
 	echoing := oauthtest.New(t, "agent", "another secret", 3600)
-	for _, tc := range []struct{ name, tokenURL, want string }{
-		{"down", down.URL, `Skill "order" could not get a token for the service from ` + down.URL + `: it cannot be reached, so the request was not sent.`},
-		{"refused", echoing.URL, `Skill "order" could not get a token for the service from ` + echoing.URL +
-			`: it answered HTTP 401 (invalid_client: bad secret ***), so the request was not sent.`},
+	for _, tc := range []struct{ name, tokenURL, logged string }{
+		{"down", down.URL, "could not get a token for the service from " + down.URL + ": it cannot be reached"},
+		{"refused", echoing.URL, "could not get a token for the service from " + echoing.URL +
+			": it answered HTTP 401 (invalid_client: bad secret ***)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, ch := recorder(t, nil)
 			s := load(t, oauthFile("client_credentials", tc.tokenURL, ""), srv.URL,
 				mapping.Options{LookupEnv: oauthEnv(map[string]string{"API_CLIENT_ID": "agent", "API_CLIENT_SECRET": oauthSecret})})
 			out := runSkill(t, s, message("order", map[string]any{}, ""))
-			if out.State != a2a.TaskStateFailed || messageText(out) != tc.want {
-				t.Fatalf("%s %q\nwant failed %q", out.State, messageText(out), tc.want)
+			const public = `Skill "order" could not get a token for the service, so the request was not sent.`
+			if out.State != a2a.TaskStateFailed || messageText(out) != public {
+				t.Fatalf("%s %q\nwant failed %q", out.State, messageText(out), public)
+			}
+			if !strings.Contains(out.Err.Error(), tc.logged) {
+				t.Fatalf("the log's error %q, want it holding %q", out.Err, tc.logged)
 			}
 			if strings.Contains(out.Err.Error(), oauthSecret) {
 				t.Fatalf("the log's error shows the secret: %v", out.Err)

@@ -100,12 +100,17 @@ func (h *Handler) refusal(hdr http.Header, f *authn.Failure) *a2a.Error {
 }
 
 // callerOf is what the skill's expressions see of the caller as caller.*,
-// and the bearer token of r the agent validated, for a token exchange.
-func callerOf(id *authn.Identity, r *http.Request) mapping.Caller {
+// and, for a skill that exchanges it, the bearer token of r the agent
+// validated: a call keeps no copy of a token it does not need.
+func callerOf(id *authn.Identity, r *http.Request, sk *mapping.Skill) mapping.Caller {
 	if id == nil {
 		return mapping.Caller{}
 	}
-	return mapping.Caller{Subject: id.Subject, Scopes: id.Scopes, Claims: id.Claims, Token: authn.BearerToken(r, id)}
+	c := mapping.Caller{Subject: id.Subject, Scopes: id.Scopes, Claims: id.Claims}
+	if sk != nil && sk.ExchangesTokens() {
+		c.Token = authn.BearerToken(r, id)
+	}
+	return c
 }
 
 // forwarded copies the caller's headers that the skill passes on to its

@@ -100,7 +100,7 @@ func (h *Handler) start(r *http.Request, caller *authn.Identity, msg *a2a.Messag
 	}
 	return &execution{run: run, ctx: ctx, skill: sel.skill, rejection: sel.rejection,
 		call: mapping.Call{Message: msg, History: task.History, TaskID: task.ID, ContextID: task.ContextID,
-			Caller: callerOf(caller, r), Headers: forwarded(r, sel.skill)},
+			Caller: callerOf(caller, r, sel.skill), Headers: forwarded(r, sel.skill)},
 	}, nil
 }
 
@@ -362,7 +362,7 @@ func (h *Handler) runForMessage(r *http.Request, caller *authn.Identity, skill *
 	if contextID == "" {
 		contextID = h.tasks.NewID(tasks.ContextID)
 	}
-	call := mapping.Call{Message: msg, ContextID: contextID, Caller: callerOf(caller, r), Headers: forwarded(r, skill)}
+	call := mapping.Call{Message: msg, ContextID: contextID, Caller: callerOf(caller, r, skill), Headers: forwarded(r, skill)}
 	// A drain past its deadline stops the call too: no task keeps it.
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)

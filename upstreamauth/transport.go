@@ -9,15 +9,26 @@ import (
 )
 
 // Transport sends each request with a token of Client as its Bearer
-// Authorization, and a request the upstream answers 401 once more, body
-// replayed, with a token fetched anew. A token it cannot get is its
-// error: the request is not sent.
+// Authorization. A 401 tells Client the token was refused, and a request
+// marked WithResend is sent once more, body replayed, with the token that
+// replaces it; a 401 to a request not so marked, or to a token Client
+// keeps (Refused), is the answer. A token it cannot get is its error: the
+// request is not sent.
 type Transport struct {
 	Base   http.RoundTripper
 	Client *Client
 }
 
 type subjectKey struct{}
+
+type resendKey struct{}
+
+// WithResend is ctx saying that its request does no harm sent twice (the
+// rule a retry follows): a 401 may be answered by sending it again with
+// another token.
+func WithResend(ctx context.Context) context.Context {
+	return context.WithValue(ctx, resendKey{}, true)
+}
 
 // WithSubject is ctx carrying the caller's validated bearer token, which a
 // token exchange trades for the upstream's.
@@ -41,11 +52,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp, err := t.Base.RoundTrip(withToken(req, tok, req.Body))
-	if err != nil || resp.StatusCode != http.StatusUnauthorized || req.Body != nil && req.GetBody == nil {
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
-	// The token may have been revoked or have expired early: once more
-	// with another, and whatever that brings is the answer.
+	// The token may have been revoked or have expired early: Client
+	// replaces it, unless the 401 is the upstream's answer, and a request
+	// that may be sent twice goes once more with the new one. Whatever
+	// that brings is the answer.
+	if !t.Client.Refused(subject, tok) || ctx.Value(resendKey{}) == nil || req.Body != nil && req.GetBody == nil {
+		return resp, nil
+	}
 	var body io.ReadCloser
 	if req.GetBody != nil {
 		if body, err = req.GetBody(); err != nil {
@@ -54,7 +70,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keeps the connection
 	resp.Body.Close()
-	t.Client.Invalidate(subject, tok)
 	fresh, err := t.Client.Token(ctx, subject)
 	if err != nil {
 		if body != nil {

@@ -19,10 +19,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +51,12 @@ const (
 	// DefaultLifetime is how long a token whose answer gives no expires_in
 	// is kept; an upstream's 401 drops it sooner.
 	DefaultLifetime = 5 * time.Minute
+	// RenewCooldown is how long a token fetched to replace a refused one
+	// is kept though the upstream refuses it too: that refusal is the
+	// upstream's answer (a wrong audience, say), which another token would
+	// not change, so an upstream that refuses every token costs one fetch
+	// per RenewCooldown, not one per request.
+	RenewCooldown = 30 * time.Second
 	// MaxResponseBytes bounds a token endpoint's answer.
 	MaxResponseBytes = 64 << 10
 	// FetchTimeout bounds one request to the token endpoint.
@@ -150,13 +158,17 @@ type Client struct {
 type entry struct {
 	token     string
 	refreshAt time.Time
+	// renewal: fetched to replace a token the upstream refused, at fetched.
+	renewal bool
+	fetched time.Time
 }
 
 // flight is one fetch under way; done closes when tok or err is set.
 type flight struct {
-	done chan struct{}
-	tok  string
-	err  error
+	done    chan struct{}
+	renewal bool
+	tok     string
+	err     error
 }
 
 // New checks cfg and makes its client.
@@ -217,11 +229,14 @@ var ErrNoSubject = errors.New("the caller presented no bearer token the agent va
 
 // Token returns an access token for the upstream: the cached one, or one
 // fetched now. subject is the caller's token for a token exchange, and
-// ignored otherwise. A caller waits for a fetch under way rather than
+// ignored otherwise: it is never sent, nor does it key the one token of
+// client credentials. A caller waits for a fetch under way rather than
 // starting another, as long as ctx allows; the fetch itself is bounded by
 // FetchTimeout, not by ctx, so that one caller giving up fails no other.
 func (c *Client) Token(ctx context.Context, subject string) (string, error) {
-	if c.OnBehalf() && subject == "" {
+	if !c.OnBehalf() {
+		subject = ""
+	} else if subject == "" {
 		return "", ErrNoSubject
 	}
 	key := c.key(subject)
@@ -230,12 +245,7 @@ func (c *Client) Token(ctx context.Context, subject string) (string, error) {
 		c.mu.Unlock()
 		return e.token, nil
 	}
-	f := c.flights[key]
-	if f == nil {
-		f = &flight{done: make(chan struct{})}
-		c.flights[key] = f
-		go c.fetch(key, subject, f)
-	}
+	f := c.flight(key, subject, false)
 	c.mu.Unlock()
 	select {
 	case <-f.done:
@@ -245,15 +255,44 @@ func (c *Client) Token(ctx context.Context, subject string) (string, error) {
 	}
 }
 
-// Invalidate drops token, which the upstream refused, when it is still
-// the one cached for subject: the next Token fetches another.
-func (c *Client) Invalidate(subject, token string) {
+// flight is the fetch of key's token under way, or one started now; c.mu
+// is held.
+func (c *Client) flight(key [sha256.Size]byte, subject string, renewal bool) *flight {
+	f := c.flights[key]
+	if f == nil {
+		f = &flight{done: make(chan struct{}), renewal: renewal}
+		c.flights[key] = f
+		go c.fetch(key, subject, f)
+	}
+	return f
+}
+
+// Refused tells the client that the upstream answered 401 to token, and
+// reports whether Token now gives subject another one (renewed), or
+// whether the refusal is the upstream's answer. A token still cached is
+// dropped and another fetched at once, unless it was itself fetched to
+// replace a refused token less than RenewCooldown ago. A token that is no
+// longer the cached one has been replaced already (renewed); one never
+// cached (it lives no longer than RefreshMargin) was fresh.
+func (c *Client) Refused(subject, token string) (renewed bool) {
+	if !c.OnBehalf() {
+		subject = ""
+	}
 	key := c.key(subject)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.tokens[key]; e != nil && e.token == token {
-		c.drop(key, e)
+	e := c.tokens[key]
+	switch {
+	case e == nil:
+		return c.flights[key] != nil
+	case e.token != token:
+		return true
+	case e.renewal && c.now().Sub(e.fetched) < RenewCooldown:
+		return false
 	}
+	c.drop(key, e)
+	c.flight(key, subject, true)
+	return true
 }
 
 // key is the cache key: a hash of the caller's token for an exchange (so
@@ -283,27 +322,37 @@ func (c *Client) fetch(key [sha256.Size]byte, subject string, f *flight) {
 	if lifetime <= RefreshMargin {
 		return // serves the requests that waited for it, and no later one
 	}
-	c.put(key, &entry{token: tok, refreshAt: c.now().Add(lifetime - RefreshMargin)})
+	now := c.now()
+	c.put(key, &entry{token: tok, refreshAt: now.Add(lifetime - RefreshMargin), renewal: f.renewal, fetched: now})
 }
 
 // entryBytes is what an entry costs, about: its token, key and the map's share.
 func entryBytes(e *entry) int { return len(e.token) + 2*sha256.Size + 64 }
 
+// put caches e. Past a bound, one pass drops every entry due for
+// refresh, which no Token returns any more, and finds the one due soonest
+// of the others, which gives way if that was not enough.
 func (c *Client) put(key [sha256.Size]byte, e *entry) {
 	c.tokens[key] = e
 	c.bytes += entryBytes(e)
 	if !c.OnBehalf() {
 		return
 	}
+	now := c.now()
 	for len(c.tokens) > MaxExchangedTokens || c.bytes > MaxExchangedBytes {
 		var soonest [sha256.Size]byte
 		var victim *entry
 		for k, v := range c.tokens {
-			if victim == nil || v.refreshAt.Before(victim.refreshAt) {
+			switch {
+			case !now.Before(v.refreshAt):
+				c.drop(k, v)
+			case victim == nil || v.refreshAt.Before(victim.refreshAt):
 				soonest, victim = k, v
 			}
 		}
-		c.drop(soonest, victim)
+		if victim != nil && (len(c.tokens) > MaxExchangedTokens || c.bytes > MaxExchangedBytes) {
+			c.drop(soonest, victim)
+		}
 	}
 }
 
@@ -377,11 +426,12 @@ func (c *Client) request(ctx context.Context, subject string) (string, time.Dura
 	}
 	lifetime := DefaultLifetime
 	if answer.ExpiresIn != "" {
-		secs, err := answer.ExpiresIn.Int64()
-		if err != nil || secs < 0 {
+		// Any JSON number (3600, 3600.0, 3.6e3), cut to whole seconds.
+		secs, err := strconv.ParseFloat(string(answer.ExpiresIn), 64)
+		if err != nil || !(secs >= 0 && secs < math.MaxInt64) {
 			return "", 0, c.fail("its expires_in is not a number of seconds", nil, subject)
 		}
-		lifetime = time.Duration(min(secs, int64(365*24*time.Hour/time.Second))) * time.Second
+		lifetime = time.Duration(min(int64(secs), int64(365*24*time.Hour/time.Second))) * time.Second
 	}
 	return answer.AccessToken, lifetime, nil
 }

@@ -1,6 +1,7 @@
 package upstreamauth_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -154,6 +155,18 @@ func TestTokenExchangePerCaller(t *testing.T) {
 	}
 }
 
+// A subject reaching a client-credentials client is never sent: the one
+// token is the agent's own, shared by every caller.
+func TestClientCredentialsSendNoSubject(t *testing.T) {
+	p := newIdP(t, 3600)
+	c := newClient(t, upstreamauth.Config{TokenURL: p.URL})
+	alice, _ := c.Token(context.Background(), "alice-token")
+	bob, _ := c.Token(context.Background(), "bob-token")
+	if alice != "tok-1" || bob != "tok-1" || p.Form(0).Has("subject_token") {
+		t.Fatalf("tokens %q, %q after the form %v; want tok-1 for both, no subject_token", alice, bob, p.Form(0))
+	}
+}
+
 func TestErrorsNameTheEndpointNeverTheSecret(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
@@ -218,23 +231,54 @@ func TestConfigChecks(t *testing.T) {
 	}
 }
 
-func TestTransportRetriesA401OnceWithAFreshToken(t *testing.T) {
-	p := newIdP(t, 3600)
-	c := newClient(t, upstreamauth.Config{TokenURL: p.URL})
-	var seen []string
-	refuse := map[string]bool{"tok-1": true}
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		auth := r.Header.Get("Authorization")
-		seen = append(seen, auth+" "+string(body))
-		if refuse[strings.TrimPrefix(auth, "Bearer ")] {
-			w.WriteHeader(http.StatusUnauthorized)
-		}
-	}))
-	defer api.Close()
-	rt := &upstreamauth.Transport{Base: http.DefaultTransport, Client: c}
-	send := func() int {
-		req, _ := http.NewRequest(http.MethodPost, api.URL, strings.NewReader("payload"))
+// refusingAPI is an upstream that records the Authorization and body of
+// each request, and answers 401 to the tokens in refuse.
+type refusingAPI struct {
+	mu     sync.Mutex
+	seen   []string
+	refuse map[string]bool
+}
+
+func (a *refusingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	auth := r.Header.Get("Authorization")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seen = append(a.seen, strings.TrimPrefix(auth, "Bearer ")+" "+string(body))
+	if a.refuse[strings.TrimPrefix(auth, "Bearer ")] {
+		w.WriteHeader(http.StatusUnauthorized)
+	}
+}
+
+// refuseToo adds tokens to those refused.
+func (a *refusingAPI) refuseToo(tokens ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, tok := range tokens {
+		a.refuse[tok] = true
+	}
+}
+
+// take returns what was seen since the last take.
+func (a *refusingAPI) take() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	seen := a.seen
+	a.seen = nil
+	return seen
+}
+
+// newRefusingAPI starts an upstream refusing tokens, and a transport to it
+// with a client of p whose clock is clk.
+func newRefusingAPI(t *testing.T, p *oauthtest.Server, clk *clock, tokens ...string) (*refusingAPI, func(ctx context.Context) int) {
+	api := &refusingAPI{refuse: map[string]bool{}}
+	api.refuseToo(tokens...)
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	rt := &upstreamauth.Transport{Base: http.DefaultTransport, Client: newClient(t, upstreamauth.Config{TokenURL: p.URL, Now: clk.Now})}
+	return api, func(ctx context.Context) int {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("payload"))
 		resp, err := rt.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
@@ -242,23 +286,65 @@ func TestTransportRetriesA401OnceWithAFreshToken(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if got := send(); got != http.StatusOK {
-		t.Fatalf("status %d after a refreshed token, want 200", got)
+}
+
+// A request that may be sent twice is sent once more, body replayed, with
+// the token that replaces the one refused. That token refused too is the
+// upstream's answer for RenewCooldown: an upstream that refuses every
+// token costs a fetch per RenewCooldown, not one per request.
+func TestTransportResendsARefusedRequestOnce(t *testing.T) {
+	p := newIdP(t, 3600)
+	clk := &clock{now: time.Unix(1_000_000, 0)}
+	api, send := newRefusingAPI(t, p, clk, "tok-1")
+	resend := upstreamauth.WithResend(context.Background())
+	for _, step := range []struct {
+		name       string
+		refuse     []string
+		wait       time.Duration
+		status     int
+		seen       []string
+		fetchesNow int
+	}{
+		{"tok-1 refused: tok-2", nil, 0, http.StatusOK, []string{"tok-1 payload", "tok-2 payload"}, 2},
+		{"tok-2 refused: the answer", []string{"tok-2"}, 0, http.StatusUnauthorized, []string{"tok-2 payload"}, 2},
+		{"again, no fetch", nil, upstreamauth.RenewCooldown - time.Second, http.StatusUnauthorized, []string{"tok-2 payload"}, 2},
+		{"after the cooldown, once more", []string{"tok-3"}, time.Second, http.StatusUnauthorized, []string{"tok-2 payload", "tok-3 payload"}, 3},
+		{"and the cooldown again", nil, 0, http.StatusUnauthorized, []string{"tok-3 payload"}, 3},
+	} {
+		api.refuseToo(step.refuse...)
+		clk.add(step.wait)
+		got := send(resend)
+		if seen := api.take(); got != step.status || fmt.Sprint(seen) != fmt.Sprint(step.seen) || p.Fetches() != step.fetchesNow {
+			t.Fatalf("%s: status %d after %q, %d fetches; want %d after %q, %d fetches",
+				step.name, got, seen, p.Fetches(), step.status, step.seen, step.fetchesNow)
+		}
 	}
-	if want := []string{"Bearer tok-1 payload", "Bearer tok-2 payload"}; fmt.Sprint(seen) != fmt.Sprint(want) {
+}
+
+// A request not marked WithResend is sent once: its 401 is the answer,
+// and the next request has the token that replaces the one refused.
+func TestTransportSendsOtherRequestsOnce(t *testing.T) {
+	p := newIdP(t, 3600)
+	api, send := newRefusingAPI(t, p, &clock{now: time.Unix(1_000_000, 0)}, "tok-1")
+	ctx := context.Background()
+	if got := send(ctx); got != http.StatusUnauthorized {
+		t.Fatalf("status %d, want the 401", got)
+	}
+	if got := send(ctx); got != http.StatusOK {
+		t.Fatalf("next request: status %d, want 200", got)
+	}
+	if seen, want := api.take(), []string{"tok-1 payload", "tok-2 payload"}; fmt.Sprint(seen) != fmt.Sprint(want) {
 		t.Fatalf("upstream saw %q, want %q", seen, want)
-	}
-	// Only once: a second 401 is the answer.
-	refuse["tok-2"], refuse["tok-3"] = true, true
-	seen = nil
-	if got := send(); got != http.StatusUnauthorized || len(seen) != 2 {
-		t.Fatalf("status %d after %d requests (%q), want 401 after 2", got, len(seen), seen)
 	}
 }
 
 // memoryEndpoint is a token endpoint in memory: it answers each exchange
-// with a token naming its subject, and counts the requests.
-type memoryEndpoint struct{ fetches atomic.Int32 }
+// with a token naming its subject, living expiresIn (3600 when "") as
+// written, and counts the requests.
+type memoryEndpoint struct {
+	fetches   atomic.Int32
+	expiresIn string
+}
 
 func (m *memoryEndpoint) RoundTrip(req *http.Request) (*http.Response, error) {
 	body, _ := io.ReadAll(req.Body)
@@ -266,7 +352,49 @@ func (m *memoryEndpoint) RoundTrip(req *http.Request) (*http.Response, error) {
 	form, _ := url.ParseQuery(string(body))
 	m.fetches.Add(1)
 	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-		Body: io.NopCloser(strings.NewReader(`{"access_token":"for-` + form.Get("subject_token") + `","token_type":"Bearer","expires_in":3600}`))}, nil
+		Body: io.NopCloser(strings.NewReader(`{"access_token":"for-` + form.Get("subject_token") + `","token_type":"Bearer","expires_in":` + cmp.Or(m.expiresIn, "3600") + `}`))}, nil
+}
+
+// expires_in is any JSON number of seconds, a fraction cut off.
+func TestExpiresInAnyJSONNumber(t *testing.T) {
+	for _, tc := range []struct {
+		expiresIn string
+		lifetime  time.Duration // 0: refused
+	}{
+		{"3600", time.Hour},
+		{"3600.0", time.Hour},
+		{"1e3", 1000 * time.Second},
+		{"3.6E+3", time.Hour},
+		{"59.9", 59 * time.Second},
+		{"-1", 0},
+		{"-0.5", 0},
+		{"1e19", 0},
+		{"1e400", 0},
+	} {
+		t.Run(tc.expiresIn, func(t *testing.T) {
+			endpoint := &memoryEndpoint{expiresIn: tc.expiresIn}
+			clk := &clock{now: time.Unix(1_000_000, 0)}
+			c := newClient(t, upstreamauth.Config{TokenURL: "https://idp.example.com/token", Transport: endpoint, Now: clk.Now})
+			_, err := c.Token(context.Background(), "")
+			if tc.lifetime == 0 {
+				if err == nil || !strings.Contains(err.Error(), "its expires_in is not a number of seconds") {
+					t.Fatalf("error %v, want expires_in refused", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.add(tc.lifetime - upstreamauth.RefreshMargin - time.Nanosecond)
+			c.Token(context.Background(), "")
+			kept := endpoint.fetches.Load() == 1
+			clk.add(time.Nanosecond)
+			c.Token(context.Background(), "")
+			if !kept || endpoint.fetches.Load() != 2 {
+				t.Fatalf("kept until the margin: %v; fetched again at it: %v; want both", kept, endpoint.fetches.Load() == 2)
+			}
+		})
+	}
 }
 
 // Exchanged tokens are bounded in count: past MaxExchangedTokens, the one
@@ -289,5 +417,11 @@ func TestExchangedTokensBounded(t *testing.T) {
 	}
 	if tok, _ := c.Token(ctx, "caller-0"); tok != "for-caller-0" || endpoint.fetches.Load() != before+1 {
 		t.Fatalf("caller-0: %q after %d fetches; want it fetched again, having given way", tok, endpoint.fetches.Load()-before)
+	}
+	// Once they are all due for refresh, the next token past the bound
+	// sweeps them all.
+	clk.add(time.Hour)
+	if _, err := c.Token(ctx, "caller-last"); err != nil || c.Cached() != 1 {
+		t.Fatalf("after the next token, %d cached (%v); want 1: those due for refresh swept", c.Cached(), err)
 	}
 }
