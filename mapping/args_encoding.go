@@ -74,10 +74,11 @@ func formEncoding(declared paramEncoding, v any) paramEncoding {
 var argRef = regexp.MustCompile(`^\s*args\.([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 
 // queryEncoding is how the query parameter of template t is sent: as the
-// argument it is declares (form, exploded, unless it says otherwise). Any
-// other value is a value or a list, repeating the name: an object no
-// argument declares is refused, so that the caller's data adds no
-// parameter the skill does not name.
+// argument it is declares (form, exploded, unless it says otherwise; an
+// exploded object sends only its declared properties). Any other value is
+// a value or a list, repeating the name: an object no argument declares
+// is refused, so that the caller's data adds no parameter the skill does
+// not name.
 func (l *loader) queryEncoding(t *template) paramEncoding {
 	if l.schema != nil && len(t.parts) == 1 && t.parts[0].prog != nil {
 		if m := argRef.FindStringSubmatch(t.parts[0].src); m != nil {
