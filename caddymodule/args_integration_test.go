@@ -25,6 +25,7 @@ skills:
         properties: {city: {type: string, required: true}, zip: string}
       tags: {type: array, items: {type: string, max_length: 4}, max_items: 2}
       metadata: {type: [object, string]}
+      doc: file
     request: {method: POST, path: /orders, body_format: form, body: args}
 `
 
@@ -33,7 +34,8 @@ skills:
 // an item's length, a union's types) is refused over A2A as input-required
 // and over MCP as a wrong type is, naming the argument and the rule, with
 // no upstream request; a value that keeps them is sent, its object as
-// deepObject in the form body.
+// deepObject in the form body, and a file, whose bytes a form cannot send,
+// is refused (it recursed without end, taking Caddy down).
 func TestIntegrationArgumentRules(t *testing.T) {
 	var mu sync.Mutex
 	var bodies []string
@@ -141,6 +143,17 @@ func TestIntegrationArgumentRules(t *testing.T) {
 		t.Fatalf("a call that keeps the rules: %s %+v", r.Result, r.Error)
 	}
 	if got := sent(); len(got) != 1 || got[0] != "address[city]=Paris&code=ABC&metadata[k]=v&tags=a&tags=b" {
+		t.Errorf("the upstream got %q", got)
+	}
+
+	r = a.call("1.0", sendMessage("order", `{"code": "ABC", "doc": {"bytes": "aGk=", "name": "a.txt"}}`))
+	if r.Error != nil {
+		t.Fatalf("a file in a form body: %+v", r.Error)
+	}
+	if st := decodeTask10(t, r.Result).Status; st.State != "TASK_STATE_REJECTED" || !strings.Contains(string(r.Result), "the form field doc[bytes] holds a list") {
+		t.Errorf("a file in a form body: %s", r.Result)
+	}
+	if got := sent(); len(got) != 1 {
 		t.Errorf("the upstream got %q", got)
 	}
 }

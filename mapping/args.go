@@ -87,16 +87,19 @@ func (s *argSchema) find(name string) *argument {
 var argName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // convertData checks a JSON value against a declared argument; it returns
-// the value converted (JSON numbers become int for integer arguments) or
-// what is wrong with it, naming the nested value that breaks a rule.
+// the value converted (a JSON number becomes an int for an integer
+// argument; the values nested in an array or an object are checked, and
+// kept as they came) or what is wrong with it, naming the nested value
+// that breaks a rule.
 func convertData(v any, a *argument) (any, string) {
 	out, where, what := a.conform(v, a.name)
 	return out, problemAt(a.name, where, what)
 }
 
 // conform converts v to the first of a's types it fits and checks a's enum
-// and rules; path names v in messages (address.city, tags[2]). It returns
-// the value, or where the problem is and what it is.
+// and rules, its nested values' too; path names v in messages
+// (address.city, tags[2]). It returns v converted (not the values nested
+// in it), or where the problem is and what it is.
 func (a *argument) conform(v any, path string) (out any, where, what string) {
 	if a.typ == argFile {
 		out, what = fileFromData(v)
@@ -242,7 +245,7 @@ func fileFromData(v any) (any, string) {
 func convertText(s string, a *argument) (any, string) {
 	out, t := firstType(a, s, textAs)
 	if out == nil {
-		return nil, fmt.Sprintf("must be %s, not %q", a.typesArticle(), s)
+		return nil, fmt.Sprintf("must be %s, not %q", a.typesArticle(), shorten(s))
 	}
 	_, where, what := a.check(out, t, a.name)
 	if what != "" {
@@ -286,7 +289,7 @@ func enumProblem(v any, a *argument) string {
 		vals[i], _ = scalarString(x)
 	}
 	got, _ := scalarString(v)
-	return fmt.Sprintf("must be one of %s, not %q", strings.Join(vals, ", "), got)
+	return fmt.Sprintf("must be one of %s, not %q", strings.Join(vals, ", "), shorten(got))
 }
 
 // typesArticle names a's type, or its union's types: "an object or a string".

@@ -32,7 +32,19 @@ var styleNames = [...]string{styleForm: "form", styleSpaceDelimited: "spaceDelim
 type paramEncoding struct {
 	style               paramStyle
 	explode, explodeSet bool
+	// keys are the only keys an exploded form object may send, its
+	// argument's declared properties: the caller's data adds no parameter
+	// the skill does not name.
+	keys []string
 }
+
+// The most bytes a query and a form body the agent encodes may take,
+// enforced as they are written: deepObject repeats each value's path, so
+// a small value could make a large one.
+const (
+	maxQueryBytes = 1 << 20
+	maxFormBytes  = 16 << 20
+)
 
 // resolve is the encoding with OpenAPI's defaults: unset, the style is
 // unsetStyle; explode is true for form, false for the others.
@@ -62,15 +74,18 @@ func formEncoding(declared paramEncoding, v any) paramEncoding {
 var argRef = regexp.MustCompile(`^\s*args\.([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 
 // queryEncoding is how the query parameter of template t is sent: as the
-// argument it is declares (form, exploded, unless it says otherwise). Any
-// other value is a value or a list, repeating the name: an object no
-// argument declares is refused, so that the caller's data adds no
-// parameter the skill does not name.
+// argument it is declares (form, exploded, unless it says otherwise; an
+// exploded object sends only its declared properties). Any other value is
+// a value or a list, repeating the name: an object no argument declares
+// is refused, so that the caller's data adds no parameter the skill does
+// not name.
 func (l *loader) queryEncoding(t *template) paramEncoding {
 	if l.schema != nil && len(t.parts) == 1 && t.parts[0].prog != nil {
 		if m := argRef.FindStringSubmatch(t.parts[0].src); m != nil {
 			if a := l.schema.find(m[1]); a != nil {
-				return a.encoding.resolve(styleForm)
+				e := a.encoding.resolve(styleForm)
+				e.keys = a.propertyNames()
+				return e
 			}
 		}
 	}
@@ -85,11 +100,13 @@ func (l *loader) formFields() map[string]paramEncoding {
 	}
 	var out map[string]paramEncoding
 	for i := range l.schema.args {
-		if a := &l.schema.args[i]; a.encoding != (paramEncoding{}) {
+		if a := &l.schema.args[i]; a.encoding.style != styleUnset || a.encoding.explodeSet {
 			if out == nil {
 				out = map[string]paramEncoding{}
 			}
-			out[a.name] = a.encoding
+			e := a.encoding
+			e.keys = a.propertyNames()
+			out[a.name] = e
 		}
 	}
 	return out
@@ -114,6 +131,22 @@ func (l *loader) paramEncoding(nodes map[string]*yaml.Node, key string, a *argum
 	if n := nodes["explode"]; n != nil {
 		a.encoding.explode, a.encoding.explodeSet = l.boolean(n, key+".explode"), true
 	}
+	if e := a.encoding; e.style == styleForm && (e.explode || !e.explodeSet) && a.hasType(argObject) && len(a.propertyNames()) == 0 {
+		l.errorf(nodes["style"], key+".style", "an exploded form object sends only its declared properties, and this one declares none: "+
+			"declare its properties, or send it whole with explode: false or style: deepObject")
+	}
+}
+
+// propertyNames are the names of a's declared properties.
+func (a *argument) propertyNames() []string {
+	if a.rules == nil {
+		return nil
+	}
+	names := make([]string, len(a.rules.properties))
+	for i := range a.rules.properties {
+		names[i] = a.rules.properties[i].name
+	}
+	return names
 }
 
 // paramWriter appends parameters to a query or a form body, name=value
@@ -125,6 +158,8 @@ type paramWriter struct {
 	// taken are the names of the other parameters (unescaped), which an
 	// exploded object may not add again.
 	taken []string
+	// limit is the most bytes b may hold (maxQueryBytes, maxFormBytes).
+	limit int
 }
 
 // next starts a parameter, after the '&' that ends the one before.
@@ -134,12 +169,17 @@ func (w *paramWriter) next() {
 	}
 }
 
-// pair appends a parameter, its name and value escaped.
-func (w *paramWriter) pair(name, value string) {
+// pair appends a parameter, its name and value escaped, or refuses it
+// when it would pass the limit.
+func (w *paramWriter) pair(name, value string) error {
+	if len(w.b)+1+len(name)+1+len(value) > w.limit {
+		return &inputError{fmt.Sprintf("the %ss would take more than %s", w.what, formatBytes(int64(w.limit)))}
+	}
 	w.next()
 	w.b = append(w.b, name...)
 	w.b = append(w.b, '=')
 	w.b = append(w.b, value...)
+	return nil
 }
 
 // param appends the parameter name (escaped) holding v, encoded as e
@@ -155,8 +195,7 @@ func (w *paramWriter) param(name string, v any, e paramEncoding) error {
 		return w.object(name, m, e)
 	}
 	if s, ok := scalarString(v); ok {
-		w.pair(name, url.QueryEscape(s))
-		return nil
+		return w.pair(name, url.QueryEscape(s))
 	}
 	if e.style == styleDeepObject || e.explode {
 		return forEach(v, func(x any) error {
@@ -167,8 +206,7 @@ func (w *paramWriter) param(name string, v any, e paramEncoding) error {
 			if !ok {
 				return w.refuse(name, x)
 			}
-			w.pair(name, url.QueryEscape(s))
-			return nil
+			return w.pair(name, url.QueryEscape(s))
 		})
 	}
 	var joined []byte
@@ -185,13 +223,13 @@ func (w *paramWriter) param(name string, v any, e paramEncoding) error {
 		return nil
 	})
 	if err == nil && n > 0 {
-		w.pair(name, string(joined))
+		err = w.pair(name, string(joined))
 	}
 	return err
 }
 
 func (w *paramWriter) refuse(name string, x any) error {
-	return &inputError{fmt.Sprintf("the %s %s holds a %s, not a value or a list of values", w.what, name, kindName(x))}
+	return &inputError{fmt.Sprintf("the %s %s holds a %s, not a value or a list of values", w.what, shorten(name), kindName(x))}
 }
 
 // joinValue appends the n-th value (from 0) to a parameter whose values
@@ -215,10 +253,13 @@ func (w *paramWriter) object(name string, m map[string]any, e paramEncoding) err
 	case e.style == styleUnset:
 		return w.refuse(name, m)
 	case e.style == styleDeepObject:
-		return w.deep(name, m)
-	case e.explode: // form: each key is a parameter of its own, holding a value or a list
+		return w.deep(name, name, m, 0)
+	case e.explode: // form: each declared key is a parameter of its own, holding a value or a list
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if slices.Contains(w.taken, k) {
+			switch {
+			case !slices.Contains(e.keys, k):
+				return &inputError{fmt.Sprintf("the %s %s holds the key %s, which its argument does not declare", w.what, name, shorten(k))}
+			case slices.Contains(w.taken, k):
 				return &inputError{fmt.Sprintf("the %s %s holds the key %s, which is another %s", w.what, name, k, w.what)}
 			}
 			if err := w.param(url.QueryEscape(k), m[k], paramEncoding{explode: true}); err != nil {
@@ -235,37 +276,45 @@ func (w *paramWriter) object(name string, m map[string]any, e paramEncoding) err
 		}
 		s, ok := scalarString(m[k])
 		if !ok {
-			return &inputError{fmt.Sprintf("the %s %s holds %s, a %s, not a value", w.what, name, k, kindName(m[k]))}
+			return &inputError{fmt.Sprintf("the %s %s holds %s, a %s, not a value", w.what, name, shorten(k), kindName(m[k]))}
 		}
 		joined, n = joinValue(joinValue(joined, n, k, e.style), n+1, s, e.style), n+2
 	}
 	if n > 0 {
-		w.pair(name, string(joined))
+		return w.pair(name, string(joined))
 	}
 	return nil
 }
 
-// deep appends v under name as deepObject does: an object's keys in
-// brackets, a list's indexes in brackets, nested as deep as the value.
-func (w *paramWriter) deep(name string, v any) error {
-	switch v := v.(type) {
-	case nil:
+// deep appends v, at depth levels below the parameter field, under name
+// as deepObject does: an object's keys in brackets, a list's indexes in
+// brackets, nested at most MaxArgumentDepth levels deep; any other value that
+// is not a scalar (a file's bytes, a time) is refused.
+func (w *paramWriter) deep(field, name string, v any, depth int) error {
+	if v == nil {
 		return nil
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			if err := w.deep(name+"["+url.QueryEscape(k)+"]", v[k]); err != nil {
+	}
+	if s, ok := scalarString(v); ok {
+		return w.pair(name, url.QueryEscape(s))
+	}
+	m, isMap := v.(map[string]any)
+	isList := dataAs(v, argArray) != nil
+	switch {
+	case !isMap && !isList:
+		return w.refuse(name, v)
+	case depth == MaxArgumentDepth:
+		return &inputError{fmt.Sprintf("the %s %s nests more than %d levels deep", w.what, field, MaxArgumentDepth)}
+	case isMap:
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if err := w.deep(field, name+"["+url.QueryEscape(k)+"]", m[k], depth+1); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if s, ok := scalarString(v); ok {
-		w.pair(name, url.QueryEscape(s))
-		return nil
-	}
 	i := 0
 	return forEach(v, func(x any) error {
-		err := w.deep(name+"["+strconv.Itoa(i)+"]", x)
+		err := w.deep(field, name+"["+strconv.Itoa(i)+"]", x, depth+1)
 		i++
 		return err
 	})

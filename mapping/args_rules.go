@@ -5,12 +5,14 @@ package mapping
 // call and published in the argument's JSON Schema.
 
 import (
+	"cmp"
 	"fmt"
 	"net/mail"
 	"net/netip"
 	"net/url"
 	"reflect"
 	"regexp"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -30,8 +32,37 @@ type argRules struct {
 
 // bound is a minimum or a maximum; exclusive leaves the value itself out.
 type bound struct {
-	value     float64
+	value float64
+	// integer is the bound exactly, when it is written as an integer: an
+	// integer value is compared with it, beyond 2^53 too.
+	integer   *int64
 	exclusive bool
+}
+
+// compare is -1, 0 or +1 as v, a number, is less than, equal to or greater
+// than b.
+func (b *bound) compare(v any) int {
+	if i, ok := v.(int); ok && b.integer != nil {
+		return cmp.Compare(int64(i), *b.integer)
+	}
+	f, _ := toFloat(v)
+	return cmp.Compare(f, b.value)
+}
+
+// text is b as the file writes it.
+func (b *bound) text() string {
+	if b.integer != nil {
+		return strconv.FormatInt(*b.integer, 10)
+	}
+	return numberText(b.value)
+}
+
+// number is b as published: exact when it is an integer.
+func (b *bound) number() any {
+	if b.integer != nil {
+		return *b.integer
+	}
+	return b.value
 }
 
 // check applies the rules to v, a value of type t; it returns where the
@@ -41,8 +72,7 @@ func (r *argRules) check(v any, t argType, path string) (where, what string) {
 	case argString:
 		return path, r.checkString(v.(string))
 	case argInteger, argNumber:
-		f, _ := toFloat(v)
-		return path, r.checkNumber(f)
+		return path, r.checkNumber(v)
 	case argArray:
 		return r.checkArray(reflect.ValueOf(v), path)
 	case argObject:
@@ -59,10 +89,10 @@ func (r *argRules) checkString(s string) string {
 		}
 	}
 	if r.pattern != nil && !r.pattern.MatchString(s) {
-		return fmt.Sprintf("must match the pattern %s, not %q", r.pattern, s)
+		return fmt.Sprintf("must match the pattern %s, not %q", r.pattern, shorten(s))
 	}
 	if f, checked := checkedFormats[r.format]; checked && !f.valid(s) {
-		return fmt.Sprintf("must be %s (format %s), not %q", f.what, r.format, s)
+		return fmt.Sprintf("must be %s (format %s), not %q", f.what, r.format, shorten(s))
 	}
 	return ""
 }
@@ -79,25 +109,26 @@ func countProblem(n int, least, most *int, unit string) string {
 	return ""
 }
 
-func (r *argRules) checkNumber(f float64) string {
+// checkNumber checks v, an int or a float64, against the range.
+func (r *argRules) checkNumber(v any) string {
 	switch m := r.minimum; {
 	case m == nil:
-	case m.exclusive && f <= m.value:
-		return fmt.Sprintf("must be greater than %s, not %s", numberText(m.value), numberText(f))
-	case !m.exclusive && f < m.value:
-		return fmt.Sprintf("must be at least %s, not %s", numberText(m.value), numberText(f))
+	case m.exclusive && m.compare(v) <= 0:
+		return fmt.Sprintf("must be greater than %s, not %s", m.text(), numberText(v))
+	case !m.exclusive && m.compare(v) < 0:
+		return fmt.Sprintf("must be at least %s, not %s", m.text(), numberText(v))
 	}
 	switch m := r.maximum; {
 	case m == nil:
-	case m.exclusive && f >= m.value:
-		return fmt.Sprintf("must be less than %s, not %s", numberText(m.value), numberText(f))
-	case !m.exclusive && f > m.value:
-		return fmt.Sprintf("must be at most %s, not %s", numberText(m.value), numberText(f))
+	case m.exclusive && m.compare(v) >= 0:
+		return fmt.Sprintf("must be less than %s, not %s", m.text(), numberText(v))
+	case !m.exclusive && m.compare(v) > 0:
+		return fmt.Sprintf("must be at most %s, not %s", m.text(), numberText(v))
 	}
 	return ""
 }
 
-func numberText(f float64) string { s, _ := scalarString(f); return s }
+func numberText(v any) string { s, _ := scalarString(v); return s }
 
 func (r *argRules) checkArray(v reflect.Value, path string) (string, string) {
 	if what := countProblem(v.Len(), r.minItems, r.maxItems, "item"); what != "" {
@@ -179,9 +210,9 @@ func (r *argRules) schema(m map[string]any) {
 		switch {
 		case b == nil:
 		case b.exclusive:
-			m[exclusiveKey] = b.value
+			m[exclusiveKey] = b.number()
 		default:
-			m[key] = b.value
+			m[key] = b.number()
 		}
 	}
 	setBound("minimum", "exclusiveMinimum", r.minimum)

@@ -26,6 +26,7 @@ skills:
       phone: {type: string, format: phone}
       name: {type: string, min_length: 2, max_length: 5}
       count: {type: integer, minimum: 1, maximum: 100}
+      big: {type: integer, maximum: 9007199254740992}
       ratio: {type: number, exclusive_minimum: 0, exclusive_maximum: 1}
       address:
         type: object
@@ -71,6 +72,13 @@ func TestArgumentRules(t *testing.T) {
 		{"ipv6", map[string]any{"v6": "192.0.2.1"}, `v6: it must be an IPv6 address (format ipv6)`},
 		{"minimum", map[string]any{"count": 0.0}, `count: it must be at least 1, not 0`},
 		{"maximum", map[string]any{"count": 101.0}, `count: it must be at most 100, not 101`},
+		{"an integer beyond 2^53 against an integer bound", map[string]any{"big": json.Number("9007199254740993")},
+			`big: it must be at most 9007199254740992, not 9007199254740993`},
+		{"an integer bound kept", map[string]any{"big": json.Number("9007199254740992")}, ""},
+		{"a long value, quoted cut", map[string]any{"email": strings.Repeat("x", 100_000)},
+			`email: it must be an email address (format email), not "` + strings.Repeat("x", 300) + `…"`},
+		{"a long enum value, quoted cut", map[string]any{"level": strings.Repeat("x", 100_000)},
+			`level: it must be one of 1, 2, high, not "` + strings.Repeat("x", 300) + `…"`},
 		{"exclusive minimum", map[string]any{"ratio": 0.0}, `ratio: it must be greater than 0, not 0`},
 		{"exclusive maximum", map[string]any{"ratio": 1.0}, `ratio: it must be less than 1, not 1`},
 		{"type still first", map[string]any{"count": "many"}, `count: it must be an integer, not a string`},
@@ -98,7 +106,7 @@ func TestArgumentRules(t *testing.T) {
 			}
 			noRequest(t, ch)
 			if out.State != a2a.TaskStateInputRequired || !strings.Contains(messageText(out), "cannot use the argument "+tt.why) {
-				t.Errorf("state %v, message %q\nwant it to say %q", out.State, messageText(out), tt.why)
+				t.Errorf("state %v, message %.500q\nwant it to say %.500q", out.State, messageText(out), tt.why)
 			}
 		})
 	}
@@ -217,6 +225,8 @@ func TestArgumentRulesErrors(t *testing.T) {
 		{"unknown style", "      x: {type: object, style: matrix}\n", `arguments.x.style: must be form, spaceDelimited, pipeDelimited or deepObject, not "matrix"`},
 		{"deepObject for an array", "      x: {type: array, style: deepObject}\n", `arguments.x.style: deepObject is only for arguments of type object`},
 		{"explode not a boolean", "      x: {type: array, explode: sometimes}\n", `arguments.x.explode: must be true or false`},
+		{"an exploded form object without properties", "      x: {type: [object, string], style: form}\n",
+			`arguments.x.style: an exploded form object sends only its declared properties, and this one declares none`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,7 +240,10 @@ func TestArgumentRulesErrors(t *testing.T) {
 
 // Objects and lists in a query or a form body are sent as their
 // argument's style and explode say, OpenAPI's defaults otherwise; a form
-// field with no style sends an object as deepObject.
+// field with no style sends an object as deepObject. What the caller's
+// data could make of them is bounded: an exploded object sends only its
+// declared keys, deepObject nests 8 levels at most and refuses what is
+// not a scalar, a map or a list, and the encoder stops at its budget.
 func TestParamStyles(t *testing.T) {
 	srv, ch := recorder(t, nil)
 	s := load(t, `upstream: {url: "http://ignored"}
@@ -239,18 +252,23 @@ skills:
     description: a form body
     arguments:
       address: object
-      exploded: {type: object, style: form}
+      exploded: {type: object, style: form, properties: {city: string, zip: string, tags: string}}
       flat: {type: object, style: form, explode: false}
+      photo: file
       tags: {type: array}
       spaced: {type: array, style: spaceDelimited}
       piped: {type: array, style: pipeDelimited}
       commas: {type: array, explode: false}
     request: {method: POST, path: /f, body_format: form, body: args}
+  - id: form_time
+    description: a time in a form body
+    request: {method: POST, path: /f, body_format: form, body: '{"at": {"when": now()}}'}
   - id: query
     description: a query
     arguments:
       filter: {type: object, style: deepObject}
-      exploded: object
+      exploded: {type: object, properties: {city: string, zip: string, filter: string, inner: object, ids: array}}
+      bare: object
       flat: {type: object, explode: false}
       tags: array
       piped: {type: array, style: pipeDelimited}
@@ -260,6 +278,7 @@ skills:
       query:
         filter: "{args.filter}"
         exploded: "{args.exploded}"
+        bare: "{args.bare}"
         flat: "{args.flat}"
         tags: "{args.tags}"
         piped: "{args.piped}"
@@ -283,6 +302,14 @@ skills:
 		{"form: commas", "form", map[string]any{"commas": []any{"a,1", "b"}}, "commas=a%2C1,b", ""},
 		{"form: an exploded key that is another field", "form", map[string]any{"exploded": map[string]any{"tags": "x"}, "tags": []any{"a"}},
 			"", "the form field exploded holds the key tags, which is another form field"},
+		{"form: an exploded key not declared", "form", map[string]any{"exploded": map[string]any{"city": "Paris", "admin": true}},
+			"", "the form field exploded holds the key admin, which its argument does not declare"},
+		{"form: a file's bytes", "form", map[string]any{"photo": map[string]any{"bytes": "aGk=", "name": "a.txt"}},
+			"", "the form field photo[bytes] holds a list, not a value"},
+		{"form: a time", "form_time", nil, "", "the form field at[when] holds a map, not a value"},
+		{"form: nested too deep", "form", map[string]any{"address": nest(9)}, "", "the form field address nests more than 8 levels deep"},
+		{"form: nested 8 levels deep", "form", map[string]any{"address": nest(8)}, "address[k][k][k][k][k][k][k][k]=v", ""},
+		{"form: past its 16 MiB, as it is written", "form", map[string]any{"address": wide(3)}, "", "the form fields would take more than 16 MiB"},
 		{"query: deepObject", "query", map[string]any{"filter": paris}, "filter[city]=Paris&filter[zip]=75001", ""},
 		{"query: form, exploded by default", "query", map[string]any{"exploded": paris}, "city=Paris&zip=75001", ""},
 		{"query: form, not exploded", "query", map[string]any{"flat": paris}, "flat=city,Paris,zip,75001", ""},
@@ -292,6 +319,11 @@ skills:
 		{"query: a map in an exploded object", "query", map[string]any{"exploded": map[string]any{"inner": map[string]any{"k": "v"}}},
 			"", "the query parameter inner holds a map"},
 		{"query: a list in an exploded object", "query", map[string]any{"exploded": map[string]any{"ids": []any{1.0, 2.0}}}, "ids=1&ids=2", ""},
+		{"query: an exploded key not declared", "query", map[string]any{"exploded": map[string]any{"city": "Paris", "admin": true}},
+			"", "the query parameter exploded holds the key admin, which its argument does not declare"},
+		{"query: an object without properties", "query", map[string]any{"bare": map[string]any{"admin": true}},
+			"", "the query parameter bare holds the key admin, which its argument does not declare"},
+		{"query: past its 1 MiB, as it is written", "query", map[string]any{"filter": wide(2)}, "", "the query parameters would take more than 1 MiB"},
 		{"query: a map no argument declares", "query", map[string]any{"other": map[string]any{"k": "v"}},
 			"", "the query parameter other holds a map"},
 	}
@@ -301,7 +333,7 @@ skills:
 			if tt.refused != "" {
 				noRequest(t, ch)
 				if out.State != a2a.TaskStateRejected || !strings.Contains(messageText(out), tt.refused) {
-					t.Errorf("state %v, message %q\nwant %q", out.State, messageText(out), tt.refused)
+					t.Errorf("state %v, message %.300q\nwant %q", out.State, messageText(out), tt.refused)
 				}
 				return
 			}
@@ -318,4 +350,28 @@ skills:
 			}
 		})
 	}
+}
+
+// nest is {"k": {"k": … "v"}}, levels objects deep.
+func nest(levels int) any {
+	var v any = "v"
+	for range levels {
+		v = map[string]any{"k": v}
+	}
+	return v
+}
+
+// wide is an object 8 levels deep of keys 1 KB long, keys a level: its
+// deepObject encoding repeats each leaf's 8 KB path, 2 MiB with two keys
+// a level (256 leaves), 52 MiB with three (6,561).
+func wide(keys int) any {
+	var v any = "v"
+	for range 8 {
+		level := map[string]any{}
+		for i := range keys {
+			level[fmt.Sprintf("%d%s", i, strings.Repeat("k", 1023))] = v
+		}
+		v = level
+	}
+	return v
 }

@@ -264,6 +264,9 @@ func (l *loader) bound(nodes map[string]*yaml.Node, key, inclusive, exclusive st
 		return nil
 	}
 	b.value = f
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		b.integer = &i
+	}
 	return b
 }
 

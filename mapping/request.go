@@ -143,7 +143,7 @@ func dotSegment(path string) bool {
 }
 
 func (r *request) buildQuery(m *vm.VM, vars *exprVars) (string, error) {
-	w := paramWriter{b: make([]byte, 0, r.querySize), what: "query parameter", taken: r.queryNames}
+	w := paramWriter{b: make([]byte, 0, r.querySize), what: "query parameter", taken: r.queryNames, limit: maxQueryBytes}
 	for i := range r.query {
 		q := &r.query[i]
 		if q.tpl == nil {
@@ -332,7 +332,7 @@ func encodeForm(v any, fields map[string]paramEncoding) ([]byte, error) {
 		return nil, fmt.Errorf("a form body must be a map, not a %s", kindName(v))
 	}
 	keys := slices.Sorted(maps.Keys(obj))
-	w := paramWriter{b: []byte{}, what: "form field", taken: keys}
+	w := paramWriter{b: []byte{}, what: "form field", taken: keys, limit: maxFormBytes}
 	for _, k := range keys {
 		if err := w.param(url.QueryEscape(k), obj[k], formEncoding(fields[k], obj[k])); err != nil {
 			return nil, err

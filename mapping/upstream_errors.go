@@ -43,7 +43,12 @@ func errorDetail(body []byte, mediaType string) string {
 
 // oneLine folds white space and cuts s to maxDetail bytes.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	return shorten(strings.Join(strings.Fields(s), " "))
+}
+
+// shorten cuts s to maxDetail bytes, at a character's start, marking the
+// cut with "…": what a message quotes of a value that may be long.
+func shorten(s string) string {
 	if len(s) <= maxDetail {
 		return s
 	}

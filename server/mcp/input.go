@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonx"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
 	"github.com/caddy-a2a/caddy-a2a/server"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
@@ -157,6 +158,9 @@ type formSchema struct {
 	Type       string                    `json:"type"`
 	Properties map[string]map[string]any `json:"properties"`
 	Required   []string                  `json:"required,omitempty"`
+	// asJSON are the types of the arguments asked as a string holding
+	// JSON, by name: the answer is read back as JSON of one of them.
+	asJSON map[string][]string
 }
 
 // formFormats are the string formats MCP's forms define: an argument's
@@ -165,25 +169,127 @@ type formSchema struct {
 // against the argument's whole schema.
 var formFormats = map[string]bool{"email": true, "uri": true, "date": true, "date-time": true}
 
+// formKeys are the keys a form's field of each type may have (MCP's
+// PrimitiveSchemaDefinition, 2025-11-25): a client may refuse a form with
+// any other (pattern, exclusiveMinimum, a number's enum…), so they are
+// left out, and the answer is still checked against the whole schema. An
+// array is a field only as a choice of strings (items with an enum).
+var formKeys = map[string][]string{
+	"string":  {"type", "title", "description", "default", "minLength", "maxLength", "format", "enum", "oneOf"},
+	"number":  {"type", "title", "description", "default", "minimum", "maximum"},
+	"integer": {"type", "title", "description", "default", "minimum", "maximum"},
+	"boolean": {"type", "title", "description", "default"},
+	"array":   {"type", "title", "description", "default", "minItems", "maxItems"},
+}
+
 // askedForm is the schema of the arguments an input-required message asks
 // for (mapping.AskedSchema, every argument in it required) as a form's;
 // nil when it asks for none by name.
 func askedForm(msg *a2a.Message) *formSchema {
+	return formOf(mapping.AskedSchema(msg))
+}
+
+// formOf is an object schema of arguments as a form's, each argument a
+// field MCP's forms define: nil when it has no properties.
+func formOf(schema any) *formSchema {
 	var form formSchema
 	// The schema is a Go map in memory, JSON once a shared store has
 	// held the task: read either as JSON.
-	if raw, err := json.Marshal(mapping.AskedSchema(msg)); err == nil {
+	if raw, err := json.Marshal(schema); err == nil {
 		_ = json.Unmarshal(raw, &form) // no properties: nothing asked by name
 	}
 	if len(form.Properties) == 0 {
 		return nil
 	}
-	for _, prop := range form.Properties {
-		if format, ok := prop["format"].(string); ok && !formFormats[format] {
-			delete(prop, "format")
+	for name, prop := range form.Properties {
+		field, types := formField(prop)
+		form.Properties[name] = field
+		if types != nil {
+			if form.asJSON == nil {
+				form.asJSON = map[string][]string{}
+			}
+			form.asJSON[name] = types
 		}
 	}
 	return &form
+}
+
+// formField is prop, an argument's JSON Schema, as a form's field: the
+// keys its type may have, or, for a union, an object (a file too) or an
+// array that is no choice of strings, a string holding JSON, with the
+// types the JSON may be of.
+func formField(prop map[string]any) (field map[string]any, asJSON []string) {
+	typ, _ := prop["type"].(string)
+	keys := formKeys[typ]
+	items, _ := prop["items"].(map[string]any)
+	var choice map[string]any // MCP's multi-select: an array of strings with an enum
+	switch {
+	case items["type"] != "string":
+	case items["enum"] != nil:
+		choice = map[string]any{"type": "string", "enum": items["enum"]}
+	case items["oneOf"] != nil:
+		choice = map[string]any{"anyOf": items["oneOf"]}
+	}
+	if keys == nil || typ == "array" && choice == nil {
+		union, _ := prop["type"].([]any)
+		for _, t := range union {
+			name, _ := t.(string)
+			asJSON = append(asJSON, name)
+		}
+		if asJSON == nil {
+			asJSON = []string{typ}
+		}
+		desc, _ := prop["description"].(string)
+		desc = strings.TrimSpace(desc + " As JSON (" + strings.Join(asJSON, " or ") + ").")
+		return map[string]any{"type": "string", "description": desc}, asJSON
+	}
+	field = map[string]any{}
+	for _, k := range keys {
+		if v, ok := prop[k]; ok {
+			field[k] = v
+		}
+	}
+	if format, ok := field["format"].(string); ok && !formFormats[format] {
+		delete(field, "format")
+	}
+	if choice != nil {
+		field["items"] = choice
+	}
+	return field, nil
+}
+
+// answer is the value an answer v gives the argument name: for one asked
+// as JSON, the text read as JSON when that is a value of one of its types,
+// else v as it is (the text of a union's string).
+func (f *formSchema) answer(name string, v any) any {
+	if f == nil {
+		return v
+	}
+	types := f.asJSON[name]
+	s, isText := v.(string)
+	var read any
+	if types == nil || !isText || jsonx.UnmarshalKeepingIntegers([]byte(s), &read) != nil || !slices.Contains(types, jsonType(read)) &&
+		!(slices.Contains(types, "integer") && jsonType(read) == "number") {
+		return v
+	}
+	return read
+}
+
+// jsonType is the JSON Schema type of a decoded JSON value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	}
+	return "number"
 }
 
 // askText is what a call whose task asks for input (msg) tells an MCP
@@ -272,7 +378,8 @@ func (b *binding) resume(ctx context.Context, in *inbound, req *sdk.CallToolRequ
 // content's only member, whatever its client named it.
 func answers(asking *a2a.Message, responses sdk.InputResponseMap) (content map[string]any, refusal string, err error) {
 	var asked map[string]map[string]any
-	if form := askedForm(asking); form != nil {
+	form := askedForm(asking)
+	if form != nil {
 		asked = form.Properties
 	}
 	keys := slices.Sorted(maps.Keys(asked))
@@ -301,11 +408,11 @@ func answers(asking *a2a.Message, responses sdk.InputResponseMap) (content map[s
 		if key == wholeForm {
 			for name, v := range answer.Content {
 				if _, ok := asked[name]; ok {
-					content[name] = v
+					content[name] = form.answer(name, v)
 				}
 			}
 		} else if v, ok := answerValue(key, answer); ok {
-			content[key] = v
+			content[key] = form.answer(key, v)
 		}
 	}
 	return content, "", nil
@@ -337,6 +444,7 @@ func withAnswers(sk *mapping.Skill, args json.RawMessage, responses sdk.InputRes
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the arguments must be a JSON object: " + err.Error()}
 	}
 	added := false
+	form := formOf(sk.ArgumentSchema())
 	for _, name := range sk.DeclaredArguments() {
 		answer, ok := responses[name].(*sdk.ElicitResult)
 		if _, set := given[name]; set || !ok || answer == nil || answer.Action != "accept" {
@@ -346,7 +454,7 @@ func withAnswers(sk *mapping.Skill, args json.RawMessage, responses sdk.InputRes
 			if given == nil {
 				given = map[string]any{}
 			}
-			given[name], added = v, true
+			given[name], added = form.answer(name, v), true
 		}
 	}
 	if !added {

@@ -332,23 +332,31 @@ func TestMCPInputResponsesWithoutState(t *testing.T) {
 	}
 }
 
-// A missing argument whose schema has a format MCP's forms do not define
-// (uuid) is asked for without it, so that a client that checks the form's
-// schema, as the Go SDK's does, answers it; a format forms define (date)
-// stays. The value answered is still checked against the whole rule.
-func TestMCPMissingArgumentsOnlyFormFormats(t *testing.T) {
+// A form holds only what MCP's forms define (PrimitiveSchemaDefinition):
+// a field keeps the keys of its type (not pattern, exclusiveMinimum, a
+// number's enum, or a format forms do not define such as uuid, while date
+// stays), an array of strings with an enum stays a multi-select,
+// and a union or an object is asked as a string holding JSON, read back as
+// JSON; so the Go SDK's client, which refuses a form with a nested or a
+// union field, answers it, and the answers are still checked in full.
+func TestMCPMissingArgumentsOnlyFormFields(t *testing.T) {
 	const skills = `
 upstream:
   url: http://upstream.invalid
 skills:
-  - id: lookup
-    description: looks a record up
+  - id: order
+    description: takes an order
     arguments:
       id: {type: string, required: true, format: uuid}
       day: {type: string, required: true, format: date}
-    request: {path: "/records/{args.id}/{args.day}"}
+      code: {type: string, required: true, pattern: '^[A-Z]{3}$', max_length: 3}
+      count: {type: integer, required: true, exclusive_minimum: 0, maximum: 9, enum: [1, 2, 3]}
+      address: {type: object, required: true, properties: {city: {type: string, required: true}}}
+      meta: {type: [object, string], required: true}
+      tags: {type: array, required: true, items: {type: string, enum: [a, b]}}
+    request: {method: POST, path: "/orders/{args.id}/{args.day}", body: args}
 `
-	front := httptest.NewServer(servertest.MemoryHandler(t, "lookup.yaml", skills, servertest.Answering(`{"found":true}`), withMCP))
+	front := httptest.NewServer(servertest.MemoryHandler(t, "order.yaml", skills, servertest.Answering(`{"placed":true}`), withMCP))
 	t.Cleanup(front.Close)
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
@@ -361,7 +369,8 @@ skills:
 					schemas = append(schemas, string(schema))
 					mu.Unlock()
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{
-						"id": "0f8fad5b-d9cb-469f-a165-70867728950e", "day": "2026-01-31"}}, nil
+						"id": "0f8fad5b-d9cb-469f-a165-70867728950e", "day": "2026-01-31", "code": "ABC", "count": 2,
+						"address": `{"city": "Paris"}`, "meta": "a note", "tags": []any{"a"}}}, nil
 				}})
 			cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: front.URL + "/mcp"},
 				&mcp.ClientSessionOptions{ProtocolVersion: version})
@@ -369,13 +378,20 @@ skills:
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { cs.Close() })
-			res := callTool(t, cs, "lookup", nil)
-			if got := texts(res); res.IsError || len(got) == 0 || !strings.Contains(strings.Join(got, " "), "found") {
+			res := callTool(t, cs, "order", nil)
+			if got := texts(res); res.IsError || len(got) == 0 || !strings.Contains(strings.Join(got, " "), "placed") {
 				t.Errorf("result %+v, texts %q", res, got)
 			}
 			all := strings.Join(schemas, " ")
-			if len(schemas) == 0 || strings.Contains(all, "uuid") || !strings.Contains(all, `"format":"date"`) {
-				t.Errorf("asked with the schemas %q", schemas)
+			for _, left := range []string{"uuid", `"pattern"`, `"exclusiveMinimum"`, `"enum":[1,2,3]`, `"required":["city"]`, `"type":["object"`} {
+				if strings.Contains(all, left) {
+					t.Errorf("asked with %s: %s", left, all)
+				}
+			}
+			for _, kept := range []string{`"format":"date"`, `"maxLength":3`, `"maximum":9`, `"items":{"enum":["a","b"],"type":"string"}`, `As JSON (object or string)`} {
+				if !strings.Contains(all, kept) {
+					t.Errorf("asked without %s: %s", kept, all)
+				}
 			}
 		})
 	}
