@@ -541,6 +541,15 @@ var encodingStyles = []string{"form", "spaceDelimited", "pipeDelimited", "deepOb
 // a list as p's style and explode say.
 func queryParam(sk *skill, a *argument, p *yaml.Node) {
 	style, explode := scalar(get(p, "style")), scalar(get(p, "explode"))
+	if a.typ == "object" && a.types == nil && len(a.props) == 0 && (style == "" || style == "form") && explode != "false" {
+		// Its keys would be the query's own parameters, none of them
+		// declared: mapping sends no key a caller names (it could add any
+		// parameter), so the argument could never be sent.
+		sk.args = slices.DeleteFunc(sk.args, func(x *argument) bool { return x == a })
+		sk.note("the query parameter %s is an object whose keys are query parameters of their own (form, exploded), and its schema names none of them: "+
+			"declare its properties by hand to send it", a.wire)
+		return
+	}
 	if (style != "" || explode != "") && (a.has("object") || a.has("array")) {
 		switch {
 		case style == "tabDelimited" && a.types == nil && a.typ == "array" && explode != "true":

@@ -502,6 +502,40 @@ func TestGenerateSchemaBound(t *testing.T) {
 
 // A recursive schema of many properties stops at maxNested nested
 // arguments a skill, with a note, and the file loads.
+// An object exploded into the query whose schema names no key is left
+// out with a note: mapping sends no key it does not declare, so the
+// skill still loads and the rest of the operation is kept.
+func TestGenerateFreeFormQueryObject(t *testing.T) {
+	src := `openapi: 3.0.3
+paths:
+  /items:
+    get:
+      operationId: listItems
+      parameters:
+        - {name: filter, in: query, style: form, explode: true, schema: {type: object}}
+        - {name: tags, in: query, schema: {type: object, additionalProperties: {type: string}}}
+        - {name: q, in: query, schema: {type: string}}
+`
+	r, err := openapi.Generate("items.yaml", []byte(src), openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skills, err := mapping.Parse("generated.yaml", r.YAML, mapping.Options{LookupEnv: anyEnv})
+	if err != nil {
+		t.Fatalf("the generated file does not load: %v", err)
+	}
+	defer skills.Close()
+	if got := skills.ByID("listItems").DeclaredArguments(); !slices.Equal(got, []string{"q"}) {
+		t.Errorf("arguments %v, want [q]", got)
+	}
+	for _, name := range []string{"filter", "tags"} {
+		want := "listItems: the query parameter " + name + " is an object whose keys are query parameters of their own (form, exploded), and its schema names none of them: declare its properties by hand to send it"
+		if !slices.Contains(r.Notes, want) {
+			t.Errorf("notes %q\nwant %q", r.Notes, want)
+		}
+	}
+}
+
 func TestGenerateNestedBudget(t *testing.T) {
 	src := `openapi: 3.0.3
 paths:
