@@ -580,6 +580,10 @@ func formField(sk *skill, a *argument, encoding *yaml.Node) {
 		sk.note("the form field %s has the style %s, which its argument %s does not carry (the names differ): it is sent as mapping's default", a.wire, orDefault(style, "form"), a.name)
 	case style != "" && !slices.Contains(encodingStyles, style), style == "deepObject" && a.has("array"):
 		sk.note("the form field %s has the style %s, which a skill's form body cannot send: it is sent as mapping's default", a.wire, style)
+	case a.typ == "object" && a.types == nil && len(a.props) == 0 && (style == "" || style == "form") && explode != "false":
+		// Exploded, its keys would be fields of their own, none declared,
+		// which mapping does not send.
+		sk.note("the form field %s is an object whose keys are fields of their own (form, exploded), and its schema names none of them: it is sent as mapping's default (deepObject)", a.wire)
 	default:
 		a.style, a.explode = style, explode
 	}

@@ -515,6 +515,13 @@ paths:
         - {name: filter, in: query, style: form, explode: true, schema: {type: object}}
         - {name: tags, in: query, schema: {type: object, additionalProperties: {type: string}}}
         - {name: q, in: query, schema: {type: string}}
+    post:
+      operationId: addItem
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            schema: {type: object, properties: {meta: {type: object}, name: {type: string}}}
+            encoding: {meta: {style: form, explode: true}}
 `
 	r, err := openapi.Generate("items.yaml", []byte(src), openapi.Options{})
 	if err != nil {
@@ -527,6 +534,9 @@ paths:
 	defer skills.Close()
 	if got := skills.ByID("listItems").DeclaredArguments(); !slices.Equal(got, []string{"q"}) {
 		t.Errorf("arguments %v, want [q]", got)
+	}
+	if skills.ByID("addItem") == nil || !slices.Contains(r.Notes, "addItem: the form field meta is an object whose keys are fields of their own (form, exploded), and its schema names none of them: it is sent as mapping's default (deepObject)") {
+		t.Errorf("addItem: notes %q; want it kept, its free-form field sent as deepObject", r.Notes)
 	}
 	for _, name := range []string{"filter", "tags"} {
 		want := "listItems: the query parameter " + name + " is an object whose keys are query parameters of their own (form, exploded), and its schema names none of them: declare its properties by hand to send it"
