@@ -84,8 +84,15 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 	credentials := oauthtest.New(t, "agent", secret, 3600)
 	exchange := oauthtest.New(t, "agent", secret, 3600)
 	refusing := oauthtest.New(t, "agent", "another secret", 3600)
-	down := httptest.NewServer(http.NotFoundHandler())
-	down.Close()
+	// A token endpoint that is down: it holds its port (a closed one may be
+	// taken by the next server the test starts) and drops every
+	// connection unanswered.
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	}))
+	t.Cleanup(down.Close)
 
 	ccUp := &tokenUpstream{refused: map[string]bool{}}
 	xUp := &tokenUpstream{refused: map[string]bool{}}
