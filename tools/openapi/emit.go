@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,8 +15,8 @@ import (
 
 func (g *generator) emit(filename string) ([]byte, error) {
 	up := mappingNode("url", str(g.upstreamURL))
-	if g.upstreamNote != "" {
-		up.Content[0].HeadComment = "Note: " + sentence(g.upstreamNote)
+	if note := g.upstreamNotes(); note != "" {
+		up.Content[0].HeadComment = "Note: " + sentence(note)
 	}
 	if o := g.oauth2; o != nil {
 		n := mappingNode("grant", str("client_credentials"), "token_url", str(o.tokenURL),
@@ -78,9 +79,9 @@ func (g *generator) header(filename string) string {
 			fmt.Fprintf(&b, "\n  %s: %s, of the security scheme %s", c.env, c.what, c.scheme)
 		}
 	}
-	if len(g.notes) > 0 {
+	if notes := slices.Concat(g.securityNotes, g.notes); len(notes) > 0 {
 		b.WriteString("\n\nNotes:")
-		for _, n := range g.notes {
+		for _, n := range notes {
 			b.WriteString("\n  " + sentence(n))
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/upstreamauth"
 )
 
 // generator gathers the skills file.
@@ -36,7 +37,9 @@ type generator struct {
 	skills  []*skill
 	usedIDs map[string]bool
 	notes   []string // about the whole file
-	leftOut []LeftOut
+	// securityNotes are those about the credentials, made anew with them.
+	securityNotes []string
+	leftOut       []LeftOut
 }
 
 // param is a name and a template.
@@ -175,7 +178,8 @@ func (g *generator) ownServer(op *operation) string {
 // security turns the schemes the operations need into credentials read
 // from the environment: headers every request sends (credentials, so a
 // request whose credential is unset is never sent), or query parameters of
-// the skills that need them.
+// the skills that need them. It starts afresh, so that it can be run again
+// on the operations still kept.
 func (g *generator) security(ops []*operation) {
 	schemes := get(get(g.doc.root, "components"), "securitySchemes")
 	var names []string
@@ -186,15 +190,23 @@ func (g *generator) security(ops []*operation) {
 			}
 		}
 	}
-	g.queryCreds = map[string]param{}
+	g.headers, g.queryCreds, g.oauth2, g.creds, g.securityNotes = nil, map[string]param{}, nil, nil, nil
 	for _, name := range names {
 		s, err := g.doc.deref(get(schemes, name))
 		if s == nil || err != nil {
-			g.notes = append(g.notes, fmt.Sprintf("security scheme %q is not declared in components.securitySchemes", name))
+			g.securityNotes = append(g.securityNotes, fmt.Sprintf("security scheme %q is not declared in components.securitySchemes", name))
 			continue
 		}
 		env := envName(name)
 		typ, in, pname := scalar(get(s, "type")), scalar(get(s, "in")), scalar(get(s, "name"))
+		// staticNote says why a static bearer token stands for the scheme.
+		var staticNote string
+		if typ == "oauth2" {
+			var done bool
+			if done, staticNote = g.clientCredentials(name, s, ops); done {
+				continue
+			}
+		}
 		var h param
 		var what string
 		switch {
@@ -208,24 +220,33 @@ func (g *generator) security(ops []*operation) {
 			h, what = param{"Cookie", pname + "={env." + env + "}"}, "the API key (cookie "+pname+")"
 		case typ == "http" && strings.EqualFold(scalar(get(s, "scheme")), "basic"):
 			h, what = param{"Authorization", "Basic {env." + env + "}"}, "base64 of user:password (HTTP basic)"
-		case typ == "oauth2" && g.clientCredentials(name, s, ops):
-			continue
 		case typ == "http" && strings.EqualFold(scalar(get(s, "scheme")), "bearer"),
 			typ == "oauth2", typ == "openIdConnect":
 			h, what = param{"Authorization", "Bearer {env." + env + "}"}, "a bearer token"
 			if typ != "http" {
 				what += " (a static token: the agent does not fetch or refresh it)"
-				g.notes = append(g.notes, fmt.Sprintf("security scheme %q (%s) asks for a user's token, which the agent cannot get by itself: "+
-					"the file sends a static bearer token from {env.%s}; for a token per caller, set upstream.oauth2 with grant: token_exchange "+
-					"(when the API trusts the agent's identity provider), or pass the caller's own with forward_headers: [Authorization]", name, flowsOf(typ, s), env))
+				if staticNote == "" {
+					staticNote = fmt.Sprintf("security scheme %q (%s) asks for a user's token, which the agent cannot get by itself: "+
+						"the file sends a static bearer token from {env.%s}; for a token per caller, set upstream.oauth2 with grant: token_exchange "+
+						"(when the API trusts the agent's identity provider), or pass the caller's own with forward_headers: [Authorization]", name, flowsOf(typ, s), env)
+				}
 			}
 		default:
-			g.notes = append(g.notes, fmt.Sprintf("security scheme %q (%s) is not carried over: add its credential to upstream.headers by hand", name, typ))
+			g.securityNotes = append(g.securityNotes, fmt.Sprintf("security scheme %q (%s) is not carried over: add its credential to upstream.headers by hand", name, typ))
+			continue
+		}
+		// Cookies share one header: schemes required together send theirs in it.
+		if i := slices.IndexFunc(g.headers, func(p param) bool { return p.name == "Cookie" }); h.name == "Cookie" && i >= 0 {
+			g.headers[i].value += "; " + h.value
+			g.creds = append(g.creds, credential{env, name, what})
 			continue
 		}
 		if hasParam(g.headers, "header", h.name) || g.oauth2 != nil && strings.EqualFold(h.name, "Authorization") {
-			g.notes = append(g.notes, fmt.Sprintf("security scheme %q also uses the header %s: only the first scheme's is kept", name, h.name))
+			g.securityNotes = append(g.securityNotes, fmt.Sprintf("security scheme %q also uses the header %s: only the first scheme's is kept", name, h.name))
 			continue
+		}
+		if staticNote != "" {
+			g.securityNotes = append(g.securityNotes, staticNote)
 		}
 		g.headers = append(g.headers, h)
 		g.creds = append(g.creds, credential{env, name, what})
@@ -236,34 +257,58 @@ func (g *generator) security(ops []*operation) {
 type oauth2 struct {
 	tokenURL, clientID, clientSecret string // clientID and secret as {env.…}
 	scopes                           []string
+	// relativeTo is the document's relative token URL, resolved against
+	// the API's URL; "" for an absolute one.
+	relativeTo string
 }
 
 // clientCredentials makes an oauth2 scheme with a clientCredentials flow
-// the upstream's OAuth2 client credentials, and reports whether it did.
-// There is one such setting per upstream, and it sends Authorization.
-func (g *generator) clientCredentials(name string, scheme *yaml.Node, ops []*operation) bool {
+// the upstream's OAuth2 client credentials, and reports whether it did (or
+// noted that another scheme has Authorization). There is one such setting
+// per upstream, and it sends Authorization. A token URL that
+// upstream.oauth2 refuses (http:// to a host not loopback) is not one:
+// staticNote then says what to configure instead of the static bearer token
+// the scheme falls back to.
+func (g *generator) clientCredentials(name string, scheme *yaml.Node, ops []*operation) (done bool, staticNote string) {
 	flow := get(get(scheme, "flows"), "clientCredentials")
 	tokenURL := scalar(get(flow, "tokenUrl"))
 	if flow == nil || tokenURL == "" {
-		return false
+		return false, ""
 	}
 	if g.oauth2 != nil || hasParam(g.headers, "header", "Authorization") {
-		g.notes = append(g.notes, fmt.Sprintf("security scheme %q also uses the header Authorization: only the first scheme's is kept", name))
-		return true
+		g.securityNotes = append(g.securityNotes, fmt.Sprintf("security scheme %q also uses the header Authorization: only the first scheme's is kept", name))
+		return true, ""
 	}
 	// A relative token URL is relative to the API's.
+	var relativeTo string
 	if u, err := url.Parse(tokenURL); err == nil && !u.IsAbs() {
 		if base, err := url.Parse(g.upstreamURL + "/"); err == nil {
-			tokenURL = base.ResolveReference(u).String()
+			relativeTo, tokenURL = tokenURL, base.ResolveReference(u).String()
 		}
 	}
 	env := envName(name)
-	g.oauth2 = &oauth2{tokenURL: tokenURL, clientID: "{env." + env + "_CLIENT_ID}", clientSecret: "{env." + env + "_CLIENT_SECRET}",
-		scopes: g.scopes(ops, name)}
+	o := &oauth2{tokenURL: tokenURL, clientID: "{env." + env + "_CLIENT_ID}", clientSecret: "{env." + env + "_CLIENT_SECRET}",
+		scopes: g.scopes(ops, name), relativeTo: relativeTo}
+	// The rule upstream.oauth2 loads by.
+	cfg := upstreamauth.Config{Grant: upstreamauth.GrantClientCredentials, TokenURL: o.tokenURL, ClientID: o.clientID, ClientSecret: o.clientSecret}
+	if err := cfg.Check(); err != nil {
+		return false, fmt.Sprintf("security scheme %q (%s) has the token URL %s, and upstream.oauth2's %v: the file sends a static bearer token from {env.%s}; "+
+			"for the agent to fetch and refresh it, set upstream.oauth2 with grant: client_credentials and the token endpoint's https:// token_url", name, flowsOf("oauth2", scheme), tokenURL, err, env)
+	}
+	g.oauth2 = o
 	g.creds = append(g.creds,
 		credential{env + "_CLIENT_ID", name, "the OAuth2 client id (client credentials at " + tokenURL + ")"},
 		credential{env + "_CLIENT_SECRET", name, "the OAuth2 client secret"})
-	return true
+	return true, ""
+}
+
+// upstreamNotes is what the operator should know about the API's URL: with
+// a placeholder for it, a token URL resolved against it is one too.
+func (g *generator) upstreamNotes() string {
+	if g.upstreamNote == "" || g.oauth2 == nil || g.oauth2.relativeTo == "" {
+		return g.upstreamNote
+	}
+	return fmt.Sprintf("%s, and upstream.oauth2.token_url (the document's %q, resolved against the placeholder) to its token endpoint", g.upstreamNote, g.oauth2.relativeTo)
 }
 
 // flowsOf names an oauth2 scheme's flows: "oauth2, flows

@@ -88,12 +88,16 @@ func Generate(filename string, src []byte, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("openapi: %s: %w", filename, err)
 	}
 	r := &Result{YAML: out, Env: g.envNames(), LeftOut: g.leftOut}
+	if note := g.upstreamNotes(); note != "" {
+		r.Notes = append(r.Notes, note)
+	}
 	for _, sk := range g.skills {
 		r.Skills = append(r.Skills, sk.id)
 		for _, n := range sk.notes {
 			r.Notes = append(r.Notes, sk.id+": "+n)
 		}
 	}
+	r.Notes = append(r.Notes, g.securityNotes...)
 	r.Notes = append(r.Notes, g.notes...)
 	return r, nil
 }
@@ -141,6 +145,14 @@ func (g *generator) write(filename string) ([]byte, error) {
 			first := g.leftOut[0]
 			return nil, fmt.Errorf("no operation could be made a skill: %s: %s%s", first.Operation, first.Reason, more(len(g.leftOut)-1, "operation"))
 		}
+		// The credentials are those of the skills kept: a left-out
+		// operation's scheme and scopes would be sent for nothing, or keep
+		// another's header out.
+		kept := make([]*operation, len(g.skills))
+		for i, sk := range g.skills {
+			kept[i] = sk.op
+		}
+		g.security(kept)
 		out, err := g.emit(filename)
 		if err != nil {
 			return nil, fmt.Errorf("writing the skills file: %w", err)

@@ -44,7 +44,7 @@ func TestGenerateGolden(t *testing.T) {
 	}{
 		{name: "demoapi", spec: "../../examples/demoapi/openapi.yaml", env: []string{"DEMO_API_KEY"}},
 		{name: "store-3.1", spec: "testdata/store-3.1.yaml", env: []string{"BEARER_AUTH", "API_KEY_QUERY"}, notes: 3},
-		{name: "petstore-3.0", spec: "testdata/petstore-3.0.json", env: []string{"PETSTORE_AUTH", "API_KEY"}, notes: 1},
+		{name: "petstore-3.0", spec: "testdata/petstore-3.0.json", env: []string{"PETSTORE_AUTH", "API_KEY"}, notes: 2},
 		{name: "swagger-2.0", spec: "testdata/swagger-2.0.yaml", env: []string{"API_KEY", "BASIC_AUTH"}},
 		{name: "petstore-picked", spec: "testdata/petstore-3.0.json",
 			opts: openapi.Options{Operations: []string{"getPetById", "get /pet/findByStatus"}, UpstreamURL: "https://petstore3.swagger.io/api/v3"},
@@ -409,6 +409,75 @@ func TestGenerateClientCredentialsLoads(t *testing.T) {
 	skills.Close()
 	if want := []string{"OAUTH2_CLIENT_ID", "OAUTH2_CLIENT_SECRET", "PARTNER_KEY"}; !slices.Equal(r.Env, want) {
 		t.Errorf("env %v, want %v", r.Env, want)
+	}
+}
+
+// The security schemes of the operations kept become the file's
+// credentials, each sent as upstream.oauth2 can and as the API wants them,
+// and the notes say what to configure, without contradicting the file.
+func TestGenerateCredentials(t *testing.T) {
+	tests := []struct {
+		name, spec string
+		opts       openapi.Options
+		env        []string
+		want       []string // in the file
+		absent     []string // from the file
+		notes      []string // each in one note
+		notNotes   []string // in no note
+	}{
+		{name: "a token URL over http to another host falls back to a static token", spec: "testdata/credentials.yaml",
+			opts: openapi.Options{Operations: []string{"readReports"}, UpstreamURL: "http://api.internal:8080"},
+			env:  []string{"CLIENT_CREDS"}, want: []string{"Authorization: Bearer {env.CLIENT_CREDS}"}, absent: []string{"oauth2:"},
+			notes: []string{`security scheme "clientCreds" (oauth2, flows clientCredentials) has the token URL http://api.internal:8080/oauth/token, ` +
+				"and upstream.oauth2's token_url must be https://", "set upstream.oauth2 with grant: client_credentials"},
+			notNotes: []string{"user's token"}},
+		{name: "a relative token URL against the placeholder is to set too", spec: "testdata/swagger-2.0-no-host.yaml",
+			env:   []string{"PARTNER_CLIENT_ID", "PARTNER_CLIENT_SECRET"},
+			want:  []string{"token_url: http://127.0.0.1:8080/oauth/token", `, and upstream.oauth2.token_url (the document's "/oauth/token", resolved`},
+			notes: []string{`the document's server "/api" is relative to where the document is served: set upstream.url to the API's address, and upstream.oauth2.token_url`}},
+		{name: "a left-out operation's scheme keeps no other out", spec: "testdata/credentials.yaml",
+			opts: openapi.Options{Operations: []string{"writeReportBroken", "readStatus"}, UpstreamURL: "https://api.example.test"},
+			env:  []string{"BEARER_AUTH"}, want: []string{"Authorization: Bearer {env.BEARER_AUTH}"}, absent: []string{"oauth2:", "CLIENT_CREDS"},
+			notes: []string{"writeReportBroken (POST /reports) is left out"}, notNotes: []string{"only the first scheme's is kept"}},
+		{name: "a left-out operation's scopes are not asked for", spec: "testdata/credentials.yaml",
+			opts: openapi.Options{Operations: []string{"readReports", "writeReportBroken"}, UpstreamURL: "https://api.example.test"},
+			env:  []string{"CLIENT_CREDS_CLIENT_ID", "CLIENT_CREDS_CLIENT_SECRET"}, want: []string{"scopes: ['reports:read']\n"}},
+		{name: "a user's token that loses Authorization is not said to be sent", spec: "testdata/credentials.yaml",
+			opts: openapi.Options{Operations: []string{"readProfile"}, UpstreamURL: "https://api.example.test"},
+			env:  []string{"BASIC_AUTH"}, want: []string{"Authorization: Basic {env.BASIC_AUTH}"}, absent: []string{"USER_CODE"},
+			notes: []string{`security scheme "userCode" also uses the header Authorization`}, notNotes: []string{"static bearer token"}},
+		{name: "cookies required together share the header", spec: "testdata/credentials.yaml",
+			opts: openapi.Options{Operations: []string{"readSession"}, UpstreamURL: "https://api.example.test"},
+			env:  []string{"SESSION_COOKIE", "CSRF_COOKIE"}, want: []string{"Cookie: session={env.SESSION_COOKIE}; csrf={env.CSRF_COOKIE}\n"},
+			notNotes: []string{"also uses the header"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := generateFile(t, tt.spec, tt.opts)
+			if !slices.Equal(r.Env, tt.env) {
+				t.Errorf("env %v, want %v", r.Env, tt.env)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(r.YAML), w) {
+					t.Errorf("the file lacks %q:\n%s", w, r.YAML)
+				}
+			}
+			for _, a := range tt.absent {
+				if strings.Contains(string(r.YAML), a) {
+					t.Errorf("the file holds %q:\n%s", a, r.YAML)
+				}
+			}
+			for _, w := range tt.notes {
+				if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, w) }) {
+					t.Errorf("no note says %q: %q", w, r.Notes)
+				}
+			}
+			for _, a := range tt.notNotes {
+				if slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, a) }) {
+					t.Errorf("a note says %q: %q", a, r.Notes)
+				}
+			}
+		})
 	}
 }
 
