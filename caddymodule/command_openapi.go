@@ -158,7 +158,9 @@ func runOpenAPI(stdin io.Reader, stdout, stderr io.Writer, args openAPIArgs) (in
 	return 0, nil
 }
 
-// writeNew writes a file that must not exist yet.
+// writeNew writes a file that must not exist yet; one it could not write
+// whole is removed, so that nothing is written and the next run may
+// write it.
 func writeNew(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
@@ -167,9 +169,12 @@ func writeNew(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
+	_, err = f.Write(data)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
 	}
-	return f.Close()
+	if err != nil {
+		return errors.Join(err, os.Remove(path))
+	}
+	return nil
 }

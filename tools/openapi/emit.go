@@ -166,11 +166,13 @@ const (
 	trimNestedDescriptions
 	trimNested // the properties and items of the skill's arguments
 	trimDescriptions
+	trimEnums // the values an argument may take: any of its type passes
 	trimLevels
 )
 
 var trimNotes = [trimLevels]string{trimNestedDescriptions: "the descriptions of nested properties are left out",
-	trimNested: "the properties and items of its arguments are left out", trimDescriptions: "the descriptions of its arguments are left out"}
+	trimNested: "the properties and items of its arguments are left out", trimDescriptions: "the descriptions of its arguments are left out",
+	trimEnums: "the enums of its arguments are left out (any value of an argument's type passes)"}
 
 // node writes the argument, at depth (1 for a skill's own), with what
 // trim leaves out left out: the short form (its type) when it says no
@@ -187,7 +189,7 @@ func (a *argument) node(trim trimLevel, depth int) (*yaml.Node, error) {
 	if a.description != "" && (trim < trimNestedDescriptions || depth == 1 && trim < trimDescriptions) {
 		n.Content = append(n.Content, str("description"), str(a.description))
 	}
-	if len(a.enum) > 0 {
+	if len(a.enum) > 0 && trim < trimEnums {
 		e, err := valueNode(a.enum)
 		if err != nil {
 			return nil, err

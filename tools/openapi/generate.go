@@ -62,6 +62,8 @@ type skill struct {
 	body, bodyFormat        string
 	bodyComment             string
 	notes                   []string
+	// kinds counts the notes of each kind (their format).
+	kinds map[string]*noteKind
 	// nested counts the arguments nested in the skill's, up to
 	// maxNested; trim is how much of them the file leaves out so that
 	// the skill's schema stays within the published bound.
@@ -87,6 +89,9 @@ type argument struct {
 	// style and explode say how a query or a form body sends an object
 	// or a list, as the document does ("" where it says nothing).
 	style, explode string
+	// unnamed are the properties left out of its schema, their names
+	// not being argument names.
+	unnamed []string
 }
 
 // rules are what a value must keep, as the document's schema says.
@@ -479,11 +484,17 @@ func (g *generator) skill(op *operation) (*skill, error) {
 	if own := g.ownServer(op); own != "" {
 		sk.note("the operation names its own server, %s; the skill calls upstream.url", own)
 	}
+	for _, n := range g.doc.converted[op.node] {
+		sk.note("%s", n)
+	}
 	if err := g.parameters(sk); err != nil {
 		return nil, err
 	}
 	if err := g.requestBody(sk); err != nil {
 		return nil, err
+	}
+	for _, a := range sk.args {
+		sk.unnamedNote(a, a.name)
 	}
 	if err := g.pathTemplate(sk); err != nil {
 		return nil, err
@@ -501,11 +512,40 @@ func (g *generator) skill(op *operation) (*skill, error) {
 	return sk, nil
 }
 
+// maxNotesOfAKind bounds a skill's notes of one kind (one format), which
+// a recursive schema may make by the hundred: the last one says how many
+// more there were.
+const maxNotesOfAKind = 3
+
+// noteKind counts the notes of one kind: those said in full, the last of
+// them and where it is, and those only counted.
+type noteKind struct {
+	said, more, lastAt int
+	last               string
+}
+
+// note says something of the skill, once; past maxNotesOfAKind of its
+// format, only how many more there were.
 func (sk *skill) note(format string, args ...any) {
 	n := fmt.Sprintf(format, args...)
-	if !slices.Contains(sk.notes, n) {
-		sk.notes = append(sk.notes, n)
+	k := sk.kinds[format]
+	if slices.Contains(sk.notes, n) || k != nil && k.last == n {
+		return
 	}
+	if k == nil {
+		if sk.kinds == nil {
+			sk.kinds = map[string]*noteKind{}
+		}
+		k = &noteKind{}
+		sk.kinds[format] = k
+	}
+	if k.said < maxNotesOfAKind {
+		k.said, k.last, k.lastAt = k.said+1, n, len(sk.notes)
+		sk.notes = append(sk.notes, n)
+		return
+	}
+	k.more++
+	sk.notes[k.lastAt] = k.last + more(k.more, "such note")
 }
 
 // parameters reads the path item's and the operation's parameters, the
@@ -620,7 +660,12 @@ func queryParam(sk *skill, a *argument, p *yaml.Node) {
 func formField(sk *skill, a *argument, encoding *yaml.Node) {
 	style, explode := scalar(get(encoding, "style")), scalar(get(encoding, "explode"))
 	switch {
-	case style == "" && explode == "", !a.has("object") && !a.has("array"):
+	case !a.has("object") && !a.has("array"):
+	case style == "" && explode == "":
+		if a.has("object") {
+			sk.note("the form field %s is an object, which the document's encoding does not say how to send: it is sent as mapping's default, deepObject (%s[key]=value), "+
+				"where OpenAPI's (form, exploded) sends each property as a field of its own", a.wire, a.wire)
+		}
 	case a.name != a.wire:
 		sk.note("the form field %s has the style %s, which its argument %s does not carry (the names differ): it is sent as mapping's default", a.wire, orDefault(style, "form"), a.name)
 	case style != "" && !slices.Contains(encodingStyles, style), style == "deepObject" && a.has("array"):
@@ -749,10 +794,32 @@ func (sk *skill) shape(a *argument, s schema, path string, depth int) {
 		sk.shape(pa, ps, path+"."+p.name, depth+1)
 		a.props = append(a.props, pa)
 	}
-	if len(badNames) > 0 {
-		sk.note("the properties %s of the argument %s are not argument names: its schema leaves them out (they pass unchecked)",
-			bounded(strings.Join(badNames, ", ")), path)
+	a.unnamed = badNames
+	if depth > 1 {
+		sk.unnamedNote(a, path) // a skill's own argument's, once it is known how it is sent
 	}
+}
+
+// unnamedNote says the properties of a that shape left out for their
+// names: sent form exploded, each key is a parameter or field of its own,
+// which mapping sends only when declared, so they cannot be sent; sent
+// any other way, they pass unchecked.
+func (sk *skill) unnamedNote(a *argument, path string) {
+	if len(a.unnamed) == 0 {
+		return
+	}
+	names := bounded(strings.Join(a.unnamed, ", "))
+	formExploded := (a.style == "form" || a.style == "" && a.in == "query") && a.explode != "false"
+	if formExploded && (a.in == "query" || sk.bodyFormat == "form") {
+		what := "form field"
+		if a.in == "query" {
+			what = "query parameter"
+		}
+		sk.note("the properties %s of the argument %s are not argument names, and it is sent form exploded, each key a %s of its own: they cannot be sent; add them by hand",
+			names, path, what)
+		return
+	}
+	sk.note("the properties %s of the argument %s are not argument names: its schema leaves them out (they pass unchecked)", names, path)
 }
 
 // validArgName matches what mapping takes as an argument's name.
@@ -871,9 +938,13 @@ func (g *generator) requestBody(sk *skill) error {
 func bodyExpression(sk *skill, fields []*argument) (src, comment string) {
 	same := len(fields) == len(sk.args)
 	optional := false
+	nodes := 5*len(fields) + 10
 	for _, a := range fields {
-		same = same && a.name == a.wire
+		same = same && a.name == a.wire && !sk.asJSON(a)
 		optional = optional || !a.required
+		if sk.asJSON(a) {
+			nodes += 12 // sentAsJSON's test and call, and args.name twice more
+		}
 	}
 	if same {
 		return "args", "the body is the arguments given (those not given are left out)"
@@ -885,28 +956,52 @@ func bodyExpression(sk *skill, fields []*argument) (src, comment string) {
 		}, "], {#[1] != nil}))\n")
 		comment = "the body's fields, leaving out those not given"
 	} else {
-		src = lines("{", fields, func(a *argument) string { return fmt.Sprintf("%s: args.%s", strconv.Quote(a.wire), a.name) }, "}\n")
+		src = lines("{", fields, func(a *argument) string {
+			value := "args." + a.name
+			if sk.asJSON(a) {
+				value = sentAsJSON(value)
+			}
+			return fmt.Sprintf("%s: %s", strconv.Quote(a.wire), value)
+		}, "}\n")
 	}
 	// A map costs expr five syntax nodes a field (the pair or list, the
 	// name, and args, its member and the member's name) and a few more
 	// for the whole.
-	if 5*len(fields)+10 <= mapping.DefaultMaxExpressionNodes {
+	if nodes <= mapping.DefaultMaxExpressionNodes {
 		return src, comment
 	}
-	return fieldList(fields, filter)
+	return fieldList(sk, fields, filter)
+}
+
+// asJSON reports whether the body field a is sent as JSON text when it
+// holds a map: an object in a multipart body, which mapping's multipart
+// encoding takes only as a file, and which OpenAPI sends as
+// application/json by default.
+func (sk *skill) asJSON(a *argument) bool {
+	return sk.bodyFormat == "multipart" && a.typ != "file" && a.has("object")
+}
+
+// sentAsJSON is the expression of the value v as JSON text when it is a
+// map, else v.
+func sentAsJSON(v string) string {
+	return fmt.Sprintf(`type(%s) == "map" ? toJSON(%s) : %s`, v, v, v)
 }
 
 // fieldList builds the body from a list of its fields' names, which costs
 // an expression one node per field where a map costs five: the fields'
 // names, and when an argument's name is not its field's, the arguments'
 // names in a second list.
-func fieldList(fields []*argument, filter bool) (src, comment string) {
+func fieldList(sk *skill, fields []*argument, filter bool) (src, comment string) {
 	var b strings.Builder
 	b.WriteString(lines("let fields = [", fields, func(a *argument) string { return strconv.Quote(a.wire) }, "];\n"))
 	value := "args[#]"
 	if slices.ContainsFunc(fields, func(a *argument) bool { return a.name != a.wire }) {
 		b.WriteString(lines("let names = [", fields, func(a *argument) string { return strconv.Quote(a.name) }, "];\n"))
 		value = "args[names[#index]]"
+	}
+	if json := slices.DeleteFunc(slices.Clone(fields), func(a *argument) bool { return !sk.asJSON(a) }); len(json) > 0 {
+		b.WriteString(lines("let json = [", json, func(a *argument) string { return strconv.Quote(a.wire) }, "];\n"))
+		value = "(# in json ? " + sentAsJSON(value) + " : " + value + ")"
 	}
 	pairs := "map(fields, [#, " + value + "])"
 	comment = "the body's fields, by name (a map of them would pass the expression size limit)"

@@ -218,7 +218,8 @@ func (sk *skill) mend(errs []*mapping.ConfigError) bool {
 	}
 	if tooBig {
 		sk.trim++
-		sk.note("the arguments' JSON Schema is more than the %d bytes a skill may publish: %s", mapping.MaxArgumentSchemaBytes, trimNotes[sk.trim])
+		// One kind of note a level: each says what more is left out.
+		sk.note("the arguments' JSON Schema is more than the %d bytes a skill may publish: "+trimNotes[sk.trim], mapping.MaxArgumentSchemaBytes)
 	}
 	return true
 }
@@ -319,6 +320,9 @@ type document struct {
 	root *yaml.Node
 	// skipped are the operations a skill cannot call (TRACE).
 	skipped []string
+	// converted are the notes of a Swagger 2.0 operation's rewriting, by
+	// the operation it is rewritten as.
+	converted map[*yaml.Node][]string
 }
 
 func parse(filename string, src []byte) (*document, error) {
@@ -329,7 +333,7 @@ func parse(filename string, src []byte) (*document, error) {
 	if n.Kind != yaml.DocumentNode || len(n.Content) == 0 || resolveAlias(n.Content[0]).Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("openapi: %s: not an OpenAPI document (a mapping)", filename)
 	}
-	d := &document{file: filename, root: resolveAlias(n.Content[0])}
+	d := &document{file: filename, root: resolveAlias(n.Content[0]), converted: map[*yaml.Node][]string{}}
 	if swagger := get(d.root, "swagger"); swagger != nil {
 		if swagger.Value != "2.0" {
 			return nil, fmt.Errorf("openapi: %s: want a Swagger 2.0 document (swagger: \"2.0\"), not %q", filename, swagger.Value)

@@ -49,7 +49,7 @@ func TestGenerateGolden(t *testing.T) {
 		{name: "petstore-picked", spec: "testdata/petstore-3.0.json",
 			opts: openapi.Options{Operations: []string{"getPetById", "get /pet/findByStatus"}, UpstreamURL: "https://petstore3.swagger.io/api/v3"},
 			env:  []string{"PETSTORE_AUTH", "API_KEY"}, notes: 1},
-		{name: "rich-args", spec: "testdata/rich-args.yaml", notes: 5},
+		{name: "rich-args", spec: "testdata/rich-args.yaml", notes: 7},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,6 +157,22 @@ func TestGeneratedRequests(t *testing.T) {
 		{spec: "testdata/big-bodies.yaml",
 			message: `{"parts": [{"data": {"AccountSid": "AC1", "CallSid": "CA1", "Status_Callback": "https://hooks.example.test/c"}}], "metadata": {"skill": "updateCall"}}`,
 			want:    []string{"POST https://calls.example.test/accounts/AC1/calls/CA1", "\n  Status-Callback=https%3A%2F%2Fhooks.example.test%2Fc\n"}},
+		// A Swagger 2.0 form field's collectionFormat is its encoding.
+		{spec: "testdata/swagger-2.0-form.yaml",
+			message: `{"parts": [{"data": {"id": "d1", "name": "Rex", "nick": ["a", "b"], "toys": ["x", "y"], "owners": ["p", "q"]}}], "metadata": {"skill": "renameDog"}}`,
+			want:    []string{"PUT https://kennel.example.test/v1/dogs/d1\n", "\n  name=Rex&nick=a,b&owners=p&owners=q&toys=x|y\n"}},
+		// An object in a multipart body is sent as JSON text, which
+		// mapping's multipart encoding refuses as a map that is no file.
+		{spec: "testdata/body-notes.yaml",
+			message: `{"parts": [{"data": {"meta": {"device": "CT-2"}}}], "metadata": {"skill": "uploadScan"}}`,
+			want: []string{"POST https://clinic.example.test/scans\n", "Content-Type: multipart/form-data; boundary=",
+				"Content-Disposition: form-data; name=\"meta\"\n  \n  {\n    \"device\": \"CT-2\"\n  }\n"}},
+		// So is one in a multipart body of 250 fields, built from a list
+		// of their names.
+		{spec: "testdata/big-bodies.yaml",
+			message: `{"parts": [{"data": {"AccountSid": "AC1", "option_002": 2, "media_meta": {"k": "v"}}}], "metadata": {"skill": "createMedia"}}`,
+			want: []string{"POST https://calls.example.test/accounts/AC1/media\n", "Content-Disposition: form-data; name=\"option-002\"\n  \n  2\n",
+				"Content-Disposition: form-data; name=\"media-meta\"\n  \n  {\n    \"k\": \"v\"\n  }\n"}},
 		// A query string in a path key is split into query parameters, or
 		// left out (with a note); never sent as an encoded "?".
 		{spec: "testdata/path-query.yaml",
@@ -398,6 +414,70 @@ func TestGenerateNotes(t *testing.T) {
 	}
 }
 
+// What a skill cannot send as the document says is said, once a kind:
+// properties whose names are not argument names, which cannot be sent
+// where each key is a parameter of its own; a form body's object sent as
+// mapping's default; form fields that Swagger 2.0's body parameter wins
+// over; the hundreds of notes of a recursive schema.
+func TestGenerateBodyNotes(t *testing.T) {
+	tests := []struct {
+		spec  string
+		notes []string
+	}{
+		{spec: "testdata/body-notes.yaml", notes: []string{
+			"findPatients: the properties first-name of the argument who are not argument names, and it is sent form exploded, each key a query parameter of its own: they cannot be sent; add them by hand",
+			"findPatients: the properties last-name of the argument by are not argument names: its schema leaves them out (they pass unchecked)",
+			"admitPatient: the form field ward is an object, which the document's encoding does not say how to send: it is sent as mapping's default, deepObject (ward[key]=value), where OpenAPI's (form, exploded) sends each property as a field of its own",
+			"admitPatient: the properties bed-no of the argument ward are not argument names: its schema leaves them out (they pass unchecked)",
+			"admitPatient: the properties first-name of the argument kin are not argument names, and it is sent form exploded, each key a form field of its own: they cannot be sent; add them by hand",
+			"saveChart: the argument entry nests deeper than the 8 levels a skill's arguments may: below that, objects and lists are taken without their properties and items",
+			"saveChart: the argument entry.entry.entry.entry.entry.entry.entry.any has no single type; it is taken as a string",
+			"saveChart: the argument entry.entry.entry.entry.entry.entry.seeAlso.any has no single type; it is taken as a string",
+			"saveChart: the argument entry.entry.entry.entry.entry.entry.any has no single type; it is taken as a string (and 252 more such notes)",
+			"saveChart: the argument seeAlso nests deeper than the 8 levels a skill's arguments may: below that, objects and lists are taken without their properties and items",
+		}},
+		{spec: "testdata/swagger-2.0-form.yaml", notes: []string{
+			"addDog: the operation has both a body parameter and formData parameters, which Swagger 2.0 forbids: the body is sent, and the form fields photo, note are left out",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			r := generateFile(t, tt.spec, openapi.Options{})
+			if !slices.Equal(r.Notes, tt.notes) {
+				t.Errorf("notes\n%q\nwant\n%q", r.Notes, tt.notes)
+			}
+			skills, err := mapping.Parse("generated.yaml", r.YAML, mapping.Options{LookupEnv: anyEnv})
+			if err != nil {
+				t.Fatalf("the generated file does not load: %v", err)
+			}
+			skills.Close()
+		})
+	}
+}
+
+// An enum too large to publish is left out, the last thing the generator
+// leaves out, with a note: the skill is kept.
+func TestGenerateHugeEnum(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("openapi: 3.0.3\npaths:\n  /codes:\n    get:\n      operationId: lookup\n      parameters:\n" +
+		"        - {name: code, in: query, schema: {type: string, enum: [")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "code-%05d, ", i)
+	}
+	b.WriteString("]}}\n")
+	r, err := openapi.Generate("codes.yaml", []byte(b.String()), openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Skills, []string{"lookup"}) {
+		t.Fatalf("skills %v, left out %+v", r.Skills, r.LeftOut)
+	}
+	want := "lookup: the arguments' JSON Schema is more than the 65536 bytes a skill may publish: the enums of its arguments are left out (any value of an argument's type passes)"
+	if !slices.Contains(r.Notes, want) || strings.Contains(string(r.YAML), "code-00001") {
+		t.Errorf("notes %q lack %q, or the file keeps the enum", r.Notes, want)
+	}
+}
+
 // The client-credentials file loads, its upstream's token from the
 // scheme's token URL.
 func TestGenerateClientCredentialsLoads(t *testing.T) {
@@ -507,6 +587,8 @@ func TestGenerateRichArguments(t *testing.T) {
 		"createCustomer: the pattern of the argument password, ^(?=.*[0-9]).{8,}$, is not Go (RE2) syntax: it is left out",
 		"createCustomer: the rules of the argument nickname do not load (arguments.nickname.enum[0]: must have at least 3 characters, not 0): they are left out",
 		"searchCustomers: the query parameter sort is an object (style matrix), which a skill's query cannot send: build it by hand",
+		"createCharge: the form field metadata is an object, which the document's encoding does not say how to send: it is sent as mapping's default, deepObject (metadata[key]=value), where OpenAPI's (form, exploded) sends each property as a field of its own",
+		"createCharge: the form field address is an object, which the document's encoding does not say how to send: it is sent as mapping's default, deepObject (address[key]=value), where OpenAPI's (form, exploded) sends each property as a field of its own",
 		"createCharge: the form field billing-ids has the style pipeDelimited, which its argument billing_ids does not carry (the names differ): it is sent as mapping's default",
 		"plantTree: the argument children nests deeper than the 8 levels a skill's arguments may: below that, objects and lists are taken without their properties and items",
 	}

@@ -4,6 +4,7 @@ package openapi
 // document it stands for, so that one generator reads both.
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -88,9 +89,9 @@ func (d *document) swagger2Operation(op, shared *yaml.Node) *yaml.Node {
 	}
 	consumes := d.mediaTypes(op, "consumes")
 	params := &yaml.Node{Kind: yaml.SequenceNode}
-	form := mappingNode()
+	form, encoding := mappingNode(), mappingNode()
 	var formRequired []string
-	multipart := false
+	multipart, body := false, false
 	for _, pn := range d.swagger2Parameters(shared, get(op, "parameters")) {
 		p, err := d.deref(pn)
 		if err != nil {
@@ -107,12 +108,16 @@ func (d *document) swagger2Operation(op, shared *yaml.Node) *yaml.Node {
 				}
 			}
 			out.Content = append(out.Content, str("requestBody"), rb)
+			body = true
 		case "formData":
 			s := swagger2Schema(p)
 			if n := get(p, "description"); n != nil {
 				s.Content = append(s.Content, str("description"), n)
 			}
 			form.Content = append(form.Content, str(name), s)
+			if f, ok := collectionFormat(p); ok {
+				encoding.Content = append(encoding.Content, str(name), mappingNode("style", str(f.style), "explode", str(f.explode)))
+			}
 			if scalar(get(p, "required")) == "true" {
 				formRequired = append(formRequired, name)
 			}
@@ -130,7 +135,21 @@ func (d *document) swagger2Operation(op, shared *yaml.Node) *yaml.Node {
 		if len(formRequired) > 0 {
 			s.Content = append(s.Content, str("required"), flowList(formRequired))
 		}
-		out.Content = append(out.Content, str("requestBody"), mappingNode("content", contentOf([]string{mediaType}, s)))
+		content := contentOf([]string{mediaType}, s)
+		if len(encoding.Content) > 0 {
+			media := content.Content[1]
+			media.Content = append(media.Content, str("encoding"), encoding)
+		}
+		if body {
+			var names []string
+			for i := 0; i < len(form.Content); i += 2 {
+				names = append(names, form.Content[i].Value)
+			}
+			d.converted[out] = append(d.converted[out], fmt.Sprintf("the operation has both a body parameter and formData parameters, which Swagger 2.0 forbids: "+
+				"the body is sent, and the form fields %s are left out", bounded(strings.Join(names, ", "))))
+		} else {
+			out.Content = append(out.Content, str("requestBody"), mappingNode("content", content))
+		}
 	}
 	if len(params.Content) > 0 {
 		out.Content = append(out.Content, str("parameters"), params)
@@ -251,14 +270,23 @@ func swagger2Parameter(p *yaml.Node) *yaml.Node {
 		}
 	}
 	out.Content = append(out.Content, str("schema"), swagger2Schema(p))
-	if scalar(get(p, "type")) == "array" && scalar(get(p, "in")) == "query" {
-		f, ok := collectionFormats[strings.ToLower(scalar(get(p, "collectionFormat")))]
-		if !ok {
-			f = collectionFormats["csv"]
-		}
+	if f, ok := collectionFormat(p); ok && scalar(get(p, "in")) == "query" {
 		out.Content = append(out.Content, str("style"), str(f.style), str("explode"), str(f.explode))
 	}
 	return out
+}
+
+// collectionFormat is the style and explode of the list parameter p's
+// collectionFormat (csv by default); false when p is no list.
+func collectionFormat(p *yaml.Node) (struct{ style, explode string }, bool) {
+	if scalar(get(p, "type")) != "array" {
+		return collectionFormats[""], false
+	}
+	f, ok := collectionFormats[strings.ToLower(scalar(get(p, "collectionFormat")))]
+	if !ok {
+		f = collectionFormats["csv"]
+	}
+	return f, true
 }
 
 // swagger2Flows are the OpenAPI 3 names of Swagger 2.0's oauth2 flows.
