@@ -14,6 +14,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 	"github.com/caddy-a2a/caddy-a2a/authn"
 	"github.com/caddy-a2a/caddy-a2a/mapping"
+	"github.com/caddy-a2a/caddy-a2a/server"
 	"github.com/caddy-a2a/caddy-a2a/tasks"
 )
 
@@ -101,25 +102,10 @@ func (b *binding) send(ctx context.Context, in *inbound, req *sdk.CallToolReques
 		return Result(nil, nil, admitted.Reply), nil
 	}
 	run := admitted.Task
-	if call := asTask(ctx); call != nil && runsAsTask(admitted.Skill, msg) {
-		call.handle = run.Task
-		if len(argumentProblems(admitted.Skill, msg, run.Task.History)) > 0 {
-			// The run asks for what is missing before any upstream call:
-			// it is over at once, and the handle, and the next tasks/get,
-			// show what the task asks.
-			task, err := admitted.Execute()
-			if err != nil {
-				return nil, b.refused(req.Params.Name, err)
-			}
-			if task != nil {
-				call.handle = task
-			}
-			return nil, nil
+	if call := asTask(ctx); call != nil {
+		if runs, asksAtOnce := taskRun(admitted.Skill, msg, run.Task.History); runs {
+			return nil, b.startTask(call, admitted, req.Params.Name, asksAtOnce)
 		}
-		// The task goes on without the call, as a SendMessage that
-		// returns immediately: the client polls it (tasks.go).
-		go func() { _, _ = admitted.Execute() }()
-		return nil, nil
 	}
 	owner := in.caller.Owner()
 	cancel := func() { _, _ = b.tasks.Cancel(owner, run.Task.ID) }
@@ -154,6 +140,27 @@ func (b *binding) send(ctx context.Context, in *inbound, req *sdk.CallToolReques
 		return b.askInput(ctx, in, req, task, owner, msg.TaskID == "" && invalidArguments(admitted.Skill, msg)), nil
 	}
 	return Result(admitted.Skill, task, nil), nil
+}
+
+// startTask runs a call's task without the call, as a SendMessage that
+// returns immediately, and notes it in call.handle: the client polls it
+// (tasks.go). A run that asks for missing arguments does so before any
+// upstream call: it is run to that question first, so that the handle, and
+// the next tasks/get, show what the task asks.
+func (b *binding) startTask(call *taskCall, admitted server.Run, tool string, asksAtOnce bool) error {
+	call.handle = admitted.Task.Task
+	if !asksAtOnce {
+		go func() { _, _ = admitted.Execute() }()
+		return nil
+	}
+	task, err := admitted.Execute()
+	if err != nil {
+		return b.refused(tool, err)
+	}
+	if task != nil {
+		call.handle = task
+	}
+	return nil
 }
 
 // invalidArguments reports whether a call's arguments hold a value its

@@ -42,7 +42,7 @@ const (
 const taskPollInterval = time.Second
 
 // taskCall, in a tools/call's context, lets the call run as a task: send
-// starts a call that runsAsTask as a task and notes it in handle, which is
+// starts a call that runs as a task (taskRun) and notes it in handle, which is
 // then the call's answer. A call without one runs to its end.
 type taskCall struct{ handle *a2a.Task }
 
@@ -55,19 +55,22 @@ func asTask(ctx context.Context) *taskCall {
 	return call
 }
 
-// runsAsTask reports whether the call of msg, to sk, that may run as a
-// task does: the answer to a question its task asked, or a new call whose
-// arguments are all usable. One that lacks some runs as a task that asks
-// for them, unless its skill asks before its task (mcp.ask_before_task:
-// the call's own answer asks, as SEP-2663's composition of input requests
-// and tasks has it). A call with a value its skill cannot use is answered
-// at once with what is wrong.
-func runsAsTask(sk *mapping.Skill, msg *a2a.Message) bool {
-	if sk == nil || msg.TaskID != "" {
-		return sk != nil
+// taskRun reports whether the call of msg, to sk, after the task's
+// history, runs as a task, and whether its run asks at once for arguments
+// it lacks. The answer to a question its task asked runs as one; so does a
+// new call, unless it holds a value its skill cannot use (it is answered at
+// once with what is wrong) or it lacks arguments and its skill asks before
+// its task (mcp.ask_before_task: the call's own answer asks, as SEP-2663's
+// composition of input requests and tasks has it).
+func taskRun(sk *mapping.Skill, msg *a2a.Message, history []a2a.Message) (runs, asksAtOnce bool) {
+	if sk == nil {
+		return false, false
 	}
-	problems := argumentProblems(sk, msg, nil)
-	return !anyInvalid(problems) && (len(problems) == 0 || !sk.ToolHints().AskBeforeTask)
+	problems := argumentProblems(sk, msg, history)
+	if msg.TaskID == "" && (anyInvalid(problems) || len(problems) > 0 && sk.ToolHints().AskBeforeTask) {
+		return false, false
+	}
+	return true, len(problems) > 0
 }
 
 // serveTasks answers env, a plain stateless POST whose body is body, when
