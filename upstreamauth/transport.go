@@ -12,7 +12,7 @@ import (
 // Authorization. A 401 tells Client the token was refused, and a request
 // marked WithResend is sent once more, body replayed, with the token that
 // replaces it; a 401 to a request not so marked, or to a token Client
-// keeps (Refused), is the answer. A token it cannot get is its error: the
+// keeps (see refused), is the answer. A token it cannot get is its error: the
 // request is not sent.
 type Transport struct {
 	Base   http.RoundTripper
@@ -59,7 +59,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// replaces it, unless the 401 is the upstream's answer, and a request
 	// that may be sent twice goes once more with the new one. Whatever
 	// that brings is the answer.
-	if !t.Client.Refused(subject, tok) || ctx.Value(resendKey{}) == nil || req.Body != nil && req.GetBody == nil {
+	renewal, renewed := t.Client.refused(subject, tok)
+	if !renewed || ctx.Value(resendKey{}) == nil || req.Body != nil && req.GetBody == nil {
 		return resp, nil
 	}
 	var body io.ReadCloser
@@ -70,7 +71,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keeps the connection
 	resp.Body.Close()
-	fresh, err := t.Client.Token(ctx, subject)
+	var fresh string
+	if renewal != nil {
+		fresh, err = t.Client.wait(ctx, renewal)
+	} else {
+		fresh, err = t.Client.Token(ctx, subject)
+	}
 	if err != nil {
 		if body != nil {
 			body.Close()

@@ -247,6 +247,11 @@ func (c *Client) Token(ctx context.Context, subject string) (string, error) {
 	}
 	f := c.flight(key, subject, false)
 	c.mu.Unlock()
+	return c.wait(ctx, f)
+}
+
+// wait is f's token, or an error once ctx is done.
+func (c *Client) wait(ctx context.Context, f *flight) (string, error) {
 	select {
 	case <-f.done:
 		return f.tok, f.err
@@ -267,14 +272,16 @@ func (c *Client) flight(key [sha256.Size]byte, subject string, renewal bool) *fl
 	return f
 }
 
-// Refused tells the client that the upstream answered 401 to token, and
-// reports whether Token now gives subject another one (renewed), or
-// whether the refusal is the upstream's answer. A token still cached is
-// dropped and another fetched at once, unless it was itself fetched to
-// replace a refused token less than RenewCooldown ago. A token that is no
-// longer the cached one has been replaced already (renewed); one never
-// cached (it lives no longer than RefreshMargin) was fresh.
-func (c *Client) Refused(subject, token string) (renewed bool) {
+// refused tells the client that the upstream answered 401 to token, and
+// reports whether another token is to be tried (renewed) or the refusal
+// is the upstream's answer. A token still cached is dropped and another
+// fetched at once, unless it was itself fetched to replace a refused
+// token less than RenewCooldown ago. A token that is no longer the cached
+// one has been replaced already; one never cached (it lives no longer
+// than RefreshMargin) was fresh. The fetch under way, if any, is returned:
+// its token is the one to try, since a token too short-lived to be cached
+// is in no later Token's answer.
+func (c *Client) refused(subject, token string) (f *flight, renewed bool) {
 	if !c.OnBehalf() {
 		subject = ""
 	}
@@ -284,15 +291,15 @@ func (c *Client) Refused(subject, token string) (renewed bool) {
 	e := c.tokens[key]
 	switch {
 	case e == nil:
-		return c.flights[key] != nil
+		f = c.flights[key]
+		return f, f != nil
 	case e.token != token:
-		return true
+		return nil, true
 	case e.renewal && c.now().Sub(e.fetched) < RenewCooldown:
-		return false
+		return nil, false
 	}
 	c.drop(key, e)
-	c.flight(key, subject, true)
-	return true
+	return c.flight(key, subject, true), true
 }
 
 // key is the cache key: a hash of the caller's token for an exchange (so

@@ -320,6 +320,61 @@ func TestTransportResendsARefusedRequestOnce(t *testing.T) {
 	}
 }
 
+// lateRefusal is a transport whose 401 answers' bodies end only once the
+// token fetches under way are done: the fetch that replaces a refused
+// token is then over before the transport asks for a token to resend with.
+type lateRefusal struct{ client *upstreamauth.Client }
+
+func (l lateRefusal) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		resp.Body = awaitingBody{resp.Body, l.client}
+	}
+	return resp, err
+}
+
+type awaitingBody struct {
+	io.ReadCloser
+	client *upstreamauth.Client
+}
+
+func (b awaitingBody) Read(p []byte) (int, error) {
+	b.client.AwaitFetches()
+	return b.ReadCloser.Read(p)
+}
+
+// The token that replaces a refused one is the one the request is sent
+// again with, even when it lives too short a time to be cached and its
+// fetch is over before the resend: no second fetch, no third token.
+func TestTransportResendsWithTheShortLivedRenewal(t *testing.T) {
+	p := newIdP(t, 3600)
+	api := &refusingAPI{refuse: map[string]bool{}}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	client := newClient(t, upstreamauth.Config{TokenURL: p.URL})
+	rt := &upstreamauth.Transport{Base: lateRefusal{client}, Client: client}
+	send := func() int {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(upstreamauth.WithResend(context.Background()), http.MethodPost, srv.URL, strings.NewReader("payload"))
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	send()
+	api.take()
+	api.refuseToo("tok-1")
+	p.ExpiresIn.Store(int64(upstreamauth.RefreshMargin / time.Second))
+	if got := send(); got != http.StatusOK {
+		t.Fatalf("status %d, want 200", got)
+	}
+	if seen, want := api.take(), []string{"tok-1 payload", "tok-2 payload"}; fmt.Sprint(seen) != fmt.Sprint(want) || p.Fetches() != 2 {
+		t.Fatalf("upstream saw %q after %d fetches; want %q after 2", seen, p.Fetches(), want)
+	}
+}
+
 // A request not marked WithResend is sent once: its 401 is the answer,
 // and the next request has the token that replaces the one refused.
 func TestTransportSendsOtherRequestsOnce(t *testing.T) {
