@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -174,7 +173,7 @@ func (l *loader) argRules(nodes map[string]*yaml.Node, key string, depth int, a 
 	}
 	if n := forType("pattern", argString); n != nil {
 		if src, ok := l.scalar(n, key+".pattern"); ok {
-			re, err := regexp.Compile(src)
+			re, err := l.regexp(src)
 			if err != nil {
 				l.errorf(n, key+".pattern", "is not a Go (RE2) regular expression: %v (lookahead, lookbehind and backreferences are not supported)", err)
 			}
@@ -364,7 +363,7 @@ func (l *loader) textPatterns(n *yaml.Node, schema *argSchema) {
 		if !ok {
 			continue
 		}
-		re, err := regexp.Compile(src)
+		re, err := l.regexp(src)
 		if err != nil {
 			l.errorf(item, key, "is not a valid regular expression: %v", err)
 			continue

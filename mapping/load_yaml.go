@@ -56,6 +56,25 @@ type loader struct {
 	skill, prefix string
 	// matchNeeds is what the skills' match predicates read.
 	matchNeeds usage
+	// patterns are the regular expressions compiled so far, by source:
+	// a generated file repeats an API's few patterns in many skills.
+	patterns map[string]*regexp.Regexp
+}
+
+// regexp compiles src once per file; a Regexp is safe to share.
+func (l *loader) regexp(src string) (*regexp.Regexp, error) {
+	if re, ok := l.patterns[src]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(src)
+	if err != nil {
+		return nil, err
+	}
+	if l.patterns == nil {
+		l.patterns = map[string]*regexp.Regexp{}
+	}
+	l.patterns[src] = re
+	return re, nil
 }
 
 func (l *loader) errorf(n *yaml.Node, key, format string, args ...any) {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,26 +34,51 @@ func (g *generator) emit(filename string) ([]byte, error) {
 		}
 		up.Content = append(up.Content, str("headers"), h)
 	}
-	skills := &yaml.Node{Kind: yaml.SequenceNode}
+	root := mappingNode("upstream", up)
+	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: g.header(filename), Content: []*yaml.Node{root}}
+	var buf bytes.Buffer
+	if err := encode(&buf, doc); err != nil {
+		return nil, err
+	}
+	// Each skill is encoded on its own: yaml.v3's encoder keeps every
+	// event of a document, so one document of all skills costs memory
+	// and copying in proportion to the whole file at every growth.
+	buf.WriteString("skills:\n")
+	var item bytes.Buffer
 	for _, sk := range g.skills {
 		n, err := sk.node()
 		if err != nil {
 			return nil, fmt.Errorf("skill %s: %w", sk.id, err)
 		}
-		skills.Content = append(skills.Content, n)
-	}
-	root := mappingNode("upstream", up, "skills", skills)
-	doc := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: g.header(filename), Content: []*yaml.Node{root}}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
+		item.Reset()
+		if err := encode(&item, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{n}}); err != nil {
+			return nil, fmt.Errorf("skill %s: %w", sk.id, err)
+		}
+		indent(&buf, item.Bytes())
 	}
 	return buf.Bytes(), nil
+}
+
+// encode writes n as YAML indented by two spaces a level.
+func encode(w io.Writer, n *yaml.Node) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(n); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+// indent writes the lines of src to buf two spaces further in, as the
+// items of a sequence under a key of the top mapping; an empty line
+// stays empty, which a block scalar reads the same.
+func indent(buf *bytes.Buffer, src []byte) {
+	for line := range bytes.Lines(src) {
+		if len(line) > 1 {
+			buf.WriteString("  ")
+		}
+		buf.Write(line)
+	}
 }
 
 func (g *generator) header(filename string) string {

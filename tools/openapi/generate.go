@@ -743,7 +743,7 @@ func (sk *skill) shape(a *argument, s schema, path string, depth int) {
 	}
 	if a.has("string") {
 		a.format, a.minLength, a.maxLength = s.format, s.minLength, s.maxLength
-		if _, err := regexp.Compile(s.pattern); err != nil {
+		if !sk.doc.isGoPattern(s.pattern) {
 			sk.note("the pattern of the argument %s, %s, is not Go (RE2) syntax: it is left out", path, s.pattern)
 		} else {
 			a.pattern = s.pattern

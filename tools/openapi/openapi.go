@@ -323,6 +323,23 @@ type document struct {
 	// converted are the notes of a Swagger 2.0 operation's rewriting, by
 	// the operation it is rewritten as.
 	converted map[*yaml.Node][]string
+	// goPatterns says of each pattern checked whether Go (RE2) compiles
+	// it: a large API repeats a few patterns in many operations.
+	goPatterns map[string]bool
+}
+
+// isGoPattern reports whether Go (RE2) compiles pattern.
+func (d *document) isGoPattern(pattern string) bool {
+	ok, seen := d.goPatterns[pattern]
+	if !seen {
+		_, err := regexp.Compile(pattern)
+		ok = err == nil
+		if d.goPatterns == nil {
+			d.goPatterns = map[string]bool{}
+		}
+		d.goPatterns[pattern] = ok
+	}
+	return ok
 }
 
 func parse(filename string, src []byte) (*document, error) {

@@ -651,8 +651,6 @@ func TestGenerateSchemaBound(t *testing.T) {
 	}
 }
 
-// A recursive schema of many properties stops at maxNested nested
-// arguments a skill, with a note, and the file loads.
 // An object exploded into the query whose schema names no key is left
 // out with a note: mapping sends no key it does not declare, so the
 // skill still loads and the rest of the operation is kept.
@@ -697,6 +695,8 @@ paths:
 	}
 }
 
+// A recursive schema of many properties stops at maxNested nested
+// arguments a skill, with a note, and the file loads.
 func TestGenerateNestedBudget(t *testing.T) {
 	src := `openapi: 3.0.3
 paths:
