@@ -108,21 +108,51 @@ func (p *pathTemplate) build(m *vm.VM, vars *exprVars) (string, string, error) {
 		if v == nil {
 			return "", "", &inputError{fmt.Sprintf("the path parameter {%s} is missing", part.src)}
 		}
-		s, ok := scalarString(v)
-		if !ok {
-			return "", "", &inputError{fmt.Sprintf("the path parameter {%s} is a %s, not a single value", part.src, kindName(v))}
+		if err := pathValue(&raw, &dec, part.src, v); err != nil {
+			return "", "", err
 		}
-		if s == "" {
-			return "", "", &inputError{fmt.Sprintf("the path parameter {%s} is empty", part.src)}
-		}
-		raw.WriteString(url.PathEscape(s))
-		dec.WriteString(s)
 	}
 	rs := raw.String()
 	if dotSegment(rs) {
 		return "", "", &inputError{`the path parameters may not make a "." or ".." path segment`}
 	}
 	return dec.String(), rs, nil
+}
+
+// pathValue writes a hole's value, escaped as one segment, to raw and as
+// it is to dec. A list is OpenAPI's simple style of a path parameter
+// (RFC 6570's {ids}): its items escaped each and joined by commas,
+// which stay commas, so that ["a,b", "c"] is a%2Cb,c.
+func pathValue(raw, dec *strings.Builder, src string, v any) error {
+	if s, ok := scalarString(v); ok {
+		if s == "" {
+			return &inputError{fmt.Sprintf("the path parameter {%s} is empty", src)}
+		}
+		raw.WriteString(url.PathEscape(s))
+		dec.WriteString(s)
+		return nil
+	}
+	if kindName(v) != "list" {
+		return &inputError{fmt.Sprintf("the path parameter {%s} is a %s, not a value or a list of values", src, kindName(v))}
+	}
+	items := 0
+	err := forEach(v, func(x any) error {
+		s, ok := scalarString(x)
+		if !ok {
+			return &inputError{fmt.Sprintf("the path parameter {%s} holds a %s, not a value", src, kindName(x))}
+		}
+		if items++; items > 1 {
+			raw.WriteByte(',')
+			dec.WriteByte(',')
+		}
+		raw.WriteString(url.PathEscape(s))
+		dec.WriteString(s)
+		return nil
+	})
+	if err == nil && items == 0 {
+		err = &inputError{fmt.Sprintf("the path parameter {%s} is empty", src)}
+	}
+	return err
 }
 
 // dotSegment reports whether an escaped path has a "." or ".." segment.

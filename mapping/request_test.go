@@ -56,7 +56,12 @@ skills:
 		{"dot dot from two holes", "two", map[string]any{"a": ".", "b": "."}, ""},
 		{"empty", "file", map[string]any{"name": ""}, ""},
 		{"missing", "file", map[string]any{}, ""},
-		{"list", "file", map[string]any{"name": []any{"a", "b"}}, ""},
+		{"list: simple style", "file", map[string]any{"name": []any{"a", 2.0, true}}, "/api/v1/files/a,2,true"},
+		{"list items escaped, their commas too", "file", map[string]any{"name": []any{"a,b", "../c"}}, "/api/v1/files/a%2Cb,..%2Fc"},
+		{"list of one dot dot", "file", map[string]any{"name": []any{".."}}, ""},
+		{"empty list", "file", map[string]any{"name": []any{}}, ""},
+		{"list of a list", "file", map[string]any{"name": []any{[]any{"a"}}}, ""},
+		{"list with null", "file", map[string]any{"name": []any{"a", nil}}, ""},
 		{"map", "file", map[string]any{"name": map[string]any{"a": "b"}}, ""},
 		{"escaped literal", "fixed", nil, "/api/v1/static/a%20b"},
 	}

@@ -92,6 +92,9 @@ type argument struct {
 	// unnamed are the properties left out of its schema, their names
 	// not being argument names.
 	unnamed []string
+	// pathPrefix is the literal text a path parameter's style writes
+	// before its value (label: ".", matrix: ";name=").
+	pathPrefix string
 }
 
 // rules are what a value must keep, as the document's schema says.
@@ -604,9 +607,17 @@ func (g *generator) parameters(sk *skill) error {
 		if ex, ok := exampleOf(p); ok {
 			s.example, s.hasExample = ex, true
 		}
+		var prefix, form string
+		if k.in == "path" || k.in == "header" {
+			prefix, form = sk.simpleStyle(k.name, k.in, p, &s)
+		}
 		a := sk.argument(k.name, k.in, s, k.in == "path" || scalar(get(p, "required")) == "true", false)
+		a.pathPrefix = prefix
 		if desc := strings.TrimSpace(scalar(get(p, "description"))); desc != "" {
 			a.description = desc
+		}
+		if form != "" {
+			a.description = strings.TrimSpace(a.description + " Written as " + form + ".")
 		}
 		switch k.in {
 		case "query":
@@ -616,6 +627,55 @@ func (g *generator) parameters(sk *skill) error {
 		}
 	}
 	return nil
+}
+
+// simpleStyle fits the path or header parameter p, named name, to what
+// mapping writes there: a value, or a list as OpenAPI's simple style
+// (a,b,c). A path parameter of style label or matrix gets the literal
+// prefix returned (".", ";name="). An object, or a list exploded in
+// label style, becomes text (s is changed) that the caller writes in the
+// form returned; exploded in matrix style it would need semicolons,
+// which mapping escapes in a path value: a note says it is sent
+// unexploded.
+func (sk *skill) simpleStyle(name, in string, p *yaml.Node, s *schema) (prefix, form string) {
+	style, exploded := scalar(get(p, "style")), scalar(get(p, "explode")) == "true"
+	switch {
+	case style == "" || style == "simple":
+		style = "simple"
+	case in == "path" && style == "label":
+		prefix = "."
+	case in == "path" && style == "matrix":
+		prefix = ";" + name + "="
+	default:
+		sk.note("the %s parameter %s has style %s, which OpenAPI does not define there: it is sent in simple style", in, name, style)
+		style = "simple"
+	}
+	object := slices.Contains(s.typeList(), "object")
+	switch {
+	case !object && !(exploded && style != "simple" && slices.Contains(s.typeList(), "array")):
+		return prefix, ""
+	case style == "matrix" && exploded:
+		sk.note("the path parameter %s is exploded in matrix style (;%s=a;%s=b), whose semicolons a skill escapes in a path value: it is sent unexploded (;%s=a,b)", name, name, name, name)
+		if !object {
+			return prefix, ""
+		}
+		exploded = false
+	}
+	// What OpenAPI's style writes, after the prefix, for an example value.
+	what := "object"
+	switch {
+	case !object:
+		what, form = "exploded list", `"3.4.5" for [3, 4, 5]`
+	case !exploded:
+		form = `"R,100,G,200" for {R: 100, G: 200}`
+	case style == "label":
+		form = `"R=100.G=200" for {R: 100, G: 200}`
+	default:
+		form = `"R=100,G=200" for {R: 100, G: 200}`
+	}
+	sk.note("the %s parameter %s is an %s (%s style), which a skill does not build: it is taken as text, written as %s", in, name, what, style, form)
+	*s = schema{typ: "string", description: s.description, example: s.example, hasExample: s.hasExample}
+	return prefix, form
 }
 
 // encodingStyles are the styles of OpenAPI's that a skill's query and
@@ -1050,7 +1110,7 @@ func (g *generator) pathTemplate(sk *skill) error {
 			sk.note("the path parameter %s is not declared; it is taken as a required string", name)
 			a = sk.argument(name, "path", schema{typ: "string"}, true, false)
 		}
-		b.WriteString("{args." + a.name + "}")
+		b.WriteString(escapePath(a.pathPrefix) + "{args." + a.name + "}")
 		rest = rest[i+j+1:]
 	}
 	sk.path = b.String()

@@ -181,6 +181,15 @@ func TestGeneratedRequests(t *testing.T) {
 		{spec: "testdata/path-query.yaml",
 			message: `{"parts": [{"data": {}}], "metadata": {"skill": "zones"}}`,
 			want:    []string{"GET https://alerts.example.test/zones\n"}, absent: []string{"%3F"}},
+		// Lists in a path as OpenAPI's simple style writes them, and in a
+		// header as HTTP lists them; an object as the text the caller
+		// writes; label and matrix styles' prefixes.
+		{spec: "testdata/path-styles.yaml",
+			message: `{"parts": [{"data": {"ids": [3, 4], "X_Tags": ["a", "b"], "X_Point": "x,1,y,2"}}], "metadata": {"skill": "getSwatches"}}`,
+			want:    []string{"GET https://palette.example.test/v1/swatches/3,4\n", "X-Point: x,1,y,2", "X-Tags: a\n  X-Tags: b\n"}},
+		{spec: "testdata/path-styles.yaml",
+			message: `{"parts": [{"data": {"rgb": "R=100,G=200", "shades": ["light", "dark"], "depth": 8, "layers": ["a", "b"], "steps": "1.2.3"}}], "metadata": {"skill": "getColor"}}`,
+			want:    []string{"GET https://palette.example.test/v1/colors/R=100%2CG=200/.light,dark/;depth=8/;layers=a,b/.1.2.3\n"}},
 		// Objects and lists in a query, as each parameter's style and
 		// explode say.
 		{spec: "testdata/rich-args.yaml",
@@ -411,6 +420,28 @@ func TestGenerateNotes(t *testing.T) {
 	}
 	if !slices.Equal(r.Notes, want) {
 		t.Errorf("notes\n%q\nwant\n%q", r.Notes, want)
+	}
+}
+
+// A path or header parameter that a skill cannot build as its style says
+// is text the caller writes, in the form its description gives.
+func TestGeneratePathStyles(t *testing.T) {
+	r := generateFile(t, "testdata/path-styles.yaml", openapi.Options{})
+	want := []string{
+		`getSwatches: the header parameter X-Point is an object (simple style), which a skill does not build: it is taken as text, written as "R,100,G,200" for {R: 100, G: 200}`,
+		`getColor: the path parameter rgb is an object (simple style), which a skill does not build: it is taken as text, written as "R=100,G=200" for {R: 100, G: 200}`,
+		"getColor: the path parameter layers is exploded in matrix style (;layers=a;layers=b), whose semicolons a skill escapes in a path value: it is sent unexploded (;layers=a,b)",
+		`getColor: the path parameter steps is an exploded list (label style), which a skill does not build: it is taken as text, written as "3.4.5" for [3, 4, 5]`,
+		"getColor: the header parameter X-Mode has style form, which OpenAPI does not define there: it is sent in simple style",
+	}
+	if !slices.Equal(r.Notes, want) {
+		t.Errorf("notes\n%q\nwant\n%q", r.Notes, want)
+	}
+	for _, w := range []string{"path: /colors/{args.rgb}/.{args.shades}/;depth={args.depth}/;layers={args.layers}/.{args.steps}\n",
+		"description: 'Where to look. Written as \"R,100,G,200\" for {R: 100, G: 200}.'"} {
+		if !strings.Contains(string(r.YAML), w) {
+			t.Errorf("the file lacks %q:\n%s", w, r.YAML)
+		}
 	}
 }
 
