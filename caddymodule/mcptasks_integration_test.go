@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -108,24 +109,7 @@ func (u *jobUpstream) await(t *testing.T, events map[string]chan struct{}, id, w
 // or its error as {"error": …}.
 func (a *securedAgent) mcpTasks(key, method, params string) map[string]any {
 	a.t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{%s,"_meta":{`+
-		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":`+
-		`{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`, method, params)
-	var p struct{ Name, TaskID string }
-	_ = json.Unmarshal([]byte("{"+params+"}"), &p)
-	req, _ := http.NewRequest(http.MethodPost, a.base+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Mcp-Name", p.Name+p.TaskID)
-	if key != "" {
-		req.Header.Set("X-API-Key", key)
-	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s: %v", method, err)
-	}
+	resp := a.mcpTasksRequest(key, method, params)
 	defer resp.Body.Close()
 	var msg struct {
 		Result map[string]any `json:"result"`
@@ -138,6 +122,71 @@ func (a *securedAgent) mcpTasks(key, method, params string) map[string]any {
 		return map[string]any{"error": msg.Error}
 	}
 	return msg.Result
+}
+
+// mcpTasksRequest sends an MCP request at 2026-07-28, as a client that
+// declares the tasks extension, with the caller's API key.
+func (a *securedAgent) mcpTasksRequest(key, method, params string) *http.Response {
+	a.t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{%s,"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":`+
+		`{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`, method, params)
+	var p struct{ Name, TaskID string }
+	_ = json.Unmarshal([]byte("{"+params+"}"), &p)
+	req, _ := http.NewRequest(http.MethodPost, a.base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name := p.Name + p.TaskID; name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		a.t.Fatalf("%s: %v", method, err)
+	}
+	return resp
+}
+
+// mcpListen opens subscriptions/listen for the tasks ids, as the caller
+// of key, and answers a function that reads the stream's next message
+// (the "method" of a notification, or the "result" of the listen's end)
+// with its params or result; ok is false once the stream ended.
+func (a *securedAgent) mcpListen(key string, ids ...string) func() (kind string, body map[string]any, ok bool) {
+	a.t.Helper()
+	list, _ := json.Marshal(ids)
+	resp := a.mcpTasksRequest(key, "subscriptions/listen", `"notifications":{"taskIds":`+string(list)+`}`)
+	a.t.Cleanup(func() { resp.Body.Close() })
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		raw, _ := io.ReadAll(resp.Body)
+		a.t.Fatalf("subscriptions/listen: %s %s, want a stream", resp.Status, raw)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	return func() (string, map[string]any, bool) {
+		a.t.Helper()
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var msg struct {
+				Method         string
+				Params, Result map[string]any
+			}
+			if err := json.Unmarshal([]byte(data), &msg); err != nil {
+				a.t.Fatalf("subscriptions/listen: %q is not JSON-RPC: %v", data, err)
+			}
+			if msg.Method == "" {
+				return "result", msg.Result, true
+			}
+			return msg.Method, msg.Params, true
+		}
+		return "", nil, false
+	}
 }
 
 // a2aState is the state of task id as GetTask over A2A answers it to the
@@ -209,6 +258,14 @@ skills:
 	}
 	if st := a.a2aState(bobKey, id); st != "-32001" {
 		t.Errorf("bob's GetTask over A2A of alice's task: %s", st)
+	}
+	// bob's listen for alice's task follows none, and so ends at once.
+	next := a.mcpListen(bobKey, id)
+	if kind, body, _ := next(); kind != "notifications/subscriptions/acknowledged" || fmt.Sprint(body["notifications"]) != "map[taskIds:[]]" {
+		t.Errorf("bob's listen for alice's task: %s %v, want acknowledged with no task", kind, body)
+	}
+	if kind, body, _ := next(); kind != "result" || body["resultType"] != "complete" {
+		t.Errorf("bob's listen for alice's task: then %s %v, want its end", kind, body)
 	}
 
 	other, _ := a.mcpTasks(aliceKey, "tools/call", `"name":"report","arguments":{}`)["taskId"].(string)
@@ -299,5 +356,29 @@ skills:
 	jobs.canceled(t, "1")
 	if got := b.mcpTasks("", "tasks/get", `"taskId":"`+other+`"`); got["status"] != "cancelled" {
 		t.Errorf("tasks/get on B of the canceled task: %v", got)
+	}
+
+	// Notifications on B of a job that A runs: its state now, its end
+	// when A's poll finds the job done, and the listen's end.
+	third, _ := a.mcpTasks("", "tools/call", `"name":"report","arguments":{}`)["taskId"].(string)
+	jobs.started(t, "2")
+	next := b.mcpListen("", third)
+	for _, want := range []string{"notifications/subscriptions/acknowledged", "notifications/tasks working"} {
+		kind, body, _ := next()
+		if got := strings.TrimSpace(kind + " " + fmt.Sprint(body["status"])); kind == "notifications/tasks" && got != want ||
+			kind != "notifications/tasks" && (kind != want || fmt.Sprint(body["notifications"]) != fmt.Sprintf("map[taskIds:[%s]]", third)) {
+			t.Fatalf("listen on B: %s %v, want %s", kind, body, want)
+		}
+	}
+	jobs.finish("2")
+	kind, body, _ := next()
+	for kind == "notifications/tasks" && body["status"] == "working" {
+		kind, body, _ = next()
+	}
+	if kind != "notifications/tasks" || body["status"] != "completed" || !strings.Contains(fmt.Sprint(body["result"]), "ready") {
+		t.Fatalf("listen on B once the job is done: %s %v", kind, body)
+	}
+	if kind, body, _ := next(); kind != "result" || body["resultType"] != "complete" {
+		t.Errorf("listen on B after its task ended: %s %v, want its answer", kind, body)
 	}
 }

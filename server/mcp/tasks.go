@@ -75,8 +75,8 @@ func taskRun(sk *mapping.Skill, msg *a2a.Message, history []a2a.Message) (runs, 
 
 // serveTasks answers env, a plain stateless POST whose body is body, when
 // the tasks extension answers it: tasks/get, tasks/update, tasks/cancel,
-// and a tools/call of a tool that runs as a task from a client that
-// declares the extension. It reports whether it did; false, and nothing
+// a tools/call of a tool that runs as a task from a client that declares
+// the extension, and a subscriptions/listen that follows tasks (listen.go). It reports whether it did; false, and nothing
 // written, for a request the SDK or the direct path is to answer.
 func (b *binding) serveTasks(w http.ResponseWriter, in *inbound, env *envelope, body []byte) bool {
 	// What the SDK would refuse before reading the method, it refuses.
@@ -90,6 +90,8 @@ func (b *binding) serveTasks(w http.ResponseWriter, in *inbound, env *envelope, 
 		return true
 	case operationToolsCall:
 		return b.callAsTask(w, in, env, body)
+	case methodSubscriptionsListen:
+		return b.listen(w, in, env, body)
 	}
 	return false
 }
@@ -232,9 +234,10 @@ func isCode(err error, code int) bool {
 }
 
 // wireTask is a task as the extension writes it: a handle (resultType
-// task), or the answer to tasks/get (DetailedTask, resultType complete).
+// task), the answer to tasks/get (DetailedTask, resultType complete), or
+// a status notification's (DetailedTask, no resultType).
 type wireTask struct {
-	ResultType     string              `json:"resultType"`
+	ResultType     string              `json:"resultType,omitempty"`
 	TaskID         string              `json:"taskId"`
 	Status         string              `json:"status"`
 	StatusMessage  string              `json:"statusMessage,omitempty"`
@@ -251,6 +254,18 @@ type wireTask struct {
 // "task", its handle; with "complete", the task in detail (its questions,
 // or its result once it ended).
 func (b *binding) appendTask(id json.RawMessage, resultType string, task *a2a.Task) ([]byte, error) {
+	res, err := json.Marshal(b.wireTask(resultType, resultType == "complete", task))
+	if err != nil {
+		return nil, err
+	}
+	out := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":`...)
+	return append(append(out, res...), '}'), nil
+}
+
+// wireTask is task as the extension writes it, with resultType ("" for
+// none): a handle, or in detail (detailed), with what it asks, or how it
+// ended.
+func (b *binding) wireTask(resultType string, detailed bool, task *a2a.Task) *wireTask {
 	// The store keeps a task max_age after its last change, and keeps no
 	// other time: the last change is its creation too, for the extension.
 	changed := task.Status.Timestamp
@@ -260,9 +275,6 @@ func (b *binding) appendTask(id json.RawMessage, resultType string, task *a2a.Ta
 	at := changed.UTC().Format(time.RFC3339Nano)
 	wt := wireTask{ResultType: resultType, TaskID: task.ID, Status: "working", StatusMessage: messageText(task.Status.Message),
 		CreatedAt: at, LastUpdatedAt: at, TTLMs: b.tasks.MaxAge().Milliseconds(), PollIntervalMs: taskPollInterval.Milliseconds()}
-	// A handle says where the task is; the task in detail adds what it
-	// asks, or how it ended.
-	detailed := resultType == "complete"
 	switch state := task.Status.State; {
 	case state == a2a.TaskStateInputRequired:
 		wt.Status = "input_required"
@@ -286,12 +298,7 @@ func (b *binding) appendTask(id json.RawMessage, resultType string, task *a2a.Ta
 			wt.Result = endedResult(b.tools.skills[server.SkillOf(task)], task)
 		}
 	}
-	res, err := json.Marshal(&wt)
-	if err != nil {
-		return nil, err
-	}
-	out := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":`...)
-	return append(append(out, res...), '}'), nil
+	return &wt
 }
 
 // appendAck is the empty answer to request id of tasks/update and

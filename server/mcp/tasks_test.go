@@ -26,7 +26,8 @@ const (
 
 // taskAgent serves a slow skill (a polled job's kind, marked so), one
 // that runs only as a task, one that asks to confirm after its upstream
-// answered, and a quick one; release lets the slow upstream calls answer.
+// answered (confirm_delete_later once released), and a quick one; release
+// lets the slow upstream calls answer.
 func taskAgent(t *testing.T) (a *servertest.Agent, release func()) {
 	t.Helper()
 	gate := make(chan struct{})
@@ -40,7 +41,14 @@ func taskAgent(t *testing.T) (a *servertest.Agent, release func()) {
 				return
 			}
 			io.WriteString(w, `{"done":true}`)
-		case "/delete":
+		case "/delete", "/delete-later":
+			if r.URL.Path == "/delete-later" {
+				select {
+				case <-gate:
+				case <-r.Context().Done():
+					return
+				}
+			}
 			body, _ := io.ReadAll(r.Body)
 			if !strings.Contains(string(body), `"confirm":true`) {
 				w.WriteHeader(http.StatusUnprocessableEntity)
@@ -70,6 +78,18 @@ skills:
       filename: {type: string, required: true}
       confirm: {type: boolean}
     request: {method: POST, path: /delete, body: args}
+    response:
+      - when: response.status == 422
+        state: input-required
+        message: "Confirm: {response.body.fields.confirm}."
+        ask: response.body.fields
+  - id: confirm_delete_later
+    description: d
+    mcp: {task: optional}
+    arguments:
+      filename: {type: string, required: true}
+      confirm: {type: boolean}
+    request: {method: POST, path: /delete-later, body: args}
     response:
       - when: response.status == 422
         state: input-required

@@ -1,0 +1,288 @@
+package mcp
+
+// Task status notifications (SEP-2663 on SEP-2575's subscriptions/listen):
+// a client that declares the tasks extension names the tasks it follows in
+// notifications.taskIds, and the stream answers the acknowledgment, then
+// the state of each task at once and at each change of its status, as
+// tasks/get would give it, until every task has ended; then the listen's
+// own answer closes the stream. The events come from the task store's
+// subscriptions, so a task that runs on another replica sharing the store
+// is followed too. A listen that names no task is the SDK's (list-changed
+// notifications).
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/tasks"
+)
+
+const methodSubscriptionsListen = "subscriptions/listen"
+
+// MaxListenTasks bounds the tasks one subscriptions/listen follows: each
+// holds a subscription to the store while it runs.
+const MaxListenTasks = 100
+
+// listen answers a subscriptions/listen that names tasks, and reports
+// whether it did: false, and nothing written, for one that names none or
+// whose headers do not name the method (which the SDK refuses).
+func (b *binding) listen(w http.ResponseWriter, in *inbound, env *envelope, body []byte) bool {
+	var req struct {
+		Params struct {
+			Notifications *struct {
+				TaskIDs *[]string `json:"taskIds"`
+			} `json:"notifications"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &req) != nil || req.Params.Notifications == nil || req.Params.Notifications.TaskIDs == nil ||
+		in.r.Header.Get(methodHeader) != env.Method {
+		return false
+	}
+	if !declaresTasks(env.Params.Meta.ClientCapabilities) {
+		b.writeAnswer(w, in, env.ID, nil, errTasksUndeclared("task notifications on "+methodSubscriptionsListen))
+		return true
+	}
+	ids := *req.Params.Notifications.TaskIDs
+	if len(ids) > MaxListenTasks {
+		b.writeAnswer(w, in, env.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"%s: notifications.taskIds names %d tasks; one listen follows at most %d", methodSubscriptionsListen, len(ids), MaxListenTasks)})
+		return true
+	}
+	l, err := b.follow(in.caller.Owner(), ids)
+	if err != nil {
+		b.writeAnswer(w, in, env.ID, nil, b.refused("", err))
+		return true
+	}
+	defer l.close()
+	b.serveListen(w, in.r.Context(), env.ID, l)
+	return true
+}
+
+// listening is what one listen follows: each of the caller's tasks it
+// named, with its subscription while the task is live.
+type listening struct {
+	b     *binding
+	owner string
+	ids   []string // the tasks acknowledged, in the order named
+	// mu guards subs and changed; wake says changed has news.
+	mu      sync.Mutex
+	subs    map[string]*tasks.Subscription
+	changed map[string]error // a task whose status changed: why its subscription ended, if it did
+	wake    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// follow subscribes to each of owner's tasks among ids. A task that is not
+// the caller's, or no longer there, is left out of the acknowledgment, as
+// the extension has it; an ended one is told once.
+func (b *binding) follow(owner string, ids []string) (*listening, error) {
+	l := &listening{b: b, owner: owner, ids: []string{}, subs: map[string]*tasks.Subscription{}, changed: map[string]error{}, wake: make(chan struct{}, 1)}
+	for _, id := range ids {
+		if slices.Contains(l.ids, id) {
+			continue
+		}
+		if err := l.subscribe(id); err != nil {
+			if isCode(err, a2a.CodeTaskNotFound) {
+				continue
+			}
+			l.close()
+			return nil, err
+		}
+		l.ids = append(l.ids, id)
+	}
+	return l, nil
+}
+
+// subscribe follows task id from now on, its current state to be told:
+// with a subscription while it is live, once when it has ended.
+func (l *listening) subscribe(id string) error {
+	_, sub, err := l.b.tasks.Subscribe(l.owner, id)
+	if isCode(err, a2a.CodeUnsupportedOperation) {
+		// The task has ended: its state is what there is to tell.
+		noHistory := int32(0)
+		_, err = l.b.tasks.Get(l.owner, id, &noHistory)
+	}
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.changed[id] = nil
+	if sub != nil {
+		l.subs[id] = sub
+		l.wg.Go(func() { l.watch(id, sub) })
+	}
+	l.signal()
+	return nil
+}
+
+// watch notes each status change of the task id's subscription, and its end.
+func (l *listening) watch(id string, sub *tasks.Subscription) {
+	for ev := range sub.Events() {
+		if ev.StatusUpdate != nil {
+			l.note(id, nil)
+		}
+	}
+	l.note(id, cmp.Or(sub.Err(), errEnded))
+}
+
+// errEnded is why a subscription closed after its task's final event.
+var errEnded = errors.New("the task ended")
+
+// note marks the task id as changed; ended, when its subscription closed.
+func (l *listening) note(id string, ended error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if prev := l.changed[id]; prev == nil || ended != nil {
+		l.changed[id] = ended
+	}
+	if ended != nil {
+		delete(l.subs, id)
+	}
+	l.signal()
+}
+
+// signal wakes the listen's loop; l.mu is held.
+func (l *listening) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the tasks changed since the last take.
+func (l *listening) take() map[string]error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	changed := l.changed
+	l.changed = map[string]error{}
+	return changed
+}
+
+// following reports whether a task is still followed, or has news.
+func (l *listening) following() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.subs) > 0 || len(l.changed) > 0
+}
+
+// close ends the subscriptions and waits for their watchers.
+func (l *listening) close() {
+	l.mu.Lock()
+	for _, sub := range l.subs {
+		sub.Close()
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+}
+
+// serveListen writes the stream of listen id: the acknowledgment, each
+// change of a followed task, and, once none is followed any more, or the
+// endpoint shuts down, the listen's answer. It returns when the stream
+// ends, or the client goes away.
+func (b *binding) serveListen(w http.ResponseWriter, ctx context.Context, id json.RawMessage, l *listening) {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	write := func(p []byte) error {
+		return b.h.WriteWithin(rc, func() error {
+			if _, err := w.Write(p); err != nil {
+				return err
+			}
+			return rc.Flush()
+		})
+	}
+	send := func(msg []byte) error {
+		return write(append(append([]byte("event: message\ndata: "), msg...), '\n', '\n'))
+	}
+	subscription := subscriptionMeta(id)
+	ack, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+		"params": map[string]any{"_meta": subscription, "notifications": map[string]any{"taskIds": l.ids}}})
+	if err := send(ack); err != nil {
+		return
+	}
+	heartbeat := time.NewTicker(b.heartbeat)
+	defer heartbeat.Stop()
+	told := map[string][sha256.Size]byte{} // what each task's last notification said
+	noHistory := int32(0)
+	for {
+		changed := l.take()
+		for _, taskID := range l.ids {
+			ended, ok := changed[taskID]
+			if !ok {
+				continue
+			}
+			task, err := b.tasks.Get(l.owner, taskID, &noHistory)
+			if err != nil {
+				continue // the task is gone (it expired): nothing to tell
+			}
+			// A subscription ends at a task's final event, which is also
+			// where it stops to ask for input, or when the stream fell
+			// behind its events: a live task is followed anew.
+			if ended != nil && !errors.Is(ended, tasks.ErrShutdown) && !task.Status.State.Terminal() {
+				_ = l.subscribe(taskID)
+			}
+			msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks",
+				"params": taskStatusParams{Meta: subscription, wireTask: b.wireTask("", true, task)}})
+			if err != nil {
+				b.log.Error("MCP: a task notification could not be encoded", zap.Error(err))
+				continue
+			}
+			if sum := sha256.Sum256(msg); sum != told[taskID] {
+				if err := send(msg); err != nil {
+					return
+				}
+				told[taskID] = sum
+			}
+		}
+		if !l.following() {
+			break
+		}
+		select {
+		case <-l.wake:
+			continue
+		case <-heartbeat.C:
+			if write(heartbeatComment) != nil {
+				return
+			}
+			continue
+		case <-ctx.Done():
+			return
+		case <-b.shutdown.Done():
+		case <-b.tasks.Stopping().Done():
+		}
+		break
+	}
+	// A graceful end: the listen's answer tells the client that nothing
+	// more comes on this stream.
+	end, _ := json.Marshal(map[string]any{"resultType": "complete", "_meta": subscription})
+	_ = send(append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":`...), end...), '}'))
+}
+
+// subscriptionMeta is the _meta of every message of listen id's stream.
+func subscriptionMeta(id json.RawMessage) map[string]json.RawMessage {
+	return map[string]json.RawMessage{sdk.MetaKeySubscriptionID: id}
+}
+
+// taskStatusParams are a notifications/tasks' parameters: the task in
+// detail, and the subscription's _meta beside its members.
+type taskStatusParams struct {
+	Meta map[string]json.RawMessage `json:"_meta"`
+	*wireTask
+}
