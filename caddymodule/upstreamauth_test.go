@@ -1,9 +1,14 @@
 package caddymodule
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -254,5 +259,73 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 				t.Fatalf("the answer shows the client secret, the token URL or the endpoint's error: %s", raw)
 			}
 		})
+	}
+}
+
+// TestIntegrationUpstreamOAuth2PrivateKeyJWT runs a Caddy with an agent
+// whose token client authenticates by private_key_jwt, its key in a file
+// beside the skills file, in front of an upstream that refuses a request
+// without a token. Tokens live no longer than the refresh margin, so each
+// call fetches one with a new assertion, which the token endpoint, which
+// refuses a replayed jti, takes.
+func TestIntegrationUpstreamOAuth2PrivateKeyJWT(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idp := oauthtest.NewWithKey(t, "agent", key.Public(), 30)
+	upstream := &tokenUpstream{refused: map[string]bool{"": true}}
+	up := httptest.NewServer(upstream)
+	t.Cleanup(up.Close)
+	skills := writeSkills(t, fmt.Sprintf(`upstream:
+  url: %s
+  oauth2:
+    grant: client_credentials
+    token_url: %s
+    client_id: agent
+    client_auth: private_key_jwt
+    private_key_file: agent-key.pem
+    key_id: agent-key-1
+skills:
+  - id: order
+    description: places an order
+    request:
+      method: POST
+      path: /orders
+      body: '{"item": args.item}'
+`, up.URL, idp.URL))
+	if err := os.WriteFile(filepath.Join(filepath.Dir(skills), "agent-key.pem"), []byte(oauthtest.KeyPEM(t, key)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	tester := newTester(t)
+	initServer(t, tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+	auto_https off
+}
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		url http://127.0.0.1:%d/
+		name "keyed"
+		description "An upstream whose tokens the agent gets with its private key"
+	}
+}
+`, adminPort, port, skills, port))
+	a := &securedAgent{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), tester: tester, client: tester.Client}
+	for range 2 {
+		if _, _, raw := a.send("order", `{"item":"tea"}`, ""); !strings.Contains(raw, "TASK_STATE_COMPLETED") {
+			t.Fatalf("not completed: %s", raw)
+		}
+	}
+	if auth, _ := upstream.take(); fmt.Sprint(auth) != "[Bearer tok-1 Bearer tok-2]" {
+		t.Fatalf("the upstream saw %q; want tok-1, then tok-2", auth)
+	}
+	for i := range 2 {
+		if got := idp.AssertionOf(i); got.Header.KeyID != "agent-key-1" || got.Header.Algorithm != "ES256" {
+			t.Errorf("assertion %d: kid %q, alg %s; want agent-key-1, ES256", i+1, got.Header.KeyID, got.Header.Algorithm)
+		}
 	}
 }
