@@ -4,6 +4,8 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -263,8 +265,9 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 }
 
 // TestIntegrationUpstreamOAuth2PrivateKeyJWT runs a Caddy with an agent
-// whose token client authenticates by private_key_jwt, its key in a file
-// beside the skills file, in front of an upstream that refuses a request
+// whose token client authenticates by private_key_jwt, its key and
+// certificate in files beside the skills file (the assertions name the
+// certificate by its thumbprints), in front of an upstream that refuses a request
 // without a token. Tokens live no longer than the refresh margin, so each
 // call fetches one with a new assertion, which the token endpoint, which
 // refuses a replayed jti, takes.
@@ -285,6 +288,7 @@ func TestIntegrationUpstreamOAuth2PrivateKeyJWT(t *testing.T) {
     client_id: agent
     client_auth: private_key_jwt
     private_key_file: agent-key.pem
+    certificate_file: agent-cert.pem
     key_id: agent-key-1
 skills:
   - id: order
@@ -294,9 +298,13 @@ skills:
       path: /orders
       body: '{"item": args.item}'
 `, up.URL, idp.URL))
-	if err := os.WriteFile(filepath.Join(filepath.Dir(skills), "agent-key.pem"), []byte(oauthtest.KeyPEM(t, key)), 0o600); err != nil {
-		t.Fatal(err)
+	cert, certPEM := oauthtest.SelfSigned(t, key)
+	for name, data := range map[string]string{"agent-key.pem": oauthtest.KeyPEM(t, key), "agent-cert.pem": certPEM} {
+		if err := os.WriteFile(filepath.Join(filepath.Dir(skills), name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
+	thumbprint := sha256.Sum256(cert.Raw)
 	port := freePort(t)
 	tester := newTester(t)
 	initServer(t, tester, fmt.Sprintf(`{
@@ -324,8 +332,10 @@ skills:
 		t.Fatalf("the upstream saw %q; want tok-1, then tok-2", auth)
 	}
 	for i := range 2 {
-		if got := idp.AssertionOf(i); got.Header.KeyID != "agent-key-1" || got.Header.Algorithm != "ES256" {
-			t.Errorf("assertion %d: kid %q, alg %s; want agent-key-1, ES256", i+1, got.Header.KeyID, got.Header.Algorithm)
+		got := idp.AssertionOf(i).Header
+		if x5t := got.ExtraHeaders["x5t#S256"]; got.KeyID != "agent-key-1" || got.Algorithm != "ES256" ||
+			x5t != base64.RawURLEncoding.EncodeToString(thumbprint[:]) {
+			t.Errorf("assertion %d: kid %q, alg %s, x5t#S256 %v; want agent-key-1, ES256, the certificate's", i+1, got.KeyID, got.Algorithm, x5t)
 		}
 	}
 }

@@ -4,18 +4,18 @@ package mapping
 // got by client credentials or by exchanging the caller's token.
 
 import (
-	"crypto"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/upstreamauth"
 	"gopkg.in/yaml.v3"
 )
 
 var oauth2Keys = []string{"grant", "token_url", "client_id", "client_secret", "client_auth",
-	"private_key", "private_key_file", "key_id", "signing_alg", "scopes", "audience"}
+	"private_key", "private_key_file", "certificate", "certificate_file", "key_id", "signing_alg", "scopes", "audience"}
 
 // oauth2 reads upstream.oauth2 and makes its token client; nil after a
 // mistake, which it reports.
@@ -37,13 +37,8 @@ func (l *loader) oauth2(n *yaml.Node) *upstreamauth.Client {
 			cfg.ClientAuth, read = l.scalar(v, fkey)
 		case "signing_alg":
 			cfg.SigningAlg, read = l.scalar(v, fkey)
-		case "private_key", "private_key_file":
-			if nodes["private_key"] != nil && nodes["private_key_file"] != nil {
-				l.errorf(v, fkey, "give private_key or private_key_file, not both")
-				read = false
-				break
-			}
-			cfg.PrivateKey, read = l.privateKey(v, fkey, name == "private_key_file")
+		case "private_key", "private_key_file", "certificate", "certificate_file":
+			read = l.pemSetting(cfg, nodes, name, v, fkey)
 		case "scopes":
 			cfg.Scopes = l.scopes(v, fkey)
 		default:
@@ -56,23 +51,35 @@ func (l *loader) oauth2(n *yaml.Node) *upstreamauth.Client {
 	}
 	client, err := upstreamauth.New(*cfg)
 	var setting *upstreamauth.SettingError
-	switch {
-	case errors.As(err, &setting) && nodes[setting.Setting] != nil:
-		l.errorf(nodes[setting.Setting], key+"."+setting.Setting, "%v", setting.Err)
-	case err != nil:
+	if errors.As(err, &setting) {
+		// The key and the certificate may have been given as files.
+		for _, name := range []string{setting.Setting, setting.Setting + "_file"} {
+			if nodes[name] != nil {
+				l.errorf(nodes[name], key+"."+name, "%v", setting.Err)
+				return nil
+			}
+		}
+	}
+	if err != nil {
 		l.errorf(n, key, "%v", err)
 	}
 	return client
 }
 
-// privateKey reads the PEM private key of private_key_jwt: the value
-// itself ({env.NAME}, as a Kubernetes secret arrives), or, fromFile, the
-// file it names, read once now; a relative path is the skills file's
-// directory's. Errors never quote the key.
-func (l *loader) privateKey(n *yaml.Node, key string, fromFile bool) (crypto.Signer, bool) {
+// pemSetting reads the private key or the certificate of private_key_jwt
+// (setting name): the PEM text itself ({env.NAME}, as a Kubernetes secret
+// arrives), or, for name_file, the file it names, read once now; a
+// relative path is the skills file's directory's. nodes holds the
+// settings read so far. Errors never quote the PEM text.
+func (l *loader) pemSetting(cfg *upstreamauth.Config, nodes map[string]*yaml.Node, name string, n *yaml.Node, key string) bool {
+	base, fromFile := strings.CutSuffix(name, "_file")
+	if nodes[base] != nil && nodes[base+"_file"] != nil {
+		l.errorf(n, key, "give %s or %s_file, not both", base, base)
+		return false
+	}
 	data, ok := l.envString(n, key)
 	if !ok {
-		return nil, false
+		return false
 	}
 	what := "is"
 	if fromFile {
@@ -82,17 +89,22 @@ func (l *loader) privateKey(n *yaml.Node, key string, fromFile bool) (crypto.Sig
 		}
 		raw, err := os.ReadFile(path)
 		if err != nil {
-			l.errorf(n, key, "cannot read the key: %v", err)
-			return nil, false
+			l.errorf(n, key, "cannot read the file: %v", err)
+			return false
 		}
 		data, what = string(raw), path+" is"
 	}
-	k, err := upstreamauth.ParsePrivateKey([]byte(data))
-	if err != nil {
-		l.errorf(n, key, "%s not a usable private key: %v", what, err)
-		return nil, false
+	var err error
+	if base == "private_key" {
+		cfg.PrivateKey, err = upstreamauth.ParsePrivateKey([]byte(data))
+	} else {
+		cfg.Certificate, err = upstreamauth.ParseCertificate([]byte(data))
 	}
-	return k, true
+	if err != nil {
+		l.errorf(n, key, "%s not a usable %s: %v", what, strings.ReplaceAll(base, "_", " "), err)
+		return false
+	}
+	return true
 }
 
 // envString reads a value that may hold {env.NAME} placeholders but no

@@ -324,10 +324,13 @@ func TestOAuth2PrivateKeyJWTLoadErrors(t *testing.T) {
 	if der, err := x509.MarshalPKIXPublicKey(rsaKey.Public()); err == nil {
 		publicPEM = pemOf(t, "PUBLIC KEY", der, nil)
 	}
+	_, otherCert := oauthtest.SelfSigned(t, weak)
 	dir := t.TempDir()
 	badFile := writeFile(t, dir, "bad.pem", garbled)
 	keyFile := writeFile(t, dir, "agent.pem", rsaPEM)
-	env := oauthEnv(map[string]string{"KEY": rsaPEM, "WEAK": weakPEM, "GARBLED": garbled, "PUBLIC": publicPEM, "SECRET": oauthSecret})
+	certFile := writeFile(t, dir, "other.crt", otherCert)
+	env := oauthEnv(map[string]string{"KEY": rsaPEM, "WEAK": weakPEM, "GARBLED": garbled, "PUBLIC": publicPEM, "SECRET": oauthSecret,
+		"CERT": otherCert})
 	const idp = "https://idp.example.com/token"
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"a key that does not parse", jwtFile(idp, "private_key: '{env.GARBLED}'"),
@@ -335,7 +338,7 @@ func TestOAuth2PrivateKeyJWTLoadErrors(t *testing.T) {
 		{"a key file that does not parse", jwtFile(idp, "private_key_file: "+badFile),
 			`t.yaml:8: upstream.oauth2.private_key_file: ` + badFile + ` is not a usable private key: PEM block "PRIVATE KEY": asn1:`},
 		{"a key file that is not there", jwtFile(idp, "private_key_file: "+filepath.Join(dir, "none.pem")),
-			`t.yaml:8: upstream.oauth2.private_key_file: cannot read the key: open ` + filepath.Join(dir, "none.pem") + `: no such file or directory`},
+			`t.yaml:8: upstream.oauth2.private_key_file: cannot read the file: open ` + filepath.Join(dir, "none.pem") + `: no such file or directory`},
 		{"a public key", jwtFile(idp, "private_key: '{env.PUBLIC}'"),
 			`t.yaml:8: upstream.oauth2.private_key: is not a usable private key: it holds a public key; the client signs with its private key`},
 		{"RSA 1024", jwtFile(idp, "private_key: '{env.WEAK}'"),
@@ -350,8 +353,14 @@ func TestOAuth2PrivateKeyJWTLoadErrors(t *testing.T) {
 			`t.yaml:9: upstream.oauth2.signing_alg: algorithm "HS256" is not supported`},
 		{"an alg not the key's", jwtFile(idp, "private_key: '{env.KEY}'", "signing_alg: ES256"),
 			`t.yaml:9: upstream.oauth2.signing_alg: algorithm ES256 does not match the key (RSA 2048 bits)`},
+		{"a certificate that does not parse", jwtFile(idp, "private_key: '{env.KEY}'", "certificate: '{env.GARBLED}'"),
+			`t.yaml:9: upstream.oauth2.certificate: is not a usable certificate: no PEM certificate found`},
+		{"both forms of the certificate", jwtFile(idp, "private_key: '{env.KEY}'", "certificate: '{env.CERT}'", "certificate_file: "+certFile),
+			`t.yaml:10: upstream.oauth2.certificate_file: give certificate or certificate_file, not both`},
+		{"a certificate not the key's", jwtFile(idp, "private_key: '{env.KEY}'", "certificate_file: "+certFile),
+			`t.yaml:9: upstream.oauth2.certificate_file: is not the private key's: its public key is another`},
 		{"a key for a secret's client_auth", strings.Replace(jwtFile(idp, "private_key: '{env.KEY}'", "client_secret: '{env.SECRET}'"), "private_key_jwt", "post", 1),
-			`t.yaml:4: upstream.oauth2: a private key, signing_alg and key_id are for client_auth private_key_jwt, which sends no client_secret`},
+			`t.yaml:4: upstream.oauth2: a private key, a certificate, signing_alg and key_id are for client_auth private_key_jwt, which sends no client_secret`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := mapping.Parse("t.yaml", []byte(tc.yaml), mapping.Options{LookupEnv: env})

@@ -8,11 +8,16 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/caddy-a2a/caddy-a2a/internal/oauthtest"
 	"github.com/caddy-a2a/caddy-a2a/keys"
@@ -103,6 +108,30 @@ func TestPrivateKeyJWT(t *testing.T) {
 	}
 }
 
+// With the key's certificate, the assertion names it by its SHA-1 and
+// SHA-256 thumbprints, as Microsoft Entra ID wants.
+func TestPrivateKeyJWTCertificate(t *testing.T) {
+	key := rsaKey(t, 2048)
+	cert, _ := oauthtest.SelfSigned(t, key)
+	p := oauthtest.NewWithKey(t, clientID, key.Public(), 3600)
+	c, err := upstreamauth.New(upstreamauth.Config{Grant: upstreamauth.GrantClientCredentials, TokenURL: p.URL,
+		ClientID: clientID, ClientAuth: upstreamauth.PrivateKeyJWT, PrivateKey: key, Certificate: cert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Token(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	sha1Sum, sha256Sum := sha1.Sum(cert.Raw), sha256.Sum256(cert.Raw)
+	header := p.AssertionOf(0).Header
+	for name, want := range map[string]string{"x5t": base64.RawURLEncoding.EncodeToString(sha1Sum[:]),
+		"x5t#S256": base64.RawURLEncoding.EncodeToString(sha256Sum[:])} {
+		if got := header.ExtraHeaders[jose.HeaderKey(name)]; got != want {
+			t.Errorf("%s = %v, want %s", name, got, want)
+		}
+	}
+}
+
 // An assertion signed with a key the endpoint does not know is refused:
 // the error names the token URL and why, and shows neither the key nor
 // the assertion the endpoint echoes.
@@ -149,8 +178,10 @@ func TestPrivateKeyJWTConfigChecks(t *testing.T) {
 			`signing_alg: algorithm "HS256" is not supported`},
 		{"an alg not the key's", base(func(c *upstreamauth.Config) { c.PrivateKey, c.SigningAlg = ec, "RS256" }),
 			"signing_alg: algorithm RS256 does not match the key (ECDSA P-256)"},
+		{"a certificate not the key's", base(func(c *upstreamauth.Config) { c.Certificate, _ = oauthtest.SelfSigned(t, ec) }),
+			"certificate: is not the private key's: its public key is another"},
 		{"a key with a secret's client_auth", base(func(c *upstreamauth.Config) { c.ClientAuth, c.ClientSecret = upstreamauth.ClientSecretPost, secret }),
-			"a private key, signing_alg and key_id are for client_auth private_key_jwt, which sends no client_secret"},
+			"a private key, a certificate, signing_alg and key_id are for client_auth private_key_jwt, which sends no client_secret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Check()

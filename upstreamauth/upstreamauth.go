@@ -17,9 +17,12 @@ import (
 	"context"
 	"crypto"
 	"crypto/rand"
+	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -109,6 +112,11 @@ type Config struct {
 	// KeyID, when set, is the assertions' kid header: how a provider
 	// holding several of the client's keys knows which one signed.
 	KeyID string
+	// Certificate, when set, is PrivateKey's X.509 certificate
+	// (ParseCertificate reads one): the assertions name it by its
+	// thumbprints, x5t (SHA-1) and x5t#S256 (SHA-256), as Microsoft Entra
+	// ID, which knows the client by the certificate uploaded, wants.
+	Certificate *x509.Certificate
 	// Audience is sent as the audience parameter and, when it is an
 	// absolute URI, as the resource parameter too (RFC 8707; RFC 8693
 	// §2.1 defines both).
@@ -141,8 +149,8 @@ func (c *Config) Check() error {
 		return fmt.Errorf("client_auth must be %s, %s or %s, not %q", ClientSecretBasic, ClientSecretPost, PrivateKeyJWT, c.ClientAuth)
 	case c.ClientSecret == "":
 		return errors.New("client_secret is required")
-	case c.PrivateKey != nil || c.SigningAlg != "" || c.KeyID != "":
-		return fmt.Errorf("a private key, signing_alg and key_id are for client_auth %s, which sends no client_secret", PrivateKeyJWT)
+	case c.PrivateKey != nil || c.SigningAlg != "" || c.KeyID != "" || c.Certificate != nil:
+		return fmt.Errorf("a private key, a certificate, signing_alg and key_id are for client_auth %s, which sends no client_secret", PrivateKeyJWT)
 	}
 	return nil
 }
@@ -161,6 +169,9 @@ func (c *Config) checkKey() error {
 	}
 	if _, err := c.signingAlg(); err != nil {
 		return &SettingError{"signing_alg", err}
+	}
+	if c.Certificate != nil && !keys.Equal(c.Certificate.PublicKey, c.PrivateKey.Public()) {
+		return &SettingError{"certificate", errors.New("is not the private key's: its public key is another")}
 	}
 	return nil
 }
@@ -198,6 +209,19 @@ func ParsePrivateKey(data []byte) (crypto.Signer, error) {
 		return nil, errors.New("it holds a public key; the client signs with its private key")
 	}
 	return k.Private, nil
+}
+
+// ParseCertificate reads the first "CERTIFICATE" block of PEM data.
+func ParseCertificate(data []byte) (*x509.Certificate, error) {
+	for rest := data; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			return nil, errors.New("no PEM certificate found (want a block -----BEGIN CERTIFICATE-----)")
+		}
+		if block.Type == "CERTIFICATE" {
+			return x509.ParseCertificate(block.Bytes)
+		}
+	}
 }
 
 // checkTokenURL wants https, or http to a loopback address (a token
@@ -304,6 +328,11 @@ func New(cfg Config) (*Client, error) {
 		opts := (&jose.SignerOptions{}).WithType("JWT")
 		if cfg.KeyID != "" {
 			opts = opts.WithHeader("kid", cfg.KeyID)
+		}
+		if cert := cfg.Certificate; cert != nil {
+			sha1Sum, sha256Sum := sha1.Sum(cert.Raw), sha256.Sum256(cert.Raw)
+			opts = opts.WithHeader("x5t", base64.RawURLEncoding.EncodeToString(sha1Sum[:])).
+				WithHeader("x5t#S256", base64.RawURLEncoding.EncodeToString(sha256Sum[:]))
 		}
 		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: cfg.PrivateKey}, opts)
 		if err != nil {
