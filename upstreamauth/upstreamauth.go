@@ -321,7 +321,7 @@ func New(cfg Config) (*Client, error) {
 	switch cfg.ClientAuth {
 	case PrivateKeyJWT:
 		// RFC 7523 §3.2 makes client_id optional beside an assertion;
-		// Entra ID wants it, and the providers that do not ignore it.
+		// Entra ID requires it, and the others accept it.
 		c.form.Set("client_id", cfg.ClientID)
 		c.form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
 		alg, _ := cfg.signingAlg() // Check passed
