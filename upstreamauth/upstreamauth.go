@@ -447,6 +447,10 @@ func (c *Client) fetch(key [sha256.Size]byte, subject string, f *flight) {
 	ctx, cancel := context.WithTimeout(context.Background(), FetchTimeout)
 	defer cancel()
 	tok, lifetime, err := c.request(ctx, subject)
+	// The token's life counts from its answer, read before the waiters
+	// wake: none may see a clock earlier than the one its refresh time is
+	// set from (a test moves its clock as soon as Token returns).
+	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.flights, key)
@@ -461,7 +465,6 @@ func (c *Client) fetch(key [sha256.Size]byte, subject string, f *flight) {
 	if lifetime <= RefreshMargin {
 		return // serves the requests that waited for it, and no later one
 	}
-	now := c.now()
 	c.put(key, &entry{token: tok, refreshAt: now.Add(lifetime - RefreshMargin), renewal: f.renewal, fetched: now})
 }
 
