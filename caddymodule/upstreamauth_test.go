@@ -1,9 +1,16 @@
 package caddymodule
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -254,5 +261,81 @@ func TestIntegrationUpstreamOAuth2(t *testing.T) {
 				t.Fatalf("the answer shows the client secret, the token URL or the endpoint's error: %s", raw)
 			}
 		})
+	}
+}
+
+// TestIntegrationUpstreamOAuth2PrivateKeyJWT runs a Caddy with an agent
+// whose token client authenticates by private_key_jwt, its key and
+// certificate in files beside the skills file (the assertions name the
+// certificate by its thumbprints), in front of an upstream that refuses a request
+// without a token. Tokens live no longer than the refresh margin, so each
+// call fetches one with a new assertion, which the token endpoint, which
+// refuses a replayed jti, takes.
+func TestIntegrationUpstreamOAuth2PrivateKeyJWT(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idp := oauthtest.NewWithKey(t, "agent", key.Public(), 30)
+	upstream := &tokenUpstream{refused: map[string]bool{"": true}}
+	up := httptest.NewServer(upstream)
+	t.Cleanup(up.Close)
+	skills := writeSkills(t, fmt.Sprintf(`upstream:
+  url: %s
+  oauth2:
+    grant: client_credentials
+    token_url: %s
+    client_id: agent
+    client_auth: private_key_jwt
+    private_key_file: agent-key.pem
+    certificate_file: agent-cert.pem
+    key_id: agent-key-1
+skills:
+  - id: order
+    description: places an order
+    request:
+      method: POST
+      path: /orders
+      body: '{"item": args.item}'
+`, up.URL, idp.URL))
+	cert, certPEM := oauthtest.SelfSigned(t, key)
+	for name, data := range map[string]string{"agent-key.pem": oauthtest.KeyPEM(t, key), "agent-cert.pem": certPEM} {
+		if err := os.WriteFile(filepath.Join(filepath.Dir(skills), name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	thumbprint := sha256.Sum256(cert.Raw)
+	port := freePort(t)
+	tester := newTester(t)
+	initServer(t, tester, fmt.Sprintf(`{
+	admin localhost:%d
+	persist_config off
+	auto_https off
+}
+:%d {
+	bind 127.0.0.1
+	a2a {
+		skills "%s"
+		url http://127.0.0.1:%d/
+		name "keyed"
+		description "An upstream whose tokens the agent gets with its private key"
+	}
+}
+`, adminPort, port, skills, port))
+	a := &securedAgent{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), tester: tester, client: tester.Client}
+	for range 2 {
+		if _, _, raw := a.send("order", `{"item":"tea"}`, ""); !strings.Contains(raw, "TASK_STATE_COMPLETED") {
+			t.Fatalf("not completed: %s", raw)
+		}
+	}
+	if auth, _ := upstream.take(); fmt.Sprint(auth) != "[Bearer tok-1 Bearer tok-2]" {
+		t.Fatalf("the upstream saw %q; want tok-1, then tok-2", auth)
+	}
+	for i := range 2 {
+		got := idp.AssertionOf(i).Header
+		if x5t := got.ExtraHeaders["x5t#S256"]; got.KeyID != "agent-key-1" || got.Algorithm != "ES256" ||
+			x5t != base64.RawURLEncoding.EncodeToString(thumbprint[:]) {
+			t.Errorf("assertion %d: kid %q, alg %s, x5t#S256 %v; want agent-key-1, ES256, the certificate's", i+1, got.KeyID, got.Algorithm, x5t)
+		}
 	}
 }

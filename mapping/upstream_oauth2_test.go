@@ -2,10 +2,20 @@ package mapping_test
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -251,5 +261,171 @@ func TestOAuth2TokenExchangeRun(t *testing.T) {
 	}
 	if f := idp.Form(0); f.Get("subject_token") != "alice-jwt" || f.Get("scope") != "orders" {
 		t.Errorf("the exchange sent %v", f)
+	}
+}
+
+// jwtFile is a skills file whose upstream's token client authenticates
+// by private_key_jwt; lines holds the oauth2 keys from line 8 on.
+func jwtFile(tokenURL string, lines ...string) string {
+	var extra strings.Builder
+	for _, l := range lines {
+		extra.WriteString("    " + l + "\n")
+	}
+	return fmt.Sprintf(`upstream:
+  url: http://127.0.0.1:1
+  oauth2:
+    grant: client_credentials
+    token_url: %s
+    client_id: agent
+    client_auth: private_key_jwt
+%sskills:
+  - id: order
+    description: places an order
+    request: {method: POST, path: /orders}
+`, tokenURL, extra.String())
+}
+
+func pemOf(t *testing.T, typ string, der []byte, err error) string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}))
+}
+
+// writeFile writes data at dir/name, and returns its path.
+func writeFile(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Each mistake in a private_key_jwt client names the file, the line and
+// the key, and never shows the key.
+func TestOAuth2PrivateKeyJWTLoadErrors(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weak, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaPEM := oauthtest.KeyPEM(t, rsaKey)
+	weakPEM := oauthtest.KeyPEM(t, weak)
+	garbled := "-----BEGIN PRIVATE KEY-----\nR2FyYmxlZEtleU1hdGVyaWFsMDEyMzQ1Njc4OQ==\n-----END PRIVATE KEY-----\n"
+	publicPEM := pemOf(t, "PUBLIC KEY", nil, nil)
+	if der, err := x509.MarshalPKIXPublicKey(rsaKey.Public()); err == nil {
+		publicPEM = pemOf(t, "PUBLIC KEY", der, nil)
+	}
+	_, otherCert := oauthtest.SelfSigned(t, weak)
+	dir := t.TempDir()
+	badFile := writeFile(t, dir, "bad.pem", garbled)
+	keyFile := writeFile(t, dir, "agent.pem", rsaPEM)
+	certFile := writeFile(t, dir, "other.crt", otherCert)
+	env := oauthEnv(map[string]string{"KEY": rsaPEM, "WEAK": weakPEM, "GARBLED": garbled, "PUBLIC": publicPEM, "SECRET": oauthSecret,
+		"CERT": otherCert})
+	const idp = "https://idp.example.com/token"
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"a key that does not parse", jwtFile(idp, "private_key: '{env.GARBLED}'"),
+			`t.yaml:8: upstream.oauth2.private_key: is not a usable private key: PEM block "PRIVATE KEY": asn1:`},
+		{"a key file that does not parse", jwtFile(idp, "private_key_file: "+badFile),
+			`t.yaml:8: upstream.oauth2.private_key_file: ` + badFile + ` is not a usable private key: PEM block "PRIVATE KEY": asn1:`},
+		{"a key file that is not there", jwtFile(idp, "private_key_file: "+filepath.Join(dir, "none.pem")),
+			`t.yaml:8: upstream.oauth2.private_key_file: cannot read the file: open ` + filepath.Join(dir, "none.pem") + `: no such file or directory`},
+		{"a public key", jwtFile(idp, "private_key: '{env.PUBLIC}'"),
+			`t.yaml:8: upstream.oauth2.private_key: is not a usable private key: it holds a public key; the client signs with its private key`},
+		{"RSA 1024", jwtFile(idp, "private_key: '{env.WEAK}'"),
+			`t.yaml:8: upstream.oauth2.private_key: is not a usable private key: unsupported key: RSA key of 1024 bits; want 2048 bits or more`},
+		{"both forms of the key", jwtFile(idp, "private_key: '{env.KEY}'", "private_key_file: "+keyFile),
+			`t.yaml:9: upstream.oauth2.private_key_file: give private_key or private_key_file, not both`},
+		{"no key", jwtFile(idp),
+			`t.yaml:4: upstream.oauth2: client_auth private_key_jwt needs the private key that signs its assertions`},
+		{"a key and a client secret", jwtFile(idp, "private_key: '{env.KEY}'", "client_secret: '{env.SECRET}'"),
+			`t.yaml:9: upstream.oauth2.client_secret: is not sent with client_auth private_key_jwt: give the private key alone`},
+		{"an unknown alg", jwtFile(idp, "private_key: '{env.KEY}'", "signing_alg: HS256"),
+			`t.yaml:9: upstream.oauth2.signing_alg: algorithm "HS256" is not supported`},
+		{"an alg not the key's", jwtFile(idp, "private_key: '{env.KEY}'", "signing_alg: ES256"),
+			`t.yaml:9: upstream.oauth2.signing_alg: algorithm ES256 does not match the key (RSA 2048 bits)`},
+		{"a certificate that does not parse", jwtFile(idp, "private_key: '{env.KEY}'", "certificate: '{env.GARBLED}'"),
+			`t.yaml:9: upstream.oauth2.certificate: is not a usable certificate: no PEM certificate found`},
+		{"both forms of the certificate", jwtFile(idp, "private_key: '{env.KEY}'", "certificate: '{env.CERT}'", "certificate_file: "+certFile),
+			`t.yaml:10: upstream.oauth2.certificate_file: give certificate or certificate_file, not both`},
+		{"a certificate not the key's", jwtFile(idp, "private_key: '{env.KEY}'", "certificate_file: "+certFile),
+			`t.yaml:9: upstream.oauth2.certificate_file: is not the private key's: its public key is another`},
+		{"a key for a secret's client_auth", strings.Replace(jwtFile(idp, "private_key: '{env.KEY}'", "client_secret: '{env.SECRET}'"), "private_key_jwt", "post", 1),
+			`t.yaml:4: upstream.oauth2: a private key, a certificate, signing_alg and key_id are for client_auth private_key_jwt, which sends no client_secret`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := mapping.Parse("t.yaml", []byte(tc.yaml), mapping.Options{LookupEnv: env})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v\nwant one holding %q", err, tc.want)
+			}
+			for _, key := range []string{rsaPEM, weakPEM, garbled, publicPEM} {
+				if line := strings.Split(key, "\n")[1]; strings.Contains(err.Error(), line) {
+					t.Fatalf("the error shows a key: %v", err)
+				}
+			}
+			if strings.Contains(err.Error(), oauthSecret) {
+				t.Fatalf("the error shows the secret: %v", err)
+			}
+		})
+	}
+}
+
+// A private_key_jwt client takes its key in each PEM form, from the
+// environment or from a file, read when the file loads, a relative path
+// being the skills file's directory's: the token endpoint verifies the
+// assertion, and the upstream gets the token.
+func TestOAuth2PrivateKeyJWTRun(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecKey, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec1, err := x509.MarshalECPrivateKey(ecKey)
+	for _, tc := range []struct {
+		name, pem, setting string
+		key                crypto.Signer
+	}{
+		{"PKCS #8 RSA in the environment", oauthtest.KeyPEM(t, rsaKey), "private_key: '{env.KEY}'", rsaKey},
+		{"PKCS #1 RSA in a file", pemOf(t, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(rsaKey), nil), "private_key_file: keys/agent.pem", rsaKey},
+		{"SEC 1 EC in a file", pemOf(t, "EC PRIVATE KEY", sec1, err), "private_key_file: keys/agent.pem", ecKey},
+		{"PKCS #8 Ed25519 in the environment", oauthtest.KeyPEM(t, edKey), "private_key: '{env.KEY}'", edKey},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idp := oauthtest.NewWithKey(t, "agent", tc.key.Public(), 3600)
+			srv, ch := recorder(t, nil)
+			dir := t.TempDir()
+			writeFile(t, dir, "keys/agent.pem", tc.pem)
+			path := writeFile(t, dir, "skills.yaml", jwtFile(idp.URL, tc.setting))
+			s, err := mapping.Load(path, mapping.Options{UpstreamURL: srv.URL, LookupEnv: oauthEnv(map[string]string{"KEY": tc.pem})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Close)
+			if err := os.RemoveAll(filepath.Join(dir, "keys")); err != nil { // read once, at load
+				t.Fatal(err)
+			}
+			if out := runSkill(t, s, message("order", map[string]any{}, "")); out.State != a2a.TaskStateCompleted {
+				t.Fatalf("%s %q %v", out.State, messageText(out), out.Err)
+			}
+			if got := received(t, ch).Header.Get("Authorization"); got != "Bearer tok-1" {
+				t.Fatalf("Authorization = %q, want Bearer tok-1", got)
+			}
+		})
 	}
 }

@@ -1,10 +1,12 @@
 // Package upstreamauth gets the access tokens an agent sends to its
 // upstream: OAuth 2.0 client credentials (RFC 6749 §4.4) for the agent
 // itself, or a token exchange (RFC 8693) of the caller's token for one
-// scoped to the upstream. Tokens are cached until shortly before they
-// expire, fetched one at a time per key (concurrent callers wait for the
-// one fetch, each as long as its own context allows), and every error
-// leaves the client secret and the tokens out.
+// scoped to the upstream. The client authenticates with a secret, or with
+// an assertion it signs with its private key (private_key_jwt, RFC 7523).
+// Tokens are cached until shortly before they expire, fetched one at a
+// time per key (concurrent callers wait for the one fetch, each as long as
+// its own context allows), and every error leaves the client secret, the
+// key, the assertions and the tokens out.
 //
 // golang.org/x/oauth2 is not used: it has no token exchange, its cache
 // holds waiters on a mutex that no context bounds, and its errors quote
@@ -13,12 +15,18 @@ package upstreamauth
 
 import (
 	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"mime"
 	"net"
@@ -29,6 +37,11 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/caddy-a2a/caddy-a2a/keys"
 )
 
 // The grants a Config may name.
@@ -41,6 +54,9 @@ const (
 const (
 	ClientSecretBasic = "basic" // HTTP Basic, each part form-encoded
 	ClientSecretPost  = "post"  // client_id and client_secret in the form
+	// PrivateKeyJWT: client_id and an assertion signed with the client's
+	// private key in the form (RFC 7523 §2.2, OpenID Connect Core §9).
+	PrivateKeyJWT = "private_key_jwt"
 )
 
 // Bounds of the token client.
@@ -61,6 +77,11 @@ const (
 	MaxResponseBytes = 64 << 10
 	// FetchTimeout bounds one request to the token endpoint.
 	FetchTimeout = 10 * time.Second
+	// AssertionLifetime is how long a client assertion is valid after it
+	// is signed (its exp less its iat): long enough for a token endpoint
+	// whose clock is a little behind, short enough that an assertion seen
+	// by another is of little use. Each fetch signs a new one.
+	AssertionLifetime = 60 * time.Second
 	// MaxExchangedTokens and MaxExchangedBytes bound the tokens a
 	// token-exchange client keeps, one per caller's token: past either,
 	// the entry due for refresh soonest gives way.
@@ -78,8 +99,24 @@ type Config struct {
 	ClientSecret string
 	Scopes       []string
 	// ClientAuth is how the client authenticates: ClientSecretBasic (the
-	// default, when "") or ClientSecretPost (RFC 6749 §2.3.1).
+	// default, when "") or ClientSecretPost (RFC 6749 §2.3.1) with
+	// ClientSecret, or PrivateKeyJWT with PrivateKey.
 	ClientAuth string
+	// PrivateKey signs the client assertions of PrivateKeyJWT
+	// (ParsePrivateKey reads one); it passes keys.Check.
+	PrivateKey crypto.Signer
+	// SigningAlg is the assertions' JWS alg; "" means the key's
+	// keys.DefaultAlgorithm (RS256 for RSA, ES256/ES384/ES512 by curve,
+	// EdDSA for Ed25519). It must fit the key (keys.CheckAlgorithm).
+	SigningAlg string
+	// KeyID, when set, is the assertions' kid header: how a provider
+	// holding several of the client's keys knows which one signed.
+	KeyID string
+	// Certificate, when set, is PrivateKey's X.509 certificate
+	// (ParseCertificate reads one): the assertions name it by its
+	// thumbprints, x5t (SHA-1) and x5t#S256 (SHA-256), as Microsoft Entra
+	// ID, which knows the client by the certificate uploaded, wants.
+	Certificate *x509.Certificate
 	// Audience is sent as the audience parameter and, when it is an
 	// absolute URI, as the resource parameter too (RFC 8707; RFC 8693
 	// §2.1 defines both).
@@ -106,12 +143,85 @@ func (c *Config) Check() error {
 	switch {
 	case c.ClientID == "":
 		return errors.New("client_id is required")
+	case c.ClientAuth == PrivateKeyJWT:
+		return c.checkKey()
+	case c.ClientAuth != "" && c.ClientAuth != ClientSecretBasic && c.ClientAuth != ClientSecretPost:
+		return fmt.Errorf("client_auth must be %s, %s or %s, not %q", ClientSecretBasic, ClientSecretPost, PrivateKeyJWT, c.ClientAuth)
 	case c.ClientSecret == "":
 		return errors.New("client_secret is required")
-	case c.ClientAuth != "" && c.ClientAuth != ClientSecretBasic && c.ClientAuth != ClientSecretPost:
-		return fmt.Errorf("client_auth must be %s or %s, not %q", ClientSecretBasic, ClientSecretPost, c.ClientAuth)
+	case c.PrivateKey != nil || c.SigningAlg != "" || c.KeyID != "" || c.Certificate != nil:
+		return fmt.Errorf("a private key, a certificate, signing_alg and key_id are for client_auth %s, which sends no client_secret", PrivateKeyJWT)
 	}
 	return nil
+}
+
+// checkKey checks the settings of PrivateKeyJWT. Its messages never quote
+// the key.
+func (c *Config) checkKey() error {
+	switch {
+	case c.ClientSecret != "":
+		return &SettingError{"client_secret", fmt.Errorf("is not sent with client_auth %s: give the private key alone", PrivateKeyJWT)}
+	case c.PrivateKey == nil:
+		return fmt.Errorf("client_auth %s needs the private key that signs its assertions", PrivateKeyJWT)
+	}
+	if err := keys.Check(c.PrivateKey.Public()); err != nil {
+		return &SettingError{"private_key", err}
+	}
+	if _, err := c.signingAlg(); err != nil {
+		return &SettingError{"signing_alg", err}
+	}
+	if c.Certificate != nil && !keys.Equal(c.Certificate.PublicKey, c.PrivateKey.Public()) {
+		return &SettingError{"certificate", errors.New("is not the private key's: its public key is another")}
+	}
+	return nil
+}
+
+// SettingError is a Check error about one setting, named as in the
+// skills file, so that a loader can point at its line.
+type SettingError struct {
+	Setting string
+	Err     error
+}
+
+func (e *SettingError) Error() string { return e.Setting + ": " + e.Err.Error() }
+
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// signingAlg is the assertions' alg: SigningAlg, or the key's default.
+func (c *Config) signingAlg() (string, error) {
+	pub := c.PrivateKey.Public()
+	if c.SigningAlg == "" {
+		return keys.DefaultAlgorithm(pub)
+	}
+	return c.SigningAlg, keys.CheckAlgorithm(c.SigningAlg, pub)
+}
+
+// ParsePrivateKey reads the first private key in PEM data: PKCS #8
+// "PRIVATE KEY", PKCS #1 "RSA PRIVATE KEY" or SEC 1 "EC PRIVATE KEY",
+// under the keys policy (RSA of keys.MinRSABits or more, ECDSA on P-256,
+// P-384 or P-521, Ed25519). Its errors never quote the data.
+func ParsePrivateKey(data []byte) (crypto.Signer, error) {
+	k, err := keys.ParsePEM(data)
+	if err != nil {
+		return nil, err
+	}
+	if k.Private == nil {
+		return nil, errors.New("it holds a public key; the client signs with its private key")
+	}
+	return k.Private, nil
+}
+
+// ParseCertificate reads the first "CERTIFICATE" block of PEM data.
+func ParseCertificate(data []byte) (*x509.Certificate, error) {
+	for rest := data; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			return nil, errors.New("no PEM certificate found (want a block -----BEGIN CERTIFICATE-----)")
+		}
+		if block.Type == "CERTIFICATE" {
+			return x509.ParseCertificate(block.Bytes)
+		}
+	}
 }
 
 // checkTokenURL wants https, or http to a loopback address (a token
@@ -144,8 +254,9 @@ func isLoopback(host string) bool {
 // concurrent use.
 type Client struct {
 	cfg       Config
-	form      url.Values // the parameters every request sends
-	basic     string     // the Authorization header of client_secret_basic, or ""
+	form      url.Values  // the parameters every request sends
+	basic     string      // the Authorization header of client_secret_basic, or ""
+	signer    jose.Signer // signs the client assertions of private_key_jwt, or nil
 	transport http.RoundTripper
 	now       func() time.Time
 
@@ -207,10 +318,31 @@ func New(cfg Config) (*Client, error) {
 			c.form.Set("resource", cfg.Audience)
 		}
 	}
-	if cfg.ClientAuth == ClientSecretPost {
+	switch cfg.ClientAuth {
+	case PrivateKeyJWT:
+		// RFC 7523 §3.2 makes client_id optional beside an assertion;
+		// Entra ID requires it, and the others accept it.
+		c.form.Set("client_id", cfg.ClientID)
+		c.form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		alg, _ := cfg.signingAlg() // Check passed
+		opts := (&jose.SignerOptions{}).WithType("JWT")
+		if cfg.KeyID != "" {
+			opts = opts.WithHeader("kid", cfg.KeyID)
+		}
+		if cert := cfg.Certificate; cert != nil {
+			sha1Sum, sha256Sum := sha1.Sum(cert.Raw), sha256.Sum256(cert.Raw)
+			opts = opts.WithHeader("x5t", base64.RawURLEncoding.EncodeToString(sha1Sum[:])).
+				WithHeader("x5t#S256", base64.RawURLEncoding.EncodeToString(sha256Sum[:]))
+		}
+		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: cfg.PrivateKey}, opts)
+		if err != nil {
+			return nil, fmt.Errorf("the private key cannot sign %s assertions: %w", alg, err)
+		}
+		c.signer = signer
+	case ClientSecretPost:
 		c.form.Set("client_id", cfg.ClientID)
 		c.form.Set("client_secret", cfg.ClientSecret)
-	} else {
+	default:
 		// RFC 6749 §2.3.1: each part form-encoded before it is joined.
 		c.basic = "Basic " + base64.StdEncoding.EncodeToString(
 			[]byte(url.QueryEscape(cfg.ClientID)+":"+url.QueryEscape(cfg.ClientSecret)))
@@ -315,6 +447,10 @@ func (c *Client) fetch(key [sha256.Size]byte, subject string, f *flight) {
 	ctx, cancel := context.WithTimeout(context.Background(), FetchTimeout)
 	defer cancel()
 	tok, lifetime, err := c.request(ctx, subject)
+	// The token's life counts from its answer, read before the waiters
+	// wake: none may see a clock earlier than the one its refresh time is
+	// set from (a test moves its clock as soon as Token returns).
+	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.flights, key)
@@ -329,7 +465,6 @@ func (c *Client) fetch(key [sha256.Size]byte, subject string, f *flight) {
 	if lifetime <= RefreshMargin {
 		return // serves the requests that waited for it, and no later one
 	}
-	now := c.now()
 	c.put(key, &entry{token: tok, refreshAt: now.Add(lifetime - RefreshMargin), renewal: f.renewal, fetched: now})
 }
 
@@ -368,19 +503,45 @@ func (c *Client) drop(key [sha256.Size]byte, e *entry) {
 	c.bytes -= entryBytes(e)
 }
 
+// assertion is a new client assertion (RFC 7523 §3): the client is its
+// issuer and subject, the token endpoint its audience, and its jti is
+// fresh, so that a provider refusing replays takes it.
+func (c *Client) assertion() (string, error) {
+	now := c.now()
+	return jwt.Signed(c.signer).Claims(jwt.Claims{
+		Issuer:    c.cfg.ClientID,
+		Subject:   c.cfg.ClientID,
+		Audience:  jwt.Audience{c.cfg.TokenURL},
+		ID:        rand.Text(),
+		IssuedAt:  jwt.NewNumericDate(now),
+		NotBefore: jwt.NewNumericDate(now),
+		Expiry:    jwt.NewNumericDate(now.Add(AssertionLifetime)),
+	}).Serialize()
+}
+
 // request asks the token endpoint for a token, and reads its lifetime.
 func (c *Client) request(ctx context.Context, subject string) (string, time.Duration, error) {
 	form := c.form
-	if subject != "" {
-		form = url.Values{"subject_token": {subject}}
-		for k, v := range c.form {
-			form[k] = v
+	var assertion string
+	if subject != "" || c.signer != nil {
+		form = maps.Clone(c.form)
+		if subject != "" {
+			form.Set("subject_token", subject)
 		}
 	}
+	if c.signer != nil {
+		var err error
+		if assertion, err = c.assertion(); err != nil {
+			return "", 0, c.fail("the client assertion could not be signed", err, subject)
+		}
+		form.Set("client_assertion", assertion)
+	}
+	// fail's error leaves out what this request sent.
+	fail := func(reason string, cause error) *Error { return c.fail(reason, cause, subject, assertion) }
 	body := form.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.TokenURL, strings.NewReader(body))
 	if err != nil {
-		return "", 0, c.fail("the request could not be made", err, subject)
+		return "", 0, fail("the request could not be made", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -389,15 +550,15 @@ func (c *Client) request(ctx context.Context, subject string) (string, time.Dura
 	}
 	resp, err := c.transport.RoundTrip(req) // no redirects: the secret goes to the token endpoint only
 	if err != nil {
-		return "", 0, c.fail("it cannot be reached", err, subject)
+		return "", 0, fail("it cannot be reached", err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	switch {
 	case err != nil:
-		return "", 0, c.fail("its answer was cut short", err, subject)
+		return "", 0, fail("its answer was cut short", err)
 	case len(raw) > MaxResponseBytes:
-		return "", 0, c.fail(fmt.Sprintf("its answer is larger than %d KiB", MaxResponseBytes>>10), nil, subject)
+		return "", 0, fail(fmt.Sprintf("its answer is larger than %d KiB", MaxResponseBytes>>10), nil)
 	}
 	var answer struct {
 		AccessToken      string      `json:"access_token"`
@@ -417,26 +578,26 @@ func (c *Client) request(ctx context.Context, subject string) (string, time.Dura
 			if answer.ErrorDescription != "" {
 				detail += ": " + answer.ErrorDescription
 			}
-			reason += " (" + oneLine(c.redact(detail, subject), maxDetail) + ")"
+			reason += " (" + oneLine(c.redact(detail, subject, assertion), maxDetail) + ")"
 		}
-		return "", 0, c.fail(reason, nil, subject)
+		return "", 0, fail(reason, nil)
 	}
 	switch {
 	case decodeErr != nil:
-		return "", 0, c.fail(fmt.Sprintf("its answer is not a JSON token response (%s)", mediaType), nil, subject)
+		return "", 0, fail(fmt.Sprintf("its answer is not a JSON token response (%s)", mediaType), nil)
 	case answer.AccessToken == "":
-		return "", 0, c.fail("its answer holds no access_token", nil, subject)
+		return "", 0, fail("its answer holds no access_token", nil)
 	case !isHeaderToken(answer.AccessToken):
-		return "", 0, c.fail("its access_token is not printable ASCII without spaces", nil, subject)
+		return "", 0, fail("its access_token is not printable ASCII without spaces", nil)
 	case answer.TokenType != "" && !strings.EqualFold(answer.TokenType, "bearer"):
-		return "", 0, c.fail(fmt.Sprintf("its token_type is %q, not Bearer", oneLine(answer.TokenType, 40)), nil, subject)
+		return "", 0, fail(fmt.Sprintf("its token_type is %q, not Bearer", oneLine(answer.TokenType, 40)), nil)
 	}
 	lifetime := DefaultLifetime
 	if answer.ExpiresIn != "" {
 		// Any JSON number (3600, 3600.0, 3.6e3), cut to whole seconds.
 		secs, err := strconv.ParseFloat(string(answer.ExpiresIn), 64)
 		if err != nil || !(secs >= 0 && secs < math.MaxInt64) {
-			return "", 0, c.fail("its expires_in is not a number of seconds", nil, subject)
+			return "", 0, fail("its expires_in is not a number of seconds", nil)
 		}
 		lifetime = time.Duration(min(int64(secs), int64(365*24*time.Hour/time.Second))) * time.Second
 	}
@@ -457,19 +618,20 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.err }
 
-// fail makes an Error; cause is wrapped with the secret and the caller's
-// token taken out of its text (a transport error may quote a request).
-func (c *Client) fail(reason string, cause error, subject string) *Error {
+// fail makes an Error; cause is wrapped with the secret and what the
+// request sent (the caller's token, the client assertion) taken out of its
+// text (a transport error may quote a request).
+func (c *Client) fail(reason string, cause error, sent ...string) *Error {
 	if cause != nil {
-		cause = errors.New(c.redact(cause.Error(), subject))
+		cause = errors.New(c.redact(cause.Error(), sent...))
 	}
 	return &Error{TokenURL: c.cfg.TokenURL, Reason: reason, err: cause}
 }
 
-// redact takes the secret and the caller's token out of s, as written
+// redact takes the secret and what the request sent out of s, as written
 // and as form-encoded.
-func (c *Client) redact(s, subject string) string {
-	for _, secret := range []string{c.cfg.ClientSecret, subject} {
+func (c *Client) redact(s string, sent ...string) string {
+	for _, secret := range append([]string{c.cfg.ClientSecret}, sent...) {
 		if secret == "" {
 			continue
 		}

@@ -218,7 +218,7 @@ func TestConfigChecks(t *testing.T) {
 		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "https://idp/token"}, "client_id is required"},
 		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "http://127.0.0.1:9/token", ClientID: "a"}, "client_secret is required"},
 		{upstreamauth.Config{Grant: "client_credentials", TokenURL: "https://idp/token", ClientID: "a", ClientSecret: "b", ClientAuth: "jwt"},
-			`client_auth must be basic or post, not "jwt"`},
+			`client_auth must be basic, post or private_key_jwt, not "jwt"`},
 	} {
 		if err := tc.cfg.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
