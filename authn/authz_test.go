@@ -118,6 +118,15 @@ func TestIdentityCredentials(t *testing.T) {
 	if id.For("mtls").Subject != "spiffe://example.org/workload" {
 		t.Errorf("mtls credential %+v", id.For("mtls"))
 	}
+	// The bearer token an upstream may take in exchange, and its expiry,
+	// which bounds how long the token it is exchanged for is kept.
+	tok, exp := authn.BearerToken(r, id)
+	if tok == "" || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+tok) || !exp.Equal(id.For("jwt").Expires) || exp.IsZero() {
+		t.Errorf("BearerToken = %q, %v; want the request's token and its exp", tok, exp)
+	}
+	if tok, exp := authn.BearerToken(request("X-API-Key", ciKey), &authn.Identity{Credentials: []*authn.Credential{id.For("key")}}); tok != "" || !exp.IsZero() {
+		t.Errorf("BearerToken of an API key's identity = %q, %v; want none", tok, exp)
+	}
 }
 
 func TestAnonymousAlternative(t *testing.T) {

@@ -289,14 +289,19 @@ func authorization(r *http.Request, prefix string, limit int) (string, outcome) 
 // BearerToken is the bearer token of a request that id, the identity
 // Authenticate gave it, holds a bearer credential of: a token the
 // authenticator validated, which an upstream may take in exchange for its
-// own (RFC 8693). It is "" for any other identity. Never log it.
-func BearerToken(r *http.Request, id *Identity) string {
-	if id == nil || !slices.ContainsFunc(id.Credentials, func(c *Credential) bool { return c.Bearer }) {
-		return ""
+// own (RFC 8693), and when it expires (zero: not known). The token is ""
+// for any other identity. Never log it.
+func BearerToken(r *http.Request, id *Identity) (token string, expires time.Time) {
+	if id == nil {
+		return "", time.Time{}
+	}
+	i := slices.IndexFunc(id.Credentials, func(c *Credential) bool { return c.Bearer })
+	if i < 0 {
+		return "", time.Time{}
 	}
 	tok, o := authorization(r, "Bearer ", MaxTokenBytes+len("Bearer "))
 	if o.state != valid {
-		return ""
+		return "", time.Time{}
 	}
-	return tok
+	return tok, id.Credentials[i].Expires
 }

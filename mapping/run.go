@@ -46,7 +46,7 @@ func (sk *Skill) Run(ctx context.Context, call Call, progress Progress) (out Out
 				public: "acts on behalf of its caller, who presented no bearer token the agent validated, so the request was not sent.",
 				err:    upstreamauth.ErrNoSubject})
 		}
-		ctx = upstreamauth.WithSubject(ctx, call.Caller.Token)
+		ctx = upstreamauth.WithSubject(ctx, upstreamauth.Subject{Token: call.Caller.Token, Expires: call.Caller.TokenExpires})
 	}
 	callCtx, cancel := withLimit(ctx, sk.runLimit)
 	defer cancel()

@@ -182,7 +182,10 @@ type Caller struct {
 	// upstream.oauth2's token exchange trades for the upstream's; "" when
 	// the caller presented none. Only a skill that ExchangesTokens reads
 	// it, so a server need not pass it to others. Expressions never see it.
-	Token string
+	// TokenExpires is when it expires (zero: not known): a token exchanged
+	// for it is kept no longer.
+	Token        string
+	TokenExpires time.Time
 }
 
 // ExchangesTokens reports whether the skill's upstream takes a token

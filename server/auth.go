@@ -108,7 +108,7 @@ func callerOf(id *authn.Identity, r *http.Request, sk *mapping.Skill) mapping.Ca
 	}
 	c := mapping.Caller{Subject: id.Subject, Scopes: id.Scopes, Claims: id.Claims}
 	if sk != nil && sk.ExchangesTokens() {
-		c.Token = authn.BearerToken(r, id)
+		c.Token, c.TokenExpires = authn.BearerToken(r, id)
 	}
 	return c
 }

@@ -75,7 +75,7 @@ func TestPrivateKeyJWT(t *testing.T) {
 					if grant == upstreamauth.GrantTokenExchange {
 						want += "-for-alice"
 					}
-					if tok, err := c.Token(context.Background(), "alice"); err != nil || tok != want {
+					if tok, err := c.Token(context.Background(), upstreamauth.Subject{Token: "alice"}); err != nil || tok != want {
 						t.Fatalf("fetch %d: %q, %v; want %s", i+1, tok, err, want)
 					}
 				}
@@ -119,7 +119,7 @@ func TestPrivateKeyJWTCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Token(context.Background(), ""); err != nil {
+	if _, err := c.Token(context.Background(), upstreamauth.Subject{}); err != nil {
 		t.Fatal(err)
 	}
 	sha1Sum, sha256Sum := sha1.Sum(cert.Raw), sha256.Sum256(cert.Raw)
@@ -143,7 +143,7 @@ func TestPrivateKeyJWTWrongKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Token(context.Background(), "")
+	_, err = c.Token(context.Background(), upstreamauth.Subject{})
 	var te *upstreamauth.Error
 	want := "could not get a token for the service from " + p.URL + ": it answered HTTP 401 (invalid_client: bad assertion ***: its signature is not the client's"
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), want) {

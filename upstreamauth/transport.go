@@ -32,12 +32,12 @@ func WithResend(ctx context.Context) context.Context {
 
 // WithSubject is ctx carrying the caller's validated bearer token, which a
 // token exchange trades for the upstream's.
-func WithSubject(ctx context.Context, token string) context.Context {
-	return context.WithValue(ctx, subjectKey{}, token)
+func WithSubject(ctx context.Context, subject Subject) context.Context {
+	return context.WithValue(ctx, subjectKey{}, subject)
 }
 
-func subjectOf(ctx context.Context) string {
-	s, _ := ctx.Value(subjectKey{}).(string)
+func subjectOf(ctx context.Context) Subject {
+	s, _ := ctx.Value(subjectKey{}).(Subject)
 	return s
 }
 

@@ -359,16 +359,26 @@ func (c *Client) OnBehalf() bool { return c.cfg.Grant == GrantTokenExchange }
 // token to exchange.
 var ErrNoSubject = errors.New("the caller presented no bearer token the agent validated, and this upstream's token is exchanged for it")
 
+// Subject is the caller's bearer token that a token exchange trades for
+// the upstream's, and when it expires (zero: not known). A token
+// exchanged for it is kept no longer than it is valid: the upstream never
+// acts for a caller whose own token has run out on a token the agent
+// kept.
+type Subject struct {
+	Token   string
+	Expires time.Time
+}
+
 // Token returns an access token for the upstream: the cached one, or one
 // fetched now. subject is the caller's token for a token exchange, and
 // ignored otherwise: it is never sent, nor does it key the one token of
 // client credentials. A caller waits for a fetch under way rather than
 // starting another, as long as ctx allows; the fetch itself is bounded by
 // FetchTimeout, not by ctx, so that one caller giving up fails no other.
-func (c *Client) Token(ctx context.Context, subject string) (string, error) {
+func (c *Client) Token(ctx context.Context, subject Subject) (string, error) {
 	if !c.OnBehalf() {
-		subject = ""
-	} else if subject == "" {
+		subject = Subject{}
+	} else if subject.Token == "" {
 		return "", ErrNoSubject
 	}
 	key := c.key(subject)
@@ -394,7 +404,7 @@ func (c *Client) wait(ctx context.Context, f *flight) (string, error) {
 
 // flight is the fetch of key's token under way, or one started now; c.mu
 // is held.
-func (c *Client) flight(key [sha256.Size]byte, subject string, renewal bool) *flight {
+func (c *Client) flight(key [sha256.Size]byte, subject Subject, renewal bool) *flight {
 	f := c.flights[key]
 	if f == nil {
 		f = &flight{done: make(chan struct{}), renewal: renewal}
@@ -413,9 +423,9 @@ func (c *Client) flight(key [sha256.Size]byte, subject string, renewal bool) *fl
 // than RefreshMargin) was fresh. The fetch under way, if any, is returned:
 // its token is the one to try, since a token too short-lived to be cached
 // is in no later Token's answer.
-func (c *Client) refused(subject, token string) (f *flight, renewed bool) {
+func (c *Client) refused(subject Subject, token string) (f *flight, renewed bool) {
 	if !c.OnBehalf() {
-		subject = ""
+		subject = Subject{}
 	}
 	key := c.key(subject)
 	c.mu.Lock()
@@ -436,17 +446,17 @@ func (c *Client) refused(subject, token string) (f *flight, renewed bool) {
 
 // key is the cache key: a hash of the caller's token for an exchange (so
 // that the map holds no caller's token), the one key otherwise.
-func (c *Client) key(subject string) [sha256.Size]byte {
+func (c *Client) key(subject Subject) [sha256.Size]byte {
 	if !c.OnBehalf() {
 		return [sha256.Size]byte{}
 	}
-	return sha256.Sum256([]byte(subject))
+	return sha256.Sum256([]byte(subject.Token))
 }
 
-func (c *Client) fetch(key [sha256.Size]byte, subject string, f *flight) {
+func (c *Client) fetch(key [sha256.Size]byte, subject Subject, f *flight) {
 	ctx, cancel := context.WithTimeout(context.Background(), FetchTimeout)
 	defer cancel()
-	tok, lifetime, err := c.request(ctx, subject)
+	tok, lifetime, err := c.request(ctx, subject.Token)
 	// The token's life counts from its answer, read before the waiters
 	// wake: none may see a clock earlier than the one its refresh time is
 	// set from (a test moves its clock as soon as Token returns).
@@ -462,10 +472,14 @@ func (c *Client) fetch(key [sha256.Size]byte, subject string, f *flight) {
 	if old := c.tokens[key]; old != nil {
 		c.drop(key, old)
 	}
-	if lifetime <= RefreshMargin {
+	refreshAt := now.Add(lifetime - RefreshMargin)
+	if !subject.Expires.IsZero() && subject.Expires.Before(refreshAt) {
+		refreshAt = subject.Expires
+	}
+	if !refreshAt.After(now) {
 		return // serves the requests that waited for it, and no later one
 	}
-	c.put(key, &entry{token: tok, refreshAt: now.Add(lifetime - RefreshMargin), renewal: f.renewal, fetched: now})
+	c.put(key, &entry{token: tok, refreshAt: refreshAt, renewal: f.renewal, fetched: now})
 }
 
 // entryBytes is what an entry costs, about: its token, key and the map's share.

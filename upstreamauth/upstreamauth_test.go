@@ -63,7 +63,7 @@ func TestClientCredentialsCachedUntilTheMargin(t *testing.T) {
 		Audience: "https://api.example.com", Now: clk.Now})
 	ctx := context.Background()
 	for range 3 {
-		if tok, err := c.Token(ctx, ""); err != nil || tok != "tok-1" {
+		if tok, err := c.Token(ctx, upstreamauth.Subject{}); err != nil || tok != "tok-1" {
 			t.Fatalf("Token = %q, %v; want tok-1", tok, err)
 		}
 	}
@@ -78,15 +78,15 @@ func TestClientCredentialsCachedUntilTheMargin(t *testing.T) {
 		t.Error("the secret is in the form: it belongs in the Basic header")
 	}
 	post := newClient(t, upstreamauth.Config{TokenURL: p.URL, ClientAuth: upstreamauth.ClientSecretPost})
-	if tok, err := post.Token(ctx, ""); err != nil || tok != "tok-2" || p.Form(1).Get("client_secret") != secret {
+	if tok, err := post.Token(ctx, upstreamauth.Subject{}); err != nil || tok != "tok-2" || p.Form(1).Get("client_secret") != secret {
 		t.Fatalf("client_secret_post: %q, %v, form %v", tok, err, p.Form(1))
 	}
 	clk.add(time.Hour - upstreamauth.RefreshMargin - time.Second)
-	if tok, _ := c.Token(ctx, ""); tok != "tok-1" {
+	if tok, _ := c.Token(ctx, upstreamauth.Subject{}); tok != "tok-1" {
 		t.Fatalf("before the margin: %q, want tok-1", tok)
 	}
 	clk.add(time.Second)
-	if tok, _ := c.Token(ctx, ""); tok != "tok-3" {
+	if tok, _ := c.Token(ctx, upstreamauth.Subject{}); tok != "tok-3" {
 		t.Fatalf("at the margin: %q, want tok-3", tok)
 	}
 }
@@ -94,8 +94,8 @@ func TestClientCredentialsCachedUntilTheMargin(t *testing.T) {
 func TestShortLivedTokenServesOneRequest(t *testing.T) {
 	p := newIdP(t, int64(upstreamauth.RefreshMargin/time.Second))
 	c := newClient(t, upstreamauth.Config{TokenURL: p.URL})
-	a, _ := c.Token(context.Background(), "")
-	b, _ := c.Token(context.Background(), "")
+	a, _ := c.Token(context.Background(), upstreamauth.Subject{})
+	b, _ := c.Token(context.Background(), upstreamauth.Subject{})
 	if a != "tok-1" || b != "tok-2" {
 		t.Fatalf("tokens %q, %q; want tok-1, tok-2", a, b)
 	}
@@ -108,12 +108,12 @@ func TestOneFetchForConcurrentCallers(t *testing.T) {
 	var wg sync.WaitGroup
 	toks := make([]string, 20)
 	for i := range toks {
-		wg.Go(func() { toks[i], _ = c.Token(context.Background(), "") })
+		wg.Go(func() { toks[i], _ = c.Token(context.Background(), upstreamauth.Subject{}) })
 	}
 	// A caller whose context ends stops waiting; the fetch goes on.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.Token(ctx, ""); !errors.Is(err, context.Canceled) {
+	if _, err := c.Token(ctx, upstreamauth.Subject{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a canceled caller: %v, want context.Canceled", err)
 	}
 	close(p.Gate)
@@ -132,12 +132,12 @@ func TestTokenExchangePerCaller(t *testing.T) {
 	p := newIdP(t, 3600)
 	c := newClient(t, upstreamauth.Config{Grant: upstreamauth.GrantTokenExchange, TokenURL: p.URL, Audience: "orders"})
 	ctx := context.Background()
-	if _, err := c.Token(ctx, ""); !errors.Is(err, upstreamauth.ErrNoSubject) {
+	if _, err := c.Token(ctx, upstreamauth.Subject{}); !errors.Is(err, upstreamauth.ErrNoSubject) {
 		t.Fatalf("no caller's token: %v, want ErrNoSubject", err)
 	}
-	alice, _ := c.Token(ctx, "alice-token")
-	bob, _ := c.Token(ctx, "bob-token")
-	again, _ := c.Token(ctx, "alice-token")
+	alice, _ := c.Token(ctx, upstreamauth.Subject{Token: "alice-token"})
+	bob, _ := c.Token(ctx, upstreamauth.Subject{Token: "bob-token"})
+	again, _ := c.Token(ctx, upstreamauth.Subject{Token: "alice-token"})
 	if alice != "tok-1-for-alice-token" || bob != "tok-2-for-bob-token" || again != alice {
 		t.Fatalf("tokens %q, %q, %q", alice, bob, again)
 	}
@@ -154,13 +154,44 @@ func TestTokenExchangePerCaller(t *testing.T) {
 	}
 }
 
+// A token exchanged for the caller's is kept no longer than the caller's
+// is valid, however long the provider says it lives: past that, the next
+// request exchanges again (which a provider refuses for a token that has
+// run out). One whose caller's token has run out already serves no later
+// request.
+func TestExchangedTokenKeptNoLongerThanTheCallers(t *testing.T) {
+	p := newIdP(t, 3600)
+	clk := &clock{now: time.Unix(1_000_000, 0)}
+	c := newClient(t, upstreamauth.Config{Grant: upstreamauth.GrantTokenExchange, TokenURL: p.URL, Now: clk.Now})
+	ctx := context.Background()
+	alice := upstreamauth.Subject{Token: "alice-token", Expires: clk.Now().Add(10 * time.Minute)}
+	for _, step := range []struct {
+		wait    time.Duration
+		subject upstreamauth.Subject
+		want    string
+	}{
+		{0, alice, "tok-1-for-alice-token"},
+		{10*time.Minute - time.Second, alice, "tok-1-for-alice-token"},
+		{time.Second, alice, "tok-2-for-alice-token"},
+		{0, alice, "tok-3-for-alice-token"},
+		// A caller's token of unknown expiry: the provider's lifetime.
+		{0, upstreamauth.Subject{Token: "bob-token"}, "tok-4-for-bob-token"},
+		{time.Hour - upstreamauth.RefreshMargin - time.Second, upstreamauth.Subject{Token: "bob-token"}, "tok-4-for-bob-token"},
+	} {
+		clk.add(step.wait)
+		if got, err := c.Token(ctx, step.subject); err != nil || got != step.want {
+			t.Fatalf("after %v more: %q, %v; want %q", step.wait, got, err, step.want)
+		}
+	}
+}
+
 // A subject reaching a client-credentials client is never sent: the one
 // token is the agent's own, shared by every caller.
 func TestClientCredentialsSendNoSubject(t *testing.T) {
 	p := newIdP(t, 3600)
 	c := newClient(t, upstreamauth.Config{TokenURL: p.URL})
-	alice, _ := c.Token(context.Background(), "alice-token")
-	bob, _ := c.Token(context.Background(), "bob-token")
+	alice, _ := c.Token(context.Background(), upstreamauth.Subject{Token: "alice-token"})
+	bob, _ := c.Token(context.Background(), upstreamauth.Subject{Token: "bob-token"})
 	if alice != "tok-1" || bob != "tok-1" || p.Form(0).Has("subject_token") {
 		t.Fatalf("tokens %q, %q after the form %v; want tok-1 for both, no subject_token", alice, bob, p.Form(0))
 	}
@@ -196,7 +227,7 @@ func TestErrorsNameTheEndpointNeverTheSecret(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.Token(context.Background(), "")
+			_, err = c.Token(context.Background(), upstreamauth.Subject{})
 			var te *upstreamauth.Error
 			if !errors.As(err, &te) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one holding %q", err, tc.want)
@@ -429,7 +460,7 @@ func TestExpiresInAnyJSONNumber(t *testing.T) {
 			endpoint := &memoryEndpoint{expiresIn: tc.expiresIn}
 			clk := &clock{now: time.Unix(1_000_000, 0)}
 			c := newClient(t, upstreamauth.Config{TokenURL: "https://idp.example.com/token", Transport: endpoint, Now: clk.Now})
-			_, err := c.Token(context.Background(), "")
+			_, err := c.Token(context.Background(), upstreamauth.Subject{})
 			if tc.lifetime == 0 {
 				if err == nil || !strings.Contains(err.Error(), "its expires_in is not a number of seconds") {
 					t.Fatalf("error %v, want expires_in refused", err)
@@ -440,10 +471,10 @@ func TestExpiresInAnyJSONNumber(t *testing.T) {
 				t.Fatal(err)
 			}
 			clk.add(tc.lifetime - upstreamauth.RefreshMargin - time.Nanosecond)
-			c.Token(context.Background(), "")
+			c.Token(context.Background(), upstreamauth.Subject{})
 			kept := endpoint.fetches.Load() == 1
 			clk.add(time.Nanosecond)
-			c.Token(context.Background(), "")
+			c.Token(context.Background(), upstreamauth.Subject{})
 			if !kept || endpoint.fetches.Load() != 2 {
 				t.Fatalf("kept until the margin: %v; fetched again at it: %v; want both", kept, endpoint.fetches.Load() == 2)
 			}
@@ -460,22 +491,22 @@ func TestExchangedTokensBounded(t *testing.T) {
 		Transport: endpoint, Now: clk.Now})
 	ctx := context.Background()
 	for i := range upstreamauth.MaxExchangedTokens + 1 {
-		if _, err := c.Token(ctx, fmt.Sprintf("caller-%d", i)); err != nil {
+		if _, err := c.Token(ctx, upstreamauth.Subject{Token: fmt.Sprintf("caller-%d", i)}); err != nil {
 			t.Fatal(err)
 		}
 		clk.add(time.Millisecond) // caller-0's token is due first
 	}
 	before := endpoint.fetches.Load()
-	if tok, _ := c.Token(ctx, "caller-1"); tok != "for-caller-1" || endpoint.fetches.Load() != before {
+	if tok, _ := c.Token(ctx, upstreamauth.Subject{Token: "caller-1"}); tok != "for-caller-1" || endpoint.fetches.Load() != before {
 		t.Fatalf("caller-1: %q after %d fetches; want it kept", tok, endpoint.fetches.Load()-before)
 	}
-	if tok, _ := c.Token(ctx, "caller-0"); tok != "for-caller-0" || endpoint.fetches.Load() != before+1 {
+	if tok, _ := c.Token(ctx, upstreamauth.Subject{Token: "caller-0"}); tok != "for-caller-0" || endpoint.fetches.Load() != before+1 {
 		t.Fatalf("caller-0: %q after %d fetches; want it fetched again, having given way", tok, endpoint.fetches.Load()-before)
 	}
 	// Once they are all due for refresh, the next token past the bound
 	// sweeps them all.
 	clk.add(time.Hour)
-	if _, err := c.Token(ctx, "caller-last"); err != nil || c.Cached() != 1 {
+	if _, err := c.Token(ctx, upstreamauth.Subject{Token: "caller-last"}); err != nil || c.Cached() != 1 {
 		t.Fatalf("after the next token, %d cached (%v); want 1: those due for refresh swept", c.Cached(), err)
 	}
 }
