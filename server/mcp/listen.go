@@ -18,8 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -72,24 +72,23 @@ func (b *binding) listen(w http.ResponseWriter, in *inbound, env *envelope, body
 }
 
 // listening is what one listen follows: each of the caller's tasks it
-// named, with its subscription while the task is live.
+// named, with its subscription while the task is live. One goroutine, the
+// request's, serves it: a listen holds no goroutine per task.
 type listening struct {
 	b     *binding
 	owner string
 	ids   []string // the tasks acknowledged, in the order named
-	// mu guards subs and changed; wake says changed has news.
-	mu      sync.Mutex
-	subs    map[string]*tasks.Subscription
-	changed map[string]error // a task whose status changed: why its subscription ended, if it did
-	wake    chan struct{}
-	wg      sync.WaitGroup
+	subs  map[string]*tasks.Subscription
+	// changed are the tasks whose state is to be told, each with why its
+	// subscription ended, if it did.
+	changed map[string]error
 }
 
 // follow subscribes to each of owner's tasks among ids. A task that is not
 // the caller's, or no longer there, is left out of the acknowledgment, as
 // the extension has it; an ended one is told once.
 func (b *binding) follow(owner string, ids []string) (*listening, error) {
-	l := &listening{b: b, owner: owner, ids: []string{}, subs: map[string]*tasks.Subscription{}, changed: map[string]error{}, wake: make(chan struct{}, 1)}
+	l := &listening{b: b, owner: owner, ids: []string{}, subs: map[string]*tasks.Subscription{}, changed: map[string]error{}}
 	for _, id := range ids {
 		if slices.Contains(l.ids, id) {
 			continue
@@ -118,75 +117,86 @@ func (l *listening) subscribe(id string) error {
 	if err != nil {
 		return err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.changed[id] = nil
 	if sub != nil {
 		l.subs[id] = sub
-		l.wg.Go(func() { l.watch(id, sub) })
 	}
-	l.signal()
 	return nil
 }
 
-// watch notes each status change of the task id's subscription, and its end.
-func (l *listening) watch(id string, sub *tasks.Subscription) {
-	for ev := range sub.Events() {
-		if ev.StatusUpdate != nil {
-			l.note(id, nil)
+// received notes what task id's subscription brought: a status change,
+// or its end (open false).
+func (l *listening) received(id string, ev a2a.StreamResponse, open bool) {
+	switch {
+	case !open:
+		l.changed[id] = cmp.Or(l.subs[id].Err(), errEnded)
+		delete(l.subs, id)
+	case ev.StatusUpdate != nil:
+		if _, noted := l.changed[id]; !noted {
+			l.changed[id] = nil
 		}
 	}
-	l.note(id, cmp.Or(sub.Err(), errEnded))
 }
 
 // errEnded is why a subscription closed after its task's final event.
 var errEnded = errors.New("the task ended")
 
-// note marks the task id as changed; ended, when its subscription closed.
-func (l *listening) note(id string, ended error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if prev := l.changed[id]; prev == nil || ended != nil {
-		l.changed[id] = ended
-	}
-	if ended != nil {
-		delete(l.subs, id)
-	}
-	l.signal()
-}
-
-// signal wakes the listen's loop; l.mu is held.
-func (l *listening) signal() {
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
-}
-
-// take returns the tasks changed since the last take.
-func (l *listening) take() map[string]error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	changed := l.changed
-	l.changed = map[string]error{}
-	return changed
-}
-
-// following reports whether a task is still followed, or has news.
-func (l *listening) following() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.subs) > 0 || len(l.changed) > 0
-}
-
-// close ends the subscriptions and waits for their watchers.
+// close ends the subscriptions.
 func (l *listening) close() {
-	l.mu.Lock()
 	for _, sub := range l.subs {
 		sub.Close()
 	}
-	l.mu.Unlock()
-	l.wg.Wait()
+}
+
+// The cases of a listen's wait before its subscriptions' (see wait).
+const (
+	caseHeartbeat = iota
+	caseGone
+	caseShutdown
+	caseStopping
+	caseSubscriptions
+)
+
+// wait waits for the next of: an event of a subscription (noted, with
+// every other one already there), a heartbeat, the client going away, or
+// the endpoint or the task manager stopping. It answers which of the
+// first four it was, or caseSubscriptions.
+func (l *listening) wait(ctx context.Context, heartbeat <-chan time.Time) int {
+	cases := []reflect.SelectCase{
+		caseHeartbeat: {Dir: reflect.SelectRecv, Chan: reflect.ValueOf(heartbeat)},
+		caseGone:      {Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+		caseShutdown:  {Dir: reflect.SelectRecv, Chan: reflect.ValueOf(l.b.shutdown.Done())},
+		caseStopping:  {Dir: reflect.SelectRecv, Chan: reflect.ValueOf(l.b.tasks.Stopping().Done())},
+	}
+	ids := make([]string, 0, len(l.subs))
+	for id, sub := range l.subs {
+		ids = append(ids, id)
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(sub.Events())})
+	}
+	chosen, v, open := reflect.Select(cases)
+	if chosen < caseSubscriptions {
+		return chosen
+	}
+	// Take what the other subscriptions hold already too, so that a burst
+	// of changes is told once.
+	cases = append(cases[:0], cases[caseSubscriptions:]...)
+	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectDefault})
+	for received := true; received; {
+		l.received(ids[chosen-caseSubscriptions], eventOf(v), open)
+		if !open { // a closed channel is ready for ever: not asked again
+			cases[chosen-caseSubscriptions].Chan = reflect.Value{}
+		}
+		var c int
+		c, v, open = reflect.Select(cases)
+		chosen, received = c+caseSubscriptions, c < len(cases)-1
+	}
+	return caseSubscriptions
+}
+
+// eventOf is the event a subscription's channel gave, zero when closed.
+func eventOf(v reflect.Value) a2a.StreamResponse {
+	ev, _ := v.Interface().(a2a.StreamResponse)
+	return ev
 }
 
 // serveListen writes the stream of listen id: the acknowledgment, each
@@ -222,7 +232,8 @@ func (b *binding) serveListen(w http.ResponseWriter, ctx context.Context, id jso
 	told := map[string][sha256.Size]byte{} // what each task's last notification said
 	noHistory := int32(0)
 	for {
-		changed := l.take()
+		changed := l.changed
+		l.changed = map[string]error{}
 		for _, taskID := range l.ids {
 			ended, ok := changed[taskID]
 			if !ok {
@@ -251,23 +262,24 @@ func (b *binding) serveListen(w http.ResponseWriter, ctx context.Context, id jso
 				told[taskID] = sum
 			}
 		}
-		if !l.following() {
+		if len(l.subs) == 0 && len(l.changed) == 0 {
 			break
 		}
-		select {
-		case <-l.wake:
+		if len(l.changed) > 0 {
+			continue // a task followed anew: its state now
+		}
+		switch l.wait(ctx, heartbeat.C) {
+		case caseSubscriptions:
 			continue
-		case <-heartbeat.C:
+		case caseHeartbeat:
 			if write(heartbeatComment) != nil {
 				return
 			}
 			continue
-		case <-ctx.Done():
+		case caseGone:
 			return
-		case <-b.shutdown.Done():
-		case <-b.tasks.Stopping().Done():
 		}
-		break
+		break // the endpoint or the task manager stops
 	}
 	// A graceful end: the listen's answer tells the client that nothing
 	// more comes on this stream.
