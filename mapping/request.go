@@ -138,8 +138,11 @@ func pathValue(raw, dec *strings.Builder, src string, v any) error {
 	items := 0
 	err := forEach(v, func(x any) error {
 		s, ok := scalarString(x)
-		if !ok {
+		switch {
+		case !ok:
 			return &inputError{fmt.Sprintf("the path parameter {%s} holds a %s, not a value", src, kindName(x))}
+		case s == "":
+			return &inputError{fmt.Sprintf("the path parameter {%s} holds an empty value", src)}
 		}
 		if items++; items > 1 {
 			raw.WriteByte(',')

@@ -62,6 +62,8 @@ skills:
 		{"empty list", "file", map[string]any{"name": []any{}}, ""},
 		{"list of a list", "file", map[string]any{"name": []any{[]any{"a"}}}, ""},
 		{"list with null", "file", map[string]any{"name": []any{"a", nil}}, ""},
+		{"list of an empty value", "file", map[string]any{"name": []any{""}}, ""},
+		{"list with an empty value", "file", map[string]any{"name": []any{"a", ""}}, ""},
 		{"map", "file", map[string]any{"name": map[string]any{"a": "b"}}, ""},
 		{"escaped literal", "fixed", nil, "/api/v1/static/a%20b"},
 	}

@@ -78,9 +78,10 @@ const (
 	// FetchTimeout bounds one request to the token endpoint.
 	FetchTimeout = 10 * time.Second
 	// AssertionLifetime is how long a client assertion is valid after it
-	// is signed (its exp less its iat): long enough for a token endpoint
-	// whose clock is a little behind, short enough that an assertion seen
-	// by another is of little use. Each fetch signs a new one.
+	// is signed (its exp less its iat): long enough for the request to
+	// reach a token endpoint whose clock runs a little ahead, short enough
+	// that an assertion seen by another is of little use. Each fetch signs
+	// a new one.
 	AssertionLifetime = 60 * time.Second
 	// MaxExchangedTokens and MaxExchangedBytes bound the tokens a
 	// token-exchange client keeps, one per caller's token: past either,

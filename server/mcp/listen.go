@@ -48,7 +48,7 @@ func (b *binding) listen(w http.ResponseWriter, in *inbound, env *envelope, body
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &req) != nil || req.Params.Notifications == nil || req.Params.Notifications.TaskIDs == nil ||
-		in.r.Header.Get(methodHeader) != env.Method {
+		len(*req.Params.Notifications.TaskIDs) == 0 || in.r.Header.Get(methodHeader) != env.Method {
 		return false
 	}
 	if !declaresTasks(env.Params.Meta.ClientCapabilities) {
@@ -231,7 +231,12 @@ func (b *binding) serveListen(w http.ResponseWriter, ctx context.Context, id jso
 	defer heartbeat.Stop()
 	told := map[string][sha256.Size]byte{} // what each task's last notification said
 	noHistory := int32(0)
-	for {
+	// tell writes the state of each changed task, following anew, when
+	// resubscribe, a live one whose subscription ended. It reports false
+	// when the stream is to end without the listen's answer: a write
+	// failed, or the store did, which the client learns from the stream's
+	// abrupt end, and listens again.
+	tell := func(resubscribe bool) bool {
 		changed := l.changed
 		l.changed = map[string]error{}
 		for _, taskID := range l.ids {
@@ -240,14 +245,22 @@ func (b *binding) serveListen(w http.ResponseWriter, ctx context.Context, id jso
 				continue
 			}
 			task, err := b.tasks.Get(l.owner, taskID, &noHistory)
-			if err != nil {
-				continue // the task is gone (it expired): nothing to tell
+			switch {
+			case isCode(err, a2a.CodeTaskNotFound):
+				continue // it expired: nothing more to tell
+			case err != nil:
+				b.log.Debug("MCP: a listen ends: the task store failed", zap.String("task", taskID), zap.Error(err))
+				return false
 			}
 			// A subscription ends at a task's final event, which is also
 			// where it stops to ask for input, or when the stream fell
-			// behind its events: a live task is followed anew.
-			if ended != nil && !errors.Is(ended, tasks.ErrShutdown) && !task.Status.State.Terminal() {
-				_ = l.subscribe(taskID)
+			// behind its events, or the store lost them: a live task is
+			// followed anew.
+			if resubscribe && ended != nil && !errors.Is(ended, tasks.ErrShutdown) && !task.Status.State.Terminal() {
+				if err := l.subscribe(taskID); err != nil && !isCode(err, a2a.CodeTaskNotFound) {
+					b.log.Debug("MCP: a listen ends: the task store failed", zap.String("task", taskID), zap.Error(err))
+					return false
+				}
 			}
 			msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks",
 				"params": taskStatusParams{Meta: subscription, wireTask: b.wireTask("", true, task)}})
@@ -256,11 +269,17 @@ func (b *binding) serveListen(w http.ResponseWriter, ctx context.Context, id jso
 				continue
 			}
 			if sum := sha256.Sum256(msg); sum != told[taskID] {
-				if err := send(msg); err != nil {
-					return
+				if send(msg) != nil {
+					return false
 				}
 				told[taskID] = sum
 			}
+		}
+		return true
+	}
+	for {
+		if !tell(true) {
+			return
 		}
 		if len(l.subs) == 0 && len(l.changed) == 0 {
 			break
@@ -279,7 +298,16 @@ func (b *binding) serveListen(w http.ResponseWriter, ctx context.Context, id jso
 		case caseGone:
 			return
 		}
-		break // the endpoint or the task manager stops
+		// The endpoint or the task manager stops: each task's state is
+		// told as the store has it now, where a drain stored how it ended
+		// (its event may not have come yet from another replica).
+		for _, taskID := range l.ids {
+			l.changed[taskID] = tasks.ErrShutdown
+		}
+		if !tell(false) {
+			return
+		}
+		break
 	}
 	// A graceful end: the listen's answer tells the client that nothing
 	// more comes on this stream.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/server"
 	"github.com/caddy-a2a/caddy-a2a/server/mcp"
 	"github.com/caddy-a2a/caddy-a2a/server/servertest"
 )
@@ -166,6 +167,59 @@ func TestMCPTaskNotifications(t *testing.T) {
 	}
 }
 
+// A listen whose store fails ends without its answer, which would tell
+// the client that nothing more comes: a task still runs, and the client
+// listens again. So does one whose task cannot be followed on once it
+// asks for input (its subscription ends there).
+func TestMCPTaskNotificationsStoreFails(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fail func(*servertest.FailingStore)
+	}{
+		{"reading the task", func(s *servertest.FailingStore) { s.FailGet.Store(true) }},
+		{"following it on", func(s *servertest.FailingStore) { s.FailSubscribe.Store(true) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store, manager := servertest.FailingTasks(t)
+			a, release := taskAgent(t, func(cfg *server.Config) { cfg.Tasks = manager })
+			a.Tasks = manager
+			id, _ := resultOf(t, postTasks(t, a, "tools/call", `"name":"confirm_delete_later","arguments":{"filename":"a.txt"}`, withTasks))["taskId"].(string)
+			s := openListen(t, a, fmt.Sprintf(`{"taskIds":[%q]}`, id), withTasks)
+			for _, want := range []string{"notifications/subscriptions/acknowledged", "notifications/tasks"} {
+				if msg := s.next(); msg["method"] != want {
+					t.Fatalf("message %v, want %s", msg, want)
+				}
+			}
+			tc.fail(store)
+			release() // the task asks for input: a change to tell, and its subscription ends
+			for msg := s.next(); msg != nil; msg = s.next() {
+				if msg["result"] != nil {
+					t.Errorf("the listen answered %v, which says nothing more comes, though its store failed", msg)
+				}
+			}
+			store.FailGet.Store(false)
+			awaitState(t, a, id, a2a.TaskStateInputRequired)
+		})
+	}
+}
+
+// The stream's answer comes when the endpoint stops, after each task's
+// state as the store has it then.
+func TestMCPTaskNotificationsShutdown(t *testing.T) {
+	a, _ := taskAgent(t)
+	id, _ := resultOf(t, postTasks(t, a, "tools/call", `"name":"slow","arguments":{}`, withTasks))["taskId"].(string)
+	s := openListen(t, a, fmt.Sprintf(`{"taskIds":[%q]}`, id), withTasks)
+	for _, want := range []string{"notifications/subscriptions/acknowledged", "notifications/tasks"} {
+		if msg := s.next(); msg["method"] != want {
+			t.Fatalf("message %v, want %s", msg, want)
+		}
+	}
+	a.Handler.(*server.Handler).Shutdown()
+	if end := s.next(); end["id"] != float64(7) || end["result"].(map[string]any)["resultType"] != "complete" {
+		t.Errorf("at shutdown: %v, want the listen's answer", end)
+	}
+}
+
 // A listen for tasks from a client that does not declare the extension,
 // or for too many, is refused; one that names no task is the SDK's.
 func TestMCPTaskNotificationsRefused(t *testing.T) {
@@ -185,11 +239,13 @@ func TestMCPTaskNotificationsRefused(t *testing.T) {
 			}
 		})
 	}
-	s := openListen(t, a, `{"toolsListChanged":false}`, withTasks)
-	for msg := s.next(); msg != nil; msg = s.next() {
-		if params, _ := msg["params"].(map[string]any); params != nil && params["notifications"] != nil {
-			if n, _ := params["notifications"].(map[string]any); n["taskIds"] != nil {
-				t.Errorf("the SDK's listen acknowledges tasks: %v", msg)
+	for _, notifications := range []string{`{"toolsListChanged":false}`, `{"taskIds":[]}`} {
+		s := openListen(t, a, notifications, withTasks)
+		for msg := s.next(); msg != nil; msg = s.next() {
+			if params, _ := msg["params"].(map[string]any); params != nil && params["notifications"] != nil {
+				if n, _ := params["notifications"].(map[string]any); n["taskIds"] != nil {
+					t.Errorf("%s: the SDK's listen acknowledges tasks: %v", notifications, msg)
+				}
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/a2a"
+	"github.com/caddy-a2a/caddy-a2a/server"
 	"github.com/caddy-a2a/caddy-a2a/server/servertest"
 )
 
@@ -28,7 +29,7 @@ const (
 // that runs only as a task, one that asks to confirm after its upstream
 // answered (confirm_delete_later once released), and a quick one; release
 // lets the slow upstream calls answer.
-func taskAgent(t *testing.T) (a *servertest.Agent, release func()) {
+func taskAgent(t *testing.T, tune ...func(*server.Config)) (a *servertest.Agent, release func()) {
 	t.Helper()
 	gate := make(chan struct{})
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -111,7 +112,12 @@ skills:
     mcp: {task: required}
     arguments: {text: {type: string, default: not a number}}
     request: {path: /quick, query: {n: "{int(args.text)}"}}
-`, withMCP)
+`, func(cfg *server.Config) {
+		withMCP(cfg)
+		for _, f := range tune {
+			f(cfg)
+		}
+	})
 	a.CancelOnCleanup()
 	var once bool
 	return a, func() {

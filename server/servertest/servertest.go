@@ -256,11 +256,11 @@ func StateOf(task map[string]any) string {
 
 // FailingStore fails as a store does that cannot reach its server
 // (UNAVAILABLE): every insert while FailInsert is set, every update while
-// FailUpdate is, which an insert sets when FailAfterInsert is, and every
-// subscription while FailSubscribe is.
+// FailUpdate is, which an insert sets when FailAfterInsert is, every
+// subscription while FailSubscribe is, and every read while FailGet is.
 type FailingStore struct {
 	tasks.Store
-	FailInsert, FailUpdate, FailAfterInsert, FailSubscribe atomic.Bool
+	FailInsert, FailUpdate, FailAfterInsert, FailSubscribe, FailGet atomic.Bool
 }
 
 var ErrUnreachable = &a2a.Error{Code: a2a.CodeInternalError, Message: "Internal error", Reason: "UNAVAILABLE",
@@ -282,6 +282,13 @@ func (s *FailingStore) Update(ctx context.Context, id string, fn func(*tasks.Rec
 	return s.Store.Update(ctx, id, fn)
 }
 
+func (s *FailingStore) Get(ctx context.Context, id string) (tasks.Record, error) {
+	if s.FailGet.Load() {
+		return tasks.Record{}, ErrUnreachable
+	}
+	return s.Store.Get(ctx, id)
+}
+
 func (s *FailingStore) Subscribe(ctx context.Context, id string) (tasks.Record, *tasks.Subscription, error) {
 	if s.FailSubscribe.Load() {
 		return tasks.Record{}, nil, ErrUnreachable
@@ -292,20 +299,25 @@ func (s *FailingStore) Subscribe(ctx context.Context, id string) (tasks.Record, 
 // AgentOnFailingStore is an agent whose tasks are kept by a FailingStore,
 // and its task manager.
 func AgentOnFailingStore(t *testing.T, tune func(*server.Config)) (*Agent, *FailingStore, *tasks.Manager) {
-	store := &FailingStore{}
-	var manager *tasks.Manager
+	store, manager := FailingTasks(t)
 	a := NewAgent(t, func(cfg *server.Config) {
-		opts := tasks.Options{}
-		store.Store = tasks.NewMemoryStore(opts.StoreLimits())
-		opts.Store = store
-		manager = tasks.NewManager(opts)
-		t.Cleanup(manager.Close)
 		cfg.Tasks = manager
 		if tune != nil {
 			tune(cfg)
 		}
 	})
 	return a, store, manager
+}
+
+// FailingTasks is a task manager whose tasks are kept by a FailingStore,
+// in memory, for an agent's cfg.Tasks.
+func FailingTasks(t *testing.T) (*FailingStore, *tasks.Manager) {
+	opts := tasks.Options{}
+	store := &FailingStore{Store: tasks.NewMemoryStore(opts.StoreLimits())}
+	opts.Store = store
+	manager := tasks.NewManager(opts)
+	t.Cleanup(manager.Close)
+	return store, manager
 }
 
 // ServeH2C lets a test server take HTTP/2 without TLS (h2c) beside
