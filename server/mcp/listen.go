@@ -32,9 +32,16 @@ import (
 
 const methodSubscriptionsListen = "subscriptions/listen"
 
-// MaxListenTasks bounds the tasks one subscriptions/listen follows: each
-// holds a subscription to the store while it runs.
-const MaxListenTasks = 100
+// Bounds of subscriptions/listen: each task followed holds a
+// subscription to the store (a buffer of tasks.stream_buffer events) while
+// its listen is open. MaxListenTasks bounds one listen's, and
+// MaxListenTasksPerCaller those of all the listens of one caller (an
+// anonymous one by its address), so that many listens cannot take what
+// one may not.
+const (
+	MaxListenTasks          = 100
+	MaxListenTasksPerCaller = 1000
+)
 
 // listen answers a subscriptions/listen that names tasks, and reports
 // whether it did: false, and nothing written, for one that names none or
@@ -61,6 +68,14 @@ func (b *binding) listen(w http.ResponseWriter, in *inbound, env *envelope, body
 			"%s: notifications.taskIds names %d tasks; one listen follows at most %d", methodSubscriptionsListen, len(ids), MaxListenTasks)})
 		return true
 	}
+	share := b.h.Share(in.r, in.caller)
+	if !b.holdListens(share, len(ids)) {
+		b.writeAnswer(w, in, env.ID, nil, errorOf(&a2a.Error{Code: a2a.CodeInternalError, Reason: "RESOURCE_EXHAUSTED",
+			Message: fmt.Sprintf("%s: this caller's open listens follow as many tasks as they may together (%d): close one, or follow fewer",
+				methodSubscriptionsListen, MaxListenTasksPerCaller)}))
+		return true
+	}
+	defer b.holdListens(share, -len(ids))
 	l, err := b.follow(in.caller.Owner(), ids)
 	if err != nil {
 		b.writeAnswer(w, in, env.ID, nil, b.refused("", err))
@@ -68,6 +83,23 @@ func (b *binding) listen(w http.ResponseWriter, in *inbound, env *envelope, body
 	}
 	defer l.close()
 	b.serveListen(w, in.r.Context(), env.ID, l)
+	return true
+}
+
+// holdListens counts n more tasks followed by share's listens (fewer, for
+// n < 0), and reports whether they stay within MaxListenTasksPerCaller.
+func (b *binding) holdListens(share string, n int) bool {
+	b.listensMu.Lock()
+	defer b.listensMu.Unlock()
+	held := b.listens[share] + n
+	if n > 0 && held > MaxListenTasksPerCaller {
+		return false
+	}
+	if held <= 0 {
+		delete(b.listens, share)
+	} else {
+		b.listens[share] = held
+	}
 	return true
 }
 

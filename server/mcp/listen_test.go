@@ -220,6 +220,39 @@ func TestMCPTaskNotificationsShutdown(t *testing.T) {
 	}
 }
 
+// The listens of one caller follow at most MaxListenTasksPerCaller tasks
+// together: past it a listen is refused (-32029), until one ends.
+func TestMCPTaskNotificationsPerCaller(t *testing.T) {
+	a, release := taskAgent(t)
+	defer release()
+	id, _ := resultOf(t, postTasks(t, a, "tools/call", `"name":"slow","arguments":{}`, withTasks))["taskId"].(string)
+	names := []string{id}
+	for i := 1; i < mcp.MaxListenTasks; i++ {
+		names = append(names, fmt.Sprintf("unknown-%d", i))
+	}
+	list, _ := json.Marshal(names)
+	open := make([]*listenStream, 0, mcp.MaxListenTasksPerCaller/mcp.MaxListenTasks)
+	for range cap(open) {
+		s := openListen(t, a, `{"taskIds":`+string(list)+`}`, withTasks)
+		if ack := s.next(); ack["method"] != "notifications/subscriptions/acknowledged" {
+			t.Fatalf("listen %d: %v", len(open), ack)
+		}
+		open = append(open, s)
+	}
+	refused := openListen(t, a, fmt.Sprintf(`{"taskIds":[%q]}`, id), withTasks)
+	if code := errorCodeOf(refused.body); code != float64(mcp.CodeResourceExhausted) {
+		t.Fatalf("one listen past the caller's bound: %d %v, want %d", refused.status, refused.body, mcp.CodeResourceExhausted)
+	}
+	release()
+	for _, s := range open {
+		for s.next() != nil { // to the listen's end
+		}
+	}
+	if ack := openListen(t, a, fmt.Sprintf(`{"taskIds":[%q]}`, id), withTasks).next(); ack["method"] != "notifications/subscriptions/acknowledged" {
+		t.Errorf("a listen once the others ended: %v", ack)
+	}
+}
+
 // A listen for tasks from a client that does not declare the extension,
 // or for too many, is refused; one that names no task is the SDK's.
 func TestMCPTaskNotificationsRefused(t *testing.T) {

@@ -182,6 +182,10 @@ type binding struct {
 	sessionsMu      sync.Mutex
 	onSessions      int
 	closing, closed bool
+	// listens counts the tasks the open listens follow, by caller's share
+	// (server.Handler.Share): listen.go.
+	listensMu sync.Mutex
+	listens   map[string]int
 }
 
 // New serves the skills as the tools of an MCP server, as c says.
@@ -196,7 +200,7 @@ func newBinding(h *server.Handler, c *Config) (*binding, error) {
 	res := h.Resources()
 	b := &binding{h: h, tasks: res.Tasks, log: res.Logger, heartbeat: res.HeartbeatInterval, path: c.PathOrDefault(),
 		origins: http.NewCrossOriginProtection(), anyHostOnLoopback: c.AnyHostOnLoopback,
-		owners: make(map[string]sessionOpener), opening: make(map[string]sessionOpener),
+		owners: make(map[string]sessionOpener), opening: make(map[string]sessionOpener), listens: make(map[string]int),
 		limits: newSessionLimits(c), reserveForAuthenticated: res.Authenticates}
 	card := res.Card.Card()
 	b.serverInfo = &sdk.Implementation{Name: card.Name, Version: card.Version}
