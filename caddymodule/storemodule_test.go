@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,7 +34,10 @@ var countingStores struct {
 	sync.Mutex
 	labels []string        // of the module that made each store
 	opts   []tasks.Options // each store was made with
-	closed int
+	closed []bool          // each store was closed
+	// since is where the current test's stores start: an earlier run's
+	// (go test -count) may close during this one's.
+	since int
 }
 
 func (countingStore) CaddyModule() caddy.ModuleInfo {
@@ -45,10 +49,12 @@ func (c *countingStore) NewStore(opts tasks.Options, _ *zap.Logger) (tasks.Store
 	defer countingStores.Unlock()
 	countingStores.labels = append(countingStores.labels, c.Label)
 	countingStores.opts = append(countingStores.opts, opts)
+	countingStores.closed = append(countingStores.closed, false)
+	i := len(countingStores.closed) - 1
 	return tasks.NewMemoryStore(opts.StoreLimits()), func() error {
 		countingStores.Lock()
 		defer countingStores.Unlock()
-		countingStores.closed++
+		countingStores.closed[i] = true
 		return nil
 	}, nil
 }
@@ -61,11 +67,18 @@ func (c *countingStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// madeStores is what countingStore modules made and closed so far.
+// madeStores is what countingStore modules made since the test began, and
+// how many of those were closed.
 func madeStores() (labels []string, opts []tasks.Options, closed int) {
 	countingStores.Lock()
 	defer countingStores.Unlock()
-	return append([]string(nil), countingStores.labels...), append([]tasks.Options(nil), countingStores.opts...), countingStores.closed
+	since := countingStores.since
+	for _, c := range countingStores.closed[since:] {
+		if c {
+			closed++
+		}
+	}
+	return slices.Clone(countingStores.labels[since:]), slices.Clone(countingStores.opts[since:]), closed
 }
 
 // A store module of a third party, registered in http.handlers.a2a.stores,
@@ -74,6 +87,9 @@ func madeStores() (labels []string, opts []tasks.Options, closed int) {
 // config makes none), and closed once no loaded config uses it.
 func TestIntegrationStoreModule(t *testing.T) {
 	t.Setenv("DEMO_API_KEY", testAPIKey)
+	countingStores.Lock()
+	countingStores.since = len(countingStores.labels)
+	countingStores.Unlock()
 	skills, err := filepath.Abs(filepath.Join("..", "examples", "skills.yaml"))
 	if err != nil {
 		t.Fatal(err)
