@@ -147,7 +147,8 @@ func TestMCPInitializeLookAlikes(t *testing.T) {
 // from many anonymous addresses, with initializes as large as may be and
 // of every shape, until the budget refuses them, grow the heap by no more
 // than the budget and a margin. The margin (1 MiB) is for what the test's
-// own connections hold.
+// own connections hold, and under the race detector (2 MiB) its
+// bookkeeping too.
 func TestMCPSessionMemory(t *testing.T) {
 	const budget = 2 << 20
 	a := servertest.NewAgent(t, func(cfg *server.Config) {
@@ -178,8 +179,12 @@ func TestMCPSessionMemory(t *testing.T) {
 	if refused == 0 || opened < 30 {
 		t.Errorf("%d sessions opened, %d refused: the budget did not bound them", opened, refused)
 	}
-	if grown > budget+1<<20 {
-		t.Errorf("the sessions hold %d bytes, past their budget of %d", grown, budget)
+	margin := int64(1 << 20)
+	if raceEnabled {
+		margin = 2 << 20 // a session measured 8 to 12 KiB without it, 12 to 17 KiB with it
+	}
+	if grown > budget+margin {
+		t.Errorf("the sessions hold %d bytes, past their budget of %d and a margin of %d", grown, budget, margin)
 	}
 }
 
