@@ -15,3 +15,6 @@ func NewBySDK(c Config) server.NewBinding {
 		return b, nil
 	}
 }
+
+// ArtifactURI is the resource URI of a task's artifact.
+var ArtifactURI = artifactURI

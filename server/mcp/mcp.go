@@ -9,6 +9,7 @@
 // stream.go writes the SDK's answers within the deadlines, with
 // heartbeats; requests.go hands a call's request to the SDK's handlers
 // through its context; tools.go defines the tools and their results;
+// resources.go serves a task's artifacts as resources to its owner;
 // call.go runs a call and says its errors in MCP's terms; input.go asks
 // for missing input and resumes with the answer; direct.go answers a
 // plain stateless tools/call without the SDK; tasks.go serves the tasks
@@ -233,17 +234,21 @@ func newBinding(h *server.Handler, c *Config) (*binding, error) {
 	return b, nil
 }
 
-// server makes an MCP server with the skills as its tools, the agent's
-// description as its instructions, and the extensions it declares.
+// server makes an MCP server with the skills as its tools, the tasks'
+// artifacts as its resources, the agent's description as its
+// instructions, and the extensions it declares.
 func (b *binding) server(instructions string, extensions map[string]any) *sdk.Server {
 	s := sdk.NewServer(b.serverInfo, &sdk.ServerOptions{Instructions: instructions,
 		// Prompts: none, but prompts/list answers (an empty list), so the
 		// capability is declared, as discovery must show what is answered.
+		// Resources: the artifacts' template, which never changes, and no
+		// subscriptions (the SDK would declare listChanged).
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Prompts: &sdk.PromptCapabilities{},
-			Extensions: extensions},
+			Resources: &sdk.ResourceCapabilities{}, Extensions: extensions},
 		// Declares completions.
 		CompletionHandler: complete})
 	b.tools.addTo(s, b)
+	b.addResources(s)
 	return s
 }
 

@@ -175,8 +175,8 @@ func toolResult(taskID string, msg *a2a.Message, artifacts []a2a.Artifact) *sdk.
 		res.Meta = sdk.Meta{TaskIDMeta: taskID}
 	}
 	data := 0
-	add := func(p *a2a.Part) {
-		if c := partContent(p); c != nil {
+	add := func(p *a2a.Part, artifactID string) {
+		if c := partContent(p, taskID, artifactID); c != nil {
 			res.Content = append(res.Content, c)
 		}
 		if p.Kind == a2a.PartData {
@@ -189,28 +189,30 @@ func toolResult(taskID string, msg *a2a.Message, artifacts []a2a.Artifact) *sdk.
 	}
 	if msg != nil {
 		for i := range msg.Parts {
-			add(&msg.Parts[i])
+			add(&msg.Parts[i], "")
 		}
 	}
 	for i := range artifacts {
 		for j := range artifacts[i].Parts {
-			add(&artifacts[i].Parts[j])
+			add(&artifacts[i].Parts[j], artifacts[i].ArtifactID)
 		}
 	}
 	return res
 }
 
-// partContent is one part as MCP content; nil for a part that has none.
-func partContent(p *a2a.Part) sdk.Content {
+// partContent is one part as MCP content; nil for a part that has none. A
+// file with bytes that is no image or audio is embedded under the URI of
+// its artifact, artifactID of task taskID, which resources/read reads
+// again (resources.go); a file of a message, which is kept in no
+// artifact, under a URI that only names it.
+func partContent(p *a2a.Part, taskID, artifactID string) sdk.Content {
 	switch p.Kind {
 	case a2a.PartText:
 		return &sdk.TextContent{Text: p.Text}
 	case a2a.PartData:
-		text, err := jsonx.AppendValue(nil, p.Data)
-		if err != nil {
-			return nil
+		if text, ok := dataText(p); ok {
+			return &sdk.TextContent{Text: text}
 		}
-		return &sdk.TextContent{Text: string(text)}
 	case a2a.PartURL:
 		name := p.Filename
 		if name == "" {
@@ -226,12 +228,22 @@ func partContent(p *a2a.Part) sdk.Content {
 			return &sdk.AudioContent{Data: p.Raw, MIMEType: p.MediaType}
 		}
 		uri := "a2a:file"
-		if p.Filename != "" {
+		switch {
+		case taskID != "" && artifactID != "":
+			uri = artifactURI(taskID, artifactID)
+		case p.Filename != "":
 			uri += "/" + p.Filename
 		}
-		return &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: uri, MIMEType: p.MediaType, Blob: p.Raw}}
+		return &sdk.EmbeddedResource{Resource: fileResource(uri, p)}
 	}
 	return nil
+}
+
+// dataText is a data part's value as JSON text; ok is false for a value
+// that has none.
+func dataText(p *a2a.Part) (text string, ok bool) {
+	out, err := jsonx.AppendValue(nil, p.Data)
+	return string(out), err == nil
 }
 
 // isObject reports whether a data part's value is a JSON object.
@@ -267,7 +279,7 @@ func messageText(msg *a2a.Message) string {
 func artifactText(art *a2a.Artifact) string {
 	var b strings.Builder
 	for i := range art.Parts {
-		if c, ok := partContent(&art.Parts[i]).(*sdk.TextContent); ok {
+		if c, ok := partContent(&art.Parts[i], "", "").(*sdk.TextContent); ok {
 			b.WriteString(c.Text)
 		}
 	}

@@ -51,7 +51,7 @@ skills:
 
 	res := callTool(t, cs, "doc", nil)
 	if r, ok := res.Content[0].(*mcp.EmbeddedResource); !ok || r.Resource.MIMEType != "application/pdf" ||
-		string(r.Resource.Blob) != "%PDF-1.7" || !strings.HasSuffix(r.Resource.URI, "r.pdf") {
+		string(r.Resource.Blob) != "%PDF-1.7" || r.Resource.Meta[mcpbinding.FilenameMeta] != "r.pdf" {
 		t.Errorf("doc: %+v", res.Content[0])
 	}
 	res = callTool(t, cs, "sound", nil)
