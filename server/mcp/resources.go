@@ -21,11 +21,12 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/a2a"
 )
 
-// The template of a task's artifacts, and the parts of its URIs.
+// The template of a task's artifacts (RFC 6570), and the parts of its
+// URIs around the ids.
 const (
-	artifactTemplate  = "a2a://tasks/{taskId}/artifacts/{artifactId}"
 	artifactURIPrefix = "a2a://tasks/"
 	artifactsSegment  = "/artifacts/"
+	artifactTemplate  = artifactURIPrefix + "{taskId}" + artifactsSegment + "{artifactId}"
 )
 
 // FilenameMeta is the key, in a file's resource contents' _meta, of the
