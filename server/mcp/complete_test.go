@@ -9,16 +9,17 @@ import (
 )
 
 // What the endpoint declares (initialize, or server/discover at
-// 2026-07-28) it answers: prompts/list, with none, and completion/complete,
-// with no values, as it serves no prompt or resource template to complete.
+// 2026-07-28) it answers: prompts/list, with none, completion/complete,
+// with no values, as it serves no prompt and completes no task ids, and
+// resources (resources_test.go).
 func TestMCPDeclaresWhatItAnswers(t *testing.T) {
 	a := servertest.NewAgent(t, withMCP)
 	for _, version := range mcpVersions {
 		t.Run(version, func(t *testing.T) {
 			cs := connectMCP(t, a, version, "", nil)
 			caps := cs.InitializeResult().Capabilities
-			if caps.Prompts == nil || caps.Completions == nil || caps.Resources != nil {
-				t.Errorf("capabilities %+v: want prompts and completions, no resources", caps)
+			if caps.Prompts == nil || caps.Completions == nil || caps.Resources == nil {
+				t.Errorf("capabilities %+v: want prompts, completions and resources", caps)
 			}
 			prompts, err := cs.ListPrompts(t.Context(), nil)
 			if err != nil || len(prompts.Prompts) != 0 {
