@@ -250,6 +250,9 @@ func TestMCPAuth(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if version == mcpStateless && list.CacheScope != "private" {
+					t.Errorf("a list filtered for its caller has cacheScope %q, want private", list.CacheScope)
+				}
 				var out []string
 				for _, tool := range list.Tools {
 					out = append(out, tool.Name)

@@ -113,6 +113,9 @@ func (b *binding) filterTools(next sdk.MethodHandler) sdk.MethodHandler {
 			caller = in.caller
 		}
 		kept := *list
+		// The list is this caller's: no cache shared with others may
+		// keep it (2026-07-28's cacheScope).
+		kept.CacheScope = "private"
 		kept.Tools = make([]*sdk.Tool, 0, len(list.Tools))
 		for _, tool := range list.Tools {
 			if b.h.Permits(caller, b.tools.skills[tool.Name]) {
