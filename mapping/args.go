@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -154,7 +153,7 @@ func dataAs(v any, t argType) any {
 			return m
 		}
 	case argArray:
-		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 {
+		if isList(v) {
 			return v
 		}
 	}

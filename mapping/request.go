@@ -132,7 +132,7 @@ func pathValue(raw, dec *strings.Builder, src string, v any) error {
 		dec.WriteString(s)
 		return nil
 	}
-	if kindName(v) != "list" {
+	if !isList(v) {
 		return &inputError{fmt.Sprintf("the path parameter {%s} is a %s, not a value or a list of values", src, kindName(v))}
 	}
 	items := 0

@@ -270,6 +270,13 @@ func kindName(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// isList reports whether v is a list: a slice of anything but bytes,
+// which are one value.
+func isList(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8
+}
+
 // forEach calls fn with each element of a list, or with v itself.
 func forEach(v any, fn func(any) error) error {
 	switch l := v.(type) {
@@ -288,7 +295,8 @@ func forEach(v any, fn func(any) error) error {
 		}
 		return nil
 	}
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 {
+	if isList(v) {
+		rv := reflect.ValueOf(v)
 		for i := 0; i < rv.Len(); i++ {
 			if err := fn(rv.Index(i).Interface()); err != nil {
 				return err
