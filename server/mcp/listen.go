@@ -259,6 +259,10 @@ func (b *binding) serveListen(w http.ResponseWriter, ctx context.Context, id jso
 	if err := send(ack); err != nil {
 		return
 	}
+	// The listen beats itself rather than through deadlineWriter, which
+	// tells nobody of a heartbeat that failed: a client that stopped
+	// reading must free the listen's subscriptions at once, not when its
+	// tasks end.
 	heartbeat := time.NewTicker(b.heartbeat)
 	defer heartbeat.Stop()
 	told := map[string][sha256.Size]byte{} // what each task's last notification said
